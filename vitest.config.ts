@@ -1,0 +1,54 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+// Decision B7: two runtimes, one command. `node` runs pure code, OpenSSH interop and
+// end-to-end tests against the real Worker; `worker` runs inside workerd with real
+// local D1, Durable Object, Queue and R2 bindings.
+const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+
+// Fixed test secrets (decision B6 formats). Never used outside tests.
+export const TEST_SECRETS = {
+  ROOT_TOKEN: "test-root-token",
+  ADMIN_TOKEN: "test-admin-token",
+  KEYWAY_HASH_KEY: "dGVzdC1oYXNoLWtleS10ZXN0LWhhc2gta2V5LXRlc3Q=",
+  KEYWAY_KEK: "t1:dGVzdC1rZWstdGVzdC1rZWstdGVzdC1rZWstdGVzdDE=",
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        extends: false,
+        test: {
+          name: "node",
+          include: ["test/unit/**/*.test.ts", "test/interop/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: false,
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, SSH_MOUNTS: "ssh,ssh-two" },
+              compatibilityFlags: ["service_binding_extra_handlers"],
+              queueConsumers: {
+                "keyway-provision": { maxBatchTimeout: 0.05 },
+                "keyway-provision-dlq": { maxBatchTimeout: 0.05 },
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "worker",
+          include: ["test/worker/**/*.test.ts"],
+          setupFiles: ["./test/worker/setup/apply-migrations.ts"],
+          testTimeout: 30_000,
+        },
+      },
+    ],
+  },
+});

@@ -87,6 +87,7 @@ CREATE TABLE `vault_tokens` (
 	`entity_id` text,
 	`parent_accessor` text,
 	`num_uses` integer DEFAULT 0 NOT NULL,
+	`uses_left` integer,
 	`ttl` integer NOT NULL,
 	`explicit_max_ttl` integer DEFAULT 0 NOT NULL,
 	`created_at` integer NOT NULL,

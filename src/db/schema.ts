@@ -25,8 +25,13 @@ export const vaultTokens = sqliteTable(
     entityId: text("entity_id"),
     /** Accessor of the token that created this one; null for tokens created by root. */
     parentAccessor: text("parent_accessor"),
-    /** Remaining uses; 0 means unlimited (Vault's num_uses). */
+    /** Vault's num_uses as created (0 = unlimited). */
     numUses: integer("num_uses").notNull().default(0),
+    /**
+     * Uses left; null = unlimited. Decremented atomically on each use; a token at 0 is
+     * spent and never valid again, so "0" can never be mistaken for "unlimited".
+     */
+    usesLeft: integer("uses_left"),
     /** Seconds; the creation TTL (0 for no expiry). */
     ttl: integer("ttl").notNull(),
     explicitMaxTtl: integer("explicit_max_ttl").notNull().default(0),

@@ -4,7 +4,7 @@
  */
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** UTF-8 encode. */
 export function utf8(text: string): Uint8Array {

@@ -1,0 +1,67 @@
+/**
+ * Reading JSON request bodies within decision B5's limit (1 MiB), checked before parsing:
+ * first the declared Content-Length, then the bytes actually streamed.
+ */
+
+/** B5: JSON request bodies on both APIs. */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
+export type BodyProblem =
+  | { kind: "too_large"; limit: number }
+  | { kind: "malformed"; detail: string }
+  | { kind: "not_object" };
+
+/** Thrown by readJsonObject; each API renders it in its own error format. */
+export class BodyError extends Error {
+  constructor(readonly problem: BodyProblem) {
+    super(problem.kind);
+  }
+}
+
+/** Read the raw body as text, refusing more than `limit` bytes without buffering them. */
+export async function readLimitedText(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<string> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw new BodyError({ kind: "too_large", limit });
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw new BodyError({ kind: "too_large", limit });
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+  } catch {
+    throw new BodyError({ kind: "malformed", detail: "body is not valid UTF-8" });
+  }
+}
+
+/**
+ * Parse a JSON object body. An empty body is `{}`; anything that is not a JSON object
+ * is a BodyError.
+ */
+export async function readJsonObject(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<Record<string, unknown>> {
+  const text = await readLimitedText(request, limit);
+  if (text.trim() === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new BodyError({ kind: "malformed", detail: err instanceof Error ? err.message : String(err) });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new BodyError({ kind: "not_object" });
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,25 @@
+/**
+ * The no-code provisioning service under /api/v2 (decision B1).
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "../app-env";
+import { authenticateNocode, type NocodeCaller } from "./auth";
+import { renderNocodeError, unauthorized } from "./errors";
+
+export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
+
+export const nocodeApp = new Hono<NocodeEnv>();
+nocodeApp.onError(renderNocodeError);
+
+// N2a: the token is checked before routing, so unknown paths without a token are 401.
+nocodeApp.use("*", async (c, next) => {
+  const caller = await authenticateNocode(c.env, c.req.raw.headers);
+  if (!caller) throw unauthorized();
+  c.set("caller", caller);
+  await next();
+});
+
+nocodeApp.get("/ping", (c) => c.body(null, 204));
+
+// Feature routes are registered here, above. An authenticated request that matches none
+// falls through to the root notFound, which answers 404 in JSON:API format.

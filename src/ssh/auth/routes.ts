@@ -1,0 +1,190 @@
+/**
+ * `auth/token/*` (decision S5a): create, lookup, lookup-self, renew-self, revoke,
+ * revoke-self.
+ */
+import { eq } from "drizzle-orm";
+import { vaultTokens } from "../../db/schema";
+import { vaultJson, vaultNoContent } from "../respond";
+import { badRequest, permissionDenied } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import type { VaultRequest, VaultRoute } from "../router";
+import {
+  type TokenContext,
+  createToken,
+  hashToken,
+  presentedToken,
+  remainingTtl,
+  renewToken,
+  resolveToken,
+  revokeTokenTree,
+} from "./tokens";
+
+function requireToken(req: VaultRequest): TokenContext {
+  if (!req.token) throw permissionDenied();
+  return req.token;
+}
+
+/** Vault's `auth` block of a login or token creation. */
+function authBlock(token: string, ctx: TokenContext) {
+  return {
+    client_token: token,
+    accessor: ctx.accessor,
+    policies: ctx.policies,
+    token_policies: ctx.tokenPolicies,
+    identity_policies: ctx.identityPolicies.length > 0 ? ctx.identityPolicies : undefined,
+    metadata: Object.keys(ctx.meta).length > 0 ? ctx.meta : null,
+    lease_duration: remainingTtl(ctx),
+    renewable: ctx.expireAt !== null,
+    entity_id: ctx.entityId ?? "",
+    token_type: "service",
+    orphan: ctx.parentAccessor === null,
+    mfa_requirement: null,
+    num_uses: ctx.numUses,
+  };
+}
+
+/** Vault's token lookup data. `id` is only shown when the caller presented the token. */
+function lookupData(ctx: TokenContext, presented: string | null) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    accessor: ctx.isRoot && ctx.id === "" ? "" : ctx.accessor,
+    creation_time: Math.floor(ctx.createdAt / 1000),
+    creation_ttl: ctx.ttl,
+    display_name: ctx.displayName,
+    entity_id: ctx.entityId ?? "",
+    expire_time: ctx.expireAt === null ? null : iso(ctx.expireAt),
+    explicit_max_ttl: ctx.explicitMaxTtl,
+    id: presented ?? "",
+    identity_policies: ctx.identityPolicies.length > 0 ? ctx.identityPolicies : undefined,
+    issue_time: iso(ctx.createdAt),
+    meta: Object.keys(ctx.meta).length > 0 ? ctx.meta : null,
+    num_uses: ctx.usesLeft ?? 0,
+    orphan: ctx.parentAccessor === null,
+    path: ctx.isRoot && ctx.id === "" ? "auth/token/root" : "auth/token/create",
+    policies: ctx.tokenPolicies,
+    renewable: ctx.expireAt !== null,
+    ttl: remainingTtl(ctx),
+    type: "service",
+  };
+}
+
+const createSchema = {
+  policies: { type: "commaList" },
+  display_name: { type: "string" },
+  ttl: { type: "duration" },
+  explicit_max_ttl: { type: "duration" },
+  num_uses: { type: "int" },
+  meta: { type: "map" },
+  entity_id: { type: "string" },
+  no_default_policy: { type: "bool" },
+  renewable: { type: "bool", default: true },
+  period: { type: "duration" },
+  no_parent: { type: "bool" },
+} as const;
+
+async function presentedTokenContext(req: VaultRequest, token: string): Promise<TokenContext> {
+  const ctx = await resolveToken(req.env, req.db, token);
+  if (!ctx) throw badRequest("bad token");
+  return ctx;
+}
+
+export const tokenRoutes: VaultRoute[] = [
+  {
+    pattern: "auth/token/create",
+    operations: {
+      update: async (req) => {
+        const parent = requireToken(req);
+        const f = parseFields(req.body, createSchema);
+        const v = f.values as {
+          policies: string[];
+          display_name: string;
+          ttl: number;
+          explicit_max_ttl: number;
+          num_uses: number;
+          meta: Record<string, string>;
+          entity_id: string;
+          no_default_policy: boolean;
+        };
+        const created = await createToken(req.db, req.env.KEYWAY_HASH_KEY, parent, {
+          policies: v.policies,
+          displayName: v.display_name,
+          ttl: v.ttl,
+          explicitMaxTtl: v.explicit_max_ttl,
+          numUses: v.num_uses,
+          meta: v.meta,
+          entityId: v.entity_id.trim(),
+          noDefaultPolicy: v.no_default_policy,
+          ttlProvided: f.provided.has("ttl"),
+        });
+        return vaultJson(req.c, {
+          auth: authBlock(created.token, created.context),
+          warnings: [...created.warnings, ...unknownFieldWarnings(f.unknown)],
+        });
+      },
+    },
+  },
+  {
+    pattern: "auth/token/lookup-self",
+    operations: {
+      read: async (req) => vaultJson(req.c, { data: lookupData(requireToken(req), presentedTokenOf(req)) }),
+    },
+  },
+  {
+    pattern: "auth/token/lookup",
+    operations: {
+      update: async (req) => {
+        const f = parseFields(req.body, { token: { type: "string" } });
+        const token = String(f.values.token).trim();
+        if (!token) throw badRequest("missing token to look up");
+        return vaultJson(req.c, { data: lookupData(await presentedTokenContext(req, token), token) });
+      },
+    },
+  },
+  {
+    pattern: "auth/token/renew-self",
+    operations: {
+      update: async (req) => {
+        const token = requireToken(req);
+        const f = parseFields(req.body, { increment: { type: "duration" } });
+        const renewed = await renewToken(req.db, token, f.values.increment as number);
+        return vaultJson(req.c, { auth: authBlock(presentedTokenOf(req) ?? "", renewed) });
+      },
+    },
+  },
+  {
+    pattern: "auth/token/revoke-self",
+    operations: {
+      update: async (req) => {
+        const token = requireToken(req);
+        if (!(token.isRoot && token.id === "")) await revokeTokenTree(req.db, token.accessor);
+        return vaultNoContent(req.c);
+      },
+    },
+  },
+  {
+    pattern: "auth/token/revoke",
+    operations: {
+      update: async (req) => {
+        const f = parseFields(req.body, { token: { type: "string" } });
+        const token = String(f.values.token).trim();
+        if (!token) throw badRequest("missing token to revoke");
+        const ctx = await resolveToken(req.env, req.db, token);
+        if (ctx?.isRoot && ctx.id === "") throw badRequest("the configured root token cannot be revoked");
+        // Vault answers 204 for an unknown token too: revocation is idempotent.
+        if (ctx) await revokeTokenTree(req.db, ctx.accessor);
+        else await revokeByHash(req, token);
+        return vaultNoContent(req.c);
+      },
+    },
+  },
+];
+
+async function revokeByHash(req: VaultRequest, token: string): Promise<void> {
+  // A spent or expired token no longer resolves; remove its row if one is left.
+  const id = await hashToken(req.env.KEYWAY_HASH_KEY, token);
+  await req.db.delete(vaultTokens).where(eq(vaultTokens.id, id));
+}
+
+function presentedTokenOf(req: VaultRequest): string | null {
+  return presentedToken(req.c.req.raw.headers);
+}

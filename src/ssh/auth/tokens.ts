@@ -1,0 +1,303 @@
+/**
+ * The secrets service's token store (decisions S5, S5a): Vault-shaped service tokens kept
+ * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
+ */
+import { and, eq, gt, inArray, isNotNull, sql } from "drizzle-orm";
+import { randomBytes, toBase64Url, toHex } from "../../lib/bytes";
+import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
+import type { Db } from "../../db/client";
+import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
+import { badRequest } from "../errors";
+
+/** S5a: default and maximum token TTL, 768h. */
+export const TOKEN_MAX_TTL_SECONDS = 768 * 3600;
+
+const TOKEN_HASH_PURPOSE = "vault-token";
+
+/** The authenticated caller of a /v1 request. */
+export interface TokenContext {
+  isRoot: boolean;
+  /** Keyed hash of the token (row id); "" for the root token. */
+  id: string;
+  accessor: string;
+  displayName: string;
+  /** Effective policies: the token's plus its entity's. */
+  policies: string[];
+  /** Policies attached to the token itself. */
+  tokenPolicies: string[];
+  identityPolicies: string[];
+  entityId: string | null;
+  meta: Record<string, string>;
+  numUses: number;
+  usesLeft: number | null;
+  ttl: number;
+  explicitMaxTtl: number;
+  createdAt: number;
+  expireAt: number | null;
+  parentAccessor: string | null;
+}
+
+/** Hash a presented token for lookup. */
+export function hashToken(hashKeySecret: string, token: string): Promise<string> {
+  return keyedHash(hashKeySecret, TOKEN_HASH_PURPOSE, token);
+}
+
+/** A fresh token in Vault's service-token shape (`hvs.` + 32 random bytes). */
+export function newTokenValue(): string {
+  return `hvs.${toBase64Url(randomBytes(32))}`;
+}
+
+function newAccessor(): string {
+  return toBase64Url(randomBytes(18));
+}
+
+/** The root token's context (S5: display name `root`, policy `root`, no entity). */
+function rootContext(): TokenContext {
+  return {
+    isRoot: true,
+    id: "",
+    accessor: "root",
+    displayName: "root",
+    policies: ["root"],
+    tokenPolicies: ["root"],
+    identityPolicies: [],
+    entityId: null,
+    meta: {},
+    numUses: 0,
+    usesLeft: null,
+    ttl: 0,
+    explicitMaxTtl: 0,
+    createdAt: 0,
+    expireAt: null,
+    parentAccessor: null,
+  };
+}
+
+/** The token presented with a request: X-Secrets-Token, X-Vault-Token or Bearer (S5). */
+export function presentedToken(headers: Headers): string | null {
+  const direct = headers.get("x-secrets-token") ?? headers.get("x-vault-token");
+  if (direct?.trim()) return direct.trim();
+  const auth = headers.get("authorization");
+  const m = auth ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
+  return m?.[1]?.trim() || null;
+}
+
+type TokenRow = typeof vaultTokens.$inferSelect;
+
+async function entityPolicies(db: Db, entityId: string | null): Promise<string[]> {
+  if (!entityId) return [];
+  const row = await db.query.identityEntities.findFirst({
+    columns: { policies: true, disabled: true },
+    where: eq(identityEntities.id, entityId),
+  });
+  if (!row || row.disabled) return [];
+  return JSON.parse(row.policies) as string[];
+}
+
+async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {
+  const tokenPolicies = JSON.parse(row.policies) as string[];
+  const identityPolicies = (await entityPolicies(db, row.entityId)).filter((p) => !tokenPolicies.includes(p));
+  const policies = [...new Set([...tokenPolicies, ...identityPolicies])].sort();
+  return {
+    isRoot: policies.includes("root"),
+    id: row.id,
+    accessor: row.accessor,
+    displayName: row.displayName,
+    policies,
+    tokenPolicies,
+    identityPolicies,
+    entityId: row.entityId,
+    meta: JSON.parse(row.meta) as Record<string, string>,
+    numUses: row.numUses,
+    usesLeft: row.usesLeft,
+    ttl: row.ttl,
+    explicitMaxTtl: row.explicitMaxTtl,
+    createdAt: row.createdAt,
+    expireAt: row.expireAt,
+    parentAccessor: row.parentAccessor,
+  };
+}
+
+/**
+ * Resolve a presented token without consuming a use. Expired and spent tokens resolve
+ * to null (and expired ones are deleted).
+ */
+export async function resolveToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
+  if (await secretsEqual(token, env.ROOT_TOKEN)) return rootContext();
+  const id = await hashToken(env.KEYWAY_HASH_KEY, token);
+  const row = await db.query.vaultTokens.findFirst({ where: eq(vaultTokens.id, id) });
+  if (!row) return null;
+  if (row.expireAt !== null && row.expireAt <= now) {
+    await revokeTokenTree(db, row.accessor);
+    return null;
+  }
+  if (row.usesLeft !== null && row.usesLeft <= 0) return null;
+  return contextFromRow(db, row);
+}
+
+/**
+ * Spend one use of a limited-use token, atomically. Returns false when it was already
+ * spent (a concurrent request took the last use). A token whose last use this was is
+ * revoked, as Vault does.
+ */
+export async function consumeTokenUse(db: Db, token: TokenContext): Promise<boolean> {
+  if (token.isRoot && token.id === "") return true;
+  if (token.usesLeft === null) return true;
+  const rows = await db
+    .update(vaultTokens)
+    .set({ usesLeft: sql`${vaultTokens.usesLeft} - 1` })
+    .where(and(eq(vaultTokens.id, token.id), isNotNull(vaultTokens.usesLeft), gt(vaultTokens.usesLeft, 0)))
+    .returning({ usesLeft: vaultTokens.usesLeft });
+  const left = rows[0]?.usesLeft;
+  if (left === undefined || left === null) return false;
+  token.usesLeft = left;
+  if (left === 0) await revokeTokenTree(db, token.accessor);
+  return true;
+}
+
+/** Revoke a token and, as Vault does, every token created under it. */
+export async function revokeTokenTree(db: Db, accessor: string): Promise<void> {
+  let frontier = [accessor];
+  const all: string[] = [];
+  while (frontier.length > 0) {
+    all.push(...frontier);
+    const children = await db
+      .select({ accessor: vaultTokens.accessor })
+      .from(vaultTokens)
+      .where(inArray(vaultTokens.parentAccessor, frontier));
+    frontier = children.map((c) => c.accessor).filter((a) => !all.includes(a));
+  }
+  for (let i = 0; i < all.length; i += 50) {
+    await db.delete(vaultTokens).where(inArray(vaultTokens.accessor, all.slice(i, i + 50)));
+  }
+}
+
+/** Vault's display-name form: `token-<name>` with characters outside [A-Za-z0-9-] as `-`. */
+export function tokenDisplayName(requested: string): string {
+  const cleaned = requested.replace(/[^A-Za-z0-9-]/g, "-").replace(/-+$/, "");
+  return cleaned === "" ? "token" : `token-${cleaned}`;
+}
+
+export interface CreateTokenInput {
+  policies: string[];
+  displayName: string;
+  ttl: number;
+  explicitMaxTtl: number;
+  numUses: number;
+  meta: Record<string, string>;
+  entityId: string;
+  noDefaultPolicy: boolean;
+  /** TTL was given explicitly. */
+  ttlProvided: boolean;
+}
+
+export interface CreatedToken {
+  token: string;
+  context: TokenContext;
+  warnings: string[];
+}
+
+/**
+ * Create a child of `parent` (S5a): a non-root parent may grant only policies it holds;
+ * `default` is added unless opted out; TTLs are capped at 768h with a warning.
+ */
+export async function createToken(
+  db: Db,
+  hashKeySecret: string,
+  parent: TokenContext,
+  input: CreateTokenInput,
+  now = Date.now(),
+): Promise<CreatedToken> {
+  const warnings: string[] = [];
+  let policies = [...new Set(input.policies.map((p) => p.trim().toLowerCase()).filter(Boolean))];
+  if (policies.length === 0) policies = parent.isRoot ? ["root"] : parent.tokenPolicies.filter((p) => p !== "default");
+  if (!parent.isRoot) {
+    const held = new Set(parent.policies);
+    const missing = policies.filter((p) => p !== "default" && !held.has(p));
+    if (missing.length > 0) throw badRequest("child policies must be subset of parent");
+  }
+  if (policies.includes("root") && !parent.isRoot) throw badRequest("root tokens may not be created without parent token being root");
+  if (!input.noDefaultPolicy && !policies.includes("root") && !policies.includes("default")) policies.push("default");
+  if (input.noDefaultPolicy) policies = policies.filter((p) => p !== "default");
+  policies.sort();
+
+  if (input.numUses < 0) throw badRequest("number of uses cannot be negative");
+  if (input.entityId) {
+    const entity = await db.query.identityEntities.findFirst({ where: eq(identityEntities.id, input.entityId) });
+    if (!entity) throw badRequest(`entity "${input.entityId}" does not exist`);
+  }
+
+  let maxTtl = TOKEN_MAX_TTL_SECONDS;
+  if (input.explicitMaxTtl > 0) maxTtl = Math.min(maxTtl, input.explicitMaxTtl);
+  let ttl = input.ttl > 0 ? input.ttl : TOKEN_MAX_TTL_SECONDS;
+  if (ttl > maxTtl) {
+    if (input.ttlProvided) {
+      warnings.push(
+        `TTL of "${formatGoDuration(ttl)}" exceeded the effective max_ttl of "${formatGoDuration(maxTtl)}"; TTL value is capped accordingly`,
+      );
+    }
+    ttl = maxTtl;
+  }
+  // A child never outlives its parent.
+  let expireAt = now + ttl * 1000;
+  if (parent.expireAt !== null && parent.expireAt < expireAt) {
+    expireAt = parent.expireAt;
+    ttl = Math.max(0, Math.floor((expireAt - now) / 1000));
+  }
+
+  const token = newTokenValue();
+  const row: TokenRow = {
+    id: await hashToken(hashKeySecret, token),
+    accessor: newAccessor(),
+    policies: JSON.stringify(policies),
+    displayName: tokenDisplayName(input.displayName),
+    meta: JSON.stringify(input.meta),
+    entityId: input.entityId || null,
+    parentAccessor: parent.isRoot && parent.id === "" ? null : parent.accessor,
+    numUses: input.numUses,
+    usesLeft: input.numUses > 0 ? input.numUses : null,
+    ttl,
+    explicitMaxTtl: input.explicitMaxTtl,
+    createdAt: now,
+    expireAt,
+  };
+  await db.insert(vaultTokens).values(row);
+  return { token, context: await contextFromRow(db, row), warnings };
+}
+
+/** Extend a token's life (renew-self): now + increment (or its TTL), capped by its maxima. */
+export async function renewToken(db: Db, token: TokenContext, increment: number, now = Date.now()): Promise<TokenContext> {
+  if (token.isRoot && token.id === "") return token;
+  const requested = increment > 0 ? increment : token.ttl;
+  let maxExpire = token.createdAt + TOKEN_MAX_TTL_SECONDS * 1000;
+  if (token.explicitMaxTtl > 0) maxExpire = Math.min(maxExpire, token.createdAt + token.explicitMaxTtl * 1000);
+  const expireAt = Math.min(now + requested * 1000, maxExpire);
+  await db.update(vaultTokens).set({ expireAt }).where(eq(vaultTokens.id, token.id));
+  return { ...token, expireAt };
+}
+
+/** Seconds of life left (0 for tokens that never expire). */
+export function remainingTtl(token: TokenContext, now = Date.now()): number {
+  return token.expireAt === null ? 0 : Math.max(0, Math.floor((token.expireAt - now) / 1000));
+}
+
+/** Go's time.Duration String() for whole seconds, e.g. `768h0m0s`. */
+export function formatGoDuration(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+/** The token store's accessor, `auth_token_<8 hex>` (S5a), created once and kept in D1. */
+export async function tokenStoreAccessor(db: Db): Promise<string> {
+  const key = "token_store_accessor";
+  const existing = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
+  if (existing) return existing.value;
+  const value = `auth_token_${toHex(randomBytes(4))}`;
+  await db.insert(vaultSettings).values({ key, value }).onConflictDoNothing();
+  const stored = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
+  return stored?.value ?? value;
+}

@@ -1,0 +1,81 @@
+/**
+ * The one error model of the secrets API (/v1), rendered in Vault's format:
+ * `{"errors":["<message>"]}` (decisions S2a–S4). A 404 for something absent has an empty
+ * list, as Vault answers (`{"errors":[]}`).
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env";
+import { BodyError } from "../lib/http/body";
+import { logError } from "../lib/log";
+
+export type VaultErrorCode =
+  | "bad_request"
+  | "permission_denied"
+  | "not_found"
+  | "unsupported_path"
+  | "unsupported_operation"
+  | "payload_too_large"
+  | "conflict"
+  | "internal";
+
+/** HTTP status of each code; exhaustive so a new code cannot be forgotten. */
+export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 | 413 | 500 {
+  switch (code) {
+    case "bad_request":
+      return 400;
+    case "permission_denied":
+      return 403;
+    case "not_found":
+    case "unsupported_path":
+      return 404;
+    case "unsupported_operation":
+      return 405;
+    case "conflict":
+      return 409;
+    case "payload_too_large":
+      return 413;
+    case "internal":
+      return 500;
+  }
+}
+
+/** Thrown by services and handlers; rendered by renderVaultError. */
+export class VaultError extends Error {
+  constructor(
+    readonly code: VaultErrorCode,
+    /** Messages for the `errors` array; empty for a bare 404. */
+    readonly messages: string[],
+  ) {
+    super(messages[0] ?? code);
+  }
+}
+
+/** 400 with Vault's message text. */
+export const badRequest = (message: string) => new VaultError("bad_request", [message]);
+/** 403 `permission denied` (S2a). */
+export const permissionDenied = () => new VaultError("permission_denied", ["permission denied"]);
+/** 404 `{"errors":[]}`: a read of something absent (S3). */
+export const notFound = () => new VaultError("not_found", []);
+/** 404 `unsupported path` (S2a). */
+export const unsupportedPath = () => new VaultError("unsupported_path", ["unsupported path"]);
+/** 405 `unsupported operation` (S2a). */
+export const unsupportedOperation = () => new VaultError("unsupported_operation", ["unsupported operation"]);
+
+/** Render any thrown value in Vault's format. Internal faults get a generic body (B3). */
+export function renderVaultError(err: unknown, c: Context<AppEnv>): Response {
+  let error: VaultError;
+  if (err instanceof VaultError) error = err;
+  else if (err instanceof BodyError) {
+    const p = err.problem;
+    error =
+      p.kind === "too_large"
+        ? new VaultError("payload_too_large", [`request body is larger than the limit of ${p.limit} bytes`])
+        : p.kind === "malformed"
+          ? badRequest(`failed to parse JSON input: ${p.detail}`)
+          : badRequest("failed to parse JSON input: the request body must be a JSON object");
+  } else {
+    logError(c.get("requestId") ?? "", "internal error on /v1", err);
+    error = new VaultError("internal", ["internal error"]);
+  }
+  return c.json({ errors: error.messages }, vaultStatus(error.code));
+}

@@ -1,0 +1,222 @@
+/**
+ * Identity entities and aliases (decision S5a). A token created with `entity_id`
+ * renders identity templates from its entity and gains the entity's policies.
+ */
+import { asc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { identityEntities, identityEntityAliases } from "../../db/schema";
+import { tokenStoreAccessor } from "../auth/tokens";
+import { badRequest, notFound } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson, vaultNoContent } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+
+/** An entity with its aliases, as identity templates see it. */
+export interface Entity {
+  id: string;
+  name: string;
+  metadata: Record<string, string>;
+  policies: string[];
+  disabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+  aliases: EntityAlias[];
+}
+
+export interface EntityAlias {
+  id: string;
+  name: string;
+  canonicalId: string;
+  mountAccessor: string;
+  metadata: Record<string, string>;
+  createdAt: number;
+}
+
+/** Load an entity (with aliases) by id; null when absent. */
+export async function loadEntity(db: Db, id: string): Promise<Entity | null> {
+  const row = await db.query.identityEntities.findFirst({ where: eq(identityEntities.id, id) });
+  if (!row) return null;
+  const aliases = await db.select().from(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
+  return {
+    id: row.id,
+    name: row.name,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    policies: JSON.parse(row.policies) as string[],
+    disabled: row.disabled,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    aliases: aliases.map((a) => ({
+      id: a.id,
+      name: a.name,
+      canonicalId: a.canonicalId,
+      mountAccessor: a.mountAccessor,
+      metadata: JSON.parse(a.metadata) as Record<string, string>,
+      createdAt: a.createdAt,
+    })),
+  };
+}
+
+function entityData(e: Entity) {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    id: e.id,
+    name: e.name,
+    metadata: Object.keys(e.metadata).length > 0 ? e.metadata : null,
+    policies: e.policies,
+    disabled: e.disabled,
+    aliases: e.aliases.map((a) => ({
+      id: a.id,
+      name: a.name,
+      canonical_id: a.canonicalId,
+      mount_accessor: a.mountAccessor,
+      mount_type: "token",
+      metadata: Object.keys(a.metadata).length > 0 ? a.metadata : null,
+      creation_time: iso(a.createdAt),
+    })),
+    creation_time: iso(e.createdAt),
+    last_update_time: iso(e.updatedAt),
+    namespace_id: "root",
+    direct_group_ids: [],
+    group_ids: [],
+    inherited_group_ids: [],
+    merged_entity_ids: null,
+    mfa_secrets: {},
+  };
+}
+
+const entitySchema = {
+  name: { type: "string" },
+  metadata: { type: "map" },
+  policies: { type: "commaList" },
+  disabled: { type: "bool" },
+  id: { type: "string" },
+} as const;
+
+const ENTITY_NAME = /^[A-Za-z0-9_.@-][A-Za-z0-9_.@ -]*$/;
+
+async function writeEntity(req: VaultRequest, existingId: string | null): Promise<Response> {
+  const f = parseFields(req.body, entitySchema);
+  const now = Date.now();
+  const name = String(f.values.name).trim();
+  const existing = existingId ? await loadEntity(req.db, existingId) : null;
+  if (existingId && !existing) throw badRequest("entity not found from id");
+  if (name && !ENTITY_NAME.test(name)) throw badRequest(`invalid entity name "${name}"`);
+  if (name) {
+    const clash = await req.db.query.identityEntities.findFirst({ where: eq(identityEntities.name, name) });
+    if (clash && clash.id !== existingId) throw badRequest("entity name is already in use");
+  }
+  const policies = [...new Set((f.values.policies as string[]).map((p) => p.toLowerCase()))].sort();
+  if (policies.includes("root")) throw badRequest('the "root" policy cannot be attached to an entity');
+  const warnings = unknownFieldWarnings(f.unknown.filter((u) => u !== "id"));
+  if (existing) {
+    await req.db
+      .update(identityEntities)
+      .set({
+        name: name || existing.name,
+        metadata: f.provided.has("metadata") ? JSON.stringify(f.values.metadata) : JSON.stringify(existing.metadata),
+        policies: f.provided.has("policies") ? JSON.stringify(policies) : JSON.stringify(existing.policies),
+        disabled: f.provided.has("disabled") ? (f.values.disabled as boolean) : existing.disabled,
+        updatedAt: now,
+      })
+      .where(eq(identityEntities.id, existing.id));
+    return vaultJson(req.c, { data: { id: existing.id, name: name || existing.name }, warnings });
+  }
+  const id = crypto.randomUUID();
+  const entityName = name || `entity_${id.slice(0, 8)}`;
+  await req.db.insert(identityEntities).values({
+    id,
+    name: entityName,
+    metadata: JSON.stringify(f.values.metadata),
+    policies: JSON.stringify(policies),
+    disabled: f.values.disabled as boolean,
+    createdAt: now,
+    updatedAt: now,
+  });
+  return vaultJson(req.c, { data: { id, name: entityName, aliases: null }, warnings });
+}
+
+async function readEntityById(req: VaultRequest): Promise<Response> {
+  const entity = await loadEntity(req.db, req.params.id ?? "");
+  if (!entity) throw notFound();
+  return vaultJson(req.c, { data: entityData(entity) });
+}
+
+const ID = "[A-Za-z0-9-]+";
+
+export const identityRoutes: VaultRoute[] = [
+  { pattern: "identity/entity", operations: { update: (req) => writeEntity(req, null) } },
+  {
+    pattern: "identity/entity/id",
+    operations: {
+      list: async (req) => {
+        const rows = await req.db.select().from(identityEntities).orderBy(asc(identityEntities.id));
+        if (rows.length === 0) throw notFound();
+        const keyInfo: Record<string, unknown> = {};
+        for (const row of rows) keyInfo[row.id] = { name: row.name, aliases: [] };
+        return vaultJson(req.c, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+      },
+    },
+  },
+  {
+    pattern: "identity/entity/id/:id",
+    params: { id: ID },
+    operations: {
+      read: readEntityById,
+      update: (req) => writeEntity(req, req.params.id ?? ""),
+      delete: async (req) => {
+        const id = req.params.id ?? "";
+        await req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
+        await req.db.delete(identityEntities).where(eq(identityEntities.id, id));
+        return vaultNoContent(req.c);
+      },
+    },
+  },
+  {
+    pattern: "identity/entity/name/:name",
+    params: { name: "[^/]+" },
+    operations: {
+      read: async (req) => {
+        const row = await req.db.query.identityEntities.findFirst({ where: eq(identityEntities.name, req.params.name ?? "") });
+        const entity = row ? await loadEntity(req.db, row.id) : null;
+        if (!entity) throw notFound();
+        return vaultJson(req.c, { data: entityData(entity) });
+      },
+    },
+  },
+  {
+    pattern: "identity/entity-alias",
+    operations: {
+      update: async (req) => {
+        const f = parseFields(req.body, {
+          name: { type: "string" },
+          canonical_id: { type: "string" },
+          mount_accessor: { type: "string" },
+          custom_metadata: { type: "map" },
+        });
+        const name = String(f.values.name).trim();
+        const canonicalId = String(f.values.canonical_id).trim();
+        const mountAccessor = String(f.values.mount_accessor).trim();
+        if (!name) throw badRequest("missing alias name");
+        if (!mountAccessor) throw badRequest("missing mount_accessor");
+        if (!canonicalId) throw badRequest("missing canonical_id");
+        if (mountAccessor !== (await tokenStoreAccessor(req.db))) throw badRequest("invalid mount accessor");
+        if (!(await loadEntity(req.db, canonicalId))) throw badRequest("invalid canonical ID");
+        const clash = await req.db
+          .select({ id: identityEntityAliases.id })
+          .from(identityEntityAliases)
+          .where(eq(identityEntityAliases.name, name));
+        if (clash.length > 0) throw badRequest("alias already exists for requested entity and mount accessor");
+        const id = crypto.randomUUID();
+        await req.db.insert(identityEntityAliases).values({
+          id,
+          name,
+          canonicalId,
+          mountAccessor,
+          metadata: JSON.stringify(f.values.custom_metadata),
+          createdAt: Date.now(),
+        });
+        return vaultJson(req.c, { data: { id, canonical_id: canonicalId }, warnings: unknownFieldWarnings(f.unknown) });
+      },
+    },
+  },
+];

@@ -1,0 +1,140 @@
+/**
+ * Vault-style path routing for /v1 (decisions S1, S2, S2a, S6, S16).
+ *
+ * A route is a path pattern with the operations it supports. The dispatcher in app.ts
+ * matches the path once, then applies S2a's order: unauthenticated operations, token,
+ * ACL, and only then unknown path (404), unsupported operation (405), bad list flag (400).
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env";
+import type { Db } from "../db/client";
+import type { Capability } from "./auth/policy";
+import type { TokenContext } from "./auth/tokens";
+
+/** Vault's logical operations (reference §1.1). */
+export type Operation = "read" | "list" | "update" | "delete" | "patch";
+
+/** Everything a handler needs about one request. */
+export interface VaultRequest {
+  c: Context<AppEnv>;
+  env: Env;
+  db: Db;
+  /** Path below /v1, without leading slash, e.g. `ssh/roles/web`. */
+  path: string;
+  /** The SSH mount the path is under, for mount routes. */
+  mount: string;
+  params: Record<string, string>;
+  operation: Operation;
+  /** Null only for unauthenticated operations (S16). */
+  token: TokenContext | null;
+  /** JSON body of a write (`{}` for reads); parsed within B5's limit before the handler. */
+  body: Record<string, unknown>;
+  query: URLSearchParams;
+}
+
+export type VaultHandler = (req: VaultRequest) => Promise<Response>;
+
+export interface VaultRoute {
+  /**
+   * Path pattern. Segments are literals, `:name` (a role-style name, reference §1.5) or
+   * `:id` style params declared in `params`. Mount routes are relative to the mount.
+   */
+  pattern: string;
+  /** True when the pattern is relative to an SSH mount (S1). */
+  mounted?: boolean;
+  /** Regex source per parameter; default is the role-name grammar. */
+  params?: Record<string, string>;
+  operations: Partial<Record<Operation, VaultHandler>>;
+  /** Operations served without a token (S16). */
+  unauthenticated?: Operation[];
+  /** S6: writes here need `create` (with or without `update`), e.g. sign and issue. */
+  writeNeedsCreate?: boolean;
+}
+
+/** Vault's role-name grammar `\w(([\w-.@]+)?\w)?` (reference §1.5). */
+export const NAME_PATTERN = "\\w(?:[\\w\\-.@]*\\w)?";
+
+interface CompiledRoute {
+  route: VaultRoute;
+  regex: RegExp;
+  names: string[];
+}
+
+export interface RouteMatch {
+  route: VaultRoute;
+  params: Record<string, string>;
+  mount: string;
+}
+
+/** Mount names from SSH_MOUNTS (S1); invalid or reserved names are ignored. */
+export function configuredMounts(value: string | undefined): string[] {
+  const mounts = (value ?? "ssh")
+    .split(",")
+    .map((m) => m.trim())
+    .filter((m) => /^[a-z0-9][a-z0-9_-]*$/.test(m) && !["sys", "auth", "identity"].includes(m));
+  return mounts.length > 0 ? [...new Set(mounts)] : ["ssh"];
+}
+
+/** A compiled route table. */
+export class VaultRouter {
+  private readonly mounted: CompiledRoute[] = [];
+  private readonly global: CompiledRoute[] = [];
+
+  constructor(routes: VaultRoute[]) {
+    for (const route of routes) {
+      const names: string[] = [];
+      const source = route.pattern
+        .split("/")
+        .map((segment) => {
+          if (!segment.startsWith(":")) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+          const name = segment.slice(1);
+          names.push(name);
+          return `(${route.params?.[name] ?? NAME_PATTERN})`;
+        })
+        .join("/");
+      // A trailing slash is tolerated (Vault lists `roles/` as well as `roles`).
+      const compiled = { route, regex: new RegExp(`^${source}/?$`), names };
+      (route.mounted ? this.mounted : this.global).push(compiled);
+    }
+  }
+
+  /** Match a /v1-relative path. */
+  match(path: string, mounts: string[]): RouteMatch | null {
+    const slash = path.indexOf("/");
+    const first = slash === -1 ? path : path.slice(0, slash);
+    if (mounts.includes(first)) {
+      const rest = slash === -1 ? "" : path.slice(slash + 1);
+      return this.find(this.mounted, rest, first);
+    }
+    return this.find(this.global, path, "");
+  }
+
+  private find(table: CompiledRoute[], path: string, mount: string): RouteMatch | null {
+    for (const compiled of table) {
+      const m = compiled.regex.exec(path);
+      if (!m) continue;
+      const params: Record<string, string> = {};
+      compiled.names.forEach((name, i) => {
+        params[name] = m[i + 1]!;
+      });
+      return { route: compiled.route, params, mount };
+    }
+    return null;
+  }
+}
+
+/** S6: the capability an operation needs on a route. */
+export function requiredCapability(route: VaultRoute | undefined, operation: Operation): Capability {
+  switch (operation) {
+    case "read":
+      return "read";
+    case "list":
+      return "list";
+    case "delete":
+      return "delete";
+    case "patch":
+      return "patch";
+    case "update":
+      return route?.writeNeedsCreate ? "create" : "update";
+  }
+}

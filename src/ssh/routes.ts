@@ -1,0 +1,19 @@
+/**
+ * Every route of the secrets service (/v1). Feature modules export their route arrays;
+ * this is the one place they are put together.
+ */
+import { tokenRoutes } from "./auth/routes";
+import { identityRoutes } from "./identity/entities";
+import type { VaultRoute } from "./router";
+import { mountRoutes } from "./sys/mounts";
+import { policyRoutes } from "./sys/policies";
+import { systemRoutes } from "./sys/system";
+
+export const vaultRoutes: VaultRoute[] = [
+  ...tokenRoutes,
+  ...policyRoutes,
+  ...mountRoutes,
+  ...systemRoutes,
+  ...identityRoutes,
+  // SSH engine routes (mounted: relative to each SSH mount, S1)
+];

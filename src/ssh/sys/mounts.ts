@@ -1,0 +1,86 @@
+/**
+ * Mount lease TTLs (decision S1): `GET|POST sys/mounts/:mount/tune`, 768h by default,
+ * read back as integer seconds. A re-tune never changes leases already granted: callers
+ * read the TTL once when they grant a lease.
+ */
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshMountTune } from "../../db/schema";
+import { badRequest } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson, vaultNoContent } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+import { configuredMounts } from "../router";
+
+/** Vault's system default and maximum lease TTL: 768h. */
+export const SYSTEM_LEASE_TTL_SECONDS = 768 * 3600;
+
+export interface MountTtls {
+  defaultLeaseTtl: number;
+  maxLeaseTtl: number;
+}
+
+/** The tuned TTLs of a mount (system defaults when never tuned). */
+export async function mountTtls(db: Db, mount: string): Promise<MountTtls> {
+  const row = await db.query.sshMountTune.findFirst({ where: eq(sshMountTune.mount, mount) });
+  return row
+    ? { defaultLeaseTtl: row.defaultLeaseTtl, maxLeaseTtl: row.maxLeaseTtl }
+    : { defaultLeaseTtl: SYSTEM_LEASE_TTL_SECONDS, maxLeaseTtl: SYSTEM_LEASE_TTL_SECONDS };
+}
+
+function mountOf(req: VaultRequest): string {
+  const mount = (req.params.mount ?? "").replace(/\/+$/, "");
+  if (!configuredMounts(req.env.SSH_MOUNTS).includes(mount)) {
+    throw badRequest(`cannot fetch sysview for path "${mount}/"`);
+  }
+  return mount;
+}
+
+export const mountRoutes: VaultRoute[] = [
+  {
+    pattern: "sys/mounts/:mount/tune",
+    params: { mount: "[a-z0-9][a-z0-9_-]*" },
+    operations: {
+      read: async (req) => {
+        const ttls = await mountTtls(req.db, mountOf(req));
+        return vaultJson(req.c, {
+          data: {
+            default_lease_ttl: ttls.defaultLeaseTtl,
+            max_lease_ttl: ttls.maxLeaseTtl,
+            force_no_cache: false,
+            description: "",
+          },
+        });
+      },
+      update: async (req) => {
+        const mount = mountOf(req);
+        const f = parseFields(req.body, {
+          default_lease_ttl: { type: "duration" },
+          max_lease_ttl: { type: "duration" },
+          description: { type: "string" },
+        });
+        const current = await mountTtls(req.db, mount);
+        // An absent or zero value leaves that setting as it is.
+        const next: MountTtls = {
+          defaultLeaseTtl: f.provided.has("default_lease_ttl") && (f.values.default_lease_ttl as number) > 0
+            ? (f.values.default_lease_ttl as number)
+            : current.defaultLeaseTtl,
+          maxLeaseTtl: f.provided.has("max_lease_ttl") && (f.values.max_lease_ttl as number) > 0
+            ? (f.values.max_lease_ttl as number)
+            : current.maxLeaseTtl,
+        };
+        if (next.maxLeaseTtl > SYSTEM_LEASE_TTL_SECONDS) {
+          throw badRequest("the value for max_lease_ttl is greater than the system max");
+        }
+        if (next.defaultLeaseTtl > next.maxLeaseTtl) {
+          throw badRequest("the value for default_lease_ttl is greater than max_lease_ttl");
+        }
+        await req.db
+          .insert(sshMountTune)
+          .values({ mount, ...next })
+          .onConflictDoUpdate({ target: sshMountTune.mount, set: next });
+        return vaultNoContent(req.c, unknownFieldWarnings(f.unknown));
+      },
+    },
+  },
+];

@@ -1,0 +1,75 @@
+/**
+ * `sys/policies/acl/*` (decision S5a): Vault's JSON policy syntax, `root` immutable,
+ * `default` present from the start.
+ */
+import { asc, eq } from "drizzle-orm";
+import { vaultPolicies } from "../../db/schema";
+import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
+import { badRequest, notFound } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson, vaultNoContent } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+
+const POLICY_NAME = "[^/]+";
+
+function policyName(req: VaultRequest): string {
+  return (req.params.name ?? "").trim().toLowerCase();
+}
+
+async function readPolicy(req: VaultRequest) {
+  const name = policyName(req);
+  if (name === "root") return vaultJson(req.c, { data: { name: "root", policy: "" } });
+  const row = await req.db.query.vaultPolicies.findFirst({ where: eq(vaultPolicies.name, name) });
+  if (!row) {
+    if (name === "default") return vaultJson(req.c, { data: { name, policy: DEFAULT_POLICY_TEXT } });
+    throw notFound();
+  }
+  return vaultJson(req.c, { data: { name: row.name, policy: row.policy } });
+}
+
+async function writePolicy(req: VaultRequest) {
+  const name = policyName(req);
+  const f = parseFields(req.body, { policy: { type: "string" }, name: { type: "string" } });
+  if (name === "root") throw badRequest('cannot update "root" policy');
+  if (!/^[a-z0-9][a-z0-9_.@-]*$/.test(name)) throw badRequest(`invalid policy name "${name}"`);
+  const text = String(f.values.policy);
+  if (text.trim() === "") throw badRequest("'policy' parameter not supplied or empty");
+  let rules: ReturnType<typeof parsePolicy>;
+  try {
+    rules = parsePolicy(text);
+  } catch (err) {
+    if (err instanceof PolicyParseError) throw badRequest(err.message);
+    throw err;
+  }
+  const row = { name, policy: text, rules: JSON.stringify(rules), updatedAt: Date.now() };
+  await req.db
+    .insert(vaultPolicies)
+    .values(row)
+    .onConflictDoUpdate({ target: vaultPolicies.name, set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt } });
+  return vaultNoContent(req.c, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
+}
+
+async function deletePolicy(req: VaultRequest) {
+  const name = policyName(req);
+  if (name === "root" || name === "default") throw badRequest(`cannot delete "${name}" policy`);
+  await req.db.delete(vaultPolicies).where(eq(vaultPolicies.name, name));
+  return vaultNoContent(req.c);
+}
+
+async function listPolicies(req: VaultRequest) {
+  const rows = await req.db.select({ name: vaultPolicies.name }).from(vaultPolicies).orderBy(asc(vaultPolicies.name));
+  const names = new Set(rows.map((r) => r.name));
+  names.add("default");
+  names.add("root");
+  const keys = [...names].sort();
+  return vaultJson(req.c, { data: { keys, policies: keys } });
+}
+
+export const policyRoutes: VaultRoute[] = [
+  { pattern: "sys/policies/acl", operations: { list: listPolicies } },
+  {
+    pattern: "sys/policies/acl/:name",
+    params: { name: POLICY_NAME },
+    operations: { read: readPolicy, update: writePolicy, delete: deletePolicy },
+  },
+];

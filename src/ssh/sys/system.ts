@@ -1,0 +1,72 @@
+/**
+ * Other `sys/*` endpoints: `sys/auth` (the token store's accessor, S5a),
+ * `sys/leases/revoke` (S13, S18) and `sys/capabilities-self`.
+ */
+import { aclFor } from "../auth/acl";
+import { tokenStoreAccessor } from "../auth/tokens";
+import { badRequest, permissionDenied } from "../errors";
+import { parseFields } from "../fields";
+import { revokeOtpLease } from "../otp/leases";
+import { vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
+import { NAME_PATTERN, type VaultRoute, configuredMounts } from "../router";
+
+export const systemRoutes: VaultRoute[] = [
+  {
+    pattern: "sys/auth",
+    operations: {
+      read: async (req) => {
+        const accessor = await tokenStoreAccessor(req.db);
+        const mounts = {
+          "token/": {
+            accessor,
+            config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, token_type: "default-service" },
+            description: "token based credentials",
+            external_entropy_access: false,
+            local: false,
+            options: null,
+            seal_wrap: false,
+            type: "token",
+            uuid: accessor,
+          },
+        };
+        // Vault returns the table both at the top level and under `data`.
+        return req.c.json({ ...mounts, ...vaultEnvelope(req.c, { data: mounts }) }, 200);
+      },
+    },
+  },
+  {
+    pattern: "sys/leases/revoke",
+    operations: {
+      update: async (req) => {
+        const f = parseFields(req.body, { lease_id: { type: "string" }, sync: { type: "bool" } });
+        const leaseId = String(f.values.lease_id).trim();
+        if (!leaseId) throw badRequest("lease_id is required");
+        const m = new RegExp(`^([a-z0-9][a-z0-9_-]*)/(creds|sign|issue)/(${NAME_PATTERN})/([A-Za-z0-9-]+)$`).exec(leaseId);
+        if (!m || !configuredMounts(req.env.SSH_MOUNTS).includes(m[1]!)) throw badRequest("invalid lease ID");
+        // S18: sign and issue leases record nothing; revoking them is a no-op. S13: an OTP
+        // lease deletes its OTP. Revocation is idempotent (204 either way).
+        if (m[2] === "creds") await revokeOtpLease(req.env, m[1]!, m[3]!, m[4]!);
+        return vaultNoContent(req.c);
+      },
+    },
+  },
+  {
+    pattern: "sys/capabilities-self",
+    operations: {
+      update: async (req) => {
+        if (!req.token) throw permissionDenied();
+        const f = parseFields(req.body, { paths: { type: "commaList" }, path: { type: "commaList" } });
+        const paths = [...(f.values.paths as string[]), ...(f.values.path as string[])];
+        if (paths.length === 0) throw badRequest("'paths' must be specified");
+        const acl = await aclFor(req.db, req.token);
+        const data: Record<string, string[]> = {};
+        for (const path of paths) {
+          const caps = acl ? [...acl.capabilities(path.replace(/^\/+/, ""))].sort() : ["root"];
+          data[path] = caps.length > 0 ? caps : ["deny"];
+        }
+        if (paths.length === 1) data.capabilities = data[paths[0]!]!;
+        return vaultJson(req.c, { data });
+      },
+    },
+  },
+];

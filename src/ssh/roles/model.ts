@@ -1,0 +1,43 @@
+/**
+ * The stored shape of an SSH role (seed §2, reference §3.1, decision S12). One type for
+ * both key types; OTP roles use only the OTP fields. Durations are seconds.
+ */
+
+export type RoleKeyType = "otp" | "ca";
+
+export interface Role {
+  name: string;
+  keyType: RoleKeyType;
+  // Both types
+  defaultUser: string;
+  allowedUsers: string;
+  // OTP roles
+  /** CIDR blocks, trimmed (S12), as a list; read back joined by `,`. */
+  cidrList: string[];
+  excludeCidrList: string[];
+  port: number;
+  // CA roles
+  defaultUserTemplate: boolean;
+  allowedUsersTemplate: boolean;
+  allowedDomains: string;
+  allowedDomainsTemplate: boolean;
+  ttl: number;
+  maxTtl: number;
+  allowedCriticalOptions: string;
+  allowedExtensions: string;
+  defaultCriticalOptions: Record<string, string>;
+  defaultExtensions: Record<string, string>;
+  defaultExtensionsTemplate: boolean;
+  allowUserCertificates: boolean;
+  allowHostCertificates: boolean;
+  allowBareDomains: boolean;
+  allowSubdomains: boolean;
+  allowUserKeyIds: boolean;
+  keyIdFormat: string;
+  /** Key type (as written: `rsa`, `ssh-rsa`, `ec`, …) → allowed sizes. */
+  allowedUserKeyLengths: Record<string, number[]>;
+  /** `default`, `ssh-rsa`, `rsa-sha2-256` or `rsa-sha2-512`. */
+  algorithmSigner: string;
+  notBeforeDuration: number;
+  allowEmptyPrincipals: boolean;
+}

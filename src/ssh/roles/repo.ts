@@ -1,0 +1,73 @@
+/**
+ * Role storage in D1. Writing a role also rewrites its rows in the CIDR index that
+ * `lookup` reads (S14), in one batch so the two never disagree.
+ */
+import { and, asc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshRoleCidrs, sshRoles } from "../../db/schema";
+import { parseCidr } from "../../lib/net/ip";
+import type { Role } from "./model";
+
+/** Read one role; null when absent. */
+export async function getRole(db: Db, mount: string, name: string): Promise<Role | null> {
+  const row = await db.query.sshRoles.findFirst({
+    columns: { config: true },
+    where: and(eq(sshRoles.mount, mount), eq(sshRoles.name, name)),
+  });
+  return row ? (JSON.parse(row.config) as Role) : null;
+}
+
+/** Create or fully replace a role (Vault's POST semantics) and its CIDR index rows. */
+export async function putRole(db: Db, mount: string, role: Role): Promise<void> {
+  const cidrRows = role.keyType === "otp" ? cidrIndexRows(mount, role) : [];
+  const statements = [
+    db
+      .insert(sshRoles)
+      .values({ mount, name: role.name, keyType: role.keyType, config: JSON.stringify(role), updatedAt: Date.now() })
+      .onConflictDoUpdate({
+        target: [sshRoles.mount, sshRoles.name],
+        set: { keyType: role.keyType, config: JSON.stringify(role), updatedAt: Date.now() },
+      }),
+    db.delete(sshRoleCidrs).where(and(eq(sshRoleCidrs.mount, mount), eq(sshRoleCidrs.role, role.name))),
+    // D1 limits bound parameters per statement; 5 columns × 16 rows stays well inside.
+    ...chunk(cidrRows, 16).map((rows) => db.insert(sshRoleCidrs).values(rows)),
+  ] as const;
+  await db.batch(statements as unknown as Parameters<typeof db.batch>[0]);
+}
+
+/** Delete a role and its CIDR index rows. Deleting an absent role is not an error. */
+export async function deleteRole(db: Db, mount: string, name: string): Promise<void> {
+  await db.batch([
+    db.delete(sshRoles).where(and(eq(sshRoles.mount, mount), eq(sshRoles.name, name))),
+    db.delete(sshRoleCidrs).where(and(eq(sshRoleCidrs.mount, mount), eq(sshRoleCidrs.role, name))),
+  ]);
+}
+
+/** Names and key types of every role of a mount, sorted by name (byte order). */
+export async function listRoles(db: Db, mount: string): Promise<{ name: string; keyType: string }[]> {
+  return db
+    .select({ name: sshRoles.name, keyType: sshRoles.keyType })
+    .from(sshRoles)
+    .where(eq(sshRoles.mount, mount))
+    .orderBy(asc(sshRoles.name));
+}
+
+function cidrIndexRows(mount: string, role: Role) {
+  const rows: (typeof sshRoleCidrs.$inferInsert)[] = [];
+  for (const [list, included] of [
+    [role.cidrList, true],
+    [role.excludeCidrList, false],
+  ] as const) {
+    for (const block of list) {
+      const range = parseCidr(block);
+      if (range) rows.push({ mount, role: role.name, included, rangeStart: range.start, rangeEnd: range.end });
+    }
+  }
+  return rows;
+}
+
+function chunk<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -11,8 +11,15 @@ export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: No
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);
 
+/**
+ * N2a: paths that carry their own credential and skip the token check. The module
+ * upload link (N9) is the only one under /api/v2 (the plan page of N8 lives under /app).
+ */
+const TOKENLESS_PREFIXES = ["/api/v2/uploads/"];
+
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
 nocodeApp.use("*", async (c, next) => {
+  if (TOKENLESS_PREFIXES.some((prefix) => c.req.path.startsWith(prefix))) return next();
   const caller = await authenticateNocode(c.env, c.req.raw.headers);
   if (!caller) throw unauthorized();
   c.set("caller", caller);

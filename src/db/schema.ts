@@ -159,3 +159,140 @@ export const sshLegacyHostKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.mount, t.name] })],
 );
+
+// ---------------------------------------------------------------------------
+// No-code service (/api/v2): organizations, users, teams, tokens, projects,
+// agent pools and the engine release list (decisions N6, N9, N10)
+// ---------------------------------------------------------------------------
+
+/** Organizations (N9). The name is the id everywhere (reference §1.2). */
+export const organizations = sqliteTable("organizations", {
+  name: text("name").primaryKey(),
+  email: text("email").notNull(),
+  /** The `Default Project` created with the organization (N6: workspaces default to it). */
+  defaultProjectId: text("default_project_id").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** Users of the no-code service (N9 `POST /admin/users`). `id` is `user-` + 16 alnum. */
+export const nocodeUsers = sqliteTable(
+  "nocode_users",
+  {
+    id: text("id").primaryKey(),
+    username: text("username").notNull(),
+    email: text("email").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("nocode_users_username").on(t.username)],
+);
+
+/**
+ * Teams and their organization access (N9, N10). `id` is `team-` + 16 alnum; the team
+ * named `owners` may do everything in its organization.
+ */
+export const teams = sqliteTable(
+  "teams",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    name: text("name").notNull(),
+    manageWorkspaces: integer("manage_workspaces", { mode: "boolean" }).notNull().default(false),
+    manageProjects: integer("manage_projects", { mode: "boolean" }).notNull().default(false),
+    manageModules: integer("manage_modules", { mode: "boolean" }).notNull().default(false),
+    manageAgentPools: integer("manage_agent_pools", { mode: "boolean" }).notNull().default(false),
+    readWorkspaces: integer("read_workspaces", { mode: "boolean" }).notNull().default(false),
+    readProjects: integer("read_projects", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("teams_organization_name").on(t.organization, t.name)],
+);
+
+/** Team membership (N9 `POST|DELETE /teams/:id/relationships/users`). */
+export const teamMemberships = sqliteTable(
+  "team_memberships",
+  {
+    teamId: text("team_id").notNull(),
+    userId: text("user_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.userId] }), index("team_memberships_user").on(t.userId)],
+);
+
+/**
+ * API tokens of the no-code service (B1, B2): stored only as
+ * `keyedHash(KEYWAY_HASH_KEY, "tfe-token", token)`. `kind` is `user`, `team` or
+ * `organization`; `subject_id` the user id, team id or organization name. Teams and
+ * organizations hold at most one token each (a new one replaces the old).
+ */
+export const nocodeTokens = sqliteTable(
+  "nocode_tokens",
+  {
+    hash: text("hash").primaryKey(),
+    /** Public id of the token (`at-` + 16 alnum), the JSON:API id of `authentication-tokens`. */
+    id: text("id").notNull(),
+    kind: text("kind", { enum: ["user", "team", "organization"] }).notNull(),
+    subjectId: text("subject_id").notNull(),
+    /** The organization of a team or organization token; null for user tokens. */
+    organization: text("organization"),
+    description: text("description"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("nocode_tokens_id").on(t.id),
+    index("nocode_tokens_subject").on(t.kind, t.subjectId),
+    uniqueIndex("nocode_tokens_one_per_team_or_org").on(t.kind, t.subjectId).where(sql`kind <> 'user'`),
+  ],
+);
+
+/** Projects (N9, reference §5.3). `id` is `prj-` + 16 alnum. */
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("projects_organization_name").on(t.organization, t.name)],
+);
+
+/** Agent pools (N9, reference §5.4). `id` is `apool-` + 16 alnum. */
+export const agentPools = sqliteTable(
+  "agent_pools",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    name: text("name").notNull(),
+    organizationScoped: integer("organization_scoped", { mode: "boolean" }).notNull().default(true),
+    /** JSON arrays of ids from the `allowed-workspaces`, `allowed-projects`, `excluded-workspaces` relationships. */
+    allowedWorkspaces: text("allowed_workspaces").notNull().default("[]"),
+    allowedProjects: text("allowed_projects").notNull().default("[]"),
+    excludedWorkspaces: text("excluded_workspaces").notNull().default("[]"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("agent_pools_organization_name").on(t.organization, t.name)],
+);
+
+/**
+ * The engine release list (N6), managed through `/api/v2/admin/terraform-versions`.
+ * `id` is `tool-` + 16 alnum. Disabled and beta releases never resolve a constraint or
+ * the default; deprecated ones still do.
+ */
+export const terraformVersions = sqliteTable(
+  "terraform_versions",
+  {
+    id: text("id").primaryKey(),
+    version: text("version").notNull(),
+    url: text("url"),
+    sha: text("sha"),
+    official: integer("official", { mode: "boolean" }).notNull().default(true),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    beta: integer("beta", { mode: "boolean" }).notNull().default(false),
+    deprecated: integer("deprecated", { mode: "boolean" }).notNull().default(false),
+    deprecatedReason: text("deprecated_reason"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("terraform_versions_version").on(t.version)],
+);

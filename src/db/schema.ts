@@ -296,3 +296,78 @@ export const terraformVersions = sqliteTable(
   },
   (t) => [uniqueIndex("terraform_versions_version").on(t.version)],
 );
+
+// ---------------------------------------------------------------------------
+// No-code service (/api/v2): private registry modules, their versions and the
+// single-use upload links of module tarballs (decisions N3, N4, N9, B5)
+// ---------------------------------------------------------------------------
+
+/**
+ * Private registry modules (N9, reference §5.1). `id` is `mod-` + 16 alnum. Private
+ * modules have the organization as namespace. No foreign keys (D1 ignores
+ * `PRAGMA foreign_keys=OFF`); deleting a module removes its versions and links itself.
+ */
+export const registryModules = sqliteTable(
+  "registry_modules",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    /** Always `private` for now (no public curation). */
+    registryName: text("registry_name").notNull(),
+    namespace: text("namespace").notNull(),
+    name: text("name").notNull(),
+    provider: text("provider").notNull(),
+    /** The legacy `no-code` attribute (N9): set on create, or when a no-code module is enabled. */
+    noCode: integer("no_code", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("registry_modules_address").on(t.organization, t.registryName, t.namespace, t.name, t.provider),
+  ],
+);
+
+/**
+ * Versions of a registry module (N3, N4). `id` is `modver-` + 16 alnum. `status` is
+ * `pending` (created, nothing uploaded), `reg_ingressing` (tarball stored, ingestion
+ * queued), `ok` or `reg_ingress_failed` (with `error`). `summary` holds the full
+ * ModuleSummary JSON ingested from the tarball (the planner of N7 reads it).
+ */
+export const registryModuleVersions = sqliteTable(
+  "registry_module_versions",
+  {
+    id: text("id").primaryKey(),
+    moduleId: text("module_id").notNull(),
+    version: text("version").notNull(),
+    commitSha: text("commit_sha"),
+    status: text("status", { enum: ["pending", "reg_ingressing", "ok", "reg_ingress_failed"] }).notNull(),
+    error: text("error"),
+    /** R2 key (binding MODULES) of the uploaded tarball; null before upload and after a failed ingestion. */
+    tarballKey: text("tarball_key"),
+    tarballBytes: integer("tarball_bytes"),
+    /** JSON of the ingested ModuleSummary; set only when `status` is `ok`. */
+    summary: text("summary"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    uploadedAt: integer("uploaded_at"),
+    ingestedAt: integer("ingested_at"),
+  },
+  (t) => [uniqueIndex("registry_module_versions_module_version").on(t.moduleId, t.version)],
+);
+
+/**
+ * Single-use upload links of module tarballs (N9). The link's token is the credential
+ * and is kept only as `keyedHash(KEYWAY_HASH_KEY, "registry-upload", token)` (B2).
+ */
+export const registryUploadLinks = sqliteTable(
+  "registry_upload_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    versionId: text("version_id").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /** When the link was spent; null while unused. */
+    usedAt: integer("used_at"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("registry_upload_links_version").on(t.versionId)],
+);

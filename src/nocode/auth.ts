@@ -1,11 +1,28 @@
 /**
- * Who is calling /api/v2 (decisions N2a, N10). The token is checked before routing; any
- * request without a valid token gets 401, unknown paths included.
+ * Who is calling /api/v2 (decisions N2a, N9, N10). The token is checked before routing;
+ * any request without a valid token gets 401, unknown paths included.
+ *
+ * Tokens other than ADMIN_TOKEN are stored only as
+ * `keyedHash(KEYWAY_HASH_KEY, "tfe-token", token)` (B2) in `nocode_tokens`.
  */
-import { secretsEqual } from "../lib/crypto/hmac";
+import { eq } from "drizzle-orm";
+import { createDb, type Db } from "../db/client";
+import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
+import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
+import { randomAlphanumeric } from "./ids";
 
-/** The authenticated caller. More kinds (user, team, organization tokens) come with N9. */
-export type NocodeCaller = { kind: "admin" };
+/**
+ * The authenticated caller: the site admin (ADMIN_TOKEN, N9/N10: bootstrap endpoints and
+ * the release list only), a user, a team (team token) or an organization (its token).
+ */
+export type NocodeCaller =
+  | { kind: "admin" }
+  | { kind: "user"; userId: string; username: string }
+  | { kind: "team"; teamId: string; organization: string }
+  | { kind: "organization"; organization: string };
+
+/** Purpose string of the keyed hash of no-code tokens (separates them from /v1 tokens). */
+export const TOKEN_HASH_PURPOSE = "tfe-token";
 
 /** `Authorization: Bearer <token>` (reference §1.1). */
 export function bearerToken(headers: Headers): string | null {
@@ -13,10 +30,41 @@ export function bearerToken(headers: Headers): string | null {
   return m?.[1] ?? null;
 }
 
-/** Resolve a caller from the request, or null when the token is missing or unknown. */
+/** A new token in HCP Terraform's shape: `<14 alnum>.atlasv1.<67 base62>` (reference §1.1). */
+export function generateNocodeToken(): string {
+  return `${randomAlphanumeric(14)}.atlasv1.${randomAlphanumeric(67)}`;
+}
+
+/** The stored form of a token (B2). */
+export function hashNocodeToken(env: Pick<Env, "KEYWAY_HASH_KEY">, token: string): Promise<string> {
+  return keyedHash(env.KEYWAY_HASH_KEY, TOKEN_HASH_PURPOSE, token);
+}
+
+/** Resolve a stored token hash to its caller, or null when unknown or its subject is gone. */
+export async function callerForTokenHash(db: Db, hash: string): Promise<NocodeCaller | null> {
+  const row = await db.select().from(nocodeTokens).where(eq(nocodeTokens.hash, hash)).get();
+  if (!row) return null;
+  switch (row.kind) {
+    case "user": {
+      const user = await db.select().from(nocodeUsers).where(eq(nocodeUsers.id, row.subjectId)).get();
+      return user ? { kind: "user", userId: user.id, username: user.username } : null;
+    }
+    case "team": {
+      const team = await db.select({ organization: teams.organization }).from(teams).where(eq(teams.id, row.subjectId)).get();
+      return team ? { kind: "team", teamId: row.subjectId, organization: team.organization } : null;
+    }
+    case "organization":
+      return { kind: "organization", organization: row.subjectId };
+  }
+}
+
+/** Resolve a caller from the request, or null when the token is missing or unknown (→ 401). */
 export async function authenticateNocode(env: Env, headers: Headers): Promise<NocodeCaller | null> {
   const token = bearerToken(headers);
   if (!token) return null;
   if (await secretsEqual(token, env.ADMIN_TOKEN)) return { kind: "admin" };
-  return null;
+  // Cheap shape check before touching D1: every token we issue contains ".atlasv1.".
+  if (!token.includes(".atlasv1.") || token.length > 200) return null;
+  const hash = await hashNocodeToken(env, token);
+  return callerForTokenHash(createDb(env.DB), hash);
 }

@@ -70,6 +70,8 @@ export interface OpensshPrivateKey {
   readonly publicKeyBlob: Uint8Array;
   /** Key comment (often empty). */
   readonly comment: string;
+  /** The check int (random; re-encoding with it reproduces the input byte for byte). */
+  readonly checkInt: number;
 }
 
 /** The public key of private key fields. */
@@ -190,7 +192,7 @@ export function decodeOpensshPrivateKey(bin: Uint8Array): OpensshPrivateKey {
   if (!bytesEqual(encodePublicKey(publicKeyOfPrivateFields(key)), publicKeyBlob)) {
     throw new WireError("KEY_TYPE_MISMATCH", "openssh private key: private key does not match its public key");
   }
-  return { key, publicKeyBlob, comment };
+  return { key, publicKeyBlob, comment, checkInt: check1 };
 }
 
 /**

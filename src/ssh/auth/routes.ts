@@ -25,7 +25,7 @@ function requireToken(req: VaultRequest): TokenContext {
 }
 
 /** Vault's `auth` block of a login or token creation. */
-function authBlock(token: string, ctx: TokenContext) {
+function authBlock(token: string, ctx: TokenContext, leaseDuration: number) {
   return {
     client_token: token,
     accessor: ctx.accessor,
@@ -33,7 +33,7 @@ function authBlock(token: string, ctx: TokenContext) {
     token_policies: ctx.tokenPolicies,
     identity_policies: ctx.identityPolicies.length > 0 ? ctx.identityPolicies : undefined,
     metadata: Object.keys(ctx.meta).length > 0 ? ctx.meta : null,
-    lease_duration: remainingTtl(ctx),
+    lease_duration: leaseDuration,
     renewable: ctx.expireAt !== null,
     entity_id: ctx.entityId ?? "",
     token_type: "service",
@@ -117,7 +117,7 @@ export const tokenRoutes: VaultRoute[] = [
           ttlProvided: f.provided.has("ttl"),
         });
         return vaultJson(req.c, {
-          auth: authBlock(created.token, created.context),
+          auth: authBlock(created.token, created.context, created.context.ttl),
           warnings: [...created.warnings, ...unknownFieldWarnings(f.unknown)],
         });
       },
@@ -147,7 +147,7 @@ export const tokenRoutes: VaultRoute[] = [
         const token = requireToken(req);
         const f = parseFields(req.body, { increment: { type: "duration" } });
         const renewed = await renewToken(req.db, token, f.values.increment as number);
-        return vaultJson(req.c, { auth: authBlock(presentedTokenOf(req) ?? "", renewed) });
+        return vaultJson(req.c, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
       },
     },
   },

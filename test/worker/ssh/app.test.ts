@@ -19,3 +19,17 @@ describe("secrets API order of checks (S2a)", () => {
     expect((await vault("GET", "nomount/roles/x", { token: null })).status).toBe(403);
   });
 });
+
+describe("methods (S2)", () => {
+  it("answers methods a path does not support with 405 after auth", async () => {
+    expect((await vault("DELETE", "auth/token/lookup-self")).status).toBe(405);
+    expect((await vault("DELETE", "auth/token/lookup-self")).json).toEqual({ errors: ["unsupported operation"] });
+    expect((await vault("DELETE", "auth/token/lookup-self", { token: null })).status).toBe(403);
+    expect((await vault("OPTIONS", "auth/token/lookup-self")).status).toBe(405);
+  });
+
+  it("treats PUT like POST", async () => {
+    const res = await vault("PUT", "auth/token/create", { body: { policies: ["default"] } });
+    expect(res.status).toBe(200);
+  });
+});

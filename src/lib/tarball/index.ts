@@ -1,0 +1,13 @@
+/**
+ * Module tarball unpacking for registry ingestion (decisions B5, N4).
+ * @module
+ */
+export {
+  type ExtractedModule,
+  type ExtractResult,
+  extractModuleTarball,
+  MODULE_TARBALL_LIMITS,
+  normaliseEntryPath,
+  type RejectedModule,
+  type TarballLimits,
+} from "./extract-module-tarball";

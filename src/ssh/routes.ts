@@ -5,6 +5,7 @@
 import { tokenRoutes } from "./auth/routes";
 import { identityRoutes } from "./identity/entities";
 import type { VaultRoute } from "./router";
+import { otpRoutes } from "./otp/routes";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
 import { systemRoutes } from "./sys/system";
@@ -16,4 +17,5 @@ export const vaultRoutes: VaultRoute[] = [
   ...systemRoutes,
   ...identityRoutes,
   // SSH engine routes (mounted: relative to each SSH mount, S1)
+  ...otpRoutes,
 ];

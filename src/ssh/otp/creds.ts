@@ -1,0 +1,89 @@
+/**
+ * `POST <mount>/creds/:name` (seed row 8, reference §3.6, decision S13): issue a
+ * one-time password for a username and a remote host IP, under a lease.
+ */
+import { parseIp } from "../../lib/net/ip";
+import { badRequest } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson } from "../respond";
+import type { VaultRequest } from "../router";
+import { getRole } from "../roles/repo";
+import { mountTtls } from "../sys/mounts";
+import { checkRoleCidrs, formatIp } from "./ip-match";
+import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "./shard";
+import { isZeroAddressRole } from "./zeroaddress";
+
+/** Vault's OTP reading of `allowed_users` (reference §5.2): `*`, or trimmed exact names. */
+function userAllowed(username: string, allowedUsers: string): boolean {
+  if (allowedUsers === "*") return true;
+  return allowedUsers.split(",").some((entry) => entry.trim() === username);
+}
+
+export async function credsHandler(req: VaultRequest): Promise<Response> {
+  const roleName = req.params.name!;
+  const { role: _pathField, ...body } = req.body;
+  const f = parseFields(body, { ip: { type: "string" }, username: { type: "string" } });
+  const warnings = unknownFieldWarnings(f.unknown);
+  if ("role" in req.body) {
+    warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]");
+  }
+
+  // Reference §3.6, in Vault's order.
+  const ipText = f.values.ip as string;
+  if (ipText === "") throw badRequest("Missing ip");
+  const role = await getRole(req.db, req.mount, roleName);
+  if (!role) throw badRequest(`Role ${JSON.stringify(roleName)} not found`);
+
+  let username = f.values.username as string;
+  if (username === "") {
+    if (role.defaultUser === "") throw badRequest("No default username registered. Use 'username' option");
+    username = role.defaultUser;
+  }
+  if (role.allowedUsers !== "") {
+    // The default user is always allowed, listed or not.
+    if (!userAllowed(username, role.allowedUsers) && username !== role.defaultUser) {
+      throw badRequest("Username is not present is allowed users list");
+    }
+  } else if (username !== role.defaultUser) {
+    throw badRequest("Username has to be either in allowed users list or has to be a default username");
+  }
+
+  const addr = parseIp(ipText);
+  if (!addr) throw badRequest(`Invalid IP ${JSON.stringify(ipText)}`);
+  const ip = formatIp(addr);
+
+  // Zero-address roles accept any IP; their CIDR lists are ignored (reference §3.5).
+  if (!(await isZeroAddressRole(req.db, req.mount, roleName))) {
+    const check = checkRoleCidrs(addr, role.cidrList, role.excludeCidrList);
+    if (!check.ok) throw badRequest(`Error validating IP: ${check.error}`);
+  }
+  // Only a CA role on the zero-address list gets here with another key type; Vault
+  // answers 500, a caller's mistake is 400 here (S4, B3).
+  if (role.keyType !== "otp") throw badRequest("key type unknown");
+
+  // S13: the lease lasts the mount's default lease TTL as tuned now (S1).
+  const { defaultLeaseTtl } = await mountTtls(req.db, req.mount);
+  const expiresAt = Date.now() + defaultLeaseTtl * 1000;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const otp = newOtp();
+    const hash = await otpHash(req.env, req.mount, otp);
+    const leaseKey = newLeaseKey(shardOf(hash));
+    const stored = await otpStore(req.env, req.mount, shardOf(hash)).put({
+      hash,
+      leaseKey,
+      roleName,
+      username,
+      ip,
+      expiresAt,
+    });
+    if (!stored.ok) continue; // a collision: draw a new OTP (reference §5.1)
+    return vaultJson(req.c, {
+      leaseId: `${req.mount}/creds/${roleName}/${leaseKey}`,
+      leaseDuration: defaultLeaseTtl,
+      renewable: false,
+      data: { key_type: "otp", key: otp, username, ip, port: role.port },
+      warnings,
+    });
+  }
+  throw new Error("could not store a new OTP after 3 attempts");
+}

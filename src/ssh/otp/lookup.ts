@@ -1,0 +1,84 @@
+/**
+ * `POST <mount>/lookup` (seed row 9, reference §3.7, decision S14): the roles an IP is
+ * associated with.
+ *
+ * S14 departs from Vault: the answer is sorted and de-duplicated, `[]` when nothing
+ * matches (Vault: null), honours `exclude_cidr_list` (Vault ignores it), and includes the
+ * zero-address roles.
+ *
+ * It reads the CIDR index `ssh_role_cidrs` that the roles repository maintains, never
+ * the roles themselves. A CIDR block is aligned: the block of prefix length p that
+ * contains address A starts exactly at A with its low bits cleared. So at most 129
+ * starts (33 for IPv4) can belong to a block containing A, and the query asks the
+ * (mount, range_start, range_end) index for exactly those starts: a bounded number of
+ * index probes, whatever the number of roles. A plain `range_start <= A AND range_end
+ * >= A` would walk every index entry below A instead, half the table on average.
+ */
+import { and, eq, gte, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshRoleCidrs } from "../../db/schema";
+import { ipKey, isIpv4Mapped, parseIp } from "../../lib/net/ip";
+import { badRequest } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson } from "../respond";
+import type { VaultRequest } from "../router";
+import { readZeroAddress } from "./zeroaddress";
+
+/**
+ * The start key of every block that can contain `addr`. IPv4 addresses belong only to
+ * blocks inside ::ffff:0:0/96 (prefix 96 and longer), as in Go (see ip-match.ts).
+ */
+export function candidateStarts(addr: Uint8Array): string[] {
+  const shortest = isIpv4Mapped(addr) ? 96 : 0;
+  const starts = new Set<string>();
+  const masked = new Uint8Array(addr);
+  // From the longest prefix to the shortest, clearing one more low bit each time.
+  starts.add(ipKey(masked));
+  for (let prefix = 127; prefix >= shortest; prefix--) {
+    const byte = prefix >> 3;
+    masked[byte] = masked[byte]! & ~(0x80 >> (prefix & 7)) & 0xff;
+    starts.add(ipKey(masked));
+  }
+  return [...starts];
+}
+
+/** Names of the roles whose index rows make `addr` theirs: included and not excluded. */
+export async function rolesForAddress(db: Db, mount: string, addr: Uint8Array): Promise<string[]> {
+  const key = ipKey(addr);
+  // One bound parameter (a JSON array) however many candidates: D1 caps parameters at 100.
+  const starts = JSON.stringify(candidateStarts(addr));
+  const rows = await db
+    .select({ role: sshRoleCidrs.role, included: sshRoleCidrs.included })
+    .from(sshRoleCidrs)
+    .where(
+      and(
+        eq(sshRoleCidrs.mount, mount),
+        sql`${sshRoleCidrs.rangeStart} IN (SELECT value FROM json_each(${starts}))`,
+        gte(sshRoleCidrs.rangeEnd, key),
+      ),
+    );
+  const included = new Set<string>();
+  const excluded = new Set<string>();
+  for (const row of rows) (row.included ? included : excluded).add(row.role);
+  return [...included].filter((role) => !excluded.has(role));
+}
+
+/** Byte-order comparison (role names are compared as Go compares strings). */
+function byteOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export async function lookupHandler(req: VaultRequest): Promise<Response> {
+  const f = parseFields(req.body, { ip: { type: "string" } });
+  const ipText = f.values.ip as string;
+  if (ipText === "") throw badRequest("Missing ip");
+  const addr = parseIp(ipText);
+  // Vault formats the failed parse result, not the input: the text is literally <nil>.
+  if (!addr) throw badRequest('Invalid IP "<nil>"');
+  const [matched, zeroAddress] = await Promise.all([
+    rolesForAddress(req.db, req.mount, addr),
+    readZeroAddress(req.db, req.mount),
+  ]);
+  const roles = [...new Set([...matched, ...(zeroAddress ?? [])])].sort(byteOrder);
+  return vaultJson(req.c, { data: { roles }, warnings: unknownFieldWarnings(f.unknown) });
+}

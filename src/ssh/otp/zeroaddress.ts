@@ -1,0 +1,70 @@
+/**
+ * `config/zeroaddress` (seed rows 5–7, reference §3.5): OTP roles that accept any IP.
+ * The list is stored per mount as a JSON array, in the order written (no merge, no
+ * de-duplication, as Vault).
+ *
+ * Deleting a role removes it from the list (reference §3.4); the roles repository does
+ * that in the same batch as the deletion (`deleteRole`).
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshRoles, sshZeroAddress } from "../../db/schema";
+import { badRequest, notFound } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson, vaultNoContent } from "../respond";
+import type { VaultRequest } from "../router";
+
+/** The stored list of a mount; null when not configured. */
+export async function readZeroAddress(db: Db, mount: string): Promise<string[] | null> {
+  const row = await db.query.sshZeroAddress.findFirst({ where: eq(sshZeroAddress.mount, mount) });
+  return row ? (JSON.parse(row.roles) as string[]) : null;
+}
+
+/** Whether a role is on its mount's zero-address list. */
+export async function isZeroAddressRole(db: Db, mount: string, role: string): Promise<boolean> {
+  return ((await readZeroAddress(db, mount)) ?? []).includes(role);
+}
+
+async function existingRoles(db: Db, mount: string, names: string[]): Promise<Set<string>> {
+  const unique = [...new Set(names)];
+  const found = new Set<string>();
+  // D1 allows 100 bound parameters per statement; one is the mount.
+  for (let i = 0; i < unique.length; i += 90) {
+    const rows = await db
+      .select({ name: sshRoles.name })
+      .from(sshRoles)
+      .where(and(eq(sshRoles.mount, mount), inArray(sshRoles.name, unique.slice(i, i + 90))));
+    for (const r of rows) found.add(r.name);
+  }
+  return found;
+}
+
+/** GET config/zeroaddress: 404 `{"errors":[]}` until configured. */
+export async function readZeroAddressHandler(req: VaultRequest): Promise<Response> {
+  const roles = await readZeroAddress(req.db, req.mount);
+  if (roles === null) throw notFound();
+  return vaultJson(req.c, { data: { roles } });
+}
+
+/** POST config/zeroaddress `{roles}`: replaces the list; every role must exist. */
+export async function writeZeroAddressHandler(req: VaultRequest): Promise<Response> {
+  const f = parseFields(req.body, { roles: { type: "commaList" } });
+  const roles = f.values.roles as string[];
+  if (roles.length === 0) throw badRequest("Missing roles");
+  const existing = await existingRoles(req.db, req.mount, roles);
+  for (const name of roles) {
+    // Go's %q quoting: JSON string syntax agrees with it for quotes, backslashes and text.
+    if (!existing.has(name)) throw badRequest(`Role ${JSON.stringify(name)} does not exist`);
+  }
+  await req.db
+    .insert(sshZeroAddress)
+    .values({ mount: req.mount, roles: JSON.stringify(roles) })
+    .onConflictDoUpdate({ target: sshZeroAddress.mount, set: { roles: JSON.stringify(roles) } });
+  return vaultNoContent(req.c, unknownFieldWarnings(f.unknown));
+}
+
+/** DELETE config/zeroaddress: always 204. */
+export async function deleteZeroAddressHandler(req: VaultRequest): Promise<Response> {
+  await req.db.delete(sshZeroAddress).where(eq(sshZeroAddress.mount, req.mount));
+  return vaultNoContent(req.c);
+}

@@ -167,3 +167,17 @@ describe("strict decoding", () => {
     expect(toBase64(blob).startsWith("AAAAC3NzaC1lZDI1NTE5")).toBe(true);
   });
 });
+
+describe("curve constants", () => {
+  it("match @noble/curves (FIPS 186-4 D.1.2)", async () => {
+    const { p256: a, p384: b, p521: c } = await import("@noble/curves/nist.js");
+    for (const [ours, theirs] of [
+      [EC_CURVES.nistp256, a],
+      [EC_CURVES.nistp384, b],
+      [EC_CURVES.nistp521, c],
+    ] as const) {
+      const curve = theirs.Point.CURVE();
+      expect([ours.p, ours.n, ours.b]).toEqual([curve.p, curve.n, curve.b]);
+    }
+  });
+});

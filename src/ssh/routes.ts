@@ -3,6 +3,7 @@
  * this is the one place they are put together.
  */
 import { tokenRoutes } from "./auth/routes";
+import { certificateAuthorityRoutes } from "./ca";
 import { identityRoutes } from "./identity/entities";
 import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
@@ -17,5 +18,6 @@ export const vaultRoutes: VaultRoute[] = [
   ...systemRoutes,
   ...identityRoutes,
   // SSH engine routes (mounted: relative to each SSH mount, S1)
+  ...certificateAuthorityRoutes,
   ...otpRoutes,
 ];

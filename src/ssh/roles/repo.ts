@@ -2,19 +2,37 @@
  * Role storage in D1. Writing a role also rewrites its rows in the CIDR index that
  * `lookup` reads (S14), in one batch so the two never disagree.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshRoleCidrs, sshRoles } from "../../db/schema";
+import { sshRoleCidrs, sshRoles, sshZeroAddress } from "../../db/schema";
 import { parseCidr } from "../../lib/net/ip";
 import type { Role } from "./model";
+import { defaultRole } from "./validate";
 
 /** Read one role; null when absent. */
 export async function getRole(db: Db, mount: string, name: string): Promise<Role | null> {
-  const row = await db.query.sshRoles.findFirst({
-    columns: { config: true },
-    where: and(eq(sshRoles.mount, mount), eq(sshRoles.name, name)),
-  });
-  return row ? (JSON.parse(row.config) as Role) : null;
+  const rows = await roleQuery(db, mount, name);
+  return roleFromRows(rows);
+}
+
+/**
+ * The select behind getRole, for callers that put it in a `db.batch` with other reads
+ * (sign and issue read role, CA and mount TTLs in one round trip). Decode with roleFromRows.
+ */
+export function roleQuery(db: Db, mount: string, name: string) {
+  return db
+    .select({ config: sshRoles.config })
+    .from(sshRoles)
+    .where(and(eq(sshRoles.mount, mount), eq(sshRoles.name, name)))
+    .limit(1);
+}
+
+/** Decode roleQuery's rows. Fields added to Role later read as their defaults. */
+export function roleFromRows(rows: { config: string }[]): Role | null {
+  const row = rows[0];
+  if (!row) return null;
+  const stored = JSON.parse(row.config) as Role;
+  return { ...defaultRole(stored.name, stored.keyType), ...stored };
 }
 
 /** Create or fully replace a role (Vault's POST semantics) and its CIDR index rows. */
@@ -35,11 +53,21 @@ export async function putRole(db: Db, mount: string, role: Role): Promise<void> 
   await db.batch(statements as unknown as Parameters<typeof db.batch>[0]);
 }
 
-/** Delete a role and its CIDR index rows. Deleting an absent role is not an error. */
+/**
+ * Delete a role and its CIDR index rows. Deleting an absent role is not an error. As in
+ * Vault (reference §3.4) the name also leaves the mount's zero-address list, in the same
+ * batch; a list that becomes empty stays as `[]`.
+ */
 export async function deleteRole(db: Db, mount: string, name: string): Promise<void> {
   await db.batch([
     db.delete(sshRoles).where(and(eq(sshRoles.mount, mount), eq(sshRoles.name, name))),
     db.delete(sshRoleCidrs).where(and(eq(sshRoleCidrs.mount, mount), eq(sshRoleCidrs.role, name))),
+    db
+      .update(sshZeroAddress)
+      .set({
+        roles: sql`(SELECT json_group_array(value) FROM json_each(${sshZeroAddress.roles}) WHERE value <> ${name})`,
+      })
+      .where(eq(sshZeroAddress.mount, mount)),
   ]);
 }
 

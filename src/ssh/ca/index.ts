@@ -1,0 +1,10 @@
+/**
+ * The SSH certificate authority of each mount (issue #4): roles (seed rows 1–4, S12 PATCH),
+ * CA configuration and public key (rows 11–14), sign and issue (rows 15–16).
+ */
+import type { VaultRoute } from "../router";
+import { roleRoutes } from "../roles/routes";
+import { signRoutes } from "../sign/routes";
+import { caRoutes } from "./routes";
+
+export const certificateAuthorityRoutes: VaultRoute[] = [...roleRoutes, ...caRoutes, ...signRoutes];

@@ -1,0 +1,47 @@
+/**
+ * Role read output (decision S12, vault-ssh-behaviour §3.2): Vault's six fields for OTP
+ * roles; Vault's 23 CA fields plus `allow_empty_principals` for CA roles, with `ttl`,
+ * `max_ttl` and `not_before_duration` as compact duration strings.
+ */
+import { formatDuration } from "../fields";
+import type { Role } from "./model";
+
+/** `data` of `GET roles/:name`. Also the starting point of a PATCH (every value re-parses). */
+export function roleData(role: Role): Record<string, unknown> {
+  if (role.keyType === "otp") {
+    return {
+      default_user: role.defaultUser,
+      cidr_list: role.cidrList.join(","),
+      exclude_cidr_list: role.excludeCidrList.join(","),
+      key_type: "otp",
+      port: role.port,
+      allowed_users: role.allowedUsers,
+    };
+  }
+  return {
+    allowed_users: role.allowedUsers,
+    allowed_users_template: role.allowedUsersTemplate,
+    allowed_domains: role.allowedDomains,
+    allowed_domains_template: role.allowedDomainsTemplate,
+    default_user: role.defaultUser,
+    default_user_template: role.defaultUserTemplate,
+    ttl: formatDuration(role.ttl),
+    max_ttl: formatDuration(role.maxTtl),
+    allowed_critical_options: role.allowedCriticalOptions,
+    allowed_extensions: role.allowedExtensions,
+    allow_user_certificates: role.allowUserCertificates,
+    allow_host_certificates: role.allowHostCertificates,
+    allow_bare_domains: role.allowBareDomains,
+    allow_subdomains: role.allowSubdomains,
+    allow_user_key_ids: role.allowUserKeyIds,
+    key_id_format: role.keyIdFormat,
+    key_type: "ca",
+    default_critical_options: { ...role.defaultCriticalOptions },
+    default_extensions: { ...role.defaultExtensions },
+    default_extensions_template: role.defaultExtensionsTemplate,
+    allowed_user_key_lengths: Object.fromEntries(Object.entries(role.allowedUserKeyLengths).map(([k, v]) => [k, [...v]])),
+    algorithm_signer: role.algorithmSigner,
+    not_before_duration: formatDuration(role.notBeforeDuration),
+    allow_empty_principals: role.allowEmptyPrincipals,
+  };
+}

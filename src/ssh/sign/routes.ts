@@ -1,0 +1,298 @@
+/**
+ * Seed rows 15–16: `POST sign/:name` and `POST issue/:name` (vault-ssh-behaviour §3.11,
+ * §3.12, §4; decisions S4, S6–S11, S17, S18). Both read the role, the CA and the mount TTLs
+ * in one D1 batch, reuse the per-isolate CA signing key, and store nothing.
+ */
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshMountTune } from "../../db/schema";
+import { randomBytes } from "../../lib/bytes";
+import {
+  generateSshKeyPair,
+  parseSubjectPublicKey,
+  publicKeyHash,
+  signCertificate,
+  SshKeyError,
+  type SshSigningKey,
+  SubjectKeyError,
+} from "../../lib/crypto/ssh-ca";
+import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
+import { type CaRow, caQuery, signingKeyFor } from "../ca/store";
+import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
+import { badRequest } from "../errors";
+import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
+import { loadEntity } from "../identity/entities";
+import { vaultJson } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
+import type { Role } from "../roles/model";
+import { roleFromRows, roleQuery } from "../roles/repo";
+import { SYSTEM_LEASE_TTL_SECONDS } from "../sys/mounts";
+import { containsTemplate, type TemplateEntity } from "../templates";
+import {
+  certTypeFor,
+  criticalOptionsFor,
+  extensionsFor,
+  keyIdFor,
+  PolicyError,
+  principalsFor,
+  SKIPPED_EXTENSIONS_WARNING,
+  type SystemTtls,
+  ttlFor,
+  validityFor,
+} from "./policy";
+
+/** Certificate fields of seed row 15, shared by sign and issue. */
+const CERT_FIELDS: FieldSchema = {
+  valid_principals: { type: "string" },
+  cert_type: { type: "string", default: "user" },
+  key_id: { type: "string" },
+  ttl: { type: "duration" },
+  critical_options: { type: "map" },
+  extensions: { type: "map" },
+};
+
+const SIGN_FIELDS: FieldSchema = { ...CERT_FIELDS, public_key: { type: "string" } };
+const ISSUE_FIELDS: FieldSchema = { ...CERT_FIELDS, key_type: { type: "string", default: "rsa" }, key_bits: { type: "int" } };
+
+/** S11: the warning that comes with an `ssh-rsa` (SHA-1) signature. */
+export const SSH_RSA_WARNING =
+  "algorithm_signer ssh-rsa signs with SHA-1, which OpenSSH 8.8 and later reject by default; use rsa-sha2-256 or rsa-sha2-512";
+
+/** Role, CA and mount TTLs in one round trip. */
+async function loadContext(db: Db, mount: string, name: string): Promise<{ role: Role | null; ca: CaRow | null; ttls: SystemTtls }> {
+  const [roleRows, caRows, tuneRows] = await db.batch([
+    roleQuery(db, mount, name),
+    caQuery(db, mount),
+    db.select().from(sshMountTune).where(eq(sshMountTune.mount, mount)).limit(1),
+  ]);
+  const tune = tuneRows[0];
+  return {
+    role: roleFromRows(roleRows),
+    ca: caRows[0] ?? null,
+    ttls: tune
+      ? { defaultLeaseTtl: tune.defaultLeaseTtl, maxLeaseTtl: tune.maxLeaseTtl }
+      : { defaultLeaseTtl: SYSTEM_LEASE_TTL_SECONDS, maxLeaseTtl: SYSTEM_LEASE_TTL_SECONDS },
+  };
+}
+
+/** Does rendering this role need the caller's entity? (Only then is it loaded.) */
+function usesTemplates(role: Role): boolean {
+  return (
+    (role.defaultUserTemplate && containsTemplate(role.defaultUser)) ||
+    (role.allowedUsersTemplate && containsTemplate(role.allowedUsers)) ||
+    (role.allowedDomainsTemplate && containsTemplate(role.allowedDomains)) ||
+    (role.defaultExtensionsTemplate && Object.values(role.defaultExtensions).some(containsTemplate))
+  );
+}
+
+/** Unknown-field and path-field warnings (reference §1.3). */
+function requestWarnings(body: Record<string, unknown>, unknown: string[]): string[] {
+  const warnings = unknownFieldWarnings(unknown.filter((k) => k !== "role"));
+  if (Object.hasOwn(body, "role")) {
+    warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]");
+  }
+  return warnings;
+}
+
+function policy<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof PolicyError || e instanceof KeyLengthError || e instanceof KeySpecError) throw badRequest(e.message);
+    throw e;
+  }
+}
+
+/** Everything decided about a certificate before a subject key is needed. */
+interface CertificatePlan {
+  keyIdParts: string[];
+  certType: 1 | 2;
+  principals: string[];
+  ttl: number;
+  criticalOptions: Record<string, string>;
+  extensions: Record<string, string>;
+  warnings: string[];
+  caKey: Promise<SshSigningKey>;
+}
+
+/**
+ * The shared pipeline's checks (reference §4, in Vault's order): key ID → certificate type
+ * → principals → TTL → critical options → extensions → CA key. Issue runs them before it
+ * generates a key pair, so a refused request costs no key generation.
+ */
+async function plan(
+  req: VaultRequest,
+  role: Role,
+  ca: CaRow | null,
+  ttls: SystemTtls,
+  values: Record<string, unknown>,
+  provided: Set<string>,
+): Promise<CertificatePlan> {
+  const now = Date.now();
+  const warnings: string[] = [];
+  const keyIdParts = policy(() => keyIdFor(role, req.params.name!, values.key_id as string, req.token?.displayName ?? ""));
+  const certType = policy(() => certTypeFor(role, values.cert_type as string));
+  let entity: TemplateEntity | null = null;
+  if (req.token?.entityId && usesTemplates(role)) entity = await loadEntity(req.db, req.token.entityId);
+  const principals = policy(() =>
+    principalsFor(role, {
+      certType,
+      validPrincipals: provided.has("valid_principals") ? (values.valid_principals as string) : undefined,
+      entity,
+      now,
+    }),
+  );
+  const ttl = policy(() => ttlFor(role, provided.has("ttl") ? (values.ttl as number) : undefined, ttls));
+  const criticalOptions = policy(() => criticalOptionsFor(role, values.critical_options as Record<string, string>));
+  const ext = policy(() => extensionsFor(role, values.extensions as Record<string, string>, entity, now));
+  if (ext.skipped) warnings.push(SKIPPED_EXTENSIONS_WARNING);
+  // S4: no CA is a 400 with Vault's text, after every other check (as in Vault).
+  if (!ca) throw badRequest("failed to read CA private key");
+  const caKey = signingKeyFor(req.env, req.mount, ca);
+  // Consumed by certify; a rejection before then must not go unhandled.
+  caKey.catch(() => {});
+  return { keyIdParts, certType, principals, ttl, criticalOptions, extensions: ext.extensions, warnings, caKey };
+}
+
+interface CertificateResult {
+  serialHex: string;
+  signedKey: string;
+  ttl: number;
+  warnings: string[];
+}
+
+/** Sign `subjectKeyBlob` as planned (S11 algorithm choice; S4 for a mismatched signer). */
+async function certify(role: Role, p: CertificatePlan, subjectKeyBlob: Uint8Array): Promise<CertificateResult> {
+  const caKey = await p.caKey;
+  const keyId = p.keyIdParts.length > 1 ? p.keyIdParts.join(await publicKeyHash(subjectKeyBlob)) : p.keyIdParts[0]!;
+  // S11: `default` → rsa-sha2-256 for RSA CAs, the native algorithm otherwise.
+  const algorithm = role.algorithmSigner === "default" ? undefined : (role.algorithmSigner as RsaSignatureAlgorithm);
+  const serial = randomSerial();
+  const { validAfter, validBefore } = validityFor(role, p.ttl, Date.now());
+  let signed: Awaited<ReturnType<typeof signCertificate>>;
+  try {
+    signed = await signCertificate(
+      caKey,
+      {
+        subjectKeyBlob,
+        serial,
+        certType: p.certType,
+        keyId,
+        principals: p.principals,
+        validAfter,
+        validBefore,
+        criticalOptions: p.criticalOptions,
+        extensions: p.extensions,
+      },
+      algorithm,
+    );
+  } catch (e) {
+    // S4: an RSA algorithm on a non-RSA CA is a 400 with Vault's prefix.
+    if (e instanceof SshKeyError) throw badRequest(`failed to generate signed SSH key: sign error: ${e.message}`);
+    throw e;
+  }
+  const warnings = [...p.warnings];
+  if (signed.algorithm === "ssh-rsa") warnings.push(SSH_RSA_WARNING);
+  return { serialHex: serial.toString(16), signedKey: signed.text, ttl: p.ttl, warnings };
+}
+
+/** A random uint64 serial (reference §4.9). */
+function randomSerial(): bigint {
+  let serial = 0n;
+  for (const byte of randomBytes(8)) serial = (serial << 8n) | BigInt(byte);
+  return serial;
+}
+
+async function sign(req: VaultRequest): Promise<Response> {
+  const f = parseFields(req.body, SIGN_FIELDS);
+  const warnings = requestWarnings(req.body, f.unknown);
+  const name = req.params.name!;
+  const { role, ca, ttls } = await loadContext(req.db, req.mount, name);
+  if (!role) throw badRequest(`Unknown role: ${name}`);
+  const publicKeyText = f.values.public_key as string;
+  if (publicKeyText === "") throw badRequest("missing public_key");
+  let subject: ReturnType<typeof parseSubjectPublicKey>;
+  try {
+    subject = parseSubjectPublicKey(publicKeyText);
+  } catch (e) {
+    // S17 refusals and parse failures carry their full 400 text.
+    if (e instanceof SubjectKeyError) throw badRequest(e.message);
+    throw e;
+  }
+  try {
+    checkSubjectKey(role.allowedUserKeyLengths, { type: subject.type, bits: subject.bits });
+  } catch (e) {
+    if (e instanceof KeyLengthError) throw badRequest(`public_key failed to meet the key requirements: ${e.message}`);
+    throw e;
+  }
+  const cert = await certify(role, await plan(req, role, ca, ttls, f.values, f.provided), subject.blob);
+  return vaultJson(req.c, {
+    data: { serial_number: cert.serialHex, signed_key: cert.signedKey },
+    warnings: [...warnings, ...cert.warnings],
+    // S18: a lease id naming the certificate, not renewable, as long as the certificate.
+    leaseId: `${req.mount}/sign/${name}/${cert.serialHex}`,
+    leaseDuration: cert.ttl,
+  });
+}
+
+async function issue(req: VaultRequest): Promise<Response> {
+  const f = parseFields(req.body, ISSUE_FIELDS);
+  const warnings = requestWarnings(req.body, f.unknown);
+  const name = req.params.name!;
+  const { role, ca, ttls } = await loadContext(req.db, req.mount, name);
+  if (!role) throw badRequest(`unknown role: ${name}`);
+  if (role.keyType !== "ca") throw badRequest(`role key type '${role.keyType}' not allowed to issue key pairs`);
+  const keyType = f.values.key_type as string;
+  const keyBits = f.values.key_bits as number;
+  const spec = issueSpec(role, keyType, keyBits);
+  const p = await plan(req, role, ca, ttls, f.values, f.provided);
+  // Only now, with every check passed, pay for key generation.
+  const pair = await generateSshKeyPair(spec.kind, spec.bits);
+  const cert = await certify(role, p, pair.signingKey.publicKeyBlob);
+  return vaultJson(req.c, {
+    data: {
+      serial_number: cert.serialHex,
+      signed_key: cert.signedKey,
+      private_key: pair.privateKeyPem,
+      // Vault echoes the requested key type (reference §3.12).
+      private_key_type: keyType,
+    },
+    warnings: [...warnings, ...cert.warnings],
+    leaseId: `${req.mount}/issue/${name}/${cert.serialHex}`,
+    leaseDuration: cert.ttl,
+  });
+}
+
+/**
+ * The key issue generates (decision S10), checked against the role's
+ * `allowed_user_key_lengths` first as Vault does (reference §3.12 step 3). Sizes are
+ * defaulted before that check, so `rsa` with key_bits 0 matches a role allowing 2048.
+ */
+function issueSpec(role: Role, keyType: string, keyBits: number): KeySpec {
+  let spec: KeySpec;
+  try {
+    spec = issueKeySpec(keyType, keyBits);
+  } catch (e) {
+    if (!(e instanceof KeySpecError)) throw e;
+    if (Object.keys(role.allowedUserKeyLengths).length > 0) {
+      const facts =
+        keyType === "rsa" || keyType === "ssh-rsa"
+          ? { type: "ssh-rsa", bits: keyBits }
+          : keyType === "ec"
+            ? { type: `ecdsa-sha2-nistp${keyBits}`, bits: keyBits }
+            : null;
+      if (!facts) throw badRequest("provided key_type value not in allowed_user_key_types");
+      policy(() => checkIssueKey(role.allowedUserKeyLengths, facts));
+    }
+    throw badRequest(e.message);
+  }
+  policy(() => checkIssueKey(role.allowedUserKeyLengths, { type: sshKeyTypeOf(spec), bits: spec.bits }));
+  return spec;
+}
+
+export const signRoutes: VaultRoute[] = [
+  // S6: writes here need `create` (with or without `update`).
+  { pattern: "sign/:name", mounted: true, writeNeedsCreate: true, operations: { update: sign } },
+  { pattern: "issue/:name", mounted: true, writeNeedsCreate: true, operations: { update: issue } },
+];

@@ -1,0 +1,72 @@
+/// <reference types="vite/client" />
+/**
+ * SSH key fixtures for the CA worker tests, read from test/fixtures/ssh (real ssh-keygen and
+ * openssl output, see its README) at bundle time, so no test generates an RSA key it only
+ * needs to import.
+ */
+import { decodeCertificate, optionsToRecord, type SshCertificate } from "../../../src/lib/sshwire/certificate";
+import { fromBase64 } from "../../../src/lib/bytes";
+import { parsePublicKeyText } from "../../../src/lib/sshwire/public-key";
+import dsa1024Pub from "../../fixtures/ssh/keys/dsa-1024.pub?raw";
+import ecdsa256 from "../../fixtures/ssh/keys/ecdsa-256?raw";
+import ecdsa256Pub from "../../fixtures/ssh/keys/ecdsa-256.pub?raw";
+import ecdsa384 from "../../fixtures/ssh/keys/ecdsa-384?raw";
+import ecdsa384Pub from "../../fixtures/ssh/keys/ecdsa-384.pub?raw";
+import ecdsa521Pub from "../../fixtures/ssh/keys/ecdsa-521.pub?raw";
+import ed25519 from "../../fixtures/ssh/keys/ed25519?raw";
+import ed25519Pub from "../../fixtures/ssh/keys/ed25519.pub?raw";
+import rsa2048 from "../../fixtures/ssh/keys/rsa-2048?raw";
+import rsa2048Pkcs1 from "../../fixtures/ssh/keys/rsa-2048-pkcs1?raw";
+import rsa2048Pkcs1Pub from "../../fixtures/ssh/keys/rsa-2048-pkcs1.pub?raw";
+import rsa2048Pub from "../../fixtures/ssh/keys/rsa-2048.pub?raw";
+import rsa3072Pub from "../../fixtures/ssh/keys/rsa-3072.pub?raw";
+import rsa4096 from "../../fixtures/ssh/keys/rsa-4096?raw";
+import rsa4096Pub from "../../fixtures/ssh/keys/rsa-4096.pub?raw";
+import skEcdsaPub from "../../fixtures/ssh/keys/sk-ecdsa.pub?raw";
+import userCert from "../../fixtures/ssh/certs/user-ed25519-by-ed25519-cert.pub?raw";
+
+/** Private/public pairs usable as an imported CA. */
+export const CA_KEYS = {
+  rsa2048: { privateKey: rsa2048, publicKey: rsa2048Pub },
+  rsa2048Pkcs1: { privateKey: rsa2048Pkcs1, publicKey: rsa2048Pkcs1Pub },
+  rsa4096: { privateKey: rsa4096, publicKey: rsa4096Pub },
+  ecdsa256: { privateKey: ecdsa256, publicKey: ecdsa256Pub },
+  ecdsa384: { privateKey: ecdsa384, publicKey: ecdsa384Pub },
+  ed25519: { privateKey: ed25519, publicKey: ed25519Pub },
+} as const;
+
+/** Subject public keys (authorized_keys lines with a comment and trailing newline). */
+export const SUBJECT_KEYS = {
+  rsa2048: rsa2048Pub,
+  rsa3072: rsa3072Pub,
+  rsa4096: rsa4096Pub,
+  ecdsa256: ecdsa256Pub,
+  ecdsa384: ecdsa384Pub,
+  ecdsa521: ecdsa521Pub,
+  ed25519: ed25519Pub,
+  dsa1024: dsa1024Pub,
+  skEcdsa: skEcdsaPub,
+  /** A certificate, which S17 refuses as a subject key. */
+  certificate: userCert,
+} as const;
+
+/** Decode a `signed_key` (`<type> <base64>\n`). */
+export function decodeSignedKey(signedKey: string): SshCertificate {
+  return decodeCertificate(fromBase64(signedKey.trim().split(" ")[1]!));
+}
+
+/** The wire blob of an authorized_keys line. */
+export function blobOf(publicKeyText: string): Uint8Array {
+  return parsePublicKeyText(publicKeyText.trim()).blob;
+}
+
+/** Lowercase hex SHA-256 of a public key's wire blob (S7 `{{public_key_hash}}`). */
+export async function sha256Hex(blob: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", blob));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Option list of a decoded certificate as a name → value record. */
+export function optionsOf(options: SshCertificate["extensions"]): Record<string, string> {
+  return optionsToRecord(options);
+}

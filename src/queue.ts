@@ -1,19 +1,38 @@
 /**
- * The Queue consumer (decision N11): one entry point, routed by queue name.
+ * The Queue consumer (decision N11): one entry point, routed by queue name
+ * (house style §3.2 item 10).
  */
 import { logError } from "./lib/log";
+import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue/consumer";
 
 export const PROVISION_QUEUE_NAME = "keyway-provision";
 export const PROVISION_DLQ_NAME = "keyway-provision-dlq";
 
-/** Consume a batch from either queue. */
-export async function handleQueue(batch: MessageBatch<unknown>, _env: Env, _ctx: ExecutionContext): Promise<void> {
-  switch (batch.queue) {
-    default:
-      // A message nobody understands is acknowledged, never retried forever (poison).
-      for (const message of batch.messages) {
-        logError("", `unhandled message on queue ${batch.queue}`, { id: message.id });
-        message.ack();
-      }
-  }
+/** Production dependencies of the consumers. */
+export const defaultQueueDeps: ProvisionConsumerDeps = {
+  // PENDING(src/lib/terraform ingestModule): wired once the ingestion building block lands.
+  ingest: async () => {
+    throw new Error("module ingestion is not available yet");
+  },
+};
+
+/** A queue handler with the given dependencies (tests inject failures through them, N11). */
+export function createQueueHandler(deps: ProvisionConsumerDeps) {
+  return async function queue(batch: MessageBatch<unknown>, env: Env, _ctx: ExecutionContext): Promise<void> {
+    switch (batch.queue) {
+      case PROVISION_QUEUE_NAME:
+        return handleProvisionBatch(batch, env, deps);
+      case PROVISION_DLQ_NAME:
+        return handleProvisionDeadLetters(batch, env);
+      default:
+        // A message nobody understands is acknowledged, never retried forever (poison).
+        for (const message of batch.messages) {
+          logError("", `unhandled message on queue ${batch.queue}`, `id=${message.id}`);
+          message.ack();
+        }
+    }
+  };
 }
+
+/** Consume a batch from either queue. */
+export const handleQueue = createQueueHandler(defaultQueueDeps);

@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { authenticateNocode, type NocodeCaller } from "./auth";
 import { renderNocodeError, unauthorized } from "./errors";
+import { registryRoutes } from "./registry";
 
 export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
@@ -27,6 +28,9 @@ nocodeApp.use("*", async (c, next) => {
 });
 
 nocodeApp.get("/ping", (c) => c.body(null, 204));
+
+// Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
+nocodeApp.route("/", registryRoutes);
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

@@ -1,0 +1,93 @@
+/**
+ * Consumer of the provisioning queue and of its dead-letter queue (decisions N4, N11;
+ * house style §3.2 item 10):
+ * - a malformed message is acknowledged and logged (a poison message never loops);
+ * - a transient fault (a thrown error) is retried with
+ *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.toml) the
+ *   queue moves the message to `keyway-provision-dlq`;
+ * - the dead-letter consumer records the failure (an ingestion → `reg_ingress_failed`);
+ * - handlers are idempotent by the message's id field, because delivery is at least once.
+ *
+ * Dependencies come in as a parameter so tests can inject failures (N11).
+ */
+import { logError, logInfo } from "../../lib/log";
+import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
+import { type ProvisionMessage, parseProvisionMessage } from "./messages";
+
+/** What the consumers need besides the bindings. */
+export interface ProvisionConsumerDeps {
+  /** Tarball → verdict (N4); src/lib/terraform `ingestModule` in production. */
+  ingest: IngestFn;
+  /** Clock; defaults to Date.now. */
+  now?: () => number;
+}
+
+/** Bindings the consumers use. */
+export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES">;
+
+/** Backoff of a transient failure: 2^attempts seconds, at most 5 minutes. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(2 ** attempts, 300);
+}
+
+/** Run one validated message; throws on a transient fault. */
+async function dispatch(message: ProvisionMessage, env: ProvisionConsumerEnv, deps: ProvisionConsumerDeps): Promise<unknown> {
+  switch (message.kind) {
+    case "ingest-module-version":
+      return ingestModuleVersion(env, message.versionId, deps.ingest, deps.now);
+  }
+}
+
+/** Record the final failure of a message that exhausted its retries. */
+async function deadLetter(message: ProvisionMessage, env: ProvisionConsumerEnv): Promise<unknown> {
+  switch (message.kind) {
+    case "ingest-module-version":
+      return { failed: await failVersionAfterRetries(env, message.versionId) };
+  }
+}
+
+/** Consume a batch of `keyway-provision`. */
+export async function handleProvisionBatch(
+  batch: MessageBatch<unknown>,
+  env: ProvisionConsumerEnv,
+  deps: ProvisionConsumerDeps,
+): Promise<void> {
+  for (const msg of batch.messages) {
+    const parsed = parseProvisionMessage(msg.body);
+    if (!parsed.ok) {
+      logError("", "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
+      msg.ack();
+      continue;
+    }
+    try {
+      const result = await dispatch(parsed.message, env, deps);
+      logInfo("queue message handled", { queue: batch.queue, id: msg.id, kind: parsed.message.kind, result });
+      msg.ack();
+    } catch (err) {
+      const delaySeconds = retryDelaySeconds(msg.attempts);
+      logError("", `queue message failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
+      msg.retry({ delaySeconds });
+    }
+  }
+}
+
+/** Consume a batch of `keyway-provision-dlq`: record each failure, then acknowledge. */
+export async function handleProvisionDeadLetters(batch: MessageBatch<unknown>, env: ProvisionConsumerEnv): Promise<void> {
+  for (const msg of batch.messages) {
+    const parsed = parseProvisionMessage(msg.body);
+    if (!parsed.ok) {
+      logError("", "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
+      msg.ack();
+      continue;
+    }
+    try {
+      const result = await deadLetter(parsed.message, env);
+      logError("", "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: parsed.message.kind, result }));
+      msg.ack();
+    } catch (err) {
+      const delaySeconds = retryDelaySeconds(msg.attempts);
+      logError("", `dead-letter handling failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
+      msg.retry({ delaySeconds });
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Messages on the provisioning queue (`PROVISION_QUEUE`, queue `keyway-provision`):
+ * a versioned, validated union (house style §3.2 item 10). Messages carry ids only,
+ * never values (decision N11): the consumer re-reads everything else from D1/R2.
+ *
+ * To add a kind: add its interface to {@link ProvisionMessage}, a parser to
+ * {@link PARSERS} and a case to the consumer's dispatch (src/nocode/queue/consumer.ts).
+ */
+
+/** Ingest the uploaded tarball of a registry module version (decision N4). */
+export interface IngestModuleVersionMessage {
+  v: 1;
+  kind: "ingest-module-version";
+  /** `modver-…` */
+  versionId: string;
+}
+
+/** Every message the provisioning queue carries. */
+export type ProvisionMessage = IngestModuleVersionMessage;
+
+/** Every message kind. */
+export type ProvisionMessageKind = ProvisionMessage["kind"];
+
+/** The current message format version. */
+export const PROVISION_MESSAGE_VERSION = 1;
+
+/** Result of {@link parseProvisionMessage}. */
+export type ParsedProvisionMessage = { ok: true; message: ProvisionMessage } | { ok: false; error: string };
+
+/** Ids are `<prefix>-` + 16 alphanumerics (reference §1.2). */
+function idField(body: Record<string, unknown>, field: string, prefix: string): string | { error: string } {
+  const value = body[field];
+  if (typeof value !== "string" || !new RegExp(`^${prefix}-[A-Za-z0-9]{16}$`).test(value)) {
+    return { error: `field "${field}" must be a ${prefix}- id` };
+  }
+  return value;
+}
+
+/** One parser per kind: the validated message, or why the body is malformed. */
+const PARSERS: { [K in ProvisionMessageKind]: (body: Record<string, unknown>) => ProvisionMessage | { error: string } } = {
+  "ingest-module-version": (body) => {
+    const versionId = idField(body, "versionId", "modver");
+    if (typeof versionId !== "string") return versionId;
+    return { v: 1, kind: "ingest-module-version", versionId };
+  },
+};
+
+/**
+ * Validate a message body. Anything that is not exactly a known kind of the current
+ * version is malformed: the consumer acknowledges and logs it (a poison message must
+ * never loop).
+ */
+export function parseProvisionMessage(body: unknown): ParsedProvisionMessage {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    return { ok: false, error: "message body is not an object" };
+  }
+  const record = body as Record<string, unknown>;
+  if (record.v !== PROVISION_MESSAGE_VERSION) return { ok: false, error: `unsupported message version ${JSON.stringify(record.v)}` };
+  const kind = record.kind;
+  if (typeof kind !== "string" || !Object.hasOwn(PARSERS, kind)) {
+    return { ok: false, error: `unknown message kind ${JSON.stringify(kind)}` };
+  }
+  const parsed = PARSERS[kind as ProvisionMessageKind](record);
+  return "error" in parsed ? { ok: false, error: parsed.error } : { ok: true, message: parsed };
+}
+
+/** The message that queues ingestion of a module version. */
+export function ingestModuleVersionMessage(versionId: string): IngestModuleVersionMessage {
+  return { v: 1, kind: "ingest-module-version", versionId };
+}

@@ -1,0 +1,187 @@
+/**
+ * D1 access for private registry modules and their versions (decisions N3, N4, N9).
+ * Multi-row writes use `db.batch` (never `db.transaction()` on D1, house style §4).
+ */
+import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { registryModules, registryModuleVersions, registryUploadLinks } from "../../db/schema";
+import type { ModuleSummary } from "../../lib/terraform/types";
+import { compareVersionStrings, pickLatestRelease } from "./semver";
+
+/** A registry module row. */
+export type RegistryModuleRow = typeof registryModules.$inferSelect;
+/** A registry module version row (`summary` is the ModuleSummary JSON, or null). */
+export type RegistryModuleVersionRow = typeof registryModuleVersions.$inferSelect;
+/** Status of a version (N4). */
+export type RegistryModuleVersionStatus = RegistryModuleVersionRow["status"];
+
+/** `private` is the only registry we host (N9: private modules, no VCS). */
+export const PRIVATE_REGISTRY = "private";
+
+/** Where a module lives: `/organizations/:org/registry-modules/:registry/:namespace/:name/:provider`. */
+export interface RegistryModuleAddress {
+  organization: string;
+  registryName: string;
+  namespace: string;
+  name: string;
+  provider: string;
+}
+
+/** A module by id, or null. */
+export function findRegistryModuleById(db: Db, id: string): Promise<RegistryModuleRow | undefined> {
+  return db.select().from(registryModules).where(eq(registryModules.id, id)).get();
+}
+
+/** A module by its address, or undefined. */
+export function findRegistryModule(db: Db, address: RegistryModuleAddress): Promise<RegistryModuleRow | undefined> {
+  return db
+    .select()
+    .from(registryModules)
+    .where(
+      and(
+        eq(registryModules.organization, address.organization),
+        eq(registryModules.registryName, address.registryName),
+        eq(registryModules.namespace, address.namespace),
+        eq(registryModules.name, address.name),
+        eq(registryModules.provider, address.provider),
+      ),
+    )
+    .get();
+}
+
+/** Filters of the module list (HCP Terraform's `q`, `filter[provider]`, `filter[registry_name]`). */
+export interface RegistryModuleFilter {
+  /** Substring of the name, case-insensitive. */
+  q?: string;
+  provider?: string;
+  registryName?: string;
+}
+
+/** One page of an organization's modules, ordered by name then provider, and the total. */
+export async function listRegistryModules(
+  db: Db,
+  organization: string,
+  filter: RegistryModuleFilter,
+  page: { offset: number; limit: number },
+): Promise<{ rows: RegistryModuleRow[]; total: number }> {
+  const conditions: SQL[] = [eq(registryModules.organization, organization)];
+  if (filter.provider !== undefined) conditions.push(eq(registryModules.provider, filter.provider));
+  if (filter.registryName !== undefined) conditions.push(eq(registryModules.registryName, filter.registryName));
+  if (filter.q) {
+    // instr() instead of LIKE: no wildcard characters to escape in the user's text.
+    conditions.push(sql`instr(lower(${registryModules.name}), ${filter.q.toLowerCase()}) > 0`);
+  }
+  const where = and(...conditions);
+  const [rows, totals] = await db.batch([
+    db
+      .select()
+      .from(registryModules)
+      .where(where)
+      .orderBy(asc(registryModules.name), asc(registryModules.provider), asc(registryModules.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ n: count() }).from(registryModules).where(where),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/** Status of one version as `version-statuses` shows it. */
+export interface VersionStatus {
+  version: string;
+  status: RegistryModuleVersionStatus;
+  error: string | null;
+}
+
+/**
+ * Version statuses of the given modules, each list ordered highest version first.
+ * Modules without versions map to `[]`.
+ */
+export async function versionStatusesOf(db: Db, moduleIds: readonly string[]): Promise<Map<string, VersionStatus[]>> {
+  const out = new Map<string, VersionStatus[]>(moduleIds.map((id) => [id, []]));
+  if (moduleIds.length === 0) return out;
+  const rows = await db
+    .select({
+      moduleId: registryModuleVersions.moduleId,
+      version: registryModuleVersions.version,
+      status: registryModuleVersions.status,
+      error: registryModuleVersions.error,
+    })
+    .from(registryModuleVersions)
+    .where(inArray(registryModuleVersions.moduleId, [...moduleIds]))
+    .all();
+  for (const row of rows) out.get(row.moduleId)?.push({ version: row.version, status: row.status, error: row.error });
+  for (const list of out.values()) list.sort((a, b) => compareVersionStrings(b.version, a.version));
+  return out;
+}
+
+/** A version of a module by its version string, or undefined. */
+export function findModuleVersion(db: Db, moduleId: string, version: string): Promise<RegistryModuleVersionRow | undefined> {
+  return db
+    .select()
+    .from(registryModuleVersions)
+    .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.version, version)))
+    .get();
+}
+
+/** A version by id (`modver-…`), or undefined. */
+export function findModuleVersionById(db: Db, id: string): Promise<RegistryModuleVersionRow | undefined> {
+  return db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).get();
+}
+
+/**
+ * Decision N3: the module's "latest" version, the highest non-pre-release semver among
+ * its `ok` versions, or null when none is `ok`. E1/E2 use it to default and resolve
+ * `version-pin` (`latest` is stored as this concrete version).
+ *
+ * @example
+ * const latest = await latestOkVersion(db, module.id);
+ * const pin = latest?.version ?? null;
+ */
+export async function latestOkVersion(db: Db, moduleId: string): Promise<RegistryModuleVersionRow | null> {
+  const ok = await db
+    .select()
+    .from(registryModuleVersions)
+    .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.status, "ok")))
+    .all();
+  return pickLatestRelease(ok);
+}
+
+/**
+ * The ingested ModuleSummary of a version (N4), or null unless the version is `ok`.
+ * The planner (N7) reads resources' normalised source, locals and module calls from it.
+ */
+export function versionSummary(row: Pick<RegistryModuleVersionRow, "status" | "summary">): ModuleSummary | null {
+  if (row.status !== "ok" || row.summary === null) return null;
+  return JSON.parse(row.summary) as ModuleSummary;
+}
+
+/**
+ * Record the legacy `no-code` flag of a module (N9). The no-code modules feature calls
+ * this when it enables or deletes the no-code module of a registry module.
+ */
+export async function setRegistryModuleNoCode(db: Db, moduleId: string, noCode: boolean, now = Date.now()): Promise<void> {
+  await db.update(registryModules).set({ noCode, updatedAt: now }).where(eq(registryModules.id, moduleId)).run();
+}
+
+/**
+ * Delete a module with its versions and upload links; returns the R2 keys of the
+ * tarballs that were stored, for the caller to delete.
+ */
+export async function deleteRegistryModuleRows(db: Db, moduleId: string): Promise<string[]> {
+  const versions = await db
+    .select({ id: registryModuleVersions.id, tarballKey: registryModuleVersions.tarballKey })
+    .from(registryModuleVersions)
+    .where(eq(registryModuleVersions.moduleId, moduleId))
+    .all();
+  // Links are found through a subquery: D1 caps bound parameters per statement at 100.
+  const versionIdsOfModule = db
+    .select({ id: registryModuleVersions.id })
+    .from(registryModuleVersions)
+    .where(eq(registryModuleVersions.moduleId, moduleId));
+  await db.batch([
+    db.delete(registryUploadLinks).where(inArray(registryUploadLinks.versionId, versionIdsOfModule)),
+    db.delete(registryModuleVersions).where(eq(registryModuleVersions.moduleId, moduleId)),
+    db.delete(registryModules).where(eq(registryModules.id, moduleId)),
+  ]);
+  return versions.flatMap((v) => (v.tarballKey ? [v.tarballKey] : []));
+}

@@ -5,6 +5,12 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { authenticateNocode, type NocodeCaller } from "./auth";
 import { renderNocodeError, unauthorized } from "./errors";
+import { agentPoolRoutes } from "./agent-pools/routes";
+import { organizationRoutes } from "./organizations/routes";
+import { projectRoutes } from "./projects/routes";
+import { releaseRoutes } from "./releases/routes";
+import { teamRoutes } from "./teams/routes";
+import { userRoutes } from "./users/routes";
 import { registryRoutes } from "./registry";
 
 export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
@@ -31,6 +37,13 @@ nocodeApp.get("/ping", (c) => c.body(null, 204));
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
 nocodeApp.route("/", registryRoutes);
+
+nocodeApp.route("/", organizationRoutes);
+nocodeApp.route("/", userRoutes);
+nocodeApp.route("/", teamRoutes);
+nocodeApp.route("/", projectRoutes);
+nocodeApp.route("/", agentPoolRoutes);
+nocodeApp.route("/", releaseRoutes);
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

@@ -1,0 +1,32 @@
+/** Agent pools (N9, reference §5.4). */
+import { and, count, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { agentPools } from "../../db/schema";
+
+export type AgentPoolRow = typeof agentPools.$inferSelect;
+
+/** An agent pool by id. */
+export async function findAgentPool(db: Db, id: string): Promise<AgentPoolRow | undefined> {
+  return db.select().from(agentPools).where(eq(agentPools.id, id)).get();
+}
+
+/** An agent pool by id within `organization` (undefined when it belongs to another). */
+export async function findAgentPoolInOrganization(db: Db, organization: string, id: string): Promise<AgentPoolRow | undefined> {
+  return db.select().from(agentPools).where(and(eq(agentPools.id, id), eq(agentPools.organization, organization))).get();
+}
+
+/** A page of an organization's agent pools by name and the total count. */
+export async function listAgentPools(db: Db, organization: string, page: { offset: number; size: number }): Promise<{ rows: AgentPoolRow[]; total: number }> {
+  const where = eq(agentPools.organization, organization);
+  const [rows, totals] = await Promise.all([
+    db.select().from(agentPools).where(where).orderBy(agentPools.name).limit(page.size).offset(page.offset).all(),
+    db.select({ n: count() }).from(agentPools).where(where).all(),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/** Ids stored in one of the JSON-array relationship columns. */
+export function storedIds(column: string): string[] {
+  const value: unknown = JSON.parse(column);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}

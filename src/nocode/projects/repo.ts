@@ -1,0 +1,36 @@
+/** Projects (N9, reference §5.3). */
+import { and, count, eq, like, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { projects } from "../../db/schema";
+
+export type ProjectRow = typeof projects.$inferSelect;
+
+/** A project by id. */
+export async function findProject(db: Db, id: string): Promise<ProjectRow | undefined> {
+  return db.select().from(projects).where(eq(projects.id, id)).get();
+}
+
+/** A project by id within `organization` (undefined when it belongs to another). */
+export async function findProjectInOrganization(db: Db, organization: string, id: string): Promise<ProjectRow | undefined> {
+  return db.select().from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).get();
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
+}
+
+/** A page of an organization's projects by name (optionally those whose name contains `q`) and the total. */
+export async function listProjects(
+  db: Db,
+  organization: string,
+  page: { offset: number; size: number },
+  q?: string,
+): Promise<{ rows: ProjectRow[]; total: number }> {
+  let where: SQL | undefined = eq(projects.organization, organization);
+  if (q) where = and(where, like(projects.name, `%${escapeLike(q)}%`));
+  const [rows, totals] = await Promise.all([
+    db.select().from(projects).where(where).orderBy(projects.name).limit(page.size).offset(page.offset).all(),
+    db.select({ n: count() }).from(projects).where(where).all(),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}

@@ -1,0 +1,86 @@
+/** Teams, their organization access and membership (N9, N10). */
+import { and, count, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { nocodeUsers, teamMemberships, teams } from "../../db/schema";
+
+export type TeamRow = typeof teams.$inferSelect;
+
+/** The six organization-access flags of N9, by their JSON:API names. */
+export const ORGANIZATION_ACCESS = {
+  "manage-workspaces": "manageWorkspaces",
+  "manage-projects": "manageProjects",
+  "manage-modules": "manageModules",
+  "manage-agent-pools": "manageAgentPools",
+  "read-workspaces": "readWorkspaces",
+  "read-projects": "readProjects",
+} as const satisfies Record<string, keyof TeamRow>;
+
+export type OrganizationAccessName = keyof typeof ORGANIZATION_ACCESS;
+
+/** A team by id. */
+export async function findTeam(db: Db, id: string): Promise<TeamRow | undefined> {
+  return db.select().from(teams).where(eq(teams.id, id)).get();
+}
+
+/** Ids of the members of each team (for the `users` relationship). */
+export async function memberIds(db: Db, teamIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(teamIds.map((id) => [id, []]));
+  if (teamIds.length === 0) return out;
+  const rows = await db
+    .select({ teamId: teamMemberships.teamId, userId: teamMemberships.userId })
+    .from(teamMemberships)
+    .where(inArray(teamMemberships.teamId, teamIds))
+    .orderBy(teamMemberships.createdAt, teamMemberships.userId)
+    .all();
+  for (const row of rows) out.get(row.teamId)?.push(row.userId);
+  return out;
+}
+
+/** A page of an organization's teams, by name, and the total count. */
+export async function listTeams(db: Db, organization: string, page: { offset: number; size: number }): Promise<{ rows: TeamRow[]; total: number }> {
+  const [rows, totals] = await Promise.all([
+    db.select().from(teams).where(eq(teams.organization, organization)).orderBy(teams.name).limit(page.size).offset(page.offset).all(),
+    db.select({ n: count() }).from(teams).where(eq(teams.organization, organization)).all(),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/** Resolve usernames (or user ids) to user ids; the ones not found are returned apart. */
+export async function resolveUsers(db: Db, names: string[]): Promise<{ ids: string[]; missing: string[] }> {
+  const unique = [...new Set(names)];
+  if (unique.length === 0) return { ids: [], missing: [] };
+  const rows = await db
+    .select({ id: nocodeUsers.id, username: nocodeUsers.username })
+    .from(nocodeUsers)
+    .where(inArray(nocodeUsers.username, unique))
+    .all();
+  const byName = new Map(rows.map((r) => [r.username, r.id]));
+  const leftover = unique.filter((n) => !byName.has(n));
+  const byId = leftover.length
+    ? new Set((await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(inArray(nocodeUsers.id, leftover)).all()).map((r) => r.id))
+    : new Set<string>();
+  const ids: string[] = [];
+  const missing: string[] = [];
+  for (const n of unique) {
+    const id = byName.get(n) ?? (byId.has(n) ? n : undefined);
+    if (id) ids.push(id);
+    else missing.push(n);
+  }
+  return { ids: [...new Set(ids)], missing };
+}
+
+/** Add users to a team (idempotent). */
+export async function addMembers(db: Db, teamId: string, userIds: string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  const now = Date.now();
+  await db
+    .insert(teamMemberships)
+    .values(userIds.map((userId) => ({ teamId, userId, createdAt: now })))
+    .onConflictDoNothing();
+}
+
+/** Remove users from a team (absent members are ignored). */
+export async function removeMembers(db: Db, teamId: string, userIds: string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.delete(teamMemberships).where(and(eq(teamMemberships.teamId, teamId), inArray(teamMemberships.userId, userIds)));
+}

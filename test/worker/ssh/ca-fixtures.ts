@@ -24,6 +24,11 @@ import rsa4096 from "../../fixtures/ssh/keys/rsa-4096?raw";
 import rsa4096Pub from "../../fixtures/ssh/keys/rsa-4096.pub?raw";
 import skEcdsaPub from "../../fixtures/ssh/keys/sk-ecdsa.pub?raw";
 import userCert from "../../fixtures/ssh/certs/user-ed25519-by-ed25519-cert.pub?raw";
+import encryptedEd25519 from "../../fixtures/ssh/encrypted/openssh-ed25519?raw";
+import openSslEd25519 from "../../fixtures/ssh/keys/openssl-ed25519-pkcs8?raw";
+import openSslEd25519Pub from "../../fixtures/ssh/keys/openssl-ed25519-pkcs8.pub?raw";
+import ecdsa256Sec1 from "../../fixtures/ssh/keys/ecdsa-256-sec1?raw";
+import ecdsa256Sec1Pub from "../../fixtures/ssh/keys/ecdsa-256-sec1.pub?raw";
 
 /** Private/public pairs usable as an imported CA. */
 export const CA_KEYS = {
@@ -33,7 +38,12 @@ export const CA_KEYS = {
   ecdsa256: { privateKey: ecdsa256, publicKey: ecdsa256Pub },
   ecdsa384: { privateKey: ecdsa384, publicKey: ecdsa384Pub },
   ed25519: { privateKey: ed25519, publicKey: ed25519Pub },
+  ed25519Pkcs8: { privateKey: openSslEd25519, publicKey: openSslEd25519Pub },
+  ecdsa256Sec1: { privateKey: ecdsa256Sec1, publicKey: ecdsa256Sec1Pub },
 } as const;
+
+/** A passphrase-protected openssh-key-v1 key (fixture-passphrase), which cannot be imported. */
+export const ENCRYPTED_PRIVATE_KEY = encryptedEd25519;
 
 /** Subject public keys (authorized_keys lines with a comment and trailing newline). */
 export const SUBJECT_KEYS = {

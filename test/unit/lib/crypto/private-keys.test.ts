@@ -53,7 +53,10 @@ describe("DER", () => {
     expect(code([0x30, 0x81, 0x05], (r) => r.sequence("x"))).toBe("INVALID_ENCODING");
     expect(code([0x30, 0x80], (r) => r.sequence("x"))).toBe("INVALID_ENCODING");
     expect(code([0x30, 0x05, 0x00], (r) => r.sequence("x"))).toBe("EOF");
-    expect(code([0x30, 0x00, 0x00], (r) => (r.sequence("x"), r.expectEnd()))).toBe("TRAILING_DATA");
+    expect(code([0x30, 0x00, 0x00], (r) => {
+      r.sequence("x");
+      r.expectEnd();
+    })).toBe("TRAILING_DATA");
     expect(derSequence().length).toBe(2);
   });
 });

@@ -7,6 +7,7 @@
 import { decodeCertificate, optionsToRecord, type SshCertificate } from "../../../src/lib/sshwire/certificate";
 import { fromBase64 } from "../../../src/lib/bytes";
 import { parsePublicKeyText } from "../../../src/lib/sshwire/public-key";
+import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
 import dsa1024Pub from "../../fixtures/ssh/keys/dsa-1024.pub?raw";
 import ecdsa256 from "../../fixtures/ssh/keys/ecdsa-256?raw";
 import ecdsa256Pub from "../../fixtures/ssh/keys/ecdsa-256.pub?raw";
@@ -79,4 +80,36 @@ export async function sha256Hex(blob: Uint8Array): Promise<string> {
 /** Option list of a decoded certificate as a name → value record. */
 export function optionsOf(options: SshCertificate["extensions"]): Record<string, string> {
   return optionsToRecord(options);
+}
+
+/** A token whose identity entity (S5a) renders templates, plus what the tests compare with. */
+export interface EntityToken {
+  token: string;
+  entityId: string;
+  /** The token store's mount accessor (`auth_token_<8 hex>`), for alias templates. */
+  accessor: string;
+  aliasName: string;
+  /** `token-<display_name>` (S5a). */
+  displayName: string;
+}
+
+/**
+ * Create an entity with `metadata` and an alias on the token store, and a token for it that
+ * may sign and issue on both test mounts (S6: `create` suffices).
+ */
+export async function entityToken(metadata: Record<string, string>, displayName = "vaultssh"): Promise<EntityToken> {
+  const entity = await vault("POST", "identity/entity", { body: { name: uniqueName("entity"), metadata } });
+  if (entity.status !== 200) throw new Error(`entity create failed: ${entity.status} ${entity.text}`);
+  const entityId = entity.json.data.id as string;
+  const auth = await vault("GET", "sys/auth");
+  const accessor = auth.json.data["token/"].accessor as string;
+  const aliasName = uniqueName("alias");
+  const alias = await vault("POST", "identity/entity-alias", { body: { name: aliasName, canonical_id: entityId, mount_accessor: accessor } });
+  if (alias.status !== 200) throw new Error(`alias create failed: ${alias.status} ${alias.text}`);
+  const caps = ["create", "update"];
+  const token = await tokenWithPolicy(
+    { "ssh/sign/*": caps, "ssh/issue/*": caps, "ssh-two/sign/*": caps, "ssh-two/issue/*": caps },
+    { entity_id: entityId, display_name: displayName },
+  );
+  return { token, entityId, accessor, aliasName, displayName: `token-${displayName}` };
 }

@@ -1,0 +1,542 @@
+/**
+ * `POST sign/:name` (seed row 15): vault-ssh-behaviour §8 items 20–26, 35–38, 40, 42, 43,
+ * adapted where decisions.md differs (S4, S7, S8, S11, S17, S18). Mount `ssh` has an RSA-2048
+ * CA and `ssh-two` an Ed25519 CA for the whole file.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { verifyCertificate } from "../../../src/lib/crypto/ssh-ca";
+import { toBase64 } from "../../../src/lib/bytes";
+import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
+import { blobOf, CA_KEYS, decodeSignedKey, optionsOf, SUBJECT_KEYS, sha256Hex } from "./ca-fixtures";
+
+beforeAll(async () => {
+  for (const [mount, pair] of [
+    ["ssh", CA_KEYS.rsa2048],
+    ["ssh-two", CA_KEYS.ed25519],
+  ] as const) {
+    const res = await vault("POST", `${mount}/config/ca`, { body: { private_key: pair.privateKey, public_key: pair.publicKey } });
+    if (res.status !== 204) throw new Error(`CA import failed: ${res.status} ${res.text}`);
+  }
+});
+
+/** Write a role under a fresh name and return the name. */
+async function role(body: Record<string, unknown>, mount = "ssh", name = uniqueName("role")): Promise<string> {
+  const res = await vault("POST", `${mount}/roles/${name}`, { body });
+  if (res.status !== 204) throw new Error(`role write failed: ${res.status} ${res.text}`);
+  return name;
+}
+
+async function sign(name: string, body: Record<string, unknown>, mount = "ssh", token?: string) {
+  return vault("POST", `${mount}/sign/${name}`, { body, ...(token ? { token } : {}) });
+}
+
+const USER_ROLE = { key_type: "ca", allow_user_certificates: true, allowed_users: "*" };
+
+describe("§8 item 20: host certificates (TestBackend_ValidPrincipalsValidatedForHostCertificates)", () => {
+  it("signs a host certificate with the role's defaults", async () => {
+    const name = await role({
+      key_type: "ca",
+      allow_host_certificates: true,
+      allowed_domains: "example.com,example.org",
+      allow_subdomains: true,
+      default_critical_options: { option: "value" },
+      default_extensions: { extension: "extended" },
+    });
+    // Vault's publicKey2: the CA's own key as a bare base64 blob.
+    const bare = toBase64(blobOf(CA_KEYS.rsa2048.publicKey));
+    const res = await sign(name, { public_key: bare, ttl: "2h", cert_type: "host", valid_principals: "dummy.example.org,second.example.com" });
+    expect(res.status).toBe(200);
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    // S7: without key_id_format the key ID is the token display name (root).
+    expect(cert.keyId).toBe("root");
+    expect(cert.certType).toBe(2);
+    expect(cert.principals).toEqual(["dummy.example.org", "second.example.com"]);
+    expect(optionsOf(cert.criticalOptions)).toEqual({ option: "value" });
+    expect(optionsOf(cert.extensions)).toEqual({ extension: "extended" });
+    expect(cert.validBefore - cert.validAfter).toBe(BigInt(2 * 3600 + 30));
+    expect(cert.signatureKey).toEqual(blobOf(CA_KEYS.rsa2048.publicKey));
+    expect(res.json.data.serial_number).not.toBe("");
+    expect(await verifyCertificate(cert)).toBe(true);
+  });
+});
+
+describe("§8 item 21: caller options replace the defaults (TestBackend_OptionsOverrideDefaults)", () => {
+  it("keeps only the requested critical options and extensions", async () => {
+    const name = await role({
+      key_type: "ca",
+      allowed_users: "tuber",
+      default_user: "tuber",
+      allow_user_certificates: true,
+      allowed_critical_options: "option,secondary",
+      allowed_extensions: "extension,additional",
+      default_critical_options: { option: "value" },
+      default_extensions: { extension: "extended" },
+    });
+    const res = await sign(name, {
+      public_key: SUBJECT_KEYS.rsa2048,
+      ttl: "2h",
+      critical_options: { secondary: "value" },
+      extensions: { additional: "value" },
+    });
+    expect(res.status).toBe(200);
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    expect(optionsOf(cert.criticalOptions)).toEqual({ secondary: "value" });
+    expect(optionsOf(cert.extensions)).toEqual({ additional: "value" });
+    expect(cert.principals).toEqual(["tuber"]);
+    expect(cert.certType).toBe(1);
+    expect(cert.validBefore - cert.validAfter).toBe(BigInt(2 * 3600 + 30));
+  });
+});
+
+describe("§8 item 22: key_id_format (TestBackend_CustomKeyIDFormat, S7)", () => {
+  it("substitutes role name, token display name and the SHA-256 of the key blob", async () => {
+    const name = await role({ ...USER_ROLE, key_id_format: "{{role_name}}-{{token_display_name}}-{{public_key_hash}}" }, "ssh", "customrole");
+    const res = await sign(name, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "tuber" });
+    expect(res.status).toBe(200);
+    const hash = await sha256Hex(blobOf(SUBJECT_KEYS.rsa2048));
+    expect(decodeSignedKey(res.json.data.signed_key).keyId).toBe(`customrole-root-${hash}`);
+  });
+
+  it("uses the caller's token display name and leaves unknown variables literal", async () => {
+    const name = await role({ ...USER_ROLE, key_id_format: "{{token_display_name}}/{{other}}" });
+    const token = await tokenWithPolicy({ "ssh/sign/*": ["create"] }, { display_name: "ci bot" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" }, "ssh", token);
+    expect(decodeSignedKey(res.json.data.signed_key).keyId).toBe("token-ci-bot/{{other}}");
+  });
+
+  it("defaults to the caller's display name (S7)", async () => {
+    const name = await role(USER_ROLE);
+    const token = await tokenWithPolicy({ "ssh/sign/*": ["create"] }, { display_name: "deploy" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" }, "ssh", token);
+    expect(decodeSignedKey(res.json.data.signed_key).keyId).toBe("token-deploy");
+  });
+});
+
+describe("§8 item 23: caller key IDs (TestBackend_DisallowUserProvidedKeyIDs)", () => {
+  it("refuses key_id unless allow_user_key_ids, then uses it verbatim over key_id_format", async () => {
+    const denied = await role(USER_ROLE);
+    const res = await sign(denied, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a", key_id: "override" });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ errors: ["setting key_id is not allowed by role"] });
+
+    const allowed = await role({ ...USER_ROLE, allow_user_key_ids: true, key_id_format: "{{role_name}}" });
+    const ok = await sign(allowed, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a", key_id: "override" });
+    expect(decodeSignedKey(ok.json.data.signed_key).keyId).toBe("override");
+  });
+});
+
+describe("§8 item 24: allowed_user_key_lengths (TestBackend_AllowedUserKeyLengths)", () => {
+  const cases: [string, Record<string, unknown>, keyof typeof SUBJECT_KEYS, string | null][] = [
+    ["weakkey", { rsa: 4096 }, "rsa2048", "key is of an invalid size: 2048"],
+    ["stdkey", { rsa: 2048 }, "rsa2048", null],
+    ["stdkey", { rsa: 2048 }, "rsa4096", "key is of an invalid size: 4096"],
+    ["multikey", { rsa: [2048, 4096] }, "rsa2048", null],
+    ["multikey", { rsa: [2048, 4096] }, "rsa4096", null],
+    ["multikey", { rsa: [2048, 4096] }, "rsa3072", "key is of an invalid size: 3072"],
+    ["multikey", { rsa: [2048, 4096] }, "ecdsa256", "key of type ecdsa is not allowed"],
+    ["ectypes", { ec: [256], "ecdsa-sha2-nistp521": 0 }, "ecdsa256", null],
+    ["ectypes", { ec: [256], "ecdsa-sha2-nistp521": 0 }, "ecdsa521", null],
+    ["ectypes", { ec: [256], "ecdsa-sha2-nistp521": 0 }, "ecdsa384", "key is of an invalid size: 384"],
+    ["ectypes", { ec: [256], "ecdsa-sha2-nistp521": 0 }, "rsa3072", "key of type rsa is not allowed"],
+    ["ssh-rsa name", { "ssh-rsa": "2048,3072" }, "rsa3072", null],
+    ["ed25519", { ed25519: 0 }, "ed25519", null],
+    ["ssh-ed25519 empty list", { "ssh-ed25519": [] }, "ed25519", "key is of an invalid size: 0"],
+    ["sk keys", { rsa: 2048 }, "skEcdsa", "pubkey not suitable for crypto (expected ssh.CryptoPublicKey but found *ssh.skECDSAPublicKey)"],
+  ];
+  it.each(cases)("%s %j with %s", async (_label, lengths, key, error) => {
+    const name = await role({ ...USER_ROLE, allowed_user_key_lengths: lengths });
+    const res = await sign(name, { public_key: SUBJECT_KEYS[key], valid_principals: "u" });
+    if (error === null) {
+      expect(res.status, res.text).toBe(200);
+    } else {
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ errors: [`public_key failed to meet the key requirements: ${error}`] });
+    }
+  });
+});
+
+describe("§8 item 25: not_before_duration (TestSSHBackend_ValidateNotBeforeDuration)", () => {
+  it.each([
+    ["300s", 2 * 3600 + 300],
+    ["2h", 4 * 3600],
+    ["30s", 2 * 3600 + 30],
+    [0, 2 * 3600],
+  ] as const)("not_before_duration %s → window %i s", async (nbd, window) => {
+    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "example.com", allow_subdomains: true, not_before_duration: nbd });
+    const before = Math.floor(Date.now() / 1000);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, ttl: "2h", cert_type: "host", valid_principals: "a.example.com" });
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    expect(cert.validBefore - cert.validAfter).toBe(BigInt(window));
+    expect(Number(cert.validBefore) - before).toBeGreaterThanOrEqual(7200);
+    expect(Number(cert.validBefore) - before).toBeLessThanOrEqual(7202);
+  });
+});
+
+describe("§8 item 26: empty allowed_extensions fails closed (TestBackend_EmptyAllowedExtensionFailsClosed)", () => {
+  it("refuses any caller extension", async () => {
+    const name = await role({ ...USER_ROLE, allowed_extensions: "" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", extensions: { "login@foobar.com": "x" } });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ errors: ["extensions [login@foobar.com] are not on allowed list"] });
+  });
+
+  it("`*` allows any; a list allows its entries; defaults are not restricted", async () => {
+    const any = await role({ ...USER_ROLE, allowed_extensions: "*" });
+    const a = await sign(any, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", extensions: { "permit-pty": "", "login@x": "y" } });
+    expect(optionsOf(decodeSignedKey(a.json.data.signed_key).extensions)).toEqual({ "permit-pty": "", "login@x": "y" });
+
+    const listed = await role({ ...USER_ROLE, allowed_extensions: "permit-pty,permit-X11-forwarding", default_extensions: { "permit-user-rc": "" } });
+    const refused = await sign(listed, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", extensions: { "permit-pty": "", zz: "", aa: "" } });
+    expect(refused.json.errors).toEqual(["extensions [aa zz] are not on allowed list"]);
+    const defaults = await sign(listed, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" });
+    expect(optionsOf(decodeSignedKey(defaults.json.data.signed_key).extensions)).toEqual({ "permit-user-rc": "" });
+  });
+
+  it("no built-in permit-* defaults: a role without default_extensions signs none", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" });
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    expect(cert.extensions).toEqual([]);
+    expect(cert.criticalOptions).toEqual([]);
+  });
+});
+
+describe("§8 item 35: principal errors (S8, current Vault)", () => {
+  it("an empty allowed_users allows nobody, not even default_user", async () => {
+    const name = await role({ key_type: "ca", allow_user_certificates: true, default_user: "ubuntu" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519 });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ errors: ["role is not configured to allow any principals"] });
+  });
+
+  it("a principal outside allowed_users is refused", async () => {
+    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "a" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "b" });
+    expect(res.json).toEqual({ errors: ["b is not a valid value for valid_principals"] });
+  });
+
+  it("no principals at all is refused, also with allowed_users *", async () => {
+    for (const allowed of ["*", "a"]) {
+      const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: allowed });
+      for (const body of [{}, { valid_principals: "" }, { valid_principals: " , " }]) {
+        const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, ...body });
+        expect(res.status).toBe(400);
+        expect(res.json).toEqual({ errors: ["empty valid principals not allowed by role"] });
+      }
+    }
+  });
+
+  it("allow_empty_principals signs a certificate with zero principals", async () => {
+    const name = await role({ key_type: "ca", allow_user_certificates: true, allow_empty_principals: true });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519 });
+    expect(res.status).toBe(200);
+    expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual([]);
+  });
+
+  it("absent or empty valid_principals falls back to default_user (S8)", async () => {
+    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "ubuntu", default_user: "ubuntu" });
+    for (const body of [{}, { valid_principals: "" }]) {
+      const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, ...body });
+      expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual(["ubuntu"]);
+    }
+  });
+
+  it("default_user is not a principal of host certificates", async () => {
+    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "*", default_user: "ubuntu" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, cert_type: "host" });
+    expect(res.json).toEqual({ errors: ["empty valid principals not allowed by role"] });
+  });
+});
+
+describe("§8 item 36: principal normalisation", () => {
+  it("trims, de-duplicates and sorts", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "b, a,a" });
+    expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual(["a", "b"]);
+  });
+
+  it("checks principals in sorted order and names the first refused", async () => {
+    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "m" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "z,m,c" });
+    expect(res.json.errors).toEqual(["c is not a valid value for valid_principals"]);
+  });
+});
+
+describe("§8 item 37: host certificate domain rules", () => {
+  async function hostSign(flags: Record<string, unknown>, principal: string) {
+    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "example.com", ...flags });
+    return sign(name, { public_key: SUBJECT_KEYS.ed25519, cert_type: "host", valid_principals: principal });
+  }
+
+  it("a bare domain needs allow_bare_domains", async () => {
+    expect((await hostSign({}, "example.com")).json.errors).toEqual(["example.com is not a valid value for valid_principals"]);
+    expect((await hostSign({ allow_subdomains: true }, "example.com")).status).toBe(400);
+    expect((await hostSign({ allow_bare_domains: true }, "example.com")).status).toBe(200);
+  });
+
+  it("subdomains at any depth need allow_subdomains", async () => {
+    expect((await hostSign({ allow_bare_domains: true }, "a.b.example.com")).status).toBe(400);
+    expect((await hostSign({ allow_subdomains: true }, "a.b.example.com")).status).toBe(200);
+  });
+
+  it("badexample.com never passes", async () => {
+    const res = await hostSign({ allow_subdomains: true, allow_bare_domains: true }, "badexample.com");
+    expect(res.json.errors).toEqual(["badexample.com is not a valid value for valid_principals"]);
+  });
+
+  it("allowed_domains * allows any host", async () => {
+    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "*" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, cert_type: "host", valid_principals: "anything.test,10.0.0.1" });
+    expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual(["10.0.0.1", "anything.test"]);
+  });
+});
+
+describe("§8 item 38: certificate type", () => {
+  it("cert_type must be user or host (case-sensitive)", async () => {
+    const name = await role({ ...USER_ROLE, allow_host_certificates: true });
+    for (const certType of ["foo", "", "User"]) {
+      const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", cert_type: certType });
+      expect(res.json).toEqual({ errors: ["cert_type must be either 'user' or 'host'"] });
+    }
+  });
+
+  it("a user certificate on a host-only role, and a host certificate on a user-only role, are refused", async () => {
+    const hostOnly = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "*" });
+    expect((await sign(hostOnly, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" })).json).toEqual({
+      errors: ["cert_type 'user' is not allowed by role"],
+    });
+    const userOnly = await role(USER_ROLE);
+    expect((await sign(userOnly, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", cert_type: "host" })).json).toEqual({
+      errors: ["cert_type 'host' is not allowed by role"],
+    });
+  });
+
+  it("signing with an OTP role fails on the certificate type", async () => {
+    const name = await role({ key_type: "otp", default_user: "u", cidr_list: "10.0.0.0/8" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519 });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ errors: ["cert_type 'user' is not allowed by role"] });
+  });
+});
+
+describe("§8 item 39 (role part): TTL against the role's max_ttl", () => {
+  it("a caller's ttl above max_ttl is 400; the role ttl is used when none is sent", async () => {
+    const name = await role({ ...USER_ROLE, max_ttl: "1h", ttl: "30m" });
+    const tooLong = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ttl: "2h" });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.json).toEqual({ errors: ["ttl is larger than maximum allowed 3600"] });
+    const byRole = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" });
+    expect(byRole.json.lease_duration).toBe(1800);
+    const exact = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ttl: 3600 });
+    expect(exact.json.lease_duration).toBe(3600);
+  });
+
+  it("an explicit ttl 0 means the mount default, which a 1h max_ttl refuses (Vault's quirk)", async () => {
+    const name = await role({ ...USER_ROLE, max_ttl: "1h", ttl: "30m" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ttl: 0 });
+    expect(res.json).toEqual({ errors: ["ttl is larger than maximum allowed 3600"] });
+  });
+
+  it("without role TTLs the certificate lasts the mount default (768h)", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" });
+    expect(res.json.lease_duration).toBe(768 * 3600);
+    const huge = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ttl: "100000h" });
+    expect(huge.json).toEqual({ errors: [`ttl is larger than maximum allowed ${768 * 3600}`] });
+  });
+});
+
+describe("§8 item 40: critical options", () => {
+  it("refuses options outside allowed_critical_options; an empty list allows any", async () => {
+    const restricted = await role({ ...USER_ROLE, allowed_critical_options: "force-command" });
+    const res = await sign(restricted, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", critical_options: { "source-address": "10.0.0.0/8" } });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ errors: ["critical options not on allowed list: [source-address]"] });
+    const ok = await sign(restricted, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", critical_options: { "force-command": "/bin/true" } });
+    expect(optionsOf(decodeSignedKey(ok.json.data.signed_key).criticalOptions)).toEqual({ "force-command": "/bin/true" });
+
+    const open = await role(USER_ROLE);
+    const any = await sign(open, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      critical_options: { "source-address": "10.0.0.0/8", "force-command": "/bin/date" },
+    });
+    expect(optionsOf(decodeSignedKey(any.json.data.signed_key).criticalOptions)).toEqual({
+      "force-command": "/bin/date",
+      "source-address": "10.0.0.0/8",
+    });
+  });
+
+  it("accepts the historical array-of-maps form and stringifies values like Go", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", critical_options: [{ a: true }, { b: 1 }] });
+    expect(optionsOf(decodeSignedKey(res.json.data.signed_key).criticalOptions)).toEqual({ a: "true", b: "1" });
+  });
+});
+
+describe("§8 item 42: response shape (S18 lease)", () => {
+  it("answers serial, certificate and a non-renewable lease as long as the certificate", async () => {
+    const name = await role({ ...USER_ROLE, ttl: "1h" });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a" });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.json.data).sort()).toEqual(["serial_number", "signed_key"]);
+    const serial = res.json.data.serial_number as string;
+    expect(serial).toMatch(/^[0-9a-f]{1,16}$/);
+    expect(serial).not.toMatch(/^0[0-9a-f]/);
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    expect(cert.serial.toString(16)).toBe(serial);
+    expect(res.json.data.signed_key.startsWith("ssh-rsa-cert-v01@openssh.com ")).toBe(true);
+    expect(res.json.data.signed_key.endsWith("\n")).toBe(true);
+    expect(res.json.data.signed_key.split(" ")).toHaveLength(2);
+    // S18 replaces Vault's empty lease.
+    expect(res.json.lease_id).toBe(`ssh/sign/${name}/${serial}`);
+    expect(res.json.renewable).toBe(false);
+    expect(res.json.lease_duration).toBe(3600);
+    expect(res.json.warnings).toBeNull();
+    // Revoking such a lease is a no-op (S18).
+    expect((await vault("PUT", "sys/leases/revoke", { body: { lease_id: res.json.lease_id } })).status).toBe(204);
+  });
+
+  it("serials are random", async () => {
+    const name = await role(USER_ROLE);
+    const serials = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      serials.add((await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" })).json.data.serial_number);
+    }
+    expect(serials.size).toBe(5);
+  });
+
+  it("the certificate type name follows the subject key", async () => {
+    const name = await role(USER_ROLE);
+    for (const [key, type] of [
+      ["ecdsa384", "ecdsa-sha2-nistp384-cert-v01@openssh.com"],
+      ["ed25519", "ssh-ed25519-cert-v01@openssh.com"],
+      ["skEcdsa", "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com"],
+    ] as const) {
+      const res = await sign(name, { public_key: SUBJECT_KEYS[key], valid_principals: "a" });
+      expect(res.json.data.signed_key.startsWith(`${type} `), key).toBe(true);
+    }
+  });
+});
+
+describe("§8 item 43: signature algorithms (TestSSHBackend_CA, S11)", () => {
+  it.each([
+    ["", "rsa-sha2-256"],
+    ["default", "rsa-sha2-256"],
+    ["rsa-sha2-256", "rsa-sha2-256"],
+    ["rsa-sha2-512", "rsa-sha2-512"],
+    ["ssh-rsa", "ssh-rsa"],
+  ])("RSA CA with algorithm_signer %j signs with %s", async (signer, algorithm) => {
+    const name = await role({ ...USER_ROLE, algorithm_signer: signer });
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" });
+    expect(res.status).toBe(200);
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    expect(cert.signature.algorithm).toBe(algorithm);
+    expect(await verifyCertificate(cert)).toBe(true);
+    if (algorithm === "ssh-rsa") {
+      expect(res.json.warnings).toHaveLength(1);
+      expect(res.json.warnings[0]).toContain("OpenSSH 8.8");
+    } else {
+      expect(res.json.warnings).toBeNull();
+    }
+  });
+
+  it.each(["", "default"])("Ed25519 CA with algorithm_signer %j signs with ssh-ed25519", async (signer) => {
+    const name = await role({ ...USER_ROLE, algorithm_signer: signer }, "ssh-two");
+    const res = await sign(name, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a" }, "ssh-two");
+    const cert = decodeSignedKey(res.json.data.signed_key);
+    expect(cert.signature.algorithm).toBe("ssh-ed25519");
+    expect(await verifyCertificate(cert)).toBe(true);
+  });
+
+  it.each(["ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"])("an Ed25519 CA with %s is a 400 (S4)", async (signer) => {
+    const name = await role({ ...USER_ROLE, algorithm_signer: signer }, "ssh-two");
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" }, "ssh-two");
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toHaveLength(1);
+    expect(res.json.errors[0]).toMatch(/^failed to generate signed SSH key: sign error: .*ssh-ed25519/);
+  });
+});
+
+describe("subject keys decision S17 refuses, and other bad keys", () => {
+  it("ssh-dss keys", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.dsa1024, valid_principals: "a" });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ errors: ["public_key failed to meet the key requirements: ssh-dss keys are not supported"] });
+  });
+
+  it("certificates sent as public_key", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.certificate, valid_principals: "a" });
+    expect(res.json).toEqual({ errors: ["failed to parse public_key as SSH key: certificates cannot be signed"] });
+  });
+
+  it.each([
+    ["garbage", "not a key"],
+    ["bad base64", "ssh-ed25519 ***"],
+    ["truncated blob", `ssh-ed25519 ${toBase64(blobOf(SUBJECT_KEYS.ed25519).slice(0, 20))}`],
+    ["double space", SUBJECT_KEYS.ed25519.replace(" ", "  ")],
+  ])("%s → failed to parse public_key as SSH key", async (_what, publicKey) => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: publicKey, valid_principals: "a" });
+    expect(res.status).toBe(400);
+    expect(res.json.errors[0]).toMatch(/^failed to parse public_key as SSH key: /);
+  });
+
+  it("ignores a mismatching type label and a comment, as Vault does", async () => {
+    const name = await role(USER_ROLE);
+    const relabelled = `ssh-rsa ${SUBJECT_KEYS.ed25519.split(" ")[1]} some comment\n`;
+    const res = await sign(name, { public_key: relabelled, valid_principals: "a" });
+    expect(res.status).toBe(200);
+    expect(decodeSignedKey(res.json.data.signed_key).publicKey.type).toBe("ssh-ed25519");
+  });
+});
+
+describe("request coercion and warnings", () => {
+  it("unknown fields are warned about on success", async () => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", colour: "red", role: "x" });
+    expect(res.status).toBe(200);
+    expect(res.json.warnings).toEqual([
+      "Endpoint ignored these unrecognized parameters: [colour]",
+      "Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]",
+    ]);
+  });
+
+  it.each([
+    ["ttl", { ttl: "soon" }],
+    ["ttl", { ttl: -1 }],
+    ["valid_principals", { valid_principals: ["a"] }],
+    ["critical_options", { critical_options: "force-command" }],
+    ["extensions", { extensions: 5 }],
+    ["public_key", { public_key: { key: 1 } }],
+  ])("a bad %s is a field validation 400", async (field, body) => {
+    const name = await role(USER_ROLE);
+    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ...body });
+    expect(res.status).toBe(400);
+    expect(res.json.errors[0]).toMatch(new RegExp(`^Field validation failed: error converting input .* for field "${field}"`));
+  });
+});
+
+describe("capabilities (S6)", () => {
+  it("create suffices, update alone is refused, neither is refused", async () => {
+    const name = await role(USER_ROLE);
+    const body = { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" };
+    const create = await tokenWithPolicy({ [`ssh/sign/${name}`]: ["create"] });
+    expect((await sign(name, body, "ssh", create)).status).toBe(200);
+    const both = await tokenWithPolicy({ "ssh/sign/*": ["create", "update"] });
+    expect((await sign(name, body, "ssh", both)).status).toBe(200);
+    const update = await tokenWithPolicy({ "ssh/sign/*": ["update"] });
+    expect((await sign(name, body, "ssh", update)).status).toBe(403);
+    const read = await tokenWithPolicy({ "ssh/sign/*": ["read"] });
+    expect((await sign(name, body, "ssh", read)).status).toBe(403);
+    expect((await vault("POST", `ssh/sign/${name}`, { token: null, body })).status).toBe(403);
+  });
+
+  it("GET and DELETE on sign are 405", async () => {
+    const name = await role(USER_ROLE);
+    expect((await vault("GET", `ssh/sign/${name}`)).status).toBe(405);
+    expect((await vault("DELETE", `ssh/sign/${name}`)).status).toBe(405);
+  });
+});

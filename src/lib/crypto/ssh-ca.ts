@@ -57,8 +57,9 @@ export const EC_KEY_BITS = [256, 384, 521] as const;
 /** Options of {@link generateSshKeyPair}. */
 export interface GenerateOptions {
   /**
-   * Accept any RSA size from 2048 to 16384 bits in steps of 8 instead of only 2048/3072/4096
-   * (Vault's `config/ca` accepts any size of at least 2048, vault-ssh-behaviour §6.1).
+   * Accept any RSA size from 2048 to 16384 bits in steps of 128 instead of only 2048/3072/4096
+   * (Vault's `config/ca` accepts any size of at least 2048, vault-ssh-behaviour §6.1; workerd's
+   * BoringSSL generates only multiples of 128, so other sizes are refused up front).
    */
   readonly anyRsaSize?: boolean;
 }
@@ -83,9 +84,12 @@ export async function generateSshKeyPair(kind: SshKeyKind, bits: number, options
   switch (kind) {
     case "rsa": {
       const ok = options.anyRsaSize
-        ? Number.isInteger(bits) && bits >= 2048 && bits <= 16384 && bits % 8 === 0
+        ? Number.isInteger(bits) && bits >= 2048 && bits <= 16384 && bits % 128 === 0
         : (RSA_KEY_BITS as readonly number[]).includes(bits);
-      if (!ok) throw new SshKeyError("INVALID_KEY_SIZE", `invalid RSA key size ${bits}: must be one of 2048, 3072, 4096`);
+      if (!ok) {
+        const allowed = options.anyRsaSize ? "a multiple of 128 from 2048 to 16384" : "one of 2048, 3072, 4096";
+        throw new SshKeyError("INVALID_KEY_SIZE", `invalid RSA key size ${bits}: must be ${allowed}`);
+      }
       params = { name: "RSASSA-PKCS1-v1_5", modulusLength: bits, publicExponent: Uint8Array.of(1, 0, 1), hash: "SHA-256" };
       break;
     }

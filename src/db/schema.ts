@@ -371,3 +371,176 @@ export const registryUploadLinks = sqliteTable(
   },
   (t) => [index("registry_upload_links_version").on(t.versionId)],
 );
+
+// ---------------------------------------------------------------------------
+// No-code service (/api/v2): no-code modules, variable options, workspaces, their
+// variables, runs and state versions (issue #7; decisions N3, N5–N8, N12)
+// ---------------------------------------------------------------------------
+
+/**
+ * No-code modules (E1–E3, N3). `id` is `nocode-` + 16 alnum. At most one per registry
+ * module (N3: a second E1 → 422). `version_pin` is a concrete version of the registry
+ * module (`latest` is stored resolved), or null while no version is `ok`.
+ */
+export const noCodeModules = sqliteTable(
+  "no_code_modules",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    registryModuleId: text("registry_module_id").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(false),
+    versionPin: text("version_pin"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("no_code_modules_registry_module").on(t.registryModuleId), index("no_code_modules_organization").on(t.organization)],
+);
+
+/**
+ * Variable options of a no-code module (N5). `id` is `ncvaropt-` + 16 alnum; `options`
+ * is a JSON array (empty = free text); `position` keeps creation order.
+ */
+export const variableOptions = sqliteTable(
+  "variable_options",
+  {
+    id: text("id").primaryKey(),
+    noCodeModuleId: text("no_code_module_id").notNull(),
+    variableName: text("variable_name").notNull(),
+    variableType: text("variable_type").notNull(),
+    options: text("options").notNull().default("[]"),
+    position: integer("position").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("variable_options_module_variable").on(t.noCodeModuleId, t.variableName)],
+);
+
+/**
+ * Workspaces created from no-code modules (E4, N6). `id` is `ws-` + 16 alnum; names are
+ * unique per organization (the UNIQUE index decides concurrent creates). The no-code
+ * columns record what the workspace runs: the no-code module, the registry version
+ * (`no_code_version`, `no_code_version_id`), and the option-set fingerprint recorded at
+ * the last E4/E7 (N8: `no-code-upgrade-available`).
+ */
+export const workspaces = sqliteTable(
+  "workspaces",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    name: text("name").notNull(),
+    projectId: text("project_id").notNull(),
+    description: text("description"),
+    autoApply: integer("auto_apply", { mode: "boolean" }).notNull().default(false),
+    executionMode: text("execution_mode", { enum: ["remote", "agent"] }).notNull().default("remote"),
+    /** `setting-overwrites.execution-mode`: whether E4 set the mode explicitly. */
+    executionModeSet: integer("execution_mode_set", { mode: "boolean" }).notNull().default(false),
+    agentPoolId: text("agent_pool_id"),
+    /** The `engine-version` as given (exact version or constraint), or the resolved default (N6). */
+    engineVersion: text("engine_version").notNull(),
+    source: text("source").notNull().default("tfe-module"),
+    sourceName: text("source_name"),
+    sourceUrl: text("source_url"),
+    /** `private/<namespace>/<name>/<provider>/<version>` of the version the workspace runs. */
+    sourceModuleId: text("source_module_id"),
+    noCodeModuleId: text("no_code_module_id"),
+    /** Id of the `no-code-module-versions` relationship (`nocodever-…`). */
+    noCodeModuleVersionId: text("no_code_module_version_id"),
+    /** The registry module version the workspace runs (`modver-…`) and its version string. */
+    noCodeVersionId: text("no_code_version_id"),
+    noCodeVersion: text("no_code_version"),
+    /** optionSetFingerprint of the module's variable options at the last E4/E7 (N8). */
+    optionSetFingerprint: text("option_set_fingerprint"),
+    currentConfigurationVersionId: text("current_configuration_version_id"),
+    currentRunId: text("current_run_id"),
+    latestRunId: text("latest_run_id"),
+    currentStateVersionId: text("current_state_version_id"),
+    resourceCount: integer("resource_count").notNull().default(0),
+    latestChangeAt: integer("latest_change_at"),
+    locked: integer("locked", { mode: "boolean" }).notNull().default(false),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("workspaces_organization_name").on(t.organization, t.name),
+    index("workspaces_no_code_module").on(t.noCodeModuleId),
+  ],
+);
+
+/**
+ * Workspace variables (N5, N9). `category` is `engine` or `env`. A sensitive value is
+ * stored only AES-GCM encrypted (`value_encrypted`, B2) with its keyed hash for the
+ * planner (`sensitive_hash`); `value` is then null. `version_id` changes on every write.
+ */
+export const workspaceVars = sqliteTable(
+  "workspace_vars",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    key: text("key").notNull(),
+    category: text("category", { enum: ["engine", "env"] }).notNull(),
+    value: text("value"),
+    valueEncrypted: text("value_encrypted"),
+    sensitiveHash: text("sensitive_hash"),
+    description: text("description"),
+    hcl: integer("hcl", { mode: "boolean" }).notNull().default(false),
+    sensitive: integer("sensitive", { mode: "boolean" }).notNull().default(false),
+    versionId: text("version_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("workspace_vars_workspace_category_key").on(t.workspaceId, t.category, t.key)],
+);
+
+/**
+ * Runs (N7, N8). `id` is `run-` + 16 alnum, `plan_id` `plan-` + 16 alnum. `kind` is
+ * `plan-and-apply` (E4 and ordinary runs) or `upgrade` (E5, waits at `planned` for E7).
+ * `configuration` is the JSON snapshot of what is planned (RunConfiguration in
+ * src/nocode/runs/configuration.ts); `plan` the planner's Plan JSON once planned;
+ * `status_timestamps` maps `<status>-at` to ISO times, as HCP's `status-timestamps`.
+ */
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    organization: text("organization").notNull(),
+    kind: text("kind", { enum: ["plan-and-apply", "upgrade"] }).notNull(),
+    noCodeModuleId: text("no_code_module_id"),
+    moduleVersionId: text("module_version_id").notNull(),
+    moduleVersion: text("module_version").notNull(),
+    configuration: text("configuration").notNull(),
+    configurationVersionId: text("configuration_version_id").notNull(),
+    /** The concrete engine release the run uses (N6). */
+    engineVersion: text("engine_version").notNull(),
+    planId: text("plan_id").notNull(),
+    plan: text("plan"),
+    status: text("status").notNull(),
+    statusTimestamps: text("status_timestamps").notNull().default("{}"),
+    autoApply: integer("auto_apply", { mode: "boolean" }).notNull().default(false),
+    message: text("message"),
+    error: text("error"),
+    stateVersionId: text("state_version_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("runs_plan_id").on(t.planId), index("runs_workspace_created").on(t.workspaceId, t.createdAt)],
+);
+
+/**
+ * State versions recorded by applies (N7): the resource addresses and the outputs (values
+ * null). `id` is `sv-` + 16 alnum; one per applied run.
+ */
+export const stateVersions = sqliteTable(
+  "state_versions",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    runId: text("run_id").notNull(),
+    serial: integer("serial").notNull(),
+    /** JSON array of resource addresses. */
+    resources: text("resources").notNull(),
+    /** JSON array of `{name, sensitive, value: null}`. */
+    outputs: text("outputs").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("state_versions_run").on(t.runId), index("state_versions_workspace").on(t.workspaceId, t.serial)],
+);

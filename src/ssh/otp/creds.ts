@@ -31,7 +31,12 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   // Reference §3.6, in Vault's order.
   const ipText = f.values.ip as string;
   if (ipText === "") throw badRequest("Missing ip");
-  const role = await getRole(req.db, req.mount, roleName);
+  // The three reads are independent; run them together (one round trip of latency).
+  const [role, zeroAddress, ttls] = await Promise.all([
+    getRole(req.db, req.mount, roleName),
+    isZeroAddressRole(req.db, req.mount, roleName),
+    mountTtls(req.db, req.mount),
+  ]);
   if (!role) throw badRequest(`Role ${JSON.stringify(roleName)} not found`);
 
   let username = f.values.username as string;
@@ -53,7 +58,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   const ip = formatIp(addr);
 
   // Zero-address roles accept any IP; their CIDR lists are ignored (reference §3.5).
-  if (!(await isZeroAddressRole(req.db, req.mount, roleName))) {
+  if (!zeroAddress) {
     const check = checkRoleCidrs(addr, role.cidrList, role.excludeCidrList);
     if (!check.ok) throw badRequest(`Error validating IP: ${check.error}`);
   }
@@ -62,7 +67,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   if (role.keyType !== "otp") throw badRequest("key type unknown");
 
   // S13: the lease lasts the mount's default lease TTL as tuned now (S1).
-  const { defaultLeaseTtl } = await mountTtls(req.db, req.mount);
+  const defaultLeaseTtl = ttls.defaultLeaseTtl;
   const expiresAt = Date.now() + defaultLeaseTtl * 1000;
   for (let attempt = 0; attempt < 3; attempt++) {
     const otp = newOtp();

@@ -1,0 +1,94 @@
+/**
+ * Shared set-up of the OTP worker tests: roles written through the HTTP API (seed row 1),
+ * OTP creds, and direct access to the OtpStore shard of an OTP.
+ */
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import { keyedHash } from "../../../src/lib/crypto/hmac";
+import type { OtpStore } from "../../../src/ssh/otp/otp-store";
+import { SHARD_HEX_DIGITS } from "../../../src/ssh/otp/shard";
+import { vault } from "../../helpers/vault";
+import { createDb } from "../../../src/db/client";
+import { deleteRole, putRole } from "../../../src/ssh/roles/repo";
+import type { Role } from "../../../src/ssh/roles/model";
+
+// TEMPORARY: role routes (issue #4) have not landed yet.
+async function seedRoleDirectly(name: string, f: Record<string, unknown>, mount: string): Promise<void> {
+  const list = (v: unknown) => String(v ?? "").split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const role: Role = {
+    name,
+    keyType: f.key_type as "otp" | "ca",
+    defaultUser: String(f.default_user ?? ""),
+    allowedUsers: String(f.allowed_users ?? ""),
+    cidrList: list(f.cidr_list),
+    excludeCidrList: list(f.exclude_cidr_list),
+    port: Number(f.port ?? 22) || 22,
+    defaultUserTemplate: false,
+    allowedUsersTemplate: false,
+    allowedDomains: "",
+    allowedDomainsTemplate: false,
+    ttl: 0,
+    maxTtl: 0,
+    allowedCriticalOptions: "",
+    allowedExtensions: "",
+    defaultCriticalOptions: {},
+    defaultExtensions: {},
+    defaultExtensionsTemplate: false,
+    allowUserCertificates: Boolean(f.allow_user_certificates),
+    allowHostCertificates: false,
+    allowBareDomains: false,
+    allowSubdomains: false,
+    allowUserKeyIds: false,
+    keyIdFormat: "",
+    allowedUserKeyLengths: {},
+    algorithmSigner: "default",
+    notBeforeDuration: 30,
+    allowEmptyPrincipals: false,
+  };
+  await putRole(createDb(env.DB), mount, role);
+}
+
+/** Write a role with `POST <mount>/roles/<name>`; expects 204 (or 200 with warnings). */
+export async function writeRole(name: string, fields: Record<string, unknown>, mount = "ssh"): Promise<void> {
+  const res = await vault("POST", `${mount}/roles/${name}`, { body: fields });
+  if (res.status === 404) return seedRoleDirectly(name, fields, mount); // TEMPORARY until issue #4's routes land
+  if (res.status !== 204 && res.status !== 200) throw new Error(`role write failed: ${res.status} ${res.text}`);
+}
+
+/** Delete a role with `DELETE <mount>/roles/<name>`; expects 204. */
+export async function removeRole(name: string, mount = "ssh"): Promise<void> {
+  const res = await vault("DELETE", `${mount}/roles/${name}`);
+  if (res.status === 404) return deleteRole(createDb(env.DB), mount, name); // TEMPORARY until issue #4's routes land
+  if (res.status !== 204) throw new Error(`role delete failed: ${res.status} ${res.text}`);
+}
+
+/** An OTP role (reference §3.1) with a default user and CIDR list. */
+export function writeOtpRole(name: string, fields: Record<string, unknown> = {}, mount = "ssh"): Promise<void> {
+  return writeRole(name, { key_type: "otp", default_user: "ubuntu", cidr_list: "10.0.0.0/8", ...fields }, mount);
+}
+
+/** Issue an OTP; asserts 200 and returns the answer's JSON. */
+// biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary JSON
+export async function issueOtp(role: string, body: Record<string, unknown>, mount = "ssh"): Promise<any> {
+  const res = await vault("POST", `${mount}/creds/${role}`, { body });
+  expect(res.status, res.text).toBe(200);
+  return res.json;
+}
+
+/** The OtpStore instance an OTP lives in, found from its keyed hash as the Worker does (S13). */
+export async function shardStubFor(otp: string, mount = "ssh"): Promise<{ stub: DurableObjectStub<OtpStore>; hash: string }> {
+  const hash = await keyedHash(env.KEYWAY_HASH_KEY, `ssh-otp:${mount}`, otp);
+  const namespace = env.OTP_STORE as unknown as DurableObjectNamespace<OtpStore>;
+  const stub = namespace.get(namespace.idFromName(`otp:${mount}:${hash.slice(0, SHARD_HEX_DIGITS)}`));
+  return { stub, hash };
+}
+
+/** Every row of a shard's `otps` table. */
+export interface StoredOtpRow {
+  hash: string;
+  lease_key: string;
+  role_name: string;
+  username: string;
+  ip: string;
+  expires_at: number;
+}

@@ -4,7 +4,7 @@
  * algorithm is imported on first use and cached.
  */
 
-import { bytesEqual, randomBytes } from "../bytes";
+import { randomBytes } from "../bytes";
 import type { SshSignatureAlgorithm, SshSigningKeyType } from "../sshwire/key-types";
 import { encodePublicKey, formatPublicKeyText, type SshPublicKey } from "../sshwire/public-key";
 import type { PrivateKeyMaterial } from "./private-key-formats";
@@ -121,9 +121,4 @@ export async function createSigningKey(
     }
   }
   return key;
-}
-
-/** True when two public key blobs are the same key. */
-export function samePublicKey(a: Uint8Array, b: Uint8Array): boolean {
-  return bytesEqual(a, b);
 }

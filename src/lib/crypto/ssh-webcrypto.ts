@@ -206,6 +206,16 @@ export async function verifySignature(pub: SshPublicKey, signature: Uint8Array, 
     throw e;
   }
   if (!algorithmFitsKey(pub.type, algorithm)) return false;
+  try {
+    return await verifyWithWebCrypto(pub, algorithm, blob, data);
+  } catch (e) {
+    // Fail closed: a key or signature WebCrypto will not even load verifies nothing.
+    if (e instanceof SshKeyError) throw e;
+    return false;
+  }
+}
+
+async function verifyWithWebCrypto(pub: SshPublicKey, algorithm: string, blob: Uint8Array, data: Uint8Array): Promise<boolean> {
   const key = await importPublicKey(pub, algorithm);
   switch (pub.type) {
     case "ssh-rsa": {
@@ -220,13 +230,8 @@ export async function verifySignature(pub: SshPublicKey, signature: Uint8Array, 
       return crypto.subtle.verify({ name: "Ed25519" }, key, toArrayBuffer(blob), toArrayBuffer(data));
     default: {
       const curve: EcCurve = EC_CURVES[(pub as { curve: keyof typeof EC_CURVES }).curve];
-      let rs: Uint8Array;
-      try {
-        rs = ecdsaSignatureToP1363(curve, blob);
-      } catch (e) {
-        if (e instanceof WireError) return false;
-        throw e;
-      }
+      // Strict: minimal mpints, 1 <= r, s < n (throws WireError, caught by the caller).
+      const rs = ecdsaSignatureToP1363(curve, blob);
       return crypto.subtle.verify({ name: "ECDSA", hash: curve.hash }, key, toArrayBuffer(rs), toArrayBuffer(data));
     }
   }

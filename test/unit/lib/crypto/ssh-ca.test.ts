@@ -255,3 +255,27 @@ describe("subject keys (decision S17) and key IDs (decision S7)", () => {
     expect(await publicKeyHash(parseSubjectPublicKey(text).blob)).toBe(createHash("sha256").update(blob).digest("hex"));
   });
 });
+
+describe("fuzzing verification", () => {
+  it("mutated certificates give false or WireError, never another exception", async () => {
+    const { seededRandom } = await import("../support/fixtures");
+    const rng = seededRandom(0x7e57);
+    const sources = await Promise.all(CA_CONFIGS.map(([, ca, alg]) => signCertificate(cas.get(ca)!, template("ecdsa-256"), alg)));
+    let decoded = 0;
+    for (let i = 0; i < 1500; i++) {
+      const blob = sources[rng.int(sources.length)]!.blob.slice();
+      // XOR with a non-zero value so every mutation really changes the blob.
+      for (let f = 0, n = 1 + rng.int(3); f < n; f++) {
+        const at = rng.int(blob.length);
+        blob[at] = blob[at]! ^ (1 + rng.int(255));
+      }
+      try {
+        expect(await verifyCertificate(blob)).toBe(false);
+        decoded++;
+      } catch (e) {
+        if (!(e instanceof WireError)) throw e;
+      }
+    }
+    expect(decoded).toBeGreaterThan(300);
+  });
+});

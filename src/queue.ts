@@ -3,18 +3,14 @@
  * (house style §3.2 item 10).
  */
 import { logError } from "./lib/log";
+import { ingestModule } from "./lib/terraform";
 import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue/consumer";
 
 export const PROVISION_QUEUE_NAME = "keyway-provision";
 export const PROVISION_DLQ_NAME = "keyway-provision-dlq";
 
 /** Production dependencies of the consumers. */
-export const defaultQueueDeps: ProvisionConsumerDeps = {
-  // PENDING(src/lib/terraform ingestModule): wired once the ingestion building block lands.
-  ingest: async () => {
-    throw new Error("module ingestion is not available yet");
-  },
-};
+export const defaultQueueDeps: ProvisionConsumerDeps = { ingest: (gzipBytes) => ingestModule(gzipBytes) };
 
 /** A queue handler with the given dependencies (tests inject failures through them, N11). */
 export function createQueueHandler(deps: ProvisionConsumerDeps) {

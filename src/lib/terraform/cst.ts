@@ -3,8 +3,8 @@
  * references, a canonical comment-free rendering of blocks, and syntax errors.
  */
 
-import type { Node } from "web-tree-sitter";
-import { evaluateLiteral, meaningfulChildren } from "./hcl-values";
+import type { SyntaxNode } from "./syntax-tree";
+import { evaluateLiteral, meaningfulChildren, objectElemParts } from "./hcl-values";
 import type { References } from "./types";
 
 /** A block's type, labels and body items. */
@@ -13,13 +13,13 @@ export interface BlockParts {
   /** Label values: quoted labels unescaped, bare ones as written. */
   labels: string[];
   /** `attribute` nodes by name (the last one wins, as a reader of invalid HCL must pick one). */
-  attributes: Map<string, Node>;
+  attributes: Map<string, SyntaxNode>;
   /** Nested `block` nodes, in order. */
-  blocks: Node[];
+  blocks: SyntaxNode[];
 }
 
 /** Splits a `block` node into its parts. */
-export function blockParts(block: Node, source: string): BlockParts {
+export function blockParts(block: SyntaxNode, source: string): BlockParts {
   const parts: BlockParts = { type: "", labels: [], attributes: new Map(), blocks: [] };
   let seenType = false;
   for (const child of block.children) {
@@ -49,18 +49,18 @@ export function blockParts(block: Node, source: string): BlockParts {
 }
 
 /** The expression node of an `attribute`. */
-export function attributeValue(attribute: Node): Node | null {
+export function attributeValue(attribute: SyntaxNode): SyntaxNode | null {
   return attribute.children.find((c) => c.type === "expression") ?? null;
 }
 
 /** The type of a nested block, without splitting it fully. */
-export function blockType(block: Node): string {
+export function blockType(block: SyntaxNode): string {
   return block.children.find((c) => c.type === "identifier")?.text ?? "";
 }
 
 /** 1-based line of a node. */
-export function lineOf(node: Node): number {
-  return node.startPosition.row + 1;
+export function lineOf(node: SyntaxNode): number {
+  return node.line;
 }
 
 /** Accumulates reference names; {@link toReferences} freezes them sorted. */
@@ -84,7 +84,7 @@ export function toReferences(sets: ReferenceSets): References {
  * root is a `variable_expr` (never something after a `.`); its attribute is the next
  * meaningful sibling, a `get_attr`. `var["x"]` is not valid Terraform and is ignored.
  */
-function noteReference(children: Node[], i: number, into: ReferenceSets): void {
+function noteReference(children: SyntaxNode[], i: number, into: ReferenceSets): void {
   const child = children[i]!;
   if (child.type !== "variable_expr") return;
   const root = child.text;
@@ -99,19 +99,19 @@ function noteReference(children: Node[], i: number, into: ReferenceSets): void {
 }
 
 /** Collects the `var.*` and `local.*` names mentioned anywhere under `node`. */
-export function collectReferences(node: Node, into: ReferenceSets): void {
-  const stack: Node[] = [node];
+export function collectReferences(node: SyntaxNode, into: ReferenceSets): void {
+  const stack: SyntaxNode[] = [node];
   while (stack.length > 0) {
     const current = stack.pop()!;
     const children = current.children;
     for (let i = 0; i < children.length; i++) {
       noteReference(children, i, into);
-      if (children[i]!.childCount > 0) stack.push(children[i]!);
+      if (children[i]!.children.length > 0) stack.push(children[i]!);
     }
   }
 }
 
-/** Node types whose text is template content: gaps between their children are literal. */
+/** SyntaxNode types whose text is template content: gaps between their children are literal. */
 const TEMPLATE_CONTEXT = new Set([
   "string_lit",
   "quoted_template",
@@ -131,10 +131,10 @@ const GLUE_BEFORE = new Set(["get_attr", "index", "new_index", "legacy_index", "
  * text of strings and heredocs is copied exactly; only the expressions inside their
  * `${…}`/`%{…}` are canonicalised. References are collected on the way.
  */
-export function renderCanonical(node: Node, source: string, refs: ReferenceSets): string {
-  const render = (n: Node): string => {
+export function renderCanonical(node: SyntaxNode, source: string, refs: ReferenceSets): string {
+  const render = (n: SyntaxNode): string => {
     if (n.type === "comment") return "";
-    if (n.childCount === 0) return n.text;
+    if (n.children.length === 0) return n.text;
     const children = n.children;
     for (let i = 0; i < children.length; i++) noteReference(children, i, refs);
 
@@ -177,9 +177,8 @@ export function renderCanonical(node: Node, source: string, refs: ReferenceSets)
           .map(render)
           .join(", ")}}`;
       case "object_elem": {
-        const key = n.childForFieldName("key");
-        const val = n.childForFieldName("val");
-        return `${key ? render(key) : ""} = ${val ? render(val) : ""}`;
+        const parts = objectElemParts(n);
+        return parts ? `${render(parts.key)} = ${render(parts.val)}` : items.map(render).join(" ");
       }
       case "function_call": {
         const name = items.find((c) => c.type === "identifier");
@@ -224,34 +223,26 @@ export interface SyntaxProblem {
 }
 
 /**
- * The tree's ERROR and MISSING nodes, in source order, at most `limit`. Only subtrees
- * flagged `hasError` are visited, so an error-free tree costs one check.
+ * The tree's ERROR and MISSING nodes, in source order, at most `limit`. ERROR nodes are not
+ * searched for nested errors: one report per broken region is enough.
  */
-export function syntaxProblems(root: Node, limit = 20): SyntaxProblem[] {
-  const found: { index: number; problem: SyntaxProblem }[] = [];
-  if (!root.hasError) return [];
-  const stack: Node[] = [root];
+export function syntaxProblems(root: SyntaxNode, limit = 20): SyntaxProblem[] {
+  const found: SyntaxProblem[] = [];
+  const stack: SyntaxNode[] = [root];
   while (stack.length > 0 && found.length < limit) {
     const node = stack.pop()!;
     if (node.type === "ERROR") {
       const snippet = node.text.split(/\r?\n/)[0]!.trim();
       const shown = snippet.length > 30 ? `${snippet.slice(0, 30)}…` : snippet;
-      found.push({
-        index: node.startIndex,
-        problem: { line: lineOf(node), detail: shown ? `unexpected ${JSON.stringify(shown)}` : "unexpected input" },
-      });
+      found.push({ line: node.line, detail: shown ? `unexpected ${JSON.stringify(shown)}` : "unexpected input" });
       continue;
     }
     if (node.isMissing) {
-      found.push({ index: node.startIndex, problem: { line: lineOf(node), detail: `missing ${JSON.stringify(node.type)}` } });
+      found.push({ line: node.line, detail: `missing ${JSON.stringify(node.type)}` });
       continue;
     }
     // Reverse so that popping visits children in source order.
-    const children = node.children;
-    for (let i = children.length - 1; i >= 0; i--) {
-      const child = children[i]!;
-      if (child.hasError || child.isMissing || child.type === "ERROR") stack.push(child);
-    }
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
   }
-  return found.sort((a, b) => a.index - b.index).map((f) => f.problem);
+  return found;
 }

@@ -8,15 +8,24 @@
  * between the delimiters, never from the literal nodes' text.
  */
 
-import type { Node } from "web-tree-sitter";
+import type { SyntaxNode } from "./syntax-tree";
 import type { JsonValue } from "./types";
 
 /** A literal's value, or `undefined` when the expression is not literal. */
 export type Evaluated = { value: JsonValue } | undefined;
 
 /** Children that carry meaning: comments may sit between any two tokens. */
-export function meaningfulChildren(node: Node): Node[] {
+export function meaningfulChildren(node: SyntaxNode): SyntaxNode[] {
   return node.children.filter((c) => c.type !== "comment");
+}
+
+/**
+ * The key and value expressions of an `object_elem` (`key = val` or `key: val`); comments
+ * may sit between them.
+ */
+export function objectElemParts(elem: SyntaxNode): { key: SyntaxNode; val: SyntaxNode } | null {
+  const expressions = elem.children.filter((c) => c.type === "expression");
+  return expressions.length === 2 ? { key: expressions[0]!, val: expressions[1]! } : null;
 }
 
 /**
@@ -78,7 +87,7 @@ function stripIndent(body: string): string {
  * The raw body of a heredoc: from the line after the opening marker up to the start of
  * the line holding the closing marker (so it ends with the last line's newline, as in HCL).
  */
-function heredocBody(node: Node, source: string): string {
+function heredocBody(node: SyntaxNode, source: string): string {
   const markers = node.children.filter((c) => c.type === "heredoc_identifier");
   const open = markers[0];
   const close = markers[markers.length - 1];
@@ -90,12 +99,12 @@ function heredocBody(node: Node, source: string): string {
 }
 
 /** True when a template node has interpolations or directives (so it is not a literal). */
-function hasTemplateParts(node: Node): boolean {
+function hasTemplateParts(node: SyntaxNode): boolean {
   return node.children.some((c) => c.type === "template_interpolation" || c.type === "template_directive");
 }
 
 /** Text between a quoted template's delimiters, escapes decoded. */
-function quotedValue(node: Node, source: string): string {
+function quotedValue(node: SyntaxNode, source: string): string {
   const children = node.children;
   const open = children[0];
   const close = children[children.length - 1];
@@ -107,7 +116,7 @@ function quotedValue(node: Node, source: string): string {
  * Evaluates a string-valued literal (quoted string or heredoc without interpolation),
  * e.g. a block label, `source`, `description`. Undefined for anything else.
  */
-export function stringValue(node: Node, source: string): string | undefined {
+export function stringValue(node: SyntaxNode, source: string): string | undefined {
   const evaluated = evaluateLiteral(node, source);
   return evaluated && typeof evaluated.value === "string" ? evaluated.value : undefined;
 }
@@ -117,7 +126,7 @@ export function stringValue(node: Node, source: string): string | undefined {
  * function calls, operators other than a leading minus on a number, templates with
  * interpolations, `for` expressions) yields `undefined`.
  */
-export function evaluateLiteral(node: Node, source: string): Evaluated {
+export function evaluateLiteral(node: SyntaxNode, source: string): Evaluated {
   switch (node.type) {
     case "expression":
     case "literal_value":
@@ -169,11 +178,10 @@ export function evaluateLiteral(node: Node, source: string): Evaluated {
       const value: Record<string, JsonValue> = {};
       for (const elem of node.namedChildren) {
         if (elem.type !== "object_elem") continue;
-        const keyNode = elem.childForFieldName("key");
-        const valNode = elem.childForFieldName("val");
-        if (!keyNode || !valNode) return undefined;
-        const key = objectKey(keyNode, source);
-        const v = evaluateLiteral(valNode, source);
+        const parts = objectElemParts(elem);
+        if (!parts) return undefined;
+        const key = objectKey(parts.key, source);
+        const v = evaluateLiteral(parts.val, source);
         if (key === undefined || !v) return undefined;
         // Defined rather than assigned, so a key named `__proto__` is just a key.
         Object.defineProperty(value, key, { value: v.value, enumerable: true, writable: true, configurable: true });
@@ -190,7 +198,7 @@ export function evaluateLiteral(node: Node, source: string): Evaluated {
  * a literal whose value converts to a string. Parenthesised keys (`(var.k) = …`) are
  * expressions and make the object non-literal.
  */
-function objectKey(keyNode: Node, source: string): string | undefined {
+function objectKey(keyNode: SyntaxNode, source: string): string | undefined {
   const children = meaningfulChildren(keyNode);
   if (children.length === 1 && children[0]!.type === "variable_expr") return children[0]!.text;
   const evaluated = evaluateLiteral(keyNode, source);

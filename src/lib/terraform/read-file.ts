@@ -4,7 +4,7 @@
  * `summarize-module.ts`.
  */
 
-import type { Node } from "web-tree-sitter";
+import type { SyntaxNode } from "./syntax-tree";
 import {
   attributeValue,
   blockParts,
@@ -16,7 +16,8 @@ import {
   syntaxProblems,
   toReferences,
 } from "./cst";
-import { evaluateLiteral, meaningfulChildren, stringValue } from "./hcl-values";
+import { evaluateLiteral, meaningfulChildren, objectElemParts, stringValue } from "./hcl-values";
+import { toSyntaxTree } from "./syntax-tree";
 import type { TerraformParser } from "./parser";
 import type {
   ModuleCallSummary,
@@ -57,32 +58,32 @@ export interface FileContents {
 }
 
 /** Source text of an attribute's expression, or null when the attribute is absent. */
-function expressionText(attribute: Node | undefined): string | null {
+function expressionText(attribute: SyntaxNode | undefined): string | null {
   if (!attribute) return null;
   return attributeValue(attribute)?.text ?? null;
 }
 
 /** A literal string attribute; a non-literal one as its source text; null when absent. */
-function stringOrSource(attribute: Node | undefined, source: string): string | null {
+function stringOrSource(attribute: SyntaxNode | undefined, source: string): string | null {
   const value = attribute && attributeValue(attribute);
   if (!value) return null;
   return stringValue(value, source) ?? value.text;
 }
 
 /** A literal string attribute, else null. */
-function literalString(attribute: Node | undefined, source: string): string | null {
+function literalString(attribute: SyntaxNode | undefined, source: string): string | null {
   const value = attribute && attributeValue(attribute);
   return value ? (stringValue(value, source) ?? null) : null;
 }
 
 /** A literal bool attribute, else the fallback (Terraform requires literals here). */
-function literalBool(attribute: Node | undefined, source: string, fallback: boolean): boolean {
+function literalBool(attribute: SyntaxNode | undefined, source: string, fallback: boolean): boolean {
   const value = attribute && attributeValue(attribute);
   const evaluated = value ? evaluateLiteral(value, source) : undefined;
   return evaluated && typeof evaluated.value === "boolean" ? evaluated.value : fallback;
 }
 
-function readVariable(block: Node, file: string, source: string): VariableSummary | null {
+function readVariable(block: SyntaxNode, file: string, source: string): VariableSummary | null {
   const parts = blockParts(block, source);
   const name = parts.labels[0];
   if (name === undefined) return null;
@@ -116,7 +117,7 @@ function readVariable(block: Node, file: string, source: string): VariableSummar
   };
 }
 
-function readOutput(block: Node, file: string, source: string): OutputSummary | null {
+function readOutput(block: SyntaxNode, file: string, source: string): OutputSummary | null {
   const parts = blockParts(block, source);
   const name = parts.labels[0];
   if (name === undefined) return null;
@@ -129,7 +130,7 @@ function readOutput(block: Node, file: string, source: string): OutputSummary | 
   };
 }
 
-function readResource(block: Node, file: string, source: string, mode: "managed" | "data"): ResourceSummary | null {
+function readResource(block: SyntaxNode, file: string, source: string, mode: "managed" | "data"): ResourceSummary | null {
   const parts = blockParts(block, source);
   const [type, name] = parts.labels;
   if (type === undefined || name === undefined) return null;
@@ -149,7 +150,7 @@ function readResource(block: Node, file: string, source: string, mode: "managed"
   };
 }
 
-function readModuleCall(block: Node, file: string, source: string): FileModuleCall | null {
+function readModuleCall(block: SyntaxNode, file: string, source: string): FileModuleCall | null {
   const parts = blockParts(block, source);
   const name = parts.labels[0];
   if (name === undefined) return null;
@@ -171,7 +172,7 @@ function readModuleCall(block: Node, file: string, source: string): FileModuleCa
   };
 }
 
-function readProvider(block: Node, file: string, source: string): ProviderConfig | null {
+function readProvider(block: SyntaxNode, file: string, source: string): ProviderConfig | null {
   const parts = blockParts(block, source);
   const name = parts.labels[0];
   if (name === undefined) return null;
@@ -183,7 +184,7 @@ function readProvider(block: Node, file: string, source: string): ProviderConfig
  * or the legacy `aws = "~> 2.0"` (a version). `configuration_aliases` holds references
  * (`[aws.east]`), so it is read as the items' source text.
  */
-function readRequiredProviders(block: Node, file: string, source: string): RequiredProvider[] {
+function readRequiredProviders(block: SyntaxNode, file: string, source: string): RequiredProvider[] {
   const out: RequiredProvider[] = [];
   for (const [name, attribute] of blockParts(block, source).attributes) {
     const value = attributeValue(attribute);
@@ -201,9 +202,9 @@ function readRequiredProviders(block: Node, file: string, source: string): Requi
     if (object) {
       for (const elem of object.namedChildren) {
         if (elem.type !== "object_elem") continue;
-        const key = elem.childForFieldName("key");
-        const val = elem.childForFieldName("val");
-        if (!key || !val) continue;
+        const parts = objectElemParts(elem);
+        if (!parts) continue;
+        const { key, val } = parts;
         const keyName = key.text.replace(/^"|"$/g, "");
         if (keyName === "source") entry.source = stringValue(val, source) ?? val.text;
         else if (keyName === "version") entry.version = stringValue(val, source) ?? val.text;
@@ -221,8 +222,8 @@ function readRequiredProviders(block: Node, file: string, source: string): Requi
 }
 
 /** Descends `expression > collection_value > object`. */
-function findObject(node: Node): Node | null {
-  let current: Node | undefined = node;
+function findObject(node: SyntaxNode): SyntaxNode | null {
+  let current: SyntaxNode | undefined = node;
   while (current && current.type !== "object") {
     const children = meaningfulChildren(current);
     current = children.length === 1 ? children[0] : undefined;
@@ -231,8 +232,8 @@ function findObject(node: Node): Node | null {
 }
 
 /** Descends `expression > collection_value > tuple`. */
-function findTuple(node: Node): Node | null {
-  let current: Node | undefined = node;
+function findTuple(node: SyntaxNode): SyntaxNode | null {
+  let current: SyntaxNode | undefined = node;
   while (current && current.type !== "tuple") {
     const children = meaningfulChildren(current);
     current = children.length === 1 ? children[0] : undefined;
@@ -260,74 +261,76 @@ export function readTerraformFile(parser: TerraformParser, file: string, source:
     locals: [],
     errors: [],
   };
+  // Copy the tree and free tree-sitter's memory at once: extraction works on the copy.
   const tree = parser.parse(source);
+  let root: ReturnType<typeof toSyntaxTree>;
   try {
-    const root = tree.rootNode;
-    for (const problem of syntaxProblems(root)) {
-      contents.errors.push({
-        kind: "syntax",
-        file,
-        line: problem.line,
-        message: `syntax error in ${file} at line ${problem.line}: ${problem.detail}`,
-      });
-    }
-    const body = root.children.find((c) => c.type === "body");
-    for (const block of body?.children ?? []) {
-      if (block.type !== "block") continue;
-      switch (blockType(block)) {
-        case "variable": {
-          const v = readVariable(block, file, source);
-          if (v) contents.variables.push(v);
-          break;
-        }
-        case "output": {
-          const o = readOutput(block, file, source);
-          if (o) contents.outputs.push(o);
-          break;
-        }
-        case "resource": {
-          const r = readResource(block, file, source, "managed");
-          if (r) contents.resources.push(r);
-          break;
-        }
-        case "data": {
-          const d = readResource(block, file, source, "data");
-          if (d) contents.dataSources.push(d);
-          break;
-        }
-        case "module": {
-          const m = readModuleCall(block, file, source);
-          if (m) contents.moduleCalls.push(m);
-          break;
-        }
-        case "provider": {
-          const p = readProvider(block, file, source);
-          if (p) contents.providerConfigs.push(p);
-          break;
-        }
-        case "locals":
-          for (const [name, attribute] of blockParts(block, source).attributes) {
-            const refs = newReferenceSets();
-            collectReferences(attribute, refs);
-            contents.locals.push({ name, line: lineOf(attribute), references: toReferences(refs) });
-          }
-          break;
-        case "terraform": {
-          const parts = blockParts(block, source);
-          const requiredVersion = literalString(parts.attributes.get("required_version"), source);
-          if (requiredVersion !== null) contents.requiredVersions.push(requiredVersion);
-          for (const nested of parts.blocks) {
-            if (blockType(nested) === "required_providers") {
-              contents.requiredProviders.push(...readRequiredProviders(nested, file, source));
-            }
-          }
-          break;
-        }
-        // moved, import, removed, check, ephemeral…: not part of the model.
-      }
-    }
+    root = toSyntaxTree(tree, source);
   } finally {
     tree.delete();
+  }
+  for (const problem of syntaxProblems(root)) {
+    contents.errors.push({
+      kind: "syntax",
+      file,
+      line: problem.line,
+      message: `syntax error in ${file} at line ${problem.line}: ${problem.detail}`,
+    });
+  }
+  const body = root.children.find((c) => c.type === "body");
+  for (const block of body?.children ?? []) {
+    if (block.type !== "block") continue;
+    switch (blockType(block)) {
+      case "variable": {
+        const v = readVariable(block, file, source);
+        if (v) contents.variables.push(v);
+        break;
+      }
+      case "output": {
+        const o = readOutput(block, file, source);
+        if (o) contents.outputs.push(o);
+        break;
+      }
+      case "resource": {
+        const r = readResource(block, file, source, "managed");
+        if (r) contents.resources.push(r);
+        break;
+      }
+      case "data": {
+        const d = readResource(block, file, source, "data");
+        if (d) contents.dataSources.push(d);
+        break;
+      }
+      case "module": {
+        const m = readModuleCall(block, file, source);
+        if (m) contents.moduleCalls.push(m);
+        break;
+      }
+      case "provider": {
+        const p = readProvider(block, file, source);
+        if (p) contents.providerConfigs.push(p);
+        break;
+      }
+      case "locals":
+        for (const [name, attribute] of blockParts(block, source).attributes) {
+          const refs = newReferenceSets();
+          collectReferences(attribute, refs);
+          contents.locals.push({ name, line: lineOf(attribute), references: toReferences(refs) });
+        }
+        break;
+      case "terraform": {
+        const parts = blockParts(block, source);
+        const requiredVersion = literalString(parts.attributes.get("required_version"), source);
+        if (requiredVersion !== null) contents.requiredVersions.push(requiredVersion);
+        for (const nested of parts.blocks) {
+          if (blockType(nested) === "required_providers") {
+            contents.requiredProviders.push(...readRequiredProviders(nested, file, source));
+          }
+        }
+        break;
+      }
+      // moved, import, removed, check, ephemeral…: not part of the model.
+    }
   }
   return contents;
 }

@@ -67,6 +67,17 @@ describe("literal values", () => {
     });
   });
 
+  it("slices the source correctly after non-ASCII text (UTF-16 offsets)", () => {
+    const [a, b] = variables(
+      '# 日本語 😀 comment\nvariable "a" {\n  description = "😀 é x"\n}\nvariable "b" {\n  default = "日本 😀"\n  description = <<EOT\n  ü 😀\nEOT\n}\n',
+    );
+    expect(a!.description).toBe("😀 é x");
+    expect(a!.line).toBe(2);
+    expect(b!.default).toEqual({ literal: true, value: "日本 😀" });
+    expect(b!.description).toBe("  ü 😀\n");
+    expect(b!.line).toBe(5);
+  });
+
   it("evaluates numbers, bools and null", () => {
     expect(defaultOf("42")).toEqual({ literal: true, value: 42 });
     expect(defaultOf("-1")).toEqual({ literal: true, value: -1 });

@@ -12,6 +12,7 @@ import { releaseRoutes } from "./releases/routes";
 import { teamRoutes } from "./teams/routes";
 import { userRoutes } from "./users/routes";
 import { registryRoutes } from "./registry";
+import { noCodeModuleRoutes } from "./no-code-modules";
 
 export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
@@ -44,6 +45,8 @@ nocodeApp.route("/", teamRoutes);
 nocodeApp.route("/", projectRoutes);
 nocodeApp.route("/", agentPoolRoutes);
 nocodeApp.route("/", releaseRoutes);
+// No-code modules (E1–E3, DELETE, module variables; issue #7).
+nocodeApp.route("/", noCodeModuleRoutes);
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

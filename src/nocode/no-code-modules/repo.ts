@@ -1,0 +1,86 @@
+/**
+ * D1 access for no-code modules and their variable options (decisions N3, N5). Multi-row
+ * writes go through `db.batch` (house style §4: no interactive transactions on D1).
+ */
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { noCodeModules, variableOptions } from "../../db/schema";
+
+/** A no-code module row. */
+export type NoCodeModuleRow = typeof noCodeModules.$inferSelect;
+/** A variable-options row (`options` is a JSON array). */
+export type VariableOptionRow = typeof variableOptions.$inferSelect;
+
+/** A variable-options set with its values parsed. */
+export interface VariableOptionSet {
+  id: string;
+  noCodeModuleId: string;
+  variableName: string;
+  variableType: string;
+  options: unknown[];
+  position: number;
+}
+
+/** Parse the stored JSON of a variable-options row. */
+export function optionSetOf(row: VariableOptionRow): VariableOptionSet {
+  const parsed: unknown = JSON.parse(row.options);
+  return {
+    id: row.id,
+    noCodeModuleId: row.noCodeModuleId,
+    variableName: row.variableName,
+    variableType: row.variableType,
+    options: Array.isArray(parsed) ? parsed : [],
+    position: row.position,
+  };
+}
+
+/** A no-code module by id. */
+export function findNoCodeModule(db: Db, id: string): Promise<NoCodeModuleRow | undefined> {
+  return db.select().from(noCodeModules).where(eq(noCodeModules.id, id)).get();
+}
+
+/** The no-code module of a registry module (at most one, N3). */
+export function findNoCodeModuleOfRegistryModule(db: Db, registryModuleId: string): Promise<NoCodeModuleRow | undefined> {
+  return db.select().from(noCodeModules).where(eq(noCodeModules.registryModuleId, registryModuleId)).get();
+}
+
+/** The no-code modules of the given registry modules. */
+export async function noCodeModulesOfRegistryModules(db: Db, registryModuleIds: readonly string[]): Promise<NoCodeModuleRow[]> {
+  if (registryModuleIds.length === 0) return [];
+  // D1 allows at most 100 bound parameters per statement: query in chunks.
+  const out: NoCodeModuleRow[] = [];
+  for (let i = 0; i < registryModuleIds.length; i += 90) {
+    const chunk = registryModuleIds.slice(i, i + 90);
+    out.push(...(await db.select().from(noCodeModules).where(inArray(noCodeModules.registryModuleId, chunk)).all()));
+  }
+  return out;
+}
+
+/** The variable-options sets of a no-code module in creation order. */
+export async function listVariableOptions(db: Db, noCodeModuleId: string): Promise<VariableOptionSet[]> {
+  const rows = await db
+    .select()
+    .from(variableOptions)
+    .where(eq(variableOptions.noCodeModuleId, noCodeModuleId))
+    .orderBy(asc(variableOptions.position), asc(variableOptions.createdAt), asc(variableOptions.id))
+    .all();
+  return rows.map(optionSetOf);
+}
+
+/** Delete a no-code module and its variable options (statements to batch). */
+export function deleteNoCodeModuleStatements(db: Db, id: string) {
+  return [
+    db.delete(variableOptions).where(eq(variableOptions.noCodeModuleId, id)),
+    db.delete(noCodeModules).where(eq(noCodeModules.id, id)),
+  ] as const;
+}
+
+/** Whether a variable-options id belongs to the module. */
+export async function optionIdsOfModule(db: Db, noCodeModuleId: string): Promise<Set<string>> {
+  const rows = await db
+    .select({ id: variableOptions.id })
+    .from(variableOptions)
+    .where(and(eq(variableOptions.noCodeModuleId, noCodeModuleId)))
+    .all();
+  return new Set(rows.map((r) => r.id));
+}

@@ -1,0 +1,312 @@
+/**
+ * No-code modules (seed E1–E3; decisions N3, N5, N9, N10, N12): enable
+ * (`POST /organizations/:org/no-code-modules`), update (`PATCH /no-code-modules/:id`),
+ * read (`GET /no-code-modules/:id[?include=variable_options]`), delete, and the module
+ * variables of a version (N9). E1, E2 and DELETE need `manage-modules` and refuse the
+ * organization token (N10, seed §5); E3 is open to any member. Not permitted → 404.
+ */
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { createDb, type Db } from "../../db/client";
+import { noCodeModules, variableOptions } from "../../db/schema";
+import type { NocodeEnv } from "../app";
+import { badRequest, NocodeError, notFound, unprocessable } from "../errors";
+import { newId } from "../ids";
+import { isUniqueViolation } from "../organizations/jsonapi";
+import { requireOrgPermission } from "../permissions";
+import {
+  findModuleVersion,
+  findRegistryModuleById,
+  latestOkVersion,
+  type RegistryModuleRow,
+  type RegistryModuleVersionRow,
+  setRegistryModuleNoCode,
+  versionSummary,
+} from "../registry";
+import { jsonApi, noContent } from "../respond";
+import { designError } from "./design";
+import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
+import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";
+import {
+  deleteNoCodeModuleStatements,
+  findNoCodeModule,
+  findNoCodeModuleOfRegistryModule,
+  listVariableOptions,
+  type NoCodeModuleRow,
+  optionIdsOfModule,
+  type VariableOptionSet,
+} from "./repo";
+import { noCodeModuleResource, variableOptionsResource } from "./serialize";
+
+/** Accepted `data.type` of E1/E2 (N1). */
+const NO_CODE_MODULE_TYPES = ["no-code-modules", "no-code-module"] as const;
+/** Accepted type of the registry-module relationship (N1: go-tfe sends the plural). */
+const REGISTRY_MODULE_TYPES = ["registry-modules", "registry-module"] as const;
+
+/** N3: the exact text HCP Terraform answers for a bad pin (reference §2.3). */
+export const VERSION_PIN_ERROR =
+  "Validation failed: Provided version pin is not equal to latest or provided string does not represent an existing version of the module.";
+
+/** N10: E1, E2, DELETE (and E4) refuse the organization token. */
+const USER_OR_TEAM = { organizationTokenAllowed: false } as const;
+
+/**
+ * The version a pin names (N3): `undefined`/`null`/`latest` → the module's latest `ok`
+ * version (null when none); an existing version (pending ones allowed) → that version;
+ * anything else → 422.
+ */
+export async function resolveVersionPin(db: Db, registryModuleId: string, requested: string | null | undefined): Promise<RegistryModuleVersionRow | null> {
+  if (requested === undefined || requested === null || requested === "latest") return latestOkVersion(db, registryModuleId);
+  const version = await findModuleVersion(db, registryModuleId, requested);
+  if (!version) throw unprocessable(VERSION_PIN_ERROR);
+  return version;
+}
+
+/** Read `version-pin` (string, null, or absent). */
+function pinAttribute(errors: FieldErrors, attributes: Record<string, unknown>): string | null | undefined {
+  const pin = attributes["version-pin"];
+  if (pin === undefined || pin === null) return pin;
+  if (typeof pin !== "string") {
+    errors.add(attributeAt("version-pin"), "Version pin must be a string");
+    return undefined;
+  }
+  // go-tfe sends "" for an unset pin: the same as omitting it.
+  return pin === "" ? undefined : pin.trim();
+}
+
+/** Read `enabled` (boolean or absent). */
+function enabledAttribute(errors: FieldErrors, attributes: Record<string, unknown>): boolean | undefined {
+  const enabled = attributes.enabled;
+  if (enabled === undefined || enabled === null) return undefined;
+  if (typeof enabled !== "boolean") {
+    errors.add(attributeAt("enabled"), "Enabled must be true or false");
+    return undefined;
+  }
+  return enabled;
+}
+
+/** The parts of an E1/E2 document. */
+interface NoCodeModuleInput {
+  enabled: boolean | undefined;
+  pin: string | null | undefined;
+  registryModuleId: string | undefined;
+  /** undefined when the relationship is absent (E2: options left alone). */
+  options: OptionInput[] | undefined;
+}
+
+async function readNoCodeModuleInput(request: Request): Promise<NoCodeModuleInput> {
+  const doc = await readDocument(request, NO_CODE_MODULE_TYPES);
+  const errors = new FieldErrors();
+  const enabled = enabledAttribute(errors, doc.attributes);
+  const pin = pinAttribute(errors, doc.attributes);
+  const registryModuleId = toOneId(errors, doc.relationships, "registry-module", REGISTRY_MODULE_TYPES);
+  const members = toManyMembers(errors, doc.relationships, "variable-options");
+  const options = members === undefined ? undefined : parseOptionInputs(errors, members);
+  errors.throwIfAny();
+  return { enabled, pin, registryModuleId, options };
+}
+
+/** The registry module a relationship names, in `organization`; 404 otherwise (reference §3 E1). */
+async function registryModuleIn(db: Db, organization: string, id: string): Promise<RegistryModuleRow> {
+  const module = await findRegistryModuleById(db, id);
+  if (!module || module.organization !== organization) throw notFound();
+  return module;
+}
+
+/** Statements that store `sets` as the module's complete option set (ids kept where given). */
+function replaceOptionStatements(db: Db, noCodeModuleId: string, sets: readonly CheckedOptionSet[], now: number) {
+  return [
+    db.delete(variableOptions).where(eq(variableOptions.noCodeModuleId, noCodeModuleId)),
+    // One statement per row: D1 caps bound parameters per statement at 100.
+    ...sets.map((s, position) =>
+      db.insert(variableOptions).values({
+        id: s.id ?? newId("ncvaropt"),
+        noCodeModuleId,
+        variableName: s.variableName,
+        variableType: s.variableType,
+        options: JSON.stringify(s.options),
+        position,
+        createdAt: now,
+      }),
+    ),
+  ];
+}
+
+/** 422 of N3 for a second no-code module of one registry module. */
+const alreadyEnabled = () => unprocessable("Validation failed: Registry module already has a no-code module.");
+
+/** Render a module with its option ids, after reading them back. */
+async function render(db: Db, module: NoCodeModuleRow, include: boolean) {
+  const sets = await listVariableOptions(db, module.id);
+  const doc: Record<string, unknown> = { data: noCodeModuleResource(module, sets) };
+  if (include) doc.included = sets.map(variableOptionsResource);
+  return doc;
+}
+
+/** Parse E3's `include` (N1: `variable_options` or `variable-options`); anything else is 400. */
+function includesOptions(include: string | undefined): boolean {
+  if (include === undefined || include.trim() === "") return false;
+  const names = include.split(",").map((s) => s.trim());
+  if (names.some((n) => n !== "variable_options" && n !== "variable-options")) throw badRequest("Invalid include parameter");
+  return true;
+}
+
+/** A no-code module the caller may act on with `permission`; 404 otherwise (N10). */
+async function moduleForCaller(
+  db: Db,
+  caller: NocodeEnv["Variables"]["caller"],
+  id: string,
+  permission: "member" | "manage-modules",
+): Promise<NoCodeModuleRow> {
+  const module = await findNoCodeModule(db, id);
+  if (!module) throw notFound();
+  await requireOrgPermission(db, caller, module.organization, permission, permission === "member" ? {} : USER_OR_TEAM);
+  return module;
+}
+
+/** Routes of no-code modules. */
+export const noCodeModuleRoutes = new Hono<NocodeEnv>();
+
+// E1: enable no-code provisioning for a registry module (200, seed §4 / N2).
+noCodeModuleRoutes.post("/organizations/:org/no-code-modules", async (c) => {
+  const org = c.req.param("org");
+  const db = createDb(c.env.DB);
+  await requireOrgPermission(db, c.var.caller, org, "manage-modules", USER_OR_TEAM);
+  const input = await readNoCodeModuleInput(c.req.raw);
+  if (input.registryModuleId === undefined) {
+    throw new NocodeError("invalid_attribute", "Registry module is required", relationshipAt("registry-module"));
+  }
+  const registryModule = await registryModuleIn(db, org, input.registryModuleId);
+  if (await findNoCodeModuleOfRegistryModule(db, registryModule.id)) throw alreadyEnabled();
+  const pinned = await resolveVersionPin(db, registryModule.id, input.pin);
+  const summary = pinned ? versionSummary(pinned) : null;
+  // A new module owns no sets yet: any id is someone else's (N5).
+  const sets = checkOptionSets(input.options ?? [], summary, new Set());
+  // N12: E1 with an `ok` pin requires the design requirements.
+  if (pinned && summary) {
+    const problem = designError(pinned.version, summary);
+    if (problem) throw problem;
+  }
+  const now = Date.now();
+  const module: NoCodeModuleRow = {
+    id: newId("nocode"),
+    organization: org,
+    registryModuleId: registryModule.id,
+    enabled: input.enabled ?? false, // N3: the seed's default, not the observed `true`
+    versionPin: pinned?.version ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.batch([db.insert(noCodeModules).values(module), ...replaceOptionStatements(db, module.id, sets, now)]);
+  } catch (err) {
+    // Two concurrent E1s for one registry module: the UNIQUE index keeps one (N3).
+    if (isUniqueViolation(err) && (await findNoCodeModuleOfRegistryModule(db, registryModule.id))) throw alreadyEnabled();
+    throw err;
+  }
+  await setRegistryModuleNoCode(db, registryModule.id, module.enabled, now);
+  return jsonApi(await render(db, module, false));
+});
+
+// E3: read, optionally with the variable options included.
+noCodeModuleRoutes.get("/no-code-modules/:id", async (c) => {
+  const db = createDb(c.env.DB);
+  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
+  const include = includesOptions(c.req.query("include"));
+  return jsonApi(await render(db, module, include));
+});
+
+// E2: update. Omitted attributes and relationships keep their values (N3, N5).
+noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
+  const db = createDb(c.env.DB);
+  const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-modules");
+  const input = await readNoCodeModuleInput(c.req.raw);
+
+  let registryModuleId = current.registryModuleId;
+  if (input.registryModuleId !== undefined && input.registryModuleId !== current.registryModuleId) {
+    const other = await registryModuleIn(db, current.organization, input.registryModuleId);
+    if (await findNoCodeModuleOfRegistryModule(db, other.id)) throw alreadyEnabled();
+    registryModuleId = other.id;
+  }
+  const moduleChanged = registryModuleId !== current.registryModuleId;
+  // The pin: as sent; else kept (or, on a new registry module, that module's latest).
+  let pinned: RegistryModuleVersionRow | null;
+  if (input.pin !== undefined || moduleChanged) pinned = await resolveVersionPin(db, registryModuleId, input.pin);
+  else pinned = current.versionPin === null ? null : ((await findModuleVersion(db, registryModuleId, current.versionPin)) ?? null);
+  const versionPin = pinned?.version ?? null;
+  const enabled = input.enabled ?? current.enabled;
+  const summary = pinned ? versionSummary(pinned) : null;
+
+  // N5: the resulting option set must fit the resulting pin.
+  const existing = await listVariableOptions(db, current.id);
+  const optionInputs: OptionInput[] =
+    input.options ??
+    existing.map((s: VariableOptionSet) => ({ id: s.id, variableName: s.variableName, variableType: s.variableType, options: s.options }));
+  const sets = checkOptionSets(optionInputs, summary, new Set(existing.map((s) => s.id)));
+
+  // N12: enabling, or moving an enabled module's pin, needs an `ok` pin that meets the design requirements.
+  const pinMoved = moduleChanged || versionPin !== current.versionPin;
+  if (pinned && summary && enabled && (!current.enabled || pinMoved)) {
+    const problem = designError(pinned.version, summary);
+    if (problem) throw problem;
+  }
+
+  const now = Date.now();
+  const updated: NoCodeModuleRow = { ...current, registryModuleId, versionPin, enabled, updatedAt: now };
+  const changed =
+    updated.registryModuleId !== current.registryModuleId || updated.versionPin !== current.versionPin || updated.enabled !== current.enabled;
+  const statements = [];
+  if (changed) {
+    statements.push(
+      db.update(noCodeModules).set({ registryModuleId, versionPin, enabled, updatedAt: now }).where(eq(noCodeModules.id, current.id)),
+    );
+  }
+  if (input.options !== undefined) statements.push(...replaceOptionStatements(db, current.id, sets, now));
+  try {
+    const [first, ...rest] = statements;
+    if (first) await db.batch([first, ...rest]);
+  } catch (err) {
+    if (isUniqueViolation(err) && moduleChanged) throw alreadyEnabled();
+    throw err;
+  }
+  if (moduleChanged) await setRegistryModuleNoCode(db, current.registryModuleId, false, now);
+  if (moduleChanged || updated.enabled !== current.enabled) await setRegistryModuleNoCode(db, registryModuleId, enabled, now);
+  // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
+  return jsonApi(await render(db, changed ? updated : current, false));
+});
+
+// Disable no-code provisioning: the module and its options go; workspaces stay (204).
+noCodeModuleRoutes.delete("/no-code-modules/:id", async (c) => {
+  const db = createDb(c.env.DB);
+  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-modules");
+  await db.batch([...deleteNoCodeModuleStatements(db, module.id)]);
+  await setRegistryModuleNoCode(db, module.registryModuleId, false);
+  return noContent();
+});
+
+// N9: the input variables of a version, for building forms, with the module's options.
+noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", async (c) => {
+  const db = createDb(c.env.DB);
+  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
+  const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));
+  if (!version) throw notFound();
+  const summary = versionSummary(version);
+  if (!summary) throw unprocessable(`Module version ${version.version} has not been ingested (status ${version.status})`);
+  const sets = await listVariableOptions(db, module.id);
+  const optionsOf = new Map(sets.map((s) => [s.variableName, s.options]));
+  const data = summary.variables.map((v) => ({
+    id: `${version.id}-${v.name}`,
+    type: "registry-module-variables",
+    attributes: {
+      name: v.name,
+      type: v.type,
+      description: v.description,
+      required: v.required,
+      sensitive: v.sensitive,
+      default: v.default === null ? null : v.default.literal ? v.default.value : v.default.source,
+      options: optionsOf.get(v.name) ?? [],
+      "has-global": false,
+    },
+  }));
+  return jsonApi({ data });
+});

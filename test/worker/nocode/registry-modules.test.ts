@@ -66,7 +66,7 @@ describe("POST /organizations/:org/registry-modules", () => {
     expect(res.json.data.attributes["registry-name"]).toBe("private");
   });
 
-  it("records the legacy no-code flag (N9; the no-code module itself comes with issue #7)", async () => {
+  it("records the legacy no-code flag and creates an enabled no-code module with it (N9)", async () => {
     const name = uniqueName("nc");
     const res = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
       token: ctx.tokens.manager,
@@ -76,6 +76,12 @@ describe("POST /organizations/:org/registry-modules", () => {
     expect(res.json.data.attributes["no-code"]).toBe(true);
     const read = await tfe("GET", modulePath(ctx.org, name), { token: ctx.tokens.member });
     expect(read.json.data.attributes["no-code"]).toBe(true);
+    const refs = read.json.data.relationships["no-code-modules"].data;
+    expect(refs).toHaveLength(1);
+    const noCode = await tfe("GET", `no-code-modules/${refs[0].id}`, { token: ctx.tokens.member });
+    expect(noCode.status).toBe(200);
+    expect(noCode.json.data.attributes.enabled).toBe(true);
+    expect(noCode.json.data.relationships["registry-module"].data.id).toBe(res.json.data.id);
   });
 
   it("refuses a second module with the same name and provider (422), but not another provider", async () => {
@@ -222,11 +228,27 @@ describe("GET /organizations/:org/registry-modules", () => {
     expect(all.json.meta.pagination["total-count"]).toBe(2);
   });
 
-  it("accepts include=no-code-modules and answers 400 for any other include", async () => {
-    const ok = await tfe("GET", `organizations/${ctx.org}/registry-modules?include=no-code-modules`, { token: ctx.tokens.member });
+  it("includes no-code modules with include=no-code-modules (checklist 38) and answers 400 for any other include", async () => {
+    const { org, tokens } = await registryOrg();
+    const legacy = uniqueName("nc");
+    const created = await tfe("POST", `organizations/${org}/registry-modules`, { token: tokens.manager, body: moduleDoc(legacy, "aws", { "no-code": true }) });
+    expect(created.status).toBe(201);
+    const plain = await createModule(org, tokens.manager);
+
+    const without = await tfe("GET", `organizations/${org}/registry-modules`, { token: tokens.member });
+    expect(without.json.included).toBeUndefined();
+    const ok = await tfe("GET", `organizations/${org}/registry-modules?include=no-code-modules`, { token: tokens.member });
     expect(ok.status).toBe(200);
-    expect(ok.json.included).toEqual([]);
-    const bad = await tfe("GET", `organizations/${ctx.org}/registry-modules?include=workspaces`, { token: ctx.tokens.member });
+    const byId = new Map(ok.json.data.map((m: { id: string }) => [m.id, m]));
+    const legacyDoc = byId.get(created.json.data.id) as { attributes: Record<string, unknown>; relationships: Record<string, { data: { id: string; type: string }[] }> };
+    expect(legacyDoc.attributes["no-code"]).toBe(true);
+    expect(legacyDoc.relationships["no-code-modules"].data).toHaveLength(1);
+    const ref = legacyDoc.relationships["no-code-modules"].data[0]!;
+    expect(ref.type).toBe("no-code-modules");
+    expect((byId.get(plain.id) as typeof legacyDoc).relationships["no-code-modules"].data).toEqual([]);
+    expect(ok.json.included.map((r: { id: string; type: string }) => [r.id, r.type])).toEqual([[ref.id, "no-code-modules"]]);
+
+    const bad = await tfe("GET", `organizations/${org}/registry-modules?include=workspaces`, { token: tokens.member });
     expect(bad.status).toBe(400);
     expect(bad.json.errors).toEqual([{ status: "400", title: "bad request", detail: "Invalid include parameter" }]);
   });

@@ -12,12 +12,19 @@ import { createDb } from "../../../src/db/client";
 import { deleteRole, putRole } from "../../../src/ssh/roles/repo";
 import type { Role } from "../../../src/ssh/roles/model";
 
-// TEMPORARY: role routes (issue #4) have not landed yet.
-async function seedRoleDirectly(name: string, f: Record<string, unknown>, mount: string): Promise<void> {
-  const list = (v: unknown) => String(v ?? "").split(",").map((x) => x.trim()).filter((x) => x !== "");
-  const role: Role = {
+/**
+ * A stored OTP role (the roles repository's `Role` shape) built from Vault's field names,
+ * for tests that insert thousands of roles straight into D1.
+ */
+export function otpRoleObject(name: string, f: Record<string, unknown>): Role {
+  const list = (v: unknown) =>
+    String(v ?? "")
+      .split(",")
+      .map((x) => x.trim())
+      .filter((x) => x !== "");
+  return {
     name,
-    keyType: f.key_type as "otp" | "ca",
+    keyType: (f.key_type as "otp" | "ca") ?? "otp",
     defaultUser: String(f.default_user ?? ""),
     allowedUsers: String(f.allowed_users ?? ""),
     cidrList: list(f.cidr_list),
@@ -45,7 +52,11 @@ async function seedRoleDirectly(name: string, f: Record<string, unknown>, mount:
     notBeforeDuration: 30,
     allowEmptyPrincipals: false,
   };
-  await putRole(createDb(env.DB), mount, role);
+}
+
+// TEMPORARY: role routes (issue #4) have not landed yet.
+async function seedRoleDirectly(name: string, f: Record<string, unknown>, mount: string): Promise<void> {
+  await putRole(createDb(env.DB), mount, otpRoleObject(name, f));
 }
 
 /** Write a role with `POST <mount>/roles/<name>`; expects 204 (or 200 with warnings). */
@@ -84,11 +95,11 @@ export async function shardStubFor(otp: string, mount = "ssh"): Promise<{ stub: 
 }
 
 /** Every row of a shard's `otps` table. */
-export interface StoredOtpRow {
+export type StoredOtpRow = {
   hash: string;
   lease_key: string;
   role_name: string;
   username: string;
   ip: string;
   expires_at: number;
-}
+};

@@ -1,0 +1,86 @@
+/**
+ * Bench-only Worker (issue #9): the cost of the sub-steps the hot paths are made of, each
+ * timed in a sequential loop inside the isolate, so `npm run bench` can say what dominates
+ * each path. It shares Keyway's D1 database and OtpStore Durable Object namespace (same
+ * storage, same workerd process) and imports the same modules the endpoints use.
+ *
+ * POST {@link ProbeRequest}; the answer is a list of {@link ProbeResult}.
+ */
+import { createDb } from "../src/db/client";
+import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
+import { caQuery } from "../src/ssh/ca/store";
+import type { OtpStore } from "../src/ssh/otp/otp-store";
+import { roleQuery } from "../src/ssh/roles/repo";
+
+interface ProbeEnv {
+  DB: D1Database;
+  OTP_STORE: DurableObjectNamespace<OtpStore>;
+  KEYWAY_HASH_KEY: string;
+}
+
+/** What to run. */
+export interface ProbeRequest {
+  /** Stop a probe after this many calls… */
+  iterations: number;
+  /** …or after this many ms, whichever comes first. */
+  budgetMs: number;
+  /** Untimed calls first. */
+  warmup: number;
+}
+
+/** One sub-step's cost. */
+export interface ProbeResult {
+  name: string;
+  calls: number;
+  usPerCall: number;
+}
+
+const MISSING_HASH = "0".repeat(64);
+
+/** The sub-steps, named as the report prints them. */
+const PROBES: [string, (env: ProbeEnv) => unknown][] = [
+  ["crypto: secretsEqual (token check of root/admin)", () => secretsEqual("bench-presented-token", "bench-configured-token")],
+  ["crypto: keyedHash (HMAC-SHA-256 of an OTP/token)", (env) => keyedHash(env.KEYWAY_HASH_KEY, "bench", "value")],
+  ["drizzle: createDb() (done once per request)", (env) => createDb(env.DB)],
+  ["d1: SELECT 1 through the binding", (env) => env.DB.prepare("SELECT 1").first()],
+  ["d1: one drizzle select (a role read)", (env) => roleQuery(createDb(env.DB), "bench-ed", "signer")],
+  [
+    "d1: batch of 3 drizzle selects (sign's context)",
+    (env) => {
+      const db = createDb(env.DB);
+      return db.batch([roleQuery(db, "bench-ed", "signer"), caQuery(db, "bench-ed"), caQuery(db, "bench-rsa")]);
+    },
+  ],
+  ["d1: 3 sequential drizzle selects", async (env) => {
+    const db = createDb(env.DB);
+    await roleQuery(db, "bench-ed", "signer");
+    await caQuery(db, "bench-ed");
+    await caQuery(db, "bench-rsa");
+  }],
+  [
+    "do: OtpStore RPC, consume of an absent hash",
+    (env) => env.OTP_STORE.get(env.OTP_STORE.idFromName("otp:bench-probe:00")).consume(MISSING_HASH),
+  ],
+];
+
+export default {
+  async fetch(request: Request, env: ProbeEnv): Promise<Response> {
+    if (request.method !== "POST") return new Response("POST a ProbeRequest\n", { status: 405 });
+    const input = (await request.json()) as ProbeRequest;
+    const results: ProbeResult[] = [];
+    for (const [name, step] of PROBES) {
+      for (let i = 0; i < input.warmup; i++) await step(env);
+      // Date.now() advances during execution under local workerd (see sign-rate-worker.ts).
+      const start = Date.now();
+      let calls = 0;
+      let now = start;
+      while (calls < input.iterations && now - start < input.budgetMs) {
+        await step(env);
+        calls++;
+        now = Date.now();
+      }
+      results.push({ name, calls, usPerCall: calls > 0 ? ((now - start) * 1000) / calls : 0 });
+    }
+    return Response.json(results);
+  },
+} satisfies ExportedHandler<ProbeEnv>;

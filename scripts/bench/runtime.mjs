@@ -1,0 +1,193 @@
+// Runtime of `npm run bench` (issue #9): build the production bundle, start it in workerd
+// through Miniflare's API on 127.0.0.1 (not `wrangler dev`, whose proxy caps throughput),
+// with the bindings wrangler.toml declares (local D1, the SQLite-backed OtpStore Durable
+// Object, both queues, R2), migrate D1 through its binding, and run the bench-only
+// signing-rate Worker next to it.
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { build as esbuild } from "esbuild";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
+
+export const projectRoot = path.resolve(import.meta.dirname, "../..");
+const wranglerBin = path.join(projectRoot, "node_modules", ".bin", "wrangler");
+
+/** Fresh secrets in decision B6's formats. */
+export function benchSecrets() {
+  return {
+    ROOT_TOKEN: `hvs.bench-root-${randomBytes(16).toString("hex")}`,
+    ADMIN_TOKEN: `bench-admin.atlasv1.${randomBytes(24).toString("hex")}`,
+    KEYWAY_HASH_KEY: randomBytes(32).toString("base64"),
+    KEYWAY_KEK: `k1:${randomBytes(32).toString("base64")}`,
+  };
+}
+
+/**
+ * The production bundle: `wrangler deploy --dry-run --outdir <dir>`. Returns the directory
+ * and the entry module's path. The worker tree may be mid-edit by other engineers, so a
+ * failed build is retried once after a pause before giving up.
+ */
+export async function buildWorker(workDir) {
+  const outdir = path.join(workDir, "worker");
+  for (let attempt = 1; ; attempt++) {
+    const result = spawnSync(wranglerBin, ["deploy", "--dry-run", "--outdir", outdir], {
+      cwd: projectRoot,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG: "error" },
+      encoding: "utf8",
+    });
+    if (result.status === 0) break;
+    if (attempt >= 2) {
+      throw new Error(`wrangler deploy --dry-run failed (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+    }
+    console.error("build failed, retrying in 5 s (the tree may be mid-edit)…");
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+  const files = await readdir(outdir);
+  const entry = files.includes("index.js") ? "index.js" : files.find((f) => /\.m?js$/.test(f));
+  if (!entry) throw new Error(`no entry module in ${outdir}: ${files.join(", ")}`);
+  const { size } = await stat(path.join(outdir, entry));
+  return { outdir, entryPath: path.join(outdir, entry), bytes: size };
+}
+
+/** Bundle a bench-only Worker (bench/<name>.ts, which imports src/ modules) for workerd. */
+export async function buildBenchWorker(name) {
+  const result = await esbuild({
+    entryPoints: [path.join(projectRoot, "bench", `${name}.ts`)],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    write: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles[0].text;
+}
+
+/**
+ * Start Keyway's bundle (worker `keyway`, the one served on 127.0.0.1), the signing-rate
+ * Worker (`sign-rate`) and the sub-step probe Worker (`probe`, sharing Keyway's D1 database
+ * and OtpStore namespace) in one workerd process; the bench-only Workers are reached only
+ * through Miniflare's dispatch.
+ * Bindings come from wrangler.toml via wrangler's own config→Miniflare conversion (the one
+ * the Workers Vitest integration uses), so the bench tracks the deployed configuration.
+ */
+export async function startRuntime({ build, signRateScript, probeScript, vars, persistDir }) {
+  // Only errors from wrangler's config reader: its warnings (experimental `secrets`, secrets
+  // not in .dev.vars) do not apply, the secrets are passed below.
+  const logLevel = process.env.WRANGLER_LOG;
+  process.env.WRANGLER_LOG = "error";
+  let workerOptions;
+  try {
+    ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.toml")));
+  } finally {
+    if (logLevel === undefined) delete process.env.WRANGLER_LOG;
+    else process.env.WRANGLER_LOG = logLevel;
+  }
+  for (const binding of ["DB", "OTP_STORE", "PROVISION_QUEUE", "MODULES"]) {
+    const declared =
+      binding in (workerOptions.d1Databases ?? {}) ||
+      binding in (workerOptions.durableObjects ?? {}) ||
+      binding in (workerOptions.queueProducers ?? {}) ||
+      binding in (workerOptions.r2Buckets ?? {});
+    if (!declared) throw new Error(`wrangler.toml no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
+  }
+  const keyway = {
+    ...workerOptions,
+    name: "keyway",
+    modules: true,
+    scriptPath: build.entryPath,
+    modulesRoot: path.dirname(build.entryPath),
+    // Plain-text vars and secrets (B6); secrets override anything wrangler read from .dev.vars.
+    bindings: { ...workerOptions.bindings, ...vars },
+  };
+  const signRate = {
+    name: "sign-rate",
+    modules: true,
+    script: signRateScript,
+    compatibilityDate: workerOptions.compatibilityDate,
+    compatibilityFlags: workerOptions.compatibilityFlags,
+  };
+  // workerd's own output (Worker console.* and errors) is kept, not streamed, so a failing
+  // path cannot flood the report; the summary prints the first lines.
+  const runtimeLog = [];
+  let runtimeLines = 0;
+  const keep = (stream) => {
+    stream.setEncoding("utf8");
+    let rest = "";
+    stream.on("data", (chunk) => {
+      const lines = (rest + chunk).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        runtimeLines++;
+        if (runtimeLog.length < 200) runtimeLog.push(line);
+      }
+    });
+  };
+  const probe = {
+    name: "probe",
+    modules: true,
+    script: probeScript,
+    compatibilityDate: workerOptions.compatibilityDate,
+    compatibilityFlags: workerOptions.compatibilityFlags,
+    d1Databases: { DB: workerOptions.d1Databases.DB },
+    durableObjects: { OTP_STORE: { ...workerOptions.durableObjects.OTP_STORE, scriptName: "keyway" } },
+    bindings: { KEYWAY_HASH_KEY: vars.KEYWAY_HASH_KEY },
+  };
+  const mf = new Miniflare({
+    handleRuntimeStdio: (stdout, stderr) => {
+      keep(stdout);
+      keep(stderr);
+    },
+    host: "127.0.0.1",
+    port: 0,
+    logRequests: false,
+    // Storage on disk, as `wrangler dev` keeps it (SQLite files), in a throwaway directory.
+    defaultPersistRoot: persistDir,
+    d1Persist: path.join(persistDir, "d1"),
+    durableObjectsPersist: path.join(persistDir, "do"),
+    r2Persist: path.join(persistDir, "r2"),
+    workers: [keyway, signRate, probe],
+  });
+  const url = await mf.ready;
+  return { mf, origin: url.origin, runtimeLog, runtimeLineCount: () => runtimeLines };
+}
+
+/** Apply migrations/*.sql in order through the D1 binding, split as wrangler splits them. */
+export async function applyMigrations(mf) {
+  const db = await mf.getD1Database("DB", "keyway");
+  const dir = path.join(projectRoot, "migrations");
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort();
+  let statements = 0;
+  for (const file of files) {
+    const sql = await readFile(path.join(dir, file), "utf8");
+    const parts = unstable_splitSqlQuery(sql).filter((s) => s.trim() !== "");
+    if (parts.length > 0) await db.batch(parts.map((s) => db.prepare(s)));
+    statements += parts.length;
+  }
+  return { files, statements };
+}
+
+/** A scratch directory for the bundle and local storage, removed by the returned function. */
+export async function scratchDir() {
+  const dir = await mkdtemp(path.join(tmpdir(), "keyway-bench-"));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** POST a JSON request to a bench-only Worker and return its JSON answer. */
+export async function askBenchWorker(mf, name, request) {
+  const worker = await mf.getWorker(name);
+  const res = await worker.fetch(`http://${name}.bench/`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(request),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${name} worker answered ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}

@@ -1,0 +1,474 @@
+// The benchmarks of `npm run bench` (issue #9): how each endpoint's state is set up through
+// the public API, and the autocannon requests that exercise it. A setup that fails marks its
+// benchmark "not available" with the reason; it never stops the run.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { projectRoot } from "./runtime.mjs";
+import { moduleTarball } from "./tarball.mjs";
+
+/** SSH mounts (S1): one per benchmark family, so no benchmark sees another's state. */
+export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "lookup-small", "lookup-big"];
+
+/** Roles in the two lookup mounts. */
+export const LOOKUP_SMALL_ROLES = 10;
+export const LOOKUP_BIG_ROLES = 10_000;
+
+const fixture = (name) => readFileSync(path.join(projectRoot, "test", "fixtures", "ssh", "keys", name), "utf8");
+
+/** CA keys (test/fixtures/ssh/keys, made by ssh-keygen) and the subject key every sign uses. */
+export const KEYS = {
+  ed25519: { privateKey: fixture("ed25519"), publicKey: fixture("ed25519.pub") },
+  rsa4096: { privateKey: fixture("rsa-4096"), publicKey: fixture("rsa-4096.pub") },
+  ecdsa256: { privateKey: fixture("ecdsa-256"), publicKey: fixture("ecdsa-256.pub") },
+};
+export const SUBJECT_PUBLIC_KEY = fixture("ed25519.pub").trim();
+
+/** A benchmark that cannot run: its endpoint is missing (404/405/501) or its setup failed. */
+export class Unavailable extends Error {
+  constructor(reason, { missing = false } = {}) {
+    super(reason);
+    this.name = "Unavailable";
+    this.missing = missing;
+  }
+}
+
+const JSONAPI = "application/vnd.api+json";
+
+/** A small HTTP client for setup calls (not timed). */
+export function apiClient(origin, secrets) {
+  async function call(method, urlPath, { token, bearer, body, raw, contentType } = {}) {
+    const headers = {};
+    if (token) headers["X-Vault-Token"] = token;
+    if (bearer) headers.Authorization = `Bearer ${bearer}`;
+    let payload;
+    if (raw !== undefined) {
+      payload = raw;
+      headers["Content-Type"] = contentType ?? "application/octet-stream";
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["Content-Type"] = contentType ?? (urlPath.startsWith("/api/v2") ? JSONAPI : "application/json");
+    }
+    let res;
+    let text;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res = await fetch(new URL(urlPath, origin), { method, headers, body: payload });
+        text = await res.text();
+        break;
+      } catch (e) {
+        // A kept-alive socket that workerd closed while idle fails the next request
+        // ("other side closed"); setup calls are safe to repeat.
+        if (attempt >= 3) throw new Error(`${method} ${urlPath}: ${e.message} (${e.cause?.message ?? "no cause"})`);
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    return { status: res.status, json, text };
+  }
+
+  /** Call and require a 2xx answer; anything else makes the benchmark unavailable. */
+  async function expectOk(what, method, urlPath, options) {
+    const res = await call(method, urlPath, options);
+    if (res.status >= 200 && res.status <= 299) return res;
+    const missing = [404, 405, 501].includes(res.status);
+    const excerpt = res.text.replace(/\s+/g, " ").slice(0, 160);
+    throw new Unavailable(`${what}: ${method} ${urlPath.split("?")[0]} → ${res.status} ${excerpt}`, { missing });
+  }
+
+  return { call, expectOk, root: secrets.ROOT_TOKEN, admin: secrets.ADMIN_TOKEN };
+}
+
+/** Only the first call runs `fn`; later calls share its promise (shared setup steps). */
+function once(fn) {
+  let p = null;
+  return () => {
+    p ??= fn();
+    return p;
+  };
+}
+
+const vaultJson = (token) => ({ "X-Vault-Token": token, "Content-Type": "application/json" });
+
+/** A CA role allowing user certificates for anyone, with a one-hour default TTL. */
+const SIGNER_ROLE = {
+  key_type: "ca",
+  allow_user_certificates: true,
+  allowed_users: "*",
+  default_user: "alice",
+  ttl: "1h",
+  max_ttl: "24h",
+  allowed_extensions: "permit-pty",
+  default_extensions: { "permit-pty": "" },
+};
+
+/**
+ * Every benchmark, in run order. Each has `setup(api, state)` returning the autocannon
+ * request list (and options), or throwing Unavailable.
+ */
+export function scenarios({ api, state }) {
+  const caMount = (mount, key) =>
+    once(async () => {
+      await api.expectOk(`import the ${key} CA`, "POST", `/v1/${mount}/config/ca`, {
+        token: api.root,
+        body: { private_key: KEYS[key].privateKey, public_key: KEYS[key].publicKey, generate_signing_key: false },
+      });
+      await api.expectOk("create the CA role", "POST", `/v1/${mount}/roles/signer`, { token: api.root, body: SIGNER_ROLE });
+    });
+  const edCa = caMount("bench-ed", "ed25519");
+  const rsaCa = caMount("bench-rsa", "rsa4096");
+  const signBody = JSON.stringify({ public_key: SUBJECT_PUBLIC_KEY, valid_principals: "alice" });
+
+  async function signSetup(mount, ready, token) {
+    await ready();
+    const res = await api.expectOk("sign once", "POST", `/v1/${mount}/sign/signer`, {
+      token,
+      body: JSON.parse(signBody),
+    });
+    if (!res.json?.data?.signed_key?.startsWith("ssh-ed25519-cert-v01@openssh.com ")) {
+      throw new Unavailable(`sign answered ${res.status} without a certificate: ${res.text.slice(0, 160)}`);
+    }
+    return { requests: [{ method: "POST", path: `/v1/${mount}/sign/signer`, headers: vaultJson(token), body: signBody }] };
+  }
+
+  async function issueSetup(body) {
+    await edCa();
+    const res = await api.expectOk("issue once", "POST", "/v1/bench-ed/issue/signer", { token: api.root, body });
+    if (!res.json?.data?.private_key) throw new Unavailable(`issue answered ${res.status} without a private key`);
+    return {
+      requests: [{ method: "POST", path: "/v1/bench-ed/issue/signer", headers: vaultJson(api.root), body: JSON.stringify(body) }],
+    };
+  }
+
+  // A policy token for sign (S5a): the token row, its policies and the ACL are read from D1
+  // on every request, unlike the root token, which is compared in memory.
+  const policyToken = once(async () => {
+    await edCa();
+    const policy = { path: { "bench-ed/sign/*": { capabilities: ["create", "update"] } } };
+    await api.expectOk("write the sign policy", "PUT", "/v1/sys/policies/acl/bench-sign", {
+      token: api.root,
+      body: { policy: JSON.stringify(policy) },
+    });
+    const res = await api.expectOk("create a policy token", "POST", "/v1/auth/token/create", {
+      token: api.root,
+      body: { policies: ["bench-sign"], display_name: "bench" },
+    });
+    const token = res.json?.auth?.client_token;
+    if (!token) throw new Unavailable("auth/token/create answered without auth.client_token");
+    return token;
+  });
+
+  const otpRole = once(async () => {
+    await api.expectOk("create the OTP role", "POST", "/v1/bench-otp/roles/otp", {
+      token: api.root,
+      body: { key_type: "otp", default_user: "bench", cidr_list: "10.0.0.0/8" },
+    });
+  });
+  const credsBody = JSON.stringify({ ip: "10.1.2.3" });
+  /** OTPs minted by creds (timed run and top-up), consumed by verify. */
+  const otpPool = [];
+  const collectOtp = (status, body) => {
+    if (status !== 200) return;
+    try {
+      const key = JSON.parse(body)?.data?.key;
+      if (typeof key === "string") otpPool.push(key);
+    } catch {
+      // counted as a bad answer by the status, nothing to collect
+    }
+  };
+  const credsRequests = [
+    { method: "POST", path: "/v1/bench-otp/creds/otp", headers: vaultJson(api.root), body: credsBody, onResponse: collectOtp },
+  ];
+
+  // Lookup: role r0 is 10.0.0.0/8 in both mounts; r<i> (i ≥ 1) is 10.<i/256>.<i%256>.0/24.
+  // The queried addresses 10.0.<1..9>.7 match r0 and one /24 role in both mounts, so both
+  // answers hold two roles and only the number of roles in the mount differs.
+  const lookupRole = (i) => ({
+    key_type: "otp",
+    default_user: "bench",
+    cidr_list: i === 0 ? "10.0.0.0/8" : `10.${(i >> 8) & 255}.${i & 255}.0/24`,
+  });
+  const lookupRequests = (mount) => {
+    let n = 0;
+    return [
+      {
+        method: "POST",
+        path: `/v1/${mount}/lookup`,
+        headers: vaultJson(api.root),
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ ip: `10.0.${(n++ % 9) + 1}.7` }) }),
+      },
+    ];
+  };
+  async function lookupSetup(mount, count) {
+    if (count <= LOOKUP_SMALL_ROLES) {
+      for (let i = 0; i < count; i++) {
+        await api.expectOk(`create role r${i}`, "POST", `/v1/${mount}/roles/r${i}`, { token: api.root, body: lookupRole(i) });
+      }
+    } else {
+      // Through the HTTP API, 16 at a time (bulkLoad); the rate is reported as role-write.
+      await api.expectOk("create role r0", "POST", `/v1/${mount}/roles/r0`, { token: api.root, body: lookupRole(0) });
+      let i = 1;
+      const loaded = await state.bulkLoad("role-write", {
+        amount: count - 1,
+        connections: 16,
+        requests: [
+          {
+            method: "POST",
+            headers: vaultJson(api.root),
+            setupRequest: (req) => {
+              const n = i++;
+              return { ...req, path: `/v1/${mount}/roles/r${n}`, body: JSON.stringify(lookupRole(n)) };
+            },
+          },
+        ],
+      });
+      if (loaded.non2xx > 0 || loaded.errors > 0) {
+        throw new Unavailable(`bulk role create: ${loaded.non2xx} non-2xx answers (first ${loaded.firstBad}), ${loaded.errors} errors`);
+      }
+    }
+    const list = await api.expectOk("list roles", "GET", `/v1/${mount}/roles?list=true`, { token: api.root });
+    const keys = list.json?.data?.keys ?? [];
+    if (keys.length !== count) throw new Unavailable(`expected ${count} roles in ${mount}, found ${keys.length}`);
+    const probe = await api.expectOk("lookup once", "POST", `/v1/${mount}/lookup`, { token: api.root, body: { ip: "10.0.1.7" } });
+    const roles = probe.json?.data?.roles;
+    if (!Array.isArray(roles) || roles.join(",") !== "r0,r1") {
+      throw new Unavailable(`lookup of 10.0.1.7 answered ${JSON.stringify(roles)}, expected ["r0","r1"]`);
+    }
+    return { requests: lookupRequests(mount) };
+  }
+
+  // No-code: an organization, a user in owners with a token, a registry module whose
+  // version 1.0.0 is uploaded and ingested (Queue), and E1 enabling it.
+  const noCode = once(async () => {
+    const orgRes = await api.expectOk("create the organization", "POST", "/api/v2/organizations", {
+      bearer: api.admin,
+      body: { data: { type: "organizations", attributes: { name: "bench-org", email: "bench@example.test" } } },
+    });
+    const org = "bench-org";
+    const ownersTeam = orgRes.json?.data?.relationships?.["owners-team"]?.data?.id;
+    const project = orgRes.json?.data?.relationships?.["default-project"]?.data?.id;
+    if (!ownersTeam || !project) throw new Unavailable("organization answer lacks owners-team or default-project");
+    const userRes = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
+      bearer: api.admin,
+      body: { data: { type: "users", attributes: { username: "bench-user", email: "bench-user@example.test" } } },
+    });
+    const tokenRes = await api.expectOk("create a user token", "POST", `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`, {
+      bearer: api.admin,
+      body: { data: { type: "authentication-tokens" } },
+    });
+    const token = tokenRes.json?.data?.attributes?.token;
+    if (!token) throw new Unavailable("user token answer lacks data.attributes.token");
+    await api.expectOk("add the user to owners", "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, {
+      bearer: api.admin,
+      body: { data: [{ type: "users", id: "bench-user" }] },
+    });
+    const moduleRes = await api.expectOk("create a registry module", "POST", `/api/v2/organizations/${org}/registry-modules`, {
+      bearer: token,
+      body: { data: { type: "registry-modules", attributes: { name: "bench", provider: "null", "registry-name": "private" } } },
+    });
+    const moduleId = moduleRes.json?.data?.id;
+    const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/bench/null`;
+    const versionRes = await api.expectOk("create version 1.0.0", "POST", `${base}/versions`, {
+      bearer: token,
+      body: { data: { type: "registry-module-versions", attributes: { version: "1.0.0" } } },
+    });
+    const upload = versionRes.json?.data?.links?.upload;
+    if (!upload) throw new Unavailable("version answer lacks links.upload");
+    await api.expectOk("upload the tarball", "PUT", new URL(upload).pathname, { raw: BENCH_MODULE, contentType: "application/gzip" });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const v = await api.expectOk("read the version", "GET", `${base}/version?module_version=1.0.0`, { bearer: token });
+      const status = v.json?.data?.attributes?.status;
+      if (status === "ok") break;
+      if (status !== "pending" && status !== "reg_ingressing") {
+        throw new Unavailable(`module version 1.0.0 is ${status}: ${v.json?.data?.attributes?.error ?? ""}`.trim());
+      }
+      if (Date.now() > deadline) throw new Unavailable(`module version 1.0.0 still ${status} after 30 s`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const e1 = await api.expectOk("E1 enable no-code", "POST", `/api/v2/organizations/${org}/no-code-modules`, {
+      bearer: token,
+      body: {
+        data: {
+          type: "no-code-modules",
+          attributes: { "version-pin": "1.0.0", enabled: true },
+          relationships: { "registry-module": { data: { id: moduleId, type: "registry-modules" } } },
+        },
+      },
+    });
+    const id = e1.json?.data?.id;
+    if (!id) throw new Unavailable("E1 answer lacks data.id");
+    return { token, id, project };
+  });
+
+  const workspaceBody = (name, project) =>
+    JSON.stringify({
+      data: {
+        type: "workspaces",
+        attributes: { name },
+        relationships: { project: { data: { id: project, type: "projects" } } },
+      },
+    });
+
+  const ping = {
+    setup: async () => {
+      await api.expectOk("ping", "GET", "/api/v2/ping", { bearer: api.admin });
+      return { requests: [{ method: "GET", path: "/api/v2/ping", headers: { Authorization: `Bearer ${api.admin}` } }] };
+    },
+  };
+
+  return [
+    { name: "floor", title: "GET /api/v2/ping (admin bearer)", role: "floor", ...ping },
+    {
+      name: "sign-ed25519",
+      title: "POST sign, Ed25519 CA, root token",
+      raw: "ed25519",
+      setup: () => signSetup("bench-ed", edCa, api.root),
+    },
+    {
+      name: "sign-ed25519-policy-token",
+      title: "POST sign, Ed25519 CA, policy token",
+      raw: "ed25519",
+      setup: async () => signSetup("bench-ed", edCa, await policyToken()),
+    },
+    {
+      name: "sign-rsa4096",
+      title: "POST sign, RSA-4096 CA (rsa-sha2-256)",
+      raw: "rsa4096",
+      setup: () => signSetup("bench-rsa", rsaCa, api.root),
+    },
+    { name: "issue-ed25519", title: "POST issue ed25519 (Ed25519 CA)", raw: "ed25519", setup: () => issueSetup({ key_type: "ed25519" }) },
+    {
+      name: "issue-rsa2048",
+      title: "POST issue rsa 2048 (Ed25519 CA)",
+      raw: "ed25519",
+      // RSA key generation takes hundreds of ms of one workerd thread: more connections
+      // only queue longer (same req/s, latency × connections).
+      maxConnections: 4,
+      setup: () => issueSetup({ key_type: "rsa", key_bits: 2048 }),
+    },
+    {
+      name: "creds",
+      title: "POST creds (OTP role)",
+      setup: async () => {
+        await otpRole();
+        const res = await api.expectOk("creds once", "POST", "/v1/bench-otp/creds/otp", { token: api.root, body: { ip: "10.1.2.3" } });
+        if (typeof res.json?.data?.key !== "string") throw new Unavailable("creds answered without data.key");
+        return { requests: credsRequests };
+      },
+    },
+    {
+      name: "verify",
+      title: "POST verify (distinct pre-minted OTPs)",
+      kind: "verify",
+      setup: async ({ needed }) => {
+        await otpRole();
+        if (otpPool.length < needed) {
+          // Top up with creds (untimed) so each verify request consumes its own OTP.
+          await state.bulkLoad("otp-mint", {
+            amount: needed - otpPool.length,
+            durationS: state.mintBudgetS,
+            connections: 16,
+            requests: credsRequests,
+          });
+        }
+        const otp = otpPool.pop();
+        if (!otp) throw new Unavailable("no OTP could be minted (creds unavailable)");
+        const res = await api.expectOk("verify once", "POST", "/v1/bench-otp/verify", { body: { otp } });
+        if (res.json?.data?.username !== "bench") throw new Unavailable(`verify answered ${res.text.slice(0, 160)}`);
+        let next = 0;
+        return {
+          pool: otpPool,
+          requests: [
+            {
+              method: "POST",
+              path: "/v1/bench-otp/verify",
+              headers: { "Content-Type": "application/json" },
+              setupRequest: (req) => ({ ...req, body: JSON.stringify({ otp: otpPool[next++] }) }),
+            },
+          ],
+        };
+      },
+    },
+    {
+      name: "lookup-10",
+      title: `POST lookup, ${LOOKUP_SMALL_ROLES} roles`,
+      setup: () => lookupSetup("lookup-small", LOOKUP_SMALL_ROLES),
+    },
+    {
+      name: "lookup-10k",
+      title: `POST lookup, ${LOOKUP_BIG_ROLES.toLocaleString("en")} roles`,
+      setup: () => lookupSetup("lookup-big", LOOKUP_BIG_ROLES),
+    },
+    {
+      name: "e3-read",
+      title: "E3 GET /no-code-modules/:id",
+      setup: async () => {
+        const nc = await noCode();
+        await api.expectOk("E3 once", "GET", `/api/v2/no-code-modules/${nc.id}`, { bearer: nc.token });
+        return {
+          requests: [{ method: "GET", path: `/api/v2/no-code-modules/${nc.id}`, headers: { Authorization: `Bearer ${nc.token}` } }],
+        };
+      },
+    },
+    { name: "floor-end", title: "GET /api/v2/ping again (drift check)", role: "floor", ...ping },
+    {
+      // Last: each workspace queues its first run, and the consumer's work would disturb
+      // anything measured after it.
+      name: "e4-create",
+      title: "E4 POST /no-code-modules/:id/workspaces",
+      setup: async () => {
+        const nc = await noCode();
+        await api.expectOk("E4 once", "POST", `/api/v2/no-code-modules/${nc.id}/workspaces`, {
+          bearer: nc.token,
+          raw: workspaceBody("bench-ws-probe", nc.project),
+          contentType: JSONAPI,
+        });
+        let n = 0;
+        return {
+          requests: [
+            {
+              method: "POST",
+              path: `/api/v2/no-code-modules/${nc.id}/workspaces`,
+              headers: { Authorization: `Bearer ${nc.token}`, "Content-Type": JSONAPI },
+              setupRequest: (req) => ({ ...req, body: workspaceBody(`bench-ws-${n++}`, nc.project) }),
+            },
+          ],
+        };
+      },
+    },
+  ];
+}
+
+/** The module the no-code benchmarks publish: one variable, one resource, its provider (N4, N12). */
+const BENCH_MODULE = moduleTarball({
+  "main.tf": `terraform {
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = "~> 3.2"
+    }
+  }
+}
+
+variable "size" {
+  type        = string
+  default     = "small"
+  description = "Size label"
+}
+
+resource "null_resource" "bench" {
+  triggers = {
+    size = var.size
+  }
+}
+
+output "id" {
+  value = null_resource.bench.id
+}
+`,
+});

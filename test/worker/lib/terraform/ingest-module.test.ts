@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { getTerraformParser, ingestModule, summarizeModule, variablesReached } from "../../../../src/lib/terraform";
 import { FIXTURE_MODULES, fixtureFiles } from "../../../fixtures/terraform";
 import { checkSummary, EXPECTED } from "../../../fixtures/terraform/expectations";
-import { buildTar, buildTarball, gzip } from "../../../support/tarball";
+import { buildTar, buildTarball } from "../../../support/tarball";
 
 const MiB = 1024 * 1024;
 const MAIN = 'resource "null_resource" "x" {}\n';

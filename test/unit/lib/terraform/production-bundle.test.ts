@@ -1,0 +1,91 @@
+/**
+ * The reader in the bundle Cloudflare receives. vitest-pool-workers runs the source
+ * through Vite, which is not what wrangler uploads; two of the reference's failures showed
+ * up in only one of the two (shared/reference/terraform-source-parsing.md §6, §8). So this
+ * bundles a tiny entry that imports `src/lib/terraform` with `wrangler deploy --dry-run`,
+ * then runs that output in workerd through Miniflare, with and without `nodejs_compat`.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { IngestResult } from "../../../../src/lib/terraform/ingest-module";
+import { fixtureFiles } from "../../../fixtures/terraform";
+import { checkSummary, EXPECTED } from "../../../fixtures/terraform/expectations";
+import { buildTarball } from "../../../support/tarball";
+
+const run = promisify(execFile);
+const repo = path.resolve(import.meta.dirname, "../../../..");
+
+const ENTRY = `
+import { ingestModule } from ${JSON.stringify(path.join(repo, "src/lib/terraform/index.ts"))};
+export default {
+  async fetch(request) {
+    const result = await ingestModule(request.body);
+    return Response.json(result);
+  },
+};
+`;
+
+let work: string;
+let outdir: string;
+let compatibilityDate: string;
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(tmpdir(), "kw-bundle-"));
+  outdir = path.join(work, "out");
+  const config = await readFile(path.join(repo, "wrangler.toml"), "utf8");
+  compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(config)![1]!;
+  await writeFile(path.join(work, "entry.js"), ENTRY);
+  await writeFile(
+    path.join(work, "wrangler.toml"),
+    `name = "kw-bundle-check"\nmain = "entry.js"\ncompatibility_date = "${compatibilityDate}"\n`,
+  );
+  await run(
+    path.join(repo, "node_modules/.bin/wrangler"),
+    ["deploy", "--dry-run", "--outdir", outdir, "--config", path.join(work, "wrangler.toml")],
+    { cwd: repo, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe("production bundle", () => {
+  it("ships both WebAssembly modules beside the script", async () => {
+    const files = await readdir(outdir);
+    expect(files.some((f) => f.endsWith("-web-tree-sitter.wasm"))).toBe(true);
+    expect(files.some((f) => f.endsWith("-tree-sitter-terraform.wasm"))).toBe(true);
+  });
+
+  it.each([[[]], [["nodejs_compat"]]])("ingests in workerd with compatibility flags %j", async (flags) => {
+    const mf = new Miniflare({
+      modules: true,
+      scriptPath: path.join(outdir, "entry.js"),
+      modulesRoot: outdir,
+      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+      compatibilityDate,
+      compatibilityFlags: flags,
+    });
+    try {
+      const post = async (body: Uint8Array) => {
+        const response = await mf.dispatchFetch("http://bundle.test/", { method: "POST", body });
+        return (await response.json()) as IngestResult;
+      };
+      const ok = await post(await buildTarball(fixtureFiles("aws-vpc"), { prefix: "./", directories: true }));
+      if (!ok.ok) throw new Error(ok.error);
+      checkSummary(ok.summary, EXPECTED["aws-vpc"]!);
+      expect(await post(await buildTarball({ "main.tf": 'resource "a" "b" {\n' }))).toEqual({
+        ok: false,
+        error: 'syntax error in main.tf at line 2: missing "}"',
+      });
+      expect(await post(new TextEncoder().encode("not gzip"))).toEqual({ ok: false, error: "not a gzip archive" });
+    } finally {
+      await mf.dispose();
+    }
+  });
+});

@@ -30,6 +30,10 @@ export class GzipDataError extends Error {
   override name = "GzipDataError";
 }
 
+function gzipError(cause: unknown): GzipDataError {
+  return new GzipDataError(`corrupt gzip data (${cause instanceof Error ? cause.message : String(cause)})`);
+}
+
 /** A source of byte chunks that can be stopped. */
 export interface ChunkSource {
   /** Next chunk, or `null` at the end. */
@@ -89,6 +93,8 @@ class DemandGunzip implements ChunkSource {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   #inputDone = false;
   #inflight: Promise<unknown> = Promise.resolve();
+  /** The first failed write or close: the decompressor rejected the data. */
+  #writeError: unknown = undefined;
   #bytesIn = 0;
   #bytesOut = 0;
 
@@ -120,7 +126,10 @@ class DemandGunzip implements ChunkSource {
     const isSettled = () => settled;
     // Output already produced by an earlier slice arrives without feeding more.
     await letOutputArrive(isSettled);
-    while (!settled && !this.#inputDone) {
+    const failed = (cause: unknown) => {
+      this.#writeError ??= cause ?? new Error("write failed");
+    };
+    while (!settled && !this.#inputDone && this.#writeError === undefined) {
       // One write in flight at a time. A runtime whose write waits on the reader is
       // released by the pending read, hence the race.
       await Promise.race([this.#inflight, settle]);
@@ -129,19 +138,23 @@ class DemandGunzip implements ChunkSource {
       if (slice === null) {
         this.#inputDone = true;
         // A truncated stream makes the decompressor error, which rejects `pending`.
-        this.#writer.close().catch(() => {});
+        this.#inflight = this.#writer.close().catch(failed);
         break;
       }
       this.#bytesIn += slice.length;
-      this.#inflight = this.#writer.write(slice as Uint8Array<ArrayBuffer>).catch(() => {});
+      this.#inflight = this.#writer.write(slice as Uint8Array<ArrayBuffer>).catch(failed);
       await Promise.race([this.#inflight, settle]);
       await letOutputArrive(isSettled);
     }
+    // Normally an error reaches `pending` too; should a runtime only fail the write side,
+    // report it instead of waiting forever for output that cannot come.
+    if (!settled) await Promise.race([settle, this.#inflight]);
+    if (!settled && this.#writeError !== undefined) throw gzipError(this.#writeError);
     let result: ReadableStreamReadResult<Uint8Array>;
     try {
       result = await pending;
     } catch (cause) {
-      throw new GzipDataError(`corrupt gzip data (${cause instanceof Error ? cause.message : String(cause)})`);
+      throw gzipError(cause);
     }
     if (result.done) return null;
     this.#bytesOut += result.value.length;

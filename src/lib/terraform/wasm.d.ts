@@ -1,3 +1,5 @@
+// `.wasm` imports: wrangler's default `CompiledWasm` rule and vitest-pool-workers both
+// turn them into compiled modules (workerd forbids compiling WebAssembly at run time).
 declare module "*.wasm" {
   const module: WebAssembly.Module;
   export default module;

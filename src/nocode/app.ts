@@ -13,6 +13,8 @@ import { teamRoutes } from "./teams/routes";
 import { userRoutes } from "./users/routes";
 import { registryRoutes } from "./registry";
 import { noCodeModuleRoutes } from "./no-code-modules";
+import { runRoutes } from "./runs";
+import { workspaceRoutes } from "./workspaces";
 
 export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
@@ -47,6 +49,9 @@ nocodeApp.route("/", agentPoolRoutes);
 nocodeApp.route("/", releaseRoutes);
 // No-code modules (E1–E3, DELETE, module variables; issue #7).
 nocodeApp.route("/", noCodeModuleRoutes);
+// No-code workspaces, vars, runs and plans (E4, N5–N7; issue #7).
+nocodeApp.route("/", workspaceRoutes);
+nocodeApp.route("/", runRoutes);
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

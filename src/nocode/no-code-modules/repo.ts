@@ -2,7 +2,7 @@
  * D1 access for no-code modules and their variable options (decisions N3, N5). Multi-row
  * writes go through `db.batch` (house style §4: no interactive transactions on D1).
  */
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
 
@@ -73,14 +73,4 @@ export function deleteNoCodeModuleStatements(db: Db, id: string) {
     db.delete(variableOptions).where(eq(variableOptions.noCodeModuleId, id)),
     db.delete(noCodeModules).where(eq(noCodeModules.id, id)),
   ] as const;
-}
-
-/** Whether a variable-options id belongs to the module. */
-export async function optionIdsOfModule(db: Db, noCodeModuleId: string): Promise<Set<string>> {
-  const rows = await db
-    .select({ id: variableOptions.id })
-    .from(variableOptions)
-    .where(and(eq(variableOptions.noCodeModuleId, noCodeModuleId)))
-    .all();
-  return new Set(rows.map((r) => r.id));
 }

@@ -33,7 +33,6 @@ import {
   findNoCodeModuleOfRegistryModule,
   listVariableOptions,
   type NoCodeModuleRow,
-  optionIdsOfModule,
   type VariableOptionSet,
 } from "./repo";
 import { noCodeModuleResource, variableOptionsResource } from "./serialize";

@@ -5,13 +5,15 @@
  * - a transient fault (a thrown error) is retried with
  *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.toml) the
  *   queue moves the message to `keyway-provision-dlq`;
- * - the dead-letter consumer records the failure (an ingestion → `reg_ingress_failed`);
+ * - the dead-letter consumer records the failure (an ingestion → `reg_ingress_failed`,
+ *   a run → `errored`);
  * - handlers are idempotent by the message's id field, because delivery is at least once.
  *
  * Dependencies come in as a parameter so tests can inject failures (N11).
  */
 import { logError, logInfo } from "../../lib/log";
 import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
+import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "../runs/lifecycle";
 import { type ProvisionMessage, parseProvisionMessage } from "./messages";
 
 /** What the consumers need besides the bindings. */
@@ -20,10 +22,12 @@ export interface ProvisionConsumerDeps {
   ingest: IngestFn;
   /** Clock; defaults to Date.now. */
   now?: () => number;
+  /** Overrides of the run steps' dependencies (N7, N11); production uses the defaults. */
+  runs?: Partial<RunStepDeps>;
 }
 
 /** Bindings the consumers use. */
-export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES">;
+export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES" | "PROVISION_QUEUE">;
 
 /** Backoff of a transient failure: 2^attempts seconds, at most 5 minutes. */
 export function retryDelaySeconds(attempts: number): number {
@@ -35,6 +39,10 @@ async function dispatch(message: ProvisionMessage, env: ProvisionConsumerEnv, de
   switch (message.kind) {
     case "ingest-module-version":
       return ingestModuleVersion(env, message.versionId, deps.ingest, deps.now);
+    case "plan-run":
+      return processPlanRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
+    case "apply-run":
+      return processApplyRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
   }
 }
 
@@ -43,6 +51,9 @@ async function deadLetter(message: ProvisionMessage, env: ProvisionConsumerEnv):
   switch (message.kind) {
     case "ingest-module-version":
       return { failed: await failVersionAfterRetries(env, message.versionId) };
+    case "plan-run":
+    case "apply-run":
+      return { errored: await failRunAfterRetries(env, message.runId) };
   }
 }
 

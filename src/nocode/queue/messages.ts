@@ -15,8 +15,24 @@ export interface IngestModuleVersionMessage {
   versionId: string;
 }
 
+/** Plan a run (decision N7): `pending` → … → `planned` | `planned_and_finished`. */
+export interface PlanRunMessage {
+  v: 1;
+  kind: "plan-run";
+  /** `run-…` */
+  runId: string;
+}
+
+/** Apply a confirmed run (decision N7): `apply_queued` → `applying` → `applied`. */
+export interface ApplyRunMessage {
+  v: 1;
+  kind: "apply-run";
+  /** `run-…` */
+  runId: string;
+}
+
 /** Every message the provisioning queue carries. */
-export type ProvisionMessage = IngestModuleVersionMessage;
+export type ProvisionMessage = IngestModuleVersionMessage | PlanRunMessage | ApplyRunMessage;
 
 /** Every message kind. */
 export type ProvisionMessageKind = ProvisionMessage["kind"];
@@ -43,6 +59,16 @@ const PARSERS: { [K in ProvisionMessageKind]: (body: Record<string, unknown>) =>
     if (typeof versionId !== "string") return versionId;
     return { v: 1, kind: "ingest-module-version", versionId };
   },
+  "plan-run": (body) => {
+    const runId = idField(body, "runId", "run");
+    if (typeof runId !== "string") return runId;
+    return { v: 1, kind: "plan-run", runId };
+  },
+  "apply-run": (body) => {
+    const runId = idField(body, "runId", "run");
+    if (typeof runId !== "string") return runId;
+    return { v: 1, kind: "apply-run", runId };
+  },
 };
 
 /**
@@ -67,4 +93,14 @@ export function parseProvisionMessage(body: unknown): ParsedProvisionMessage {
 /** The message that queues ingestion of a module version. */
 export function ingestModuleVersionMessage(versionId: string): IngestModuleVersionMessage {
   return { v: 1, kind: "ingest-module-version", versionId };
+}
+
+/** The message that queues the plan of a run (N7). */
+export function planRunMessage(runId: string): PlanRunMessage {
+  return { v: 1, kind: "plan-run", runId };
+}
+
+/** The message that queues the apply of a run (N7). */
+export function applyRunMessage(runId: string): ApplyRunMessage {
+  return { v: 1, kind: "apply-run", runId };
 }

@@ -1,0 +1,132 @@
+/**
+ * Creating, confirming and discarding runs (decisions N6, N7, N8). The upgrade feature
+ * (E5–E7) creates its runs here too: `createRun` with `kind: "upgrade"` and, since E5
+ * plans synchronously, a `planned` result; E7 then calls `confirmRun`.
+ */
+import { eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { runs, workspaces } from "../../db/schema";
+import { logError } from "../../lib/log";
+import { newId } from "../ids";
+import type { Plan } from "../planner";
+import { applyRunMessage, planRunMessage } from "../queue/messages";
+import { requireEngineVersion } from "../releases/resolve";
+import { isoTime } from "../respond";
+import type { WorkspaceRow } from "../workspaces/repo";
+import type { RunConfiguration } from "./configuration";
+import { errorRun } from "./lifecycle";
+import { type RunRow, type RunStatus, statusTimestampKey, transitionRun } from "./repo";
+
+/** `plan-and-apply`: E4's first run and ordinary runs; `upgrade`: E5 (waits at `planned` for E7). */
+export type RunKind = RunRow["kind"];
+
+/** Inputs of {@link createRun}. */
+export interface NewRunInput {
+  workspace: Pick<WorkspaceRow, "id" | "organization" | "currentConfigurationVersionId">;
+  kind: RunKind;
+  configuration: RunConfiguration;
+  /** The concrete engine release (see {@link resolveRunEngineVersion}). */
+  engineVersion: string;
+  autoApply: boolean;
+  message?: string | null;
+  /**
+   * A run planned synchronously (E5): its plan and the status it is created in. Absent:
+   * the run is `pending` and needs {@link enqueueRunPlan}.
+   */
+  planned?: { plan: Plan; status: Extract<RunStatus, "planned" | "planned_and_finished"> };
+}
+
+/** The row of a new run (not stored). */
+export function newRunRow(input: NewRunInput, now = Date.now()): RunRow {
+  const statuses: RunStatus[] = input.planned ? ["pending", "plan_queued", "planning", input.planned.status] : ["pending"];
+  const timestamps: Record<string, string> = {};
+  for (const s of statuses) timestamps[statusTimestampKey(s)] = isoTime(now);
+  return {
+    id: newId("run"),
+    workspaceId: input.workspace.id,
+    organization: input.workspace.organization,
+    kind: input.kind,
+    noCodeModuleId: input.configuration.noCodeModuleId,
+    moduleVersionId: input.configuration.moduleVersionId,
+    moduleVersion: input.configuration.version,
+    configuration: JSON.stringify(input.configuration),
+    configurationVersionId: input.workspace.currentConfigurationVersionId ?? newId("cv"),
+    engineVersion: input.engineVersion,
+    planId: newId("plan"),
+    plan: input.planned ? JSON.stringify(input.planned.plan) : null,
+    status: statuses[statuses.length - 1]!,
+    statusTimestamps: JSON.stringify(timestamps),
+    autoApply: input.autoApply,
+    message: input.message ?? null,
+    error: null,
+    stateVersionId: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * Statements that store a run and make it the workspace's `latest-run` and
+ * `current-run` (to batch with other writes, as E4 does).
+ */
+export function insertRunStatements(db: Db, row: RunRow) {
+  return [
+    db.insert(runs).values(row),
+    db.update(workspaces).set({ latestRunId: row.id, currentRunId: row.id, updatedAt: row.createdAt }).where(eq(workspaces.id, row.workspaceId)),
+  ] as const;
+}
+
+/**
+ * Store a new run as the workspace's latest. A `pending` run still needs
+ * {@link enqueueRunPlan}.
+ *
+ * @example
+ * const run = await createRun(db, { workspace, kind: "upgrade", configuration, engineVersion, autoApply: false, planned: { plan, status: "planned" } });
+ */
+export async function createRun(db: Db, input: NewRunInput, now = Date.now()): Promise<RunRow> {
+  const row = newRunRow(input, now);
+  await db.batch([...insertRunStatements(db, row)]);
+  return row;
+}
+
+/** N6: the release a workspace's next run uses (its constraint resolved now); 422 when none. */
+export async function resolveRunEngineVersion(db: Db, workspace: Pick<WorkspaceRow, "engineVersion">): Promise<string> {
+  return (await requireEngineVersion(db, workspace.engineVersion)).version;
+}
+
+/**
+ * Queue the plan of a `pending` run (N7, N11: the message carries the id only). If the
+ * queue refuses, the run becomes `errored` (it could never start) and false is returned.
+ */
+export async function enqueueRunPlan(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runId: string, requestId = ""): Promise<boolean> {
+  try {
+    await env.PROVISION_QUEUE.send(planRunMessage(runId), { contentType: "json" });
+    return true;
+  } catch (err) {
+    logError(requestId, "could not queue the plan of a run", err);
+    await errorRun(db, runId, "the run could not be queued", ["pending"]);
+    return false;
+  }
+}
+
+/**
+ * Confirm a `planned` run and queue its apply (N7 run action `apply`; E7 for upgrade
+ * runs): `planned → confirmed → apply_queued`. Returns false when the run was not
+ * `planned` (409 for the caller). When the queue refuses, the run goes back to `planned`
+ * (so it can be confirmed again) and the error is thrown.
+ */
+export async function confirmRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runId: string, now = Date.now()): Promise<boolean> {
+  if (!(await transitionRun(db, runId, ["planned"], ["confirmed", "apply_queued"], now))) return false;
+  try {
+    await env.PROVISION_QUEUE.send(applyRunMessage(runId), { contentType: "json" });
+  } catch (err) {
+    await transitionRun(db, runId, ["apply_queued"], ["planned"], Date.now());
+    throw err;
+  }
+  return true;
+}
+
+/** Discard a `planned` run (N7 run action `discard`); false when it was not `planned`. */
+export function discardRun(db: Db, runId: string, now = Date.now()): Promise<boolean> {
+  return transitionRun(db, runId, ["planned"], ["discarded"], now);
+}

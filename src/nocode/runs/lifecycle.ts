@@ -1,0 +1,183 @@
+/**
+ * The run lifecycle of decision N7, driven by the provisioning queue (N11):
+ *
+ *     pending → plan_queued → planning → planned → confirmed → apply_queued → applying → applied
+ *                                      ↘ planned_and_finished (nothing to change; never for upgrade runs)
+ *     any non-terminal state → errored (a permanent failure, or the dead-letter queue)
+ *
+ * - `plan-run`: plans the run's configuration snapshot against the workspace's baseline.
+ *   With auto-apply (and not an upgrade run) the run continues to `apply_queued` by itself
+ *   and an `apply-run` message is sent; otherwise it waits at `planned`.
+ * - `apply-run`: records a state version (resource addresses, outputs with null values)
+ *   and updates the workspace (`resource-count`, `current-state-version`,
+ *   `latest-change-at`) in one D1 batch that only takes effect if this delivery moved
+ *   the run from `applying` to `applied`, so a redelivered message never applies twice.
+ *
+ * Every status change is a conditional UPDATE (src/nocode/runs/repo.ts). A redelivery
+ * that finds the run in `planning` or `applying` (the previous attempt failed midway)
+ * repeats the step; its final conditional write has exactly one winner. Thrown errors
+ * are transient (the consumer retries with backoff); a {@link RunFailure} is permanent
+ * (the run becomes `errored` and the message is acknowledged).
+ */
+import { and, eq, exists, sql } from "drizzle-orm";
+import { createDb, type Db } from "../../db/client";
+import { runs, stateVersions, workspaces } from "../../db/schema";
+import { newId } from "../ids";
+import { type Plan, planRun } from "../planner";
+import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
+import { findWorkspace } from "../workspaces/repo";
+import { parseRunConfiguration, planConfiguration, RunFailure, summaryOfVersion } from "./configuration";
+import { findRun, NON_TERMINAL_RUN_STATUSES, type RunStatus, transitionRun, transitionRunQuery } from "./repo";
+
+/** Bindings the run steps use. */
+export type RunStepEnv = Pick<Env, "DB" | "PROVISION_QUEUE">;
+
+/** Injectable dependencies of the run steps (N11: tests inject failures through them). */
+export interface RunStepDeps {
+  /** Clock. */
+  now: () => number;
+  /** The planner of N7. */
+  planner: typeof planRun;
+  /** Send a message on the provisioning queue (ids only, N11). */
+  send: (message: ProvisionMessage) => Promise<void>;
+  /** Called right before the apply's D1 batch; a test can throw here to simulate a fault. */
+  beforeApplyCommit?: (runId: string) => Promise<void>;
+}
+
+/** Production dependencies, over `env.PROVISION_QUEUE`. */
+export function defaultRunStepDeps(env: Pick<Env, "PROVISION_QUEUE">, overrides: Partial<RunStepDeps> = {}): RunStepDeps {
+  return {
+    now: Date.now,
+    planner: planRun,
+    send: async (message) => {
+      await env.PROVISION_QUEUE.send(message, { contentType: "json" });
+    },
+    ...overrides,
+  };
+}
+
+/** What a step did; every outcome is final for the message (ack). Faults throw instead. */
+export type RunStepOutcome =
+  | { outcome: "planned" | "planned_and_finished" | "apply_queued" | "applied" }
+  | { outcome: "errored"; error: string }
+  | { outcome: "skipped"; reason: string };
+
+/** Record a permanent failure: `errored` with `error`, if the run is still in one of `from`. */
+export async function errorRun(db: Db, runId: string, error: string, from: readonly RunStatus[], at = Date.now()): Promise<boolean> {
+  return transitionRun(db, runId, from, ["errored"], at, { error });
+}
+
+/**
+ * Claim a step: move the run from `from` to `working` (stamping `through`), or accept a
+ * run already in `working` (a redelivery after a failed attempt). Returns false when the
+ * run is elsewhere (the step was done, or the run was discarded or errored).
+ */
+async function claim(db: Db, runId: string, status: RunStatus, from: RunStatus[], through: [RunStatus, ...RunStatus[]], working: RunStatus, at: number) {
+  if (status === working) return true;
+  if (!from.includes(status)) return false;
+  if (await transitionRun(db, runId, [status], through, at)) return true;
+  return (await findRun(db, runId))?.status === working;
+}
+
+/** The `plan-run` step (see the module comment). */
+export async function processPlanRun(env: RunStepEnv, runId: string, deps: RunStepDeps): Promise<RunStepOutcome> {
+  const db = createDb(env.DB);
+  const run = await findRun(db, runId);
+  if (!run) return { outcome: "skipped", reason: "unknown run" };
+  if (run.status === "apply_queued" && run.autoApply && run.kind === "plan-and-apply") {
+    // The previous delivery moved the run on but may have failed to queue the apply:
+    // queue it again (the apply step is idempotent by run id).
+    await deps.send(applyRunMessage(runId));
+    return { outcome: "skipped", reason: "apply re-queued" };
+  }
+  const through: [RunStatus, ...RunStatus[]] = run.status === "pending" ? ["plan_queued", "planning"] : ["planning"];
+  if (!(await claim(db, runId, run.status as RunStatus, ["pending", "plan_queued"], through, "planning", deps.now()))) {
+    return { outcome: "skipped", reason: `run is already ${run.status}` };
+  }
+
+  let plan: Plan;
+  try {
+    const workspace = await findWorkspace(db, run.workspaceId);
+    if (!workspace) throw new RunFailure("the workspace no longer exists");
+    plan = await planConfiguration(db, workspace, parseRunConfiguration(run.configuration), deps.planner);
+  } catch (err) {
+    if (!(err instanceof RunFailure)) throw err;
+    await errorRun(db, runId, err.message, ["planning"], deps.now());
+    return { outcome: "errored", error: err.message };
+  }
+
+  const at = deps.now();
+  const set = { plan: JSON.stringify(plan) };
+  // N7: nothing to change ends the run, except an upgrade run, which waits for E7.
+  if (!plan.hasChanges && run.kind !== "upgrade") {
+    const moved = await transitionRun(db, runId, ["planning"], ["planned_and_finished"], at, set);
+    return moved ? { outcome: "planned_and_finished" } : { outcome: "skipped", reason: "planned concurrently" };
+  }
+  if (run.autoApply && run.kind === "plan-and-apply") {
+    // N7: with auto-apply the run continues past `planned` by itself.
+    const moved = await transitionRun(db, runId, ["planning"], ["planned", "confirmed", "apply_queued"], at, set);
+    if (!moved) return { outcome: "skipped", reason: "planned concurrently" };
+    await deps.send(applyRunMessage(runId));
+    return { outcome: "apply_queued" };
+  }
+  const moved = await transitionRun(db, runId, ["planning"], ["planned"], at, set);
+  return moved ? { outcome: "planned" } : { outcome: "skipped", reason: "planned concurrently" };
+}
+
+/** The `apply-run` step (see the module comment). */
+export async function processApplyRun(env: RunStepEnv, runId: string, deps: RunStepDeps): Promise<RunStepOutcome> {
+  const db = createDb(env.DB);
+  const run = await findRun(db, runId);
+  if (!run) return { outcome: "skipped", reason: "unknown run" };
+  if (!(await claim(db, runId, run.status as RunStatus, ["apply_queued"], ["applying"], "applying", deps.now()))) {
+    return { outcome: "skipped", reason: `run is already ${run.status}` };
+  }
+
+  let resources: string[];
+  let outputs: { name: string; sensitive: boolean; value: null }[];
+  try {
+    if (!run.plan) throw new RunFailure("the run has no plan");
+    const plan = JSON.parse(run.plan) as Plan;
+    const summary = await summaryOfVersion(db, parseRunConfiguration(run.configuration).moduleVersionId);
+    resources = plan.addresses;
+    outputs = summary.outputs.map((o) => ({ name: o.name, sensitive: o.sensitive, value: null }));
+  } catch (err) {
+    if (!(err instanceof RunFailure)) throw err;
+    await errorRun(db, runId, err.message, ["applying"], deps.now());
+    return { outcome: "errored", error: err.message };
+  }
+  await deps.beforeApplyCommit?.(runId);
+
+  const at = deps.now();
+  const stateVersionId = newId("sv");
+  const won = exists(
+    db
+      .select({ one: sql`1` })
+      .from(runs)
+      .where(and(eq(runs.id, runId), eq(runs.stateVersionId, stateVersionId))),
+  );
+  // One D1 batch (a transaction): the run's move to `applied` decides whether the state
+  // version and the workspace update happen at all.
+  await db.batch([
+    transitionRunQuery(db, runId, ["applying"], ["applied"], at, { stateVersionId }),
+    // Columns in the table's declared order: id, workspace_id, run_id, serial, resources, outputs, created_at.
+    db.insert(stateVersions).select(sql`SELECT ${stateVersionId}, ${run.workspaceId}, ${runId},
+        COALESCE((SELECT MAX(serial) FROM state_versions WHERE workspace_id = ${run.workspaceId}), 0) + 1,
+        ${JSON.stringify(resources)}, ${JSON.stringify(outputs)}, ${at}
+      WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND state_version_id = ${stateVersionId})`),
+    db
+      .update(workspaces)
+      .set({ resourceCount: resources.length, currentStateVersionId: stateVersionId, latestChangeAt: at, updatedAt: at })
+      .where(and(eq(workspaces.id, run.workspaceId), won)),
+  ]);
+  const after = await findRun(db, runId);
+  return after?.stateVersionId === stateVersionId ? { outcome: "applied" } : { outcome: "skipped", reason: "applied concurrently" };
+}
+
+/** The error of a run whose message went to the dead-letter queue. */
+export const RUN_GAVE_UP = "the run failed repeatedly because of an internal error";
+
+/** Dead-letter verdict (N11): the run becomes `errored` unless it already finished. */
+export async function failRunAfterRetries(env: Pick<Env, "DB">, runId: string, at = Date.now()): Promise<boolean> {
+  return errorRun(createDb(env.DB), runId, RUN_GAVE_UP, NON_TERMINAL_RUN_STATUSES, at);
+}

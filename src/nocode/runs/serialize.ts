@@ -1,0 +1,191 @@
+/**
+ * JSON:API shapes of `runs`, `plans` and `state-versions`, and the plan's JSON output
+ * in Terraform's machine-readable plan format (decisions N6, N7; reference §6).
+ */
+import type { Plan } from "../planner";
+import { isoTime } from "../respond";
+import type { RunRow, StateVersionRow } from "./repo";
+
+const API = "/api/v2";
+
+/** What the caller may do with a run (N10). */
+export interface RunPermissions {
+  /** manage-workspaces, organization token excluded (run actions). */
+  canAct: boolean;
+}
+
+/** The stored plan of a run, or null before it was planned. */
+export function planOf(run: Pick<RunRow, "plan">): Plan | null {
+  return run.plan ? (JSON.parse(run.plan) as Plan) : null;
+}
+
+function timestamps(run: Pick<RunRow, "statusTimestamps">): Record<string, string> {
+  return JSON.parse(run.statusTimestamps) as Record<string, string>;
+}
+
+/** A `runs` resource. */
+export function runResource(run: RunRow, permissions: RunPermissions) {
+  const plan = planOf(run);
+  const awaiting = run.status === "planned";
+  const confirmable = awaiting && run.kind === "plan-and-apply";
+  return {
+    id: run.id,
+    type: "runs",
+    attributes: {
+      status: run.status,
+      "status-timestamps": timestamps(run),
+      "created-at": isoTime(run.createdAt),
+      message: run.message,
+      source: "tfe-api",
+      "trigger-reason": "manual",
+      "auto-apply": run.autoApply,
+      "is-destroy": false,
+      "has-changes": plan?.hasChanges ?? false,
+      "plan-only": false,
+      refresh: true,
+      "refresh-only": false,
+      "save-plan": false,
+      "allow-empty-apply": false,
+      "position-in-queue": 0,
+      // N6: the resolved release, under both names.
+      "terraform-version": run.engineVersion,
+      "engine-version": run.engineVersion,
+      "error-message": run.error,
+      actions: {
+        "is-confirmable": confirmable,
+        "is-discardable": awaiting,
+        "is-cancelable": false,
+        "is-force-cancelable": false,
+      },
+      permissions: {
+        "can-apply": permissions.canAct,
+        "can-cancel": permissions.canAct,
+        "can-discard": permissions.canAct,
+        "can-force-execute": permissions.canAct,
+        "can-force-cancel": permissions.canAct,
+        "can-override-policy": false,
+      },
+    },
+    relationships: {
+      workspace: { data: { id: run.workspaceId, type: "workspaces" } },
+      plan: { data: { id: run.planId, type: "plans" }, links: { related: `${API}/runs/${run.id}/plan` } },
+      "configuration-version": {
+        data: { id: run.configurationVersionId, type: "configuration-versions" },
+        links: { related: `${API}/configuration-versions/${run.configurationVersionId}` },
+      },
+    },
+    links: { self: `${API}/runs/${run.id}` },
+  };
+}
+
+/** The plan's own status (HCP's plan states), derived from the run's. */
+export function planStatus(run: Pick<RunRow, "status" | "plan">): string {
+  switch (run.status) {
+    case "pending":
+      return "pending";
+    case "plan_queued":
+      return "queued";
+    case "planning":
+      return "running";
+    case "errored":
+      return run.plan ? "finished" : "errored";
+    case "discarded":
+    case "canceled":
+      return run.plan ? "finished" : "unreachable";
+    default:
+      return "finished";
+  }
+}
+
+/** A `plans` resource. */
+export function planResource(run: RunRow) {
+  const plan = planOf(run);
+  const ts = timestamps(run);
+  const planTimestamps: Record<string, string> = {};
+  if (ts["plan-queued-at"]) planTimestamps["queued-at"] = ts["plan-queued-at"];
+  if (ts["planning-at"]) planTimestamps["started-at"] = ts["planning-at"];
+  const finished = ts["planned-at"] ?? ts["planned-and-finished-at"];
+  if (finished) planTimestamps["finished-at"] = finished;
+  return {
+    id: run.planId,
+    type: "plans",
+    attributes: {
+      status: planStatus(run),
+      "status-timestamps": planTimestamps,
+      "has-changes": plan?.hasChanges ?? false,
+      "resource-additions": plan?.additions ?? 0,
+      "resource-changes": plan?.changes ?? 0,
+      "resource-destructions": plan?.destructions ?? 0,
+      "resource-imports": 0,
+      "log-read-url": null,
+      "execution-details": { mode: "remote" },
+    },
+    relationships: { run: { data: { id: run.id, type: "runs" } } },
+    links: { self: `${API}/plans/${run.planId}`, "json-output": `${API}/plans/${run.planId}/json-output` },
+  };
+}
+
+/** `module.a.module.b.type.name` → its module address, type and name (a module node has no type). */
+function splitAddress(address: string): { moduleAddress: string | null; type: string | null; name: string } {
+  const parts = address.split(".");
+  const modules: string[] = [];
+  let i = 0;
+  while (parts[i] === "module" && i + 1 < parts.length) {
+    modules.push(`module.${parts[i + 1]}`);
+    i += 2;
+  }
+  const rest = parts.slice(i);
+  if (rest.length === 0) {
+    // A module call that is one node (N7: a remote module).
+    const name = modules.pop()!.slice("module.".length);
+    return { moduleAddress: modules.length > 0 ? modules.join(".") : null, type: null, name };
+  }
+  return { moduleAddress: modules.length > 0 ? modules.join(".") : null, type: rest[0] ?? null, name: rest.slice(1).join(".") };
+}
+
+/**
+ * The plan as Terraform's JSON plan output (`terraform show -json`), with what the
+ * built-in planner knows: `resource_changes[].address` and `change.actions` (N7).
+ * Values are never known here (no providers run), so they are null.
+ */
+export function planJsonOutput(run: RunRow, plan: Plan) {
+  return {
+    format_version: "1.2",
+    terraform_version: run.engineVersion,
+    resource_changes: plan.resourceChanges.map((c) => {
+      const { moduleAddress, type, name } = splitAddress(c.address);
+      const out: Record<string, unknown> = { address: c.address };
+      if (moduleAddress) out.module_address = moduleAddress;
+      out.mode = "managed";
+      if (type) out.type = type;
+      out.name = name;
+      out.change = { actions: c.actions, before: null, after: null, after_unknown: {}, before_sensitive: false, after_sensitive: false };
+      return out;
+    }),
+    applyable: plan.hasChanges,
+    complete: true,
+    errored: false,
+  };
+}
+
+/** A `state-versions` resource (N7: addresses and outputs, values null). */
+export function stateVersionResource(sv: StateVersionRow) {
+  const resources = JSON.parse(sv.resources) as string[];
+  const outputs = JSON.parse(sv.outputs) as { name: string; sensitive: boolean; value: null }[];
+  return {
+    id: sv.id,
+    type: "state-versions",
+    attributes: {
+      serial: sv.serial,
+      "created-at": isoTime(sv.createdAt),
+      "resources-processed": true,
+      resources: resources.map((address) => ({ address })),
+      outputs: outputs.map((o) => ({ name: o.name, sensitive: o.sensitive, value: null })),
+    },
+    relationships: {
+      workspace: { data: { id: sv.workspaceId, type: "workspaces" } },
+      run: { data: { id: sv.runId, type: "runs" } },
+    },
+    links: { self: `${API}/state-versions/${sv.id}` },
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * Workspaces created from no-code modules (seed E4; decisions N5, N6, N9, N10):
+ * `POST /no-code-modules/:id/workspaces` (200), `GET /workspaces/:id`,
+ * `GET /organizations/:org/workspaces/:name`, and the workspace's vars
+ * (`GET|POST /workspaces/:id/vars`, `PATCH|DELETE /workspaces/:id/vars/:var_id`).
+ * E4 needs `manage-workspaces` and refuses the organization token; var writes need
+ * `manage-workspaces` (the organization token may); reads need `read-workspaces`.
+ * Not permitted → 404.
+ */
+import { and, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { createDb, type Db } from "../../db/client";
+import { workspaceVars } from "../../db/schema";
+import type { ModuleSummary } from "../../lib/terraform/types";
+import type { NocodeEnv } from "../app";
+import type { NocodeCaller } from "../auth";
+import { NocodeError, notFound, unprocessable } from "../errors";
+import { attributeAt, FieldErrors, readDocument } from "../no-code-modules/document";
+import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
+import { isUniqueViolation } from "../organizations/jsonapi";
+import { requireOrgPermission } from "../permissions";
+import { findModuleVersionById, versionSummary } from "../registry/repo";
+import { jsonApi, noContent } from "../respond";
+import { provisionWorkspace } from "./create";
+import { renderWorkspace } from "./render";
+import { findWorkspace, findWorkspaceByName, findWorkspaceVar, listWorkspaceVars, type WorkspaceRow, type WorkspaceVarRow } from "./repo";
+import {
+  checkRequiredVars,
+  checkVarOptions,
+  newVarRow,
+  newVarVersionId,
+  parseVarAttributes,
+  parseVarCreate,
+  storedValue,
+  VAR_TYPES,
+  varResource,
+} from "./vars";
+
+/** A workspace the caller holds `permission` on; 404 otherwise (N10). */
+async function workspaceForCaller(db: Db, caller: NocodeCaller, id: string, permission: "read-workspaces" | "manage-workspaces"): Promise<WorkspaceRow> {
+  const ws = await findWorkspace(db, id);
+  if (!ws) throw notFound();
+  await requireOrgPermission(db, caller, ws.organization, permission);
+  return ws;
+}
+
+/** The module rules a workspace's vars follow (N5): its version's variables and the module's options. */
+async function moduleRules(db: Db, ws: WorkspaceRow): Promise<{ summary: ModuleSummary | null; options: VariableOptionSet[] }> {
+  const version = ws.noCodeVersionId ? await findModuleVersionById(db, ws.noCodeVersionId) : undefined;
+  const module = ws.noCodeModuleId ? await findNoCodeModule(db, ws.noCodeModuleId) : undefined;
+  return {
+    summary: version ? versionSummary(version) : null,
+    options: module ? await listVariableOptions(db, module.id) : [],
+  };
+}
+
+const keyTaken = () => new NocodeError("invalid_attribute", "Key has already been taken", attributeAt("key"));
+
+const sameSlot = (a: Pick<WorkspaceVarRow, "key" | "category">, b: Pick<WorkspaceVarRow, "key" | "category">) =>
+  a.key === b.key && a.category === b.category;
+
+/** Routes of workspaces and their vars. */
+export const workspaceRoutes = new Hono<NocodeEnv>();
+
+// E4 (200, seed §4 / N2).
+workspaceRoutes.post("/no-code-modules/:id/workspaces", async (c) => {
+  const ws = await provisionWorkspace(c.env, c.var.caller, c.req.param("id"), c.req.raw, c.var.requestId);
+  return jsonApi({ data: await renderWorkspace(createDb(c.env.DB), c.var.caller, ws) });
+});
+
+workspaceRoutes.get("/workspaces/:id", async (c) => {
+  const db = createDb(c.env.DB);
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
+  return jsonApi({ data: await renderWorkspace(db, c.var.caller, ws) });
+});
+
+workspaceRoutes.get("/organizations/:org/workspaces/:name", async (c) => {
+  const db = createDb(c.env.DB);
+  const org = c.req.param("org");
+  await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
+  const ws = await findWorkspaceByName(db, org, c.req.param("name"));
+  if (!ws) throw notFound();
+  return jsonApi({ data: await renderWorkspace(db, c.var.caller, ws) });
+});
+
+workspaceRoutes.get("/workspaces/:id/vars", async (c) => {
+  const db = createDb(c.env.DB);
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
+  const vars = await listWorkspaceVars(db, ws.id);
+  return jsonApi({ data: vars.map((v) => varResource(v, ws)) });
+});
+
+workspaceRoutes.post("/workspaces/:id/vars", async (c) => {
+  const db = createDb(c.env.DB);
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "manage-workspaces");
+  const doc = await readDocument(c.req.raw, VAR_TYPES);
+  const errors = new FieldErrors();
+  const input = parseVarCreate(errors, doc.attributes, "/data/attributes");
+  errors.throwIfAny();
+  const existing = await listWorkspaceVars(db, ws.id);
+  if (existing.some((v) => sameSlot(v, input!))) throw keyTaken();
+  checkVarOptions([input!], (await moduleRules(db, ws)).options);
+  const row = await newVarRow(c.env, ws.id, input!, Date.now());
+  try {
+    await db.insert(workspaceVars).values(row).run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw keyTaken();
+    throw err;
+  }
+  return jsonApi({ data: varResource(row, ws) }, 201);
+});
+
+workspaceRoutes.patch("/workspaces/:id/vars/:var_id", async (c) => {
+  const db = createDb(c.env.DB);
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "manage-workspaces");
+  const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
+  if (!current) throw notFound();
+  const doc = await readDocument(c.req.raw, VAR_TYPES);
+  const errors = new FieldErrors();
+  const patch = parseVarAttributes(errors, doc.attributes, "/data/attributes");
+  errors.throwIfAny();
+
+  if (current.sensitive) {
+    // Reference §7.6: of a sensitive var only the value (and description) may change.
+    if (patch.sensitive === false) throw unprocessable("A sensitive variable cannot be made non-sensitive; delete and recreate it instead");
+    const changes = (patch.key !== undefined && patch.key !== current.key) || (patch.category !== undefined && patch.category !== current.category) ||
+      (patch.hcl !== undefined && patch.hcl !== current.hcl);
+    if (changes) throw unprocessable("Only the value and description of a sensitive variable can be changed; delete and recreate it instead");
+  }
+  const next = {
+    key: patch.key ?? current.key,
+    category: patch.category ?? current.category,
+    hcl: patch.hcl ?? current.hcl,
+    sensitive: patch.sensitive ?? current.sensitive,
+    description: patch.description !== undefined ? patch.description : current.description,
+  };
+  const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
+  if (others.some((v) => sameSlot(v, next))) throw keyTaken();
+
+  // The value the rules see: the new one, or the current plaintext (unknown when sensitive).
+  const value = patch.value !== undefined ? patch.value : current.sensitive ? null : (current.value ?? "");
+  const rules = await moduleRules(db, ws);
+  checkVarOptions([{ ...next, value }], rules.options);
+  if (rules.summary) checkRequiredVars([...others, next], rules.summary, ws.noCodeVersion ?? "");
+
+  let stored: Pick<WorkspaceVarRow, "value" | "valueEncrypted" | "sensitiveHash"> = current;
+  if (patch.value !== undefined || next.sensitive !== current.sensitive || next.key !== current.key) {
+    stored = await storedValue(c.env, ws.id, current.id, next.key, value ?? "", next.sensitive);
+  }
+  const now = Date.now();
+  const updated: WorkspaceVarRow = {
+    ...current,
+    ...next,
+    value: stored.value,
+    valueEncrypted: stored.valueEncrypted,
+    sensitiveHash: stored.sensitiveHash,
+    versionId: newVarVersionId(),
+    updatedAt: now,
+  };
+  try {
+    await db
+      .update(workspaceVars)
+      .set({
+        key: updated.key,
+        category: updated.category,
+        hcl: updated.hcl,
+        sensitive: updated.sensitive,
+        description: updated.description,
+        value: updated.value,
+        valueEncrypted: updated.valueEncrypted,
+        sensitiveHash: updated.sensitiveHash,
+        versionId: updated.versionId,
+        updatedAt: now,
+      })
+      .where(and(eq(workspaceVars.id, current.id), eq(workspaceVars.workspaceId, ws.id)))
+      .run();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw keyTaken();
+    throw err;
+  }
+  return jsonApi({ data: varResource(updated, ws) });
+});
+
+workspaceRoutes.delete("/workspaces/:id/vars/:var_id", async (c) => {
+  const db = createDb(c.env.DB);
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "manage-workspaces");
+  const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
+  if (!current) throw notFound();
+  // N5: a required module variable must keep a value.
+  const { summary } = await moduleRules(db, ws);
+  if (summary) {
+    const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
+    checkRequiredVars(others, summary, ws.noCodeVersion ?? "");
+  }
+  await db.delete(workspaceVars).where(and(eq(workspaceVars.id, current.id), eq(workspaceVars.workspaceId, ws.id))).run();
+  return noContent();
+});

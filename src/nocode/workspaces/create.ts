@@ -19,6 +19,7 @@ import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "../no-code-modules/document";
+import { designError } from "../no-code-modules/design";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../organizations/jsonapi";
@@ -147,7 +148,7 @@ async function checkAgentPool(db: Db, organization: string, projectId: string, i
   }
 }
 
-/** What E4 (and E5) need of a no-code module: enabled, with an `ok` pin (N3); else 422. */
+/** What E4 (and E5) need of a no-code module: enabled, with an `ok` pin (N3) that meets N12; else 422. */
 export async function provisionableVersion(
   db: Db,
   module: NoCodeModuleRow,
@@ -162,6 +163,10 @@ export async function provisionableVersion(
     const why = version.status === "reg_ingress_failed" ? `failed ingestion: ${version.error}` : `is ${version.status}, not yet ingested`;
     throw unprocessable(`The pinned version ${version.version} ${why}; only an ok version can be provisioned`);
   }
+  // N12: a pin that was pending when the module was enabled may have become an `ok`
+  // version that fails the design requirements; such a version is not provisioned either.
+  const design = designError(version.version, summary);
+  if (design) throw design;
   return { registryModule, version, summary };
 }
 

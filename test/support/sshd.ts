@@ -23,10 +23,12 @@ export interface SshdOptions {
    * `GET /v1/ssh/public_key`. Omit for no user CA. Rewrite it later with `setTrustedUserCaKeys`.
    */
   trustedUserCaKeys?: string;
-  /** Extra sshd_config lines, appended after the defaults (sshd keeps the first value of a keyword, so prepend with `overrides`). */
+  /**
+   * Extra sshd_config lines. A keyword given here replaces the default line for that keyword
+   * (e.g. `UsePAM yes`, `KbdInteractiveAuthentication yes` for PAM/OTP logins); `Match`
+   * blocks go last, as sshd requires.
+   */
   extraConfig?: readonly string[];
-  /** sshd_config lines placed before the defaults, so they win over them. */
-  overrides?: readonly string[];
   /** `LogLevel`; VERBOSE by default (logs why a certificate was refused). */
   logLevel?: string;
   /**
@@ -76,9 +78,15 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The keyword of an sshd_config line, lowercased (sshd keywords are case-insensitive). */
+function keywordOf(line: string): string {
+  return line.trim().split(/\s+/)[0]!.toLowerCase();
+}
+
 function sshdConfig(port: number, sandbox: OpensshSandbox, options: SshdOptions, hostCertificate: string | null): string {
-  const lines = [
-    ...(options.overrides ?? []),
+  const extra = options.extraConfig ?? [];
+  const replaced = new Set(extra.map(keywordOf));
+  const defaults = [
     `Port ${port}`,
     "ListenAddress 127.0.0.1",
     `HostKey ${sandbox.path("ssh_host_ed25519_key")}`,
@@ -97,8 +105,9 @@ function sshdConfig(port: number, sandbox: OpensshSandbox, options: SshdOptions,
     "UseDNS no",
     "MaxStartups 100",
     `LogLevel ${options.logLevel ?? "VERBOSE"}`,
-    ...(options.extraConfig ?? []),
   ];
+  // sshd keeps the first value of a keyword, so a replaced default is dropped, not shadowed.
+  const lines = [...defaults.filter((l) => !replaced.has(keywordOf(l))), ...extra];
   return `${lines.join("\n")}\n`;
 }
 
@@ -185,8 +194,8 @@ export async function startSshd(options: SshdOptions = {}): Promise<RunningSshd>
 /** Options of one `ssh` run. */
 export interface SshLoginOptions {
   port: number;
-  /** Private key file. */
-  identityFile: string;
+  /** Private key file; omit for logins that do not use a key (e.g. OTP through PAM). */
+  identityFile?: string;
   /** Certificate file presented with it (`-o CertificateFile=`). */
   certificateFile?: string;
   user?: string;
@@ -201,6 +210,10 @@ export interface SshLoginOptions {
   knownHostsFile?: string;
   /** `HostKeyAlias`: the name host certificates and known_hosts entries are checked against. */
   hostKeyAlias?: string;
+  /**
+   * Extra ssh arguments, placed before the defaults so that `-o` options given here win
+   * (ssh keeps the first value of an option), e.g. `-o PreferredAuthentications=keyboard-interactive`.
+   */
   extraOptions?: readonly string[];
 }
 
@@ -210,12 +223,12 @@ export interface SshLoginOptions {
  */
 export function sshLogin(sandbox: OpensshSandbox, options: SshLoginOptions): Promise<RunResult> {
   const args = [
+    ...(options.extraOptions ?? []),
     "-F",
     "/dev/null",
     "-p",
     String(options.port),
-    "-i",
-    options.identityFile,
+    ...(options.identityFile ? ["-i", options.identityFile] : []),
     "-o",
     "IdentitiesOnly=yes",
     "-o",
@@ -236,7 +249,6 @@ export function sshLogin(sandbox: OpensshSandbox, options: SshLoginOptions): Pro
     args.push("-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "GlobalKnownHostsFile=/dev/null");
   }
   if (options.hostKeyAlias) args.push("-o", `HostKeyAlias=${options.hostKeyAlias}`);
-  args.push(...(options.extraOptions ?? []));
   args.push("-l", options.user ?? loginUser(), options.host ?? "127.0.0.1", options.command ?? "echo keyway-login-ok");
   return sandbox.run("ssh", args, { timeoutMs: 30_000 });
 }

@@ -7,4 +7,5 @@ import { roleRoutes } from "../roles/routes";
 import { signRoutes } from "../sign/routes";
 import { caRoutes } from "./routes";
 
+/** Every route of issue #4, added to the /v1 table in src/ssh/routes.ts. */
 export const certificateAuthorityRoutes: VaultRoute[] = [...roleRoutes, ...caRoutes, ...signRoutes];

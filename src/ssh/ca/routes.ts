@@ -107,6 +107,7 @@ async function writeConfigCa(req: VaultRequest): Promise<Response> {
   return vaultJson(req.c, { data: { public_key: pair.publicKeyText }, warnings });
 }
 
+/** Mount-relative routes `config/ca` and `public_key`. */
 export const caRoutes: VaultRoute[] = [
   {
     pattern: "config/ca",

@@ -10,6 +10,7 @@ import { mergeRolePatch } from "./patch";
 import { deleteRole, getRole, listRoles, putRole } from "./repo";
 import { buildRole } from "./validate";
 
+/** Mount-relative routes of roles (list, read, write, patch, delete). */
 export const roleRoutes: VaultRoute[] = [
   {
     pattern: "roles",

@@ -10,8 +10,9 @@ import { containsTemplate, renderFailure, renderTemplate, type TemplateEntity, T
 /** A request the role refuses; `message` is the text of the 400. */
 export class PolicyError extends Error {}
 
-/** PROTOCOL.certkeys certificate types. */
+/** PROTOCOL.certkeys certificate type of a user certificate. */
 export const USER_CERT = 1;
+/** PROTOCOL.certkeys certificate type of a host certificate. */
 export const HOST_CERT = 2;
 
 /** Go's sort.Strings order: byte order of the UTF-8 encoding (= code point order). */

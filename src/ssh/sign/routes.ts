@@ -291,6 +291,7 @@ function issueSpec(role: Role, keyType: string, keyBits: number): KeySpec {
   return spec;
 }
 
+/** Mount-relative routes `sign/:name` and `issue/:name`. */
 export const signRoutes: VaultRoute[] = [
   // S6: writes here need `create` (with or without `update`).
   { pattern: "sign/:name", mounted: true, writeNeedsCreate: true, operations: { update: sign } },

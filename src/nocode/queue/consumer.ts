@@ -53,7 +53,7 @@ async function deadLetter(message: ProvisionMessage, env: ProvisionConsumerEnv):
       return { failed: await failVersionAfterRetries(env, message.versionId) };
     case "plan-run":
     case "apply-run":
-      return { errored: await failRunAfterRetries(env, message.runId) };
+      return { errored: await failRunAfterRetries(env, message.runId, message.kind) };
   }
 }
 

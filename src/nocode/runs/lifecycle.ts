@@ -27,7 +27,7 @@ import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
 import { findWorkspace } from "../workspaces/repo";
 import { parseRunConfiguration, planConfiguration, RunFailure, summaryOfVersion } from "./configuration";
-import { findRun, NON_TERMINAL_RUN_STATUSES, type RunStatus, transitionRun, transitionRunQuery } from "./repo";
+import { findRun, type RunStatus, transitionRun, transitionRunQuery } from "./repo";
 
 /** Bindings the run steps use. */
 export type RunStepEnv = Pick<Env, "DB" | "PROVISION_QUEUE">;
@@ -177,7 +177,19 @@ export async function processApplyRun(env: RunStepEnv, runId: string, deps: RunS
 /** The error of a run whose message went to the dead-letter queue. */
 export const RUN_GAVE_UP = "the run failed repeatedly because of an internal error";
 
-/** Dead-letter verdict (N11): the run becomes `errored` unless it already finished. */
-export async function failRunAfterRetries(env: Pick<Env, "DB">, runId: string, at = Date.now()): Promise<boolean> {
-  return errorRun(createDb(env.DB), runId, RUN_GAVE_UP, NON_TERMINAL_RUN_STATUSES, at);
+/**
+ * Dead-letter verdict (N11): the step of `kind` kept failing until the queue gave up, so
+ * the run becomes `errored` if it is still in a state that step would have moved it out
+ * of (a run waiting at `planned` for a person, or one already finished, is left alone).
+ */
+export async function failRunAfterRetries(env: Pick<Env, "DB">, runId: string, kind: "plan-run" | "apply-run", at = Date.now()): Promise<boolean> {
+  const db = createDb(env.DB);
+  const run = await findRun(db, runId);
+  if (!run) return false;
+  const from: RunStatus[] =
+    kind === "apply-run"
+      ? ["confirmed", "apply_queued", "applying"]
+      : // A plan message of an auto-apply run also (re-)queues its apply.
+        ["pending", "plan_queued", "planning", ...(run.autoApply && run.kind === "plan-and-apply" ? (["apply_queued"] as const) : [])];
+  return errorRun(db, runId, RUN_GAVE_UP, from, at);
 }

@@ -8,6 +8,7 @@ import type { AppEnv } from "./app-env";
 import { requestId } from "./lib/http/request-id";
 import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
+import { planPageApp } from "./nocode/plan-page/routes";
 import { handleQueue } from "./queue";
 import { secretsApp } from "./ssh/app";
 
@@ -20,6 +21,7 @@ app.use("*", requestId());
 // after their error handlers are set (they are, at module load).
 app.route("/v1", secretsApp);
 app.route("/api/v2", nocodeApp);
+app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token or Bearer)
 
 // Root not-found in each API's format: /v1 paths are all claimed by the secrets
 // dispatcher (S2a), so this serves /api/v2 paths that matched no route, and the rest.

@@ -15,6 +15,7 @@ import { registryRoutes } from "./registry";
 import { noCodeModuleRoutes } from "./no-code-modules";
 import { runRoutes } from "./runs";
 import { workspaceRoutes } from "./workspaces";
+import { upgradeRoutes } from "./upgrade/routes";
 
 export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
@@ -52,6 +53,7 @@ nocodeApp.route("/", noCodeModuleRoutes);
 // No-code workspaces, vars, runs and plans (E4, N5–N7; issue #7).
 nocodeApp.route("/", workspaceRoutes);
 nocodeApp.route("/", runRoutes);
+nocodeApp.route("/", upgradeRoutes); // Workspace upgrades E5–E7 (N8; issue #8)
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

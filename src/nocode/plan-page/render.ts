@@ -178,3 +178,30 @@ ${variableSection}
 `;
   return doc.text;
 }
+
+/**
+ * A short page for a refusal or a plan that is not ready (same style, escaped).
+ *
+ * @example
+ * return new Response(renderMessagePage("Not found", "There is no such run."), { status: 404 });
+ */
+export function renderMessagePage(title: string, text: string): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex,nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<style>${new Html(STYLE)}</style>
+</head>
+<body>
+<main>
+<h1>${title}</h1>
+<p>${text}</p>
+</main>
+</body>
+</html>
+`.text;
+}

@@ -1,0 +1,85 @@
+/**
+ * The plan page of decision N8: `GET /app/:org/workspaces/:name/runs/:run_id`, an HTML
+ * page a person can review (`?format=json` gives the same plan as JSON). It lives
+ * outside /api/v2, so the API's token middleware does not apply (N2a); it carries its
+ * own credential, either of:
+ * - `?view=<token>`: the view token of that run (24 h, src/nocode/plan-page/view-token.ts);
+ * - `Authorization: Bearer <token>`: a no-code token able to read the workspace
+ *   (`read-workspaces`, N10; the organization token may read workspaces).
+ *
+ * Refusals follow N2's split between credentials and rights: no credential, an invalid or
+ * expired view token, or an unknown Bearer token → 401 (checked before anything is
+ * looked up, so a 401 never tells whether the run exists); a valid Bearer token without
+ * `read-workspaces`, or an unknown organization, workspace or run → 404. A view token of
+ * another run is invalid for this one (401). Sensitive values are never shown.
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env";
+import { createDb } from "../../db/client";
+import { logError } from "../../lib/log";
+import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
+import { hasOrgPermission } from "../permissions";
+import { planJson } from "./json";
+import { findPlanPageTarget, loadPlanPageModel } from "./load";
+import { renderMessagePage, renderPlanPage } from "./render";
+import { verifyViewToken } from "./view-token";
+
+/** Headers of every answer: nothing cached, framed, sniffed or leaked through a Referer. */
+const PAGE_HEADERS: Record<string, string> = {
+  "Cache-Control": "no-store",
+  "Referrer-Policy": "no-referrer",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+type Format = "html" | "json";
+
+function answer(format: Format, status: 200 | 401 | 404 | 409 | 500, title: string, text: string, extra: Record<string, string> = {}): Response {
+  if (format === "json") {
+    const body = status === 200 ? text : JSON.stringify({ errors: [{ status: String(status), title: title.toLowerCase(), detail: text }] });
+    return new Response(body, { status, headers: { ...PAGE_HEADERS, "Content-Type": "application/json; charset=utf-8", ...extra } });
+  }
+  return new Response(renderMessagePage(title, text), { status, headers: { ...PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", ...extra } });
+}
+
+const unauthorizedAnswer = (format: Format) =>
+  answer(format, 401, "Unauthorized", "This plan link is invalid or has expired. Ask for a new link, or sign in with an API token.", {
+    "WWW-Authenticate": 'Bearer realm="keyway"',
+  });
+const notFoundAnswer = (format: Format) => answer(format, 404, "Not found", "There is no such run, or you may not read it.");
+
+/** The plan page app, mounted at `/app` on the root app (src/index.ts). */
+export const planPageApp = new Hono<AppEnv>();
+
+planPageApp.get("/:org/workspaces/:name/runs/:run_id", async (c) => {
+  const format: Format = c.req.query("format") === "json" ? "json" : "html";
+  try {
+    const runId = c.req.param("run_id");
+    const view = c.req.query("view");
+    // 1. Credentials, before any lookup.
+    let viewValid = false;
+    if (view !== undefined) viewValid = (await verifyViewToken(c.env.KEYWAY_HASH_KEY, runId, view, Date.now())).ok;
+    let caller: NocodeCaller | null = null;
+    if (!viewValid) {
+      if (bearerToken(c.req.raw.headers) === null) return unauthorizedAnswer(format);
+      caller = await authenticateNocode(c.env, c.req.raw.headers);
+      if (!caller) return unauthorizedAnswer(format);
+    }
+    // 2. The run, and the Bearer caller's right to read it.
+    const db = createDb(c.env.DB);
+    const target = await findPlanPageTarget(db, c.req.param("org"), c.req.param("name"), runId);
+    if (!target) return notFoundAnswer(format);
+    if (caller && !(await hasOrgPermission(db, caller, target.workspace.organization, "read-workspaces"))) return notFoundAnswer(format);
+    // 3. The page.
+    const model = await loadPlanPageModel(db, target);
+    if (!model) return answer(format, 409, "Plan not ready", `The run is ${target.run.status}; its plan is not ready yet. Reload this page in a moment.`);
+    if (format === "json") return answer("json", 200, "", JSON.stringify(planJson(model)));
+    model.jsonHref = viewValid ? `?view=${encodeURIComponent(view ?? "")}&format=json` : "?format=json";
+    return new Response(renderPlanPage(model), { status: 200, headers: { ...PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8" } });
+  } catch (err) {
+    // B3: a generic body; the detail goes to the log with the request id.
+    logError(String(c.var.requestId ?? ""), "internal error on the plan page", err);
+    return answer(format, 500, "Internal error", "Something went wrong. Try again later.");
+  }
+});

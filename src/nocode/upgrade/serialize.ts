@@ -1,0 +1,49 @@
+/**
+ * The `workspace-upgrade` document of E5 and E6 (seed §2; reference §3 E5: the id is the
+ * run id, attributes `status` and `plan-url`, relationship `workspace`), and the
+ * absolute `plan-url` of decision N8.
+ */
+import { signViewToken } from "../plan-page/view-token";
+
+/** Path of a run's plan page (N8), without origin or token. */
+export function planPagePath(organization: string, workspaceName: string, runId: string): string {
+  return `/app/${encodeURIComponent(organization)}/workspaces/${encodeURIComponent(workspaceName)}/runs/${encodeURIComponent(runId)}`;
+}
+
+/**
+ * N8: `<origin>/app/<org>/workspaces/<name>/runs/<run-id>?view=<signed token valid 24 h>`.
+ * Each call signs a fresh token (E6 hands out one valid 24 h from the poll).
+ */
+export async function planUrl(
+  env: Pick<Env, "KEYWAY_HASH_KEY">,
+  origin: string,
+  workspace: { organization: string; name: string },
+  runId: string,
+  now = Date.now(),
+): Promise<string> {
+  const token = await signViewToken(env.KEYWAY_HASH_KEY, runId, now);
+  return `${origin}${planPagePath(workspace.organization, workspace.name, runId)}?view=${token}`;
+}
+
+const workspaceRelationship = (workspaceId: string) => ({ workspace: { data: { id: workspaceId, type: "workspaces" } } });
+
+/** A `workspace-upgrade` resource for an upgrade run. */
+export function workspaceUpgradeResource(run: { id: string; status: string }, workspaceId: string, url: string) {
+  return {
+    id: run.id,
+    type: "workspace-upgrade",
+    attributes: { status: run.status, "plan-url": url },
+    relationships: workspaceRelationship(workspaceId),
+  };
+}
+
+/**
+ * N8: the answer of an E5 with nothing to upgrade: a `workspace-upgrade` with only a
+ * `message` (reference §3 E5: no `status`, no `plan-url`) and no id, since no run exists.
+ */
+export function noUpgradeResource(workspaceId: string, message: string) {
+  return { type: "workspace-upgrade", attributes: { message }, relationships: workspaceRelationship(workspaceId) };
+}
+
+/** E7's plain-text answer (N8; reference §3 E7). */
+export const WORKSPACE_UPDATE_COMPLETED = "Workspace update completed";

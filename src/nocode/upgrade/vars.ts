@@ -1,0 +1,83 @@
+/**
+ * The vars of an upgrade (seed E5; decisions N5, N8, B2). E5 may carry vars (to give
+ * values to variables new in the target version, or to change others); they are planned
+ * at E5 and written to the workspace only by E7 ("it switches the workspace to the new
+ * version and variables"). Until then they wait in the upgrade run's configuration as
+ * the exact rows E7 will write, sensitive values only AES-GCM encrypted under KEYWAY_KEK
+ * with the context of the var id they will have (so E7 copies the ciphertext as is).
+ *
+ * A given var replaces the workspace's var of the same key and category (keeping its id
+ * and creation time) or creates one. Choices where the seed is silent:
+ * - a replaced var keeps its description unless the new one gives one;
+ * - a sensitive var stays sensitive even when E5 sends `sensitive: false` (go-tfe always
+ *   sends the flag): an upgrade never reveals a write-only value;
+ * - a given var identical to the stored one (same value or keyed hash, same `hcl`, same
+ *   description) is no change at all, so it neither rewrites the var nor counts as one.
+ */
+import type { WorkspaceVarRow } from "../workspaces/repo";
+import { newVarRow, newVarVersionId, storedValue, type VarInput } from "../workspaces/vars";
+
+/** A var E7 writes: the full row, and whether it replaces a stored var (same id) or is new. */
+export type PendingVarChange = WorkspaceVarRow & { replaces: boolean };
+
+/** What merging E5's vars into the workspace's gives. */
+export interface MergedVars {
+  /** The workspace's vars as they will be after E7 (stored order, new ones last). */
+  rows: WorkspaceVarRow[];
+  /** Only the vars that differ from the stored ones. */
+  changes: PendingVarChange[];
+}
+
+const slot = (v: Pick<WorkspaceVarRow, "key" | "category">) => `${v.category}\u0000${v.key}`;
+
+/**
+ * Merge the vars given to E5 into the stored ones.
+ *
+ * @example
+ * const merged = await mergeUpgradeVars(env, ws.id, await listWorkspaceVars(db, ws.id), input.vars, Date.now());
+ */
+export async function mergeUpgradeVars(
+  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  workspaceId: string,
+  stored: readonly WorkspaceVarRow[],
+  given: readonly VarInput[],
+  now: number,
+): Promise<MergedVars> {
+  const bySlot = new Map(stored.map((v) => [slot(v), v]));
+  const changes: PendingVarChange[] = [];
+  for (const input of given) {
+    const existing = bySlot.get(slot(input));
+    if (!existing) {
+      changes.push({ ...(await newVarRow(env, workspaceId, input, now)), replaces: false });
+      continue;
+    }
+    const sensitive = existing.sensitive || input.sensitive;
+    const value = await storedValue(env, workspaceId, existing.id, existing.key, input.value, sensitive);
+    const description = input.description ?? existing.description;
+    const sameValue = sensitive ? existing.sensitive && value.sensitiveHash === existing.sensitiveHash : !existing.sensitive && value.value === existing.value;
+    if (sameValue && input.hcl === existing.hcl && description === existing.description) continue;
+    changes.push({
+      ...existing,
+      ...value,
+      description,
+      hcl: input.hcl,
+      sensitive,
+      versionId: newVarVersionId(),
+      updatedAt: now,
+      replaces: true,
+    });
+  }
+  const changed = new Map(changes.map((c) => [c.id, c]));
+  const rows: WorkspaceVarRow[] = stored.map((v) => {
+    const c = changed.get(v.id);
+    return c ? withoutFlag(c) : v;
+  });
+  for (const c of changes) if (!c.replaces) rows.push(withoutFlag(c));
+  return { rows, changes };
+}
+
+/** The stored row of a pending change. */
+export function withoutFlag(change: PendingVarChange): WorkspaceVarRow {
+  const { replaces: _replaces, ...row } = change;
+  return row;
+}

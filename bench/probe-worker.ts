@@ -4,13 +4,21 @@
  * each path. It shares Keyway's D1 database and OtpStore Durable Object namespace (same
  * storage, same workerd process) and imports the same modules the endpoints use.
  *
- * POST {@link ProbeRequest}; the answer is a list of {@link ProbeResult}.
+ * - `POST /sub-steps` {@link ProbeRequest} → a list of {@link ProbeResult};
+ * - `POST /put-roles` {@link PutRolesRequest} → `{ written }`: seeds the 10,000-role lookup
+ *   mount quickly. Each role is built by the write handler's own `buildRole` and stored in
+ *   the row shapes `putRole` (src/ssh/roles/repo.ts) writes — an `ssh_roles` row with the
+ *   role as JSON config and one `ssh_role_cidrs` row per CIDR block from `parseCidr` — but
+ *   many roles per D1 batch instead of one batch per role.
  */
 import { createDb } from "../src/db/client";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
 import { caQuery } from "../src/ssh/ca/store";
 import type { OtpStore } from "../src/ssh/otp/otp-store";
+import { sshRoleCidrs, sshRoles } from "../src/db/schema";
+import { parseCidr } from "../src/lib/net/ip";
 import { roleQuery } from "../src/ssh/roles/repo";
+import { buildRole } from "../src/ssh/roles/validate";
 
 interface ProbeEnv {
   DB: D1Database;
@@ -33,6 +41,38 @@ export interface ProbeResult {
   name: string;
   calls: number;
   usPerCall: number;
+}
+
+/** New roles (absent from the mount) to write on one mount, as role write bodies. */
+export interface PutRolesRequest {
+  mount: string;
+  roles: { name: string; body: Record<string, unknown> }[];
+  /** Roles per D1 batch. */
+  perBatch: number;
+}
+
+async function putRoles(env: ProbeEnv, input: PutRolesRequest): Promise<Response> {
+  const db = createDb(env.DB);
+  const now = Date.now();
+  for (let i = 0; i < input.roles.length; i += input.perBatch) {
+    const statements = input.roles.slice(i, i + input.perBatch).flatMap(({ name, body }) => {
+      const { role } = buildRole(name, body);
+      // putRole's rows; its delete of old index rows is left out: these roles are new.
+      const cidrs = [
+        ...role.cidrList.map((block) => ({ block, included: true })),
+        ...role.excludeCidrList.map((block) => ({ block, included: false })),
+      ].flatMap(({ block, included }) => {
+        const range = parseCidr(block);
+        return range ? [{ mount: input.mount, role: role.name, included, rangeStart: range.start, rangeEnd: range.end }] : [];
+      });
+      return [
+        db.insert(sshRoles).values({ mount: input.mount, name: role.name, keyType: role.keyType, config: JSON.stringify(role), updatedAt: now }),
+        ...(cidrs.length > 0 ? [db.insert(sshRoleCidrs).values(cidrs)] : []),
+      ];
+    });
+    if (statements.length > 0) await db.batch(statements as unknown as Parameters<typeof db.batch>[0]);
+  }
+  return Response.json({ written: input.roles.length });
 }
 
 const MISSING_HASH = "0".repeat(64);
@@ -65,7 +105,10 @@ const PROBES: [string, (env: ProbeEnv) => unknown][] = [
 
 export default {
   async fetch(request: Request, env: ProbeEnv): Promise<Response> {
-    if (request.method !== "POST") return new Response("POST a ProbeRequest\n", { status: 405 });
+    if (request.method !== "POST") return new Response("POST /sub-steps or /put-roles\n", { status: 405 });
+    const path = new URL(request.url).pathname;
+    if (path === "/put-roles") return putRoles(env, (await request.json()) as PutRolesRequest);
+    if (path !== "/sub-steps") return new Response("unknown path\n", { status: 404 });
     const input = (await request.json()) as ProbeRequest;
     const results: ProbeResult[] = [];
     for (const [name, step] of PROBES) {

@@ -180,9 +180,9 @@ export async function scratchDir() {
 }
 
 /** POST a JSON request to a bench-only Worker and return its JSON answer. */
-export async function askBenchWorker(mf, name, request) {
+export async function askBenchWorker(mf, name, request, path = "/") {
   const worker = await mf.getWorker(name);
-  const res = await worker.fetch(`http://${name}.bench/`, {
+  const res = await worker.fetch(`http://${name}.bench${path}`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(request),

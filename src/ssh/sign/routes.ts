@@ -18,6 +18,7 @@ import {
 } from "../../lib/crypto/ssh-ca";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { type CaRow, caQuery, signingKeyFor } from "../ca/store";
+import { cachedSignContext } from "./context-cache";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
@@ -59,8 +60,18 @@ const ISSUE_FIELDS: FieldSchema = { ...CERT_FIELDS, key_type: { type: "string", 
 export const SSH_RSA_WARNING =
   "algorithm_signer ssh-rsa signs with SHA-1, which OpenSSH 8.8 and later reject by default; use rsa-sha2-256 or rsa-sha2-512";
 
-/** Role, CA and mount TTLs in one round trip. */
-async function loadContext(db: Db, mount: string, name: string): Promise<{ role: Role | null; ca: CaRow | null; ttls: SystemTtls }> {
+interface SignContext {
+  role: Role | null;
+  ca: CaRow | null;
+  ttls: SystemTtls;
+}
+
+/** Role, CA and mount TTLs: from the per-isolate cache, else in one D1 round trip. */
+function loadContext(db: Db, mount: string, name: string): Promise<SignContext> {
+  return cachedSignContext(mount, name, () => readContext(db, mount, name));
+}
+
+async function readContext(db: Db, mount: string, name: string): Promise<SignContext> {
   const [roleRows, caRows, tuneRows] = await db.batch([
     roleQuery(db, mount, name),
     caQuery(db, mount),

@@ -540,3 +540,28 @@ describe("capabilities (S6)", () => {
     expect((await vault("DELETE", `ssh/sign/${name}`)).status).toBe(405);
   });
 });
+
+describe("the per-isolate sign context cache never hides this isolate's writes", () => {
+  it("sees role replacements, patches and deletions at once", async () => {
+    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "a" });
+    const body = { public_key: SUBJECT_KEYS.ed25519, valid_principals: "b" };
+    expect((await sign(name, body)).status).toBe(400);
+    await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "a,b" }, "ssh", name);
+    expect((await sign(name, body)).status).toBe(200);
+    await vault("PATCH", `ssh/roles/${name}`, { body: { allowed_users: "a" } });
+    expect((await sign(name, body)).json.errors).toEqual(["b is not a valid value for valid_principals"]);
+    await vault("DELETE", `ssh/roles/${name}`);
+    expect((await sign(name, body)).json.errors).toEqual([`Unknown role: ${name}`]);
+    await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*" }, "ssh", name);
+    expect((await sign(name, body)).status).toBe(200);
+  });
+
+  it("sees mount tunes at once", async () => {
+    const name = await role(USER_ROLE, "ssh-two");
+    const body = { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" };
+    expect((await sign(name, body, "ssh-two")).json.lease_duration).toBe(768 * 3600);
+    await vault("POST", "sys/mounts/ssh-two/tune", { body: { default_lease_ttl: "2h" } });
+    expect((await sign(name, body, "ssh-two")).json.lease_duration).toBe(7200);
+    await vault("POST", "sys/mounts/ssh-two/tune", { body: { default_lease_ttl: "768h" } });
+  });
+});

@@ -9,7 +9,10 @@
  *   mount quickly. Each role is built by the write handler's own `buildRole` and stored in
  *   the row shapes `putRole` (src/ssh/roles/repo.ts) writes — an `ssh_roles` row with the
  *   role as JSON config and one `ssh_role_cidrs` row per CIDR block from `parseCidr` — but
- *   many roles per D1 batch instead of one batch per role.
+ *   many roles per D1 batch instead of one batch per role;
+ * - `POST /mint-otps` {@link MintOtpsRequest} → `{ otps }`: OTPs stored exactly as `creds`
+ *   stores them (src/ssh/otp/shard.ts: keyed hash, shard, lease key, OtpStore `put`), minus
+ *   HTTP and the role checks, so `verify` can be driven with distinct OTPs.
  */
 import { createDb } from "../src/db/client";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
@@ -17,6 +20,7 @@ import { caQuery } from "../src/ssh/ca/store";
 import type { OtpStore } from "../src/ssh/otp/otp-store";
 import { sshRoleCidrs, sshRoles } from "../src/db/schema";
 import { parseCidr } from "../src/lib/net/ip";
+import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../src/ssh/otp/shard";
 import { roleQuery } from "../src/ssh/roles/repo";
 import { buildRole } from "../src/ssh/roles/validate";
 
@@ -75,6 +79,41 @@ async function putRoles(env: ProbeEnv, input: PutRolesRequest): Promise<Response
   return Response.json({ written: input.roles.length });
 }
 
+/** OTPs to mint for a role of a mount. */
+export interface MintOtpsRequest {
+  mount: string;
+  roleName: string;
+  username: string;
+  ip: string;
+  count: number;
+  /** Puts in flight at once. */
+  concurrency: number;
+}
+
+async function mintOtps(env: ProbeEnv, input: MintOtpsRequest): Promise<Response> {
+  const keywayEnv = env as unknown as Env;
+  const expiresAt = Date.now() + 3600_000;
+  const otps: string[] = [];
+  const worker = async () => {
+    while (otps.length < input.count) {
+      const otp = newOtp();
+      const hash = await otpHash(keywayEnv, input.mount, otp);
+      const shard = shardOf(hash);
+      const stored = await otpStore(keywayEnv, input.mount, shard).put({
+        hash,
+        leaseKey: newLeaseKey(shard),
+        roleName: input.roleName,
+        username: input.username,
+        ip: input.ip,
+        expiresAt,
+      });
+      if (stored.ok && otps.length < input.count) otps.push(otp);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, input.concurrency) }, worker));
+  return Response.json({ otps });
+}
+
 const MISSING_HASH = "0".repeat(64);
 
 /** The sub-steps, named as the report prints them. */
@@ -101,6 +140,23 @@ const PROBES: [string, (env: ProbeEnv) => unknown][] = [
     "do: OtpStore RPC, consume of an absent hash",
     (env) => env.OTP_STORE.get(env.OTP_STORE.idFromName("otp:bench-probe:00")).consume(MISSING_HASH),
   ],
+  [
+    "do: OtpStore put then consume (two writes)",
+    async (env) => {
+      const stub = env.OTP_STORE.get(env.OTP_STORE.idFromName("otp:bench-probe:01"));
+      const hash = crypto.randomUUID();
+      await stub.put({ hash, leaseKey: hash, roleName: "r", username: "u", ip: "10.0.0.1", expiresAt: Date.now() + 3600_000 });
+      await stub.consume(hash);
+    },
+  ],
+  [
+    "d1: one write (upsert of a role row)",
+    (env) =>
+      createDb(env.DB)
+        .insert(sshRoles)
+        .values({ mount: "bench-probe", name: "probe", keyType: "otp", config: "{}", updatedAt: Date.now() })
+        .onConflictDoUpdate({ target: [sshRoles.mount, sshRoles.name], set: { updatedAt: Date.now() } }),
+  ],
 ];
 
 export default {
@@ -108,6 +164,7 @@ export default {
     if (request.method !== "POST") return new Response("POST /sub-steps or /put-roles\n", { status: 405 });
     const path = new URL(request.url).pathname;
     if (path === "/put-roles") return putRoles(env, (await request.json()) as PutRolesRequest);
+    if (path === "/mint-otps") return mintOtps(env, (await request.json()) as MintOtpsRequest);
     if (path !== "/sub-steps") return new Response("unknown path\n", { status: 404 });
     const input = (await request.json()) as ProbeRequest;
     const results: ProbeResult[] = [];

@@ -13,7 +13,8 @@
 //
 // Options: --duration=S (timed seconds per benchmark, default 8), --warmup=S (default 2),
 // --connections=N (default 10), --only=name,name (run a subset; the floor always runs),
-// --no-doc (leave docs/performance.md alone).
+// --no-doc (leave docs/performance.md alone), --disk (local storage on disk instead of
+// tmpfs: adds this disk's fsync latency to every D1 call and Durable Object write).
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { measure, runLoad } from "./bench/load.mjs";
@@ -31,12 +32,13 @@ import { apiClient, KEYS, LOOKUP_BIG_ROLES, SSH_MOUNTS, SUBJECT_PUBLIC_KEY, scen
 
 process.env.WRANGLER_SEND_METRICS = "false";
 
-const options = { duration: 8, warmup: 2, connections: 10, only: null, doc: true };
+const options = { duration: 8, warmup: 2, connections: 10, only: null, doc: true, disk: false };
 for (const arg of process.argv.slice(2)) {
   const [key, value] = arg.replace(/^--/, "").split("=");
   if (key === "duration" || key === "warmup" || key === "connections") options[key] = Number(value);
   else if (key === "only") options.only = new Set(value.split(","));
   else if (key === "no-doc") options.doc = false;
+  else if (key === "disk") options.disk = true;
   else {
     console.error(`unknown option ${arg}`);
     process.exit(2);
@@ -95,7 +97,8 @@ async function main() {
   }
   log(`load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark, generator in this process`);
 
-  const scratch = await scratchDir();
+  const scratch = await scratchDir({ onDisk: options.disk });
+  log(`storage: ${scratch.storage}`);
   const secrets = benchSecrets();
   let runtime = null;
   const bulk = [];
@@ -132,7 +135,7 @@ async function main() {
       signRateScript,
       probeScript,
       vars: { SSH_MOUNTS: SSH_MOUNTS.join(","), ...secrets },
-      persistDir: `${scratch.dir}/state`,
+      persistDir: scratch.stateDir,
     });
     migrations = await applyMigrations(runtime.mf);
     log(`workerd up on ${runtime.origin}; ${migrations.files.length} migrations (${migrations.statements} statements) applied in ${elapsed(t)}`);
@@ -165,6 +168,8 @@ async function main() {
     const api = apiClient(runtime.origin, secrets);
     const state = {
       /** New roles written through the probe Worker (buildRole, putRole's row shapes, no HTTP). */
+      mintOtps: async (request) =>
+        (await askBenchWorker(runtime.mf, "probe", { ...request, concurrency: 32 }, "/mint-otps")).otps,
       putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
       /** Seconds of setup load (role creation, OTP minting) each bulk step may take. */
       bulkBudgetS: 30,
@@ -233,7 +238,9 @@ async function main() {
             durationS: options.duration,
           });
           entry.otpPool = available;
-          if (timed.seconds < options.duration * 0.9) entry.note = `ran ${timed.seconds.toFixed(1)} s: the ${available} pre-minted OTPs ran out`;
+          if (timed.seconds < options.duration * 0.9) {
+            entry.note = `${entry.note ? `${entry.note}; ` : ""}ran ${timed.seconds.toFixed(1)} s: the pre-minted OTPs ran out`;
+          }
         } else {
           ({ warmup, timed } = await measure({
             origin: runtime.origin,
@@ -368,6 +375,7 @@ async function main() {
     machine,
     loadAverage: { before: loadBefore, after: loadAfter },
     options: { ...options, only: options.only ? [...options.only] : null, rawSignMs: RAW_SIGN_MS },
+    storage: scratch.storage.startsWith("tmpfs") ? "tmpfs" : "disk",
     bundleBytes,
     mounts: SSH_MOUNTS,
     migrations,
@@ -394,7 +402,8 @@ async function main() {
       `Last run: ${startedAt} (${fmt(report.totalSeconds)} s in all). Machine: ${machine.nproc} CPU(s), ${machine.cpuModel}, ` +
         `${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}, workerd ${machine.workerd}, wrangler ${machine.wrangler}, ` +
         `miniflare ${machine.miniflare}, autocannon ${machine.autocannon}. Load: ${options.connections} connections, ` +
-        `${options.warmup} s warm-up + ${options.duration} s timed per benchmark.`,
+        `${options.warmup} s warm-up + ${options.duration} s timed per benchmark. Local storage on ${report.storage}. ` +
+        `Load average before/after: ${loadBefore.map((l) => l.toFixed(1)).join(" ")} / ${loadAfter.map((l) => l.toFixed(1)).join(" ")}.`,
       "",
       table,
       "",

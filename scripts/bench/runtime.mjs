@@ -173,10 +173,27 @@ export async function applyMigrations(mf) {
   return { files, statements };
 }
 
-/** A scratch directory for the bundle and local storage, removed by the returned function. */
-export async function scratchDir() {
+/**
+ * Scratch directories, removed by the returned function: `dir` for the bundle, `stateDir`
+ * for local D1, Durable Object and R2 storage. Storage goes on tmpfs (/dev/shm) unless
+ * `onDisk`: Miniflare's local D1 waits for a durable commit (a storage bookmark) after every
+ * query, reads included, and every Durable Object write commits too, so on disk each of them
+ * costs one fsync of this machine's disk — a property of the disk, not of Keyway.
+ */
+export async function scratchDir({ onDisk = false } = {}) {
   const dir = await mkdtemp(path.join(tmpdir(), "keyway-bench-"));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  const shm = "/dev/shm";
+  const useShm = !onDisk && (await stat(shm).then((s) => s.isDirectory()).catch(() => false));
+  const stateDir = useShm ? await mkdtemp(path.join(shm, "keyway-bench-state-")) : path.join(dir, "state");
+  return {
+    dir,
+    stateDir,
+    storage: useShm ? `tmpfs (${stateDir})` : `disk (${stateDir})`,
+    remove: async () => {
+      await rm(dir, { recursive: true, force: true });
+      if (useShm) await rm(stateDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** POST a JSON request to a bench-only Worker and return its JSON answer. */

@@ -396,20 +396,25 @@ export function scenarios({ api, state }) {
       setup: async ({ needed }) => {
         await otpRole();
         if (otpPool.length < needed) {
-          // Top up with creds (untimed) so each verify request consumes its own OTP.
-          await state.bulkLoad("otp-mint", {
-            amount: needed - otpPool.length,
-            budgetS: state.bulkBudgetS,
-            connections: 16,
-            requests: credsRequests,
-          });
+          // Top up (untimed) so each verify request consumes its own OTP: stored by the
+          // probe worker the way creds stores them (same shard, hash and OtpStore put).
+          const t0 = Date.now();
+          const before = otpPool.length;
+          while (otpPool.length < needed && Date.now() - t0 < state.bulkBudgetS * 1000) {
+            const count = Math.min(2000, needed - otpPool.length);
+            otpPool.push(...(await state.mintOtps({ mount: "bench-otp", roleName: "otp", username: "bench", ip: "10.1.2.3", count })));
+          }
+          state.otpMint = { count: otpPool.length - before, seconds: (Date.now() - t0) / 1000 };
         }
         const otp = otpPool.pop();
         if (!otp) throw new Unavailable("no OTP could be minted (creds unavailable)");
         const res = await api.expectOk("verify once", "POST", "/v1/bench-otp/verify", { body: { otp } });
         if (res.json?.data?.username !== "bench") throw new Unavailable(`verify answered ${res.text.slice(0, 160)}`);
         let next = 0;
+        const mint = state.otpMint;
         return {
+          note: `${otpPool.length} OTPs: ${otpPool.length - (mint?.count ?? 0)} from the creds run` +
+            (mint ? `, ${mint.count} minted by the probe worker in ${mint.seconds.toFixed(1)} s` : ""),
           pool: otpPool,
           requests: [
             {

@@ -100,6 +100,31 @@ export async function upgradeReady(options: { org?: BootstrappedOrg } = {}): Pro
   return { ...ctx, workspace, workspaceId: workspace.id as string, firstRunId };
 }
 
+/**
+ * A module with `count` workspaces applied at 1.0.0, then the pin moved to 1.1.0: each
+ * test takes workspaces of its own from the pool, so tests that leave the module alone
+ * share one ingestion of the two versions.
+ */
+export async function upgradePool(count: number, options: { org?: BootstrappedOrg } = {}) {
+  const ctx = await upgradeModule(options);
+  // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
+  const workspaces: { workspace: any; firstRunId: string }[] = await Promise.all(Array.from({ length: count }, () => upgradeWorkspace(ctx)));
+  await patchModule(ctx, { "version-pin": "1.1.0" });
+  let next = 0;
+  return {
+    ...ctx,
+    /** The next unused workspace of the pool. */
+    take() {
+      const taken = workspaces[next++];
+      if (!taken) throw new Error("the upgrade pool is empty: raise its size");
+      return { ...taken, workspaceId: taken.workspace.id as string };
+    },
+  };
+}
+
+/** Generous per-test timeout: each set-up ingests two module versions through the real Queue. */
+export const UPGRADE_TEST_TIMEOUT = 120_000;
+
 /** `/no-code-modules/:id/workspaces/:ws/upgrade[/:run]`. */
 export const upgradePath = (moduleId: string, workspaceId: string, runId?: string) =>
   `no-code-modules/${moduleId}/workspaces/${workspaceId}/upgrade${runId === undefined ? "" : `/${runId}`}`;

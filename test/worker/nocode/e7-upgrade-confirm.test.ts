@@ -36,7 +36,10 @@ beforeAll(async () => {
 }, UPGRADE_TEST_TIMEOUT);
 
 /** A pool workspace with a fresh upgrade plan made with `vars`. */
-async function planned(vars: ReturnType<typeof varEntry>[] = [], ctx: { noCodeModuleId: string; ownerToken: string; workspaceId: string; org: string } = { ...pool, ...pool.take() }) {
+async function planned(
+  vars: ReturnType<typeof varEntry>[] = [],
+  ctx: { noCodeModuleId: string; ownerToken: string; workspaceId: string; org: string; firstRunId: string } = { ...pool, ...pool.take() },
+) {
   const res = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, vars);
   expect(res.status, res.text).toBe(200);
   return { ...ctx, runId: res.json.data.id as string };

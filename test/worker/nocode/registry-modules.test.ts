@@ -239,13 +239,15 @@ describe("GET /organizations/:org/registry-modules", () => {
     expect(without.json.included).toBeUndefined();
     const ok = await tfe("GET", `organizations/${org}/registry-modules?include=no-code-modules`, { token: tokens.member });
     expect(ok.status).toBe(200);
-    const byId = new Map(ok.json.data.map((m: { id: string }) => [m.id, m]));
-    const legacyDoc = byId.get(created.json.data.id) as { attributes: Record<string, unknown>; relationships: Record<string, { data: { id: string; type: string }[] }> };
+    type ModuleDoc = { id: string; attributes: Record<string, unknown>; relationships: Record<string, { data: { id: string; type: string }[] }> };
+    const docs = ok.json.data as ModuleDoc[];
+    const legacyDoc = docs.find((m) => m.id === created.json.data.id)!;
+    const plainDoc = docs.find((m) => m.id === plain.id)!;
     expect(legacyDoc.attributes["no-code"]).toBe(true);
-    expect(legacyDoc.relationships["no-code-modules"].data).toHaveLength(1);
-    const ref = legacyDoc.relationships["no-code-modules"].data[0]!;
+    expect(legacyDoc.relationships["no-code-modules"]!.data).toHaveLength(1);
+    const ref = legacyDoc.relationships["no-code-modules"]!.data[0]!;
     expect(ref.type).toBe("no-code-modules");
-    expect((byId.get(plain.id) as typeof legacyDoc).relationships["no-code-modules"].data).toEqual([]);
+    expect(plainDoc.relationships["no-code-modules"]!.data).toEqual([]);
     expect(ok.json.included.map((r: { id: string; type: string }) => [r.id, r.type])).toEqual([[ref.id, "no-code-modules"]]);
 
     const bad = await tfe("GET", `organizations/${org}/registry-modules?include=workspaces`, { token: tokens.member });

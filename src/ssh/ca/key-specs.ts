@@ -46,9 +46,10 @@ export function caKeySpec(keyType: string, keyBits: number): KeySpec {
     case "rsa": {
       const bits = keyBits === 0 ? 4096 : keyBits;
       if (bits < 2048) throw weak(keyType, bits);
-      if (bits > MAX_CA_RSA_BITS || bits % 8 !== 0) {
+      // workerd's BoringSSL generates RSA keys only in multiples of 128 bits.
+      if (bits > MAX_CA_RSA_BITS || bits % 128 !== 0) {
         throw new KeySpecError(
-          `refusing to generate ${keyType} key of ${bits} bits: the size must be a multiple of 8 from 2048 to ${MAX_CA_RSA_BITS}`,
+          `refusing to generate ${keyType} key of ${bits} bits: the size must be a multiple of 128 from 2048 to ${MAX_CA_RSA_BITS}`,
         );
       }
       return { kind: "rsa", bits };

@@ -97,7 +97,14 @@ async function writeConfigCa(req: VaultRequest): Promise<Response> {
     if (e instanceof KeySpecError) throw badRequest(e.message);
     throw e;
   }
-  const pair = await generateSshKeyPair(spec.kind, spec.bits, { anyRsaSize: true });
+  let pair: Awaited<ReturnType<typeof generateSshKeyPair>>;
+  try {
+    pair = await generateSshKeyPair(spec.kind, spec.bits, { anyRsaSize: true });
+  } catch (e) {
+    // A size the generator refuses is the caller's mistake (B3, S4), never a 500.
+    if (e instanceof SshKeyError && e.code === "INVALID_KEY_SIZE") throw badRequest(e.message);
+    throw e;
+  }
   await writeCa(req.env, req.db, req.mount, {
     publicKeyText: pair.publicKeyText,
     privateKeyPem: pair.privateKeyPem,

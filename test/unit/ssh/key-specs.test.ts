@@ -5,7 +5,8 @@ import { caKeySpec, issueKeySpec, sshKeyTypeOf } from "../../../src/ssh/ca/key-s
 describe("caKeySpec", () => {
   it.each([
     ["ssh-rsa", 0, { kind: "rsa", bits: 4096 }],
-    ["rsa", 3000, { kind: "rsa", bits: 3000 }],
+    ["rsa", 3072, { kind: "rsa", bits: 3072 }],
+    ["rsa", 2176, { kind: "rsa", bits: 2176 }],
     ["ec", 0, { kind: "ec", bits: 256 }],
     ["ec", 521, { kind: "ec", bits: 521 }],
     ["ecdsa-sha2-nistp384", 1, { kind: "ec", bits: 384 }],
@@ -18,6 +19,7 @@ describe("caKeySpec", () => {
     ["ssh-rsa", 1024, "refusing to generate weak ssh-rsa key: 1024 bits < 2048 bits"],
     ["ssh-rsa", -1, "refusing to generate weak ssh-rsa key: -1 bits < 2048 bits"],
     ["rsa", 2049, "refusing to generate rsa key of 2049 bits"],
+    ["rsa", 3000, "refusing to generate rsa key of 3000 bits: the size must be a multiple of 128 from 2048 to 8192"],
     ["rsa", 16384, "refusing to generate rsa key of 16384 bits"],
     ["ec", 100, "unknown ECDSA key pair algorithm and bits: ec / 100"],
   ] as const)("%s/%i → %s", (type, bits, message) => {

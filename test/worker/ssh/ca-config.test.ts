@@ -79,6 +79,8 @@ describe("§8 item 14: generated CA key types (TestSSH_ConfigCAKeyTypes)", () =>
     ["ssh-rsa", 0, "ssh-rsa"],
     ["rsa", 2048, "ssh-rsa"],
     ["rsa", 4096, "ssh-rsa"],
+    // Vault accepts any size ≥ 2048; WebCrypto in workerd needs a multiple of 128.
+    ["rsa", 2176, "ssh-rsa"],
     ["ecdsa-sha2-nistp256", 0, "ecdsa-sha2-nistp256"],
     ["ecdsa-sha2-nistp384", 0, "ecdsa-sha2-nistp384"],
     ["ecdsa-sha2-nistp521", 0, "ecdsa-sha2-nistp521"],
@@ -153,6 +155,7 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
     ["weak RSA", { key_bits: 1024 }, "refusing to generate weak ssh-rsa key: 1024 bits < 2048 bits"],
     ["weak RSA by name rsa", { key_type: "rsa", key_bits: 1000 }, "refusing to generate weak rsa key: 1000 bits < 2048 bits"],
     ["huge RSA", { key_type: "rsa", key_bits: 1_000_000 }, /^refusing to generate rsa key of 1000000 bits/],
+    ["RSA size WebCrypto cannot generate", { key_type: "rsa", key_bits: 3000 }, /^refusing to generate rsa key of 3000 bits: the size must be a multiple of 128/],
     ["bad EC bits", { key_type: "ec", key_bits: 123 }, "unknown ECDSA key pair algorithm and bits: ec / 123"],
     ["key_bits not a number", { key_bits: "many" }, /^Field validation failed: .*"key_bits"/],
     ["generate_signing_key not a bool", { generate_signing_key: "perhaps" }, /^Field validation failed: .*"generate_signing_key"/],

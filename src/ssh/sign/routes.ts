@@ -15,6 +15,7 @@ import {
   SshKeyError,
   type SshSigningKey,
   SubjectKeyError,
+  WireError,
 } from "../../lib/crypto/ssh-ca";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { type CaRow, caQuery, signingKeyFor } from "../ca/store";
@@ -201,6 +202,8 @@ async function certify(role: Role, p: CertificatePlan, subjectKeyBlob: Uint8Arra
   } catch (e) {
     // S4: an RSA algorithm on a non-RSA CA is a 400 with Vault's prefix.
     if (e instanceof SshKeyError) throw badRequest(`failed to generate signed SSH key: sign error: ${e.message}`);
+    // Caller text the encoder refuses (e.g. option names equal once encoded as UTF-8): B3.
+    if (e instanceof WireError) throw badRequest(`failed to generate signed SSH key: ${e.message}`);
     throw e;
   }
   const warnings = [...p.warnings];

@@ -565,3 +565,15 @@ describe("the per-isolate sign context cache never hides this isolate's writes",
     await vault("POST", "sys/mounts/ssh-two/tune", { body: { default_lease_ttl: "768h" } });
   });
 });
+
+describe("text the certificate encoder refuses is a 400 (B3)", () => {
+  it("two extension names that are the same once encoded as UTF-8", async () => {
+    const name = await role({ ...USER_ROLE, allowed_extensions: "*" });
+    const res = await vault("POST", `ssh/sign/${name}`, {
+      rawBody: `{"public_key":${JSON.stringify(SUBJECT_KEYS.ed25519)},"valid_principals":"a","extensions":{"\\ud800":"","\\udc00":""}}`,
+      headers: { "Content-Type": "application/json" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.errors[0]).toMatch(/^failed to generate signed SSH key: /);
+  });
+});

@@ -19,7 +19,6 @@ export default defineConfig({
   test: {
     projects: [
       {
-        extends: false,
         test: {
           name: "node",
           include: ["test/unit/**/*.test.ts", "test/interop/**/*.test.ts"],
@@ -28,7 +27,6 @@ export default defineConfig({
         },
       },
       {
-        extends: false,
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },

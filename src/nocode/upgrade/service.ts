@@ -3,7 +3,8 @@
  *
  * - E5 {@link initiateUpgrade}: answers a `message` and creates nothing when the
  *   workspace already runs the pin, with the module's option sets, and the given vars
- *   change no effective value. Otherwise it plans synchronously with the N7 planner
+ *   change no effective value (and that configuration was applied or is being applied:
+ *   see {@link settled}). Otherwise it plans synchronously with the N7 planner
  *   (baseline: the configuration of the last applied run) and creates an ordinary
  *   workspace run of kind `upgrade` in status `planned` (even for an empty plan), which
  *   becomes the workspace's latest and current run. While the workspace has a
@@ -33,6 +34,7 @@ import { type ProvisionMessage, applyRunMessage } from "../queue/messages";
 import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
 import { requireOrgPermission } from "../permissions";
 import {
+  baselineConfiguration,
   buildRunConfiguration,
   effectiveValues,
   parseRunConfiguration,
@@ -161,6 +163,36 @@ async function discardStaleUpgradePlans(db: Db, workspace: WorkspaceRow, now: nu
   }
 }
 
+/** Whether two sets of effective values are equal (N7's comparison; sensitive ones by keyed hash). */
+function sameValues(a: RunConfiguration["values"], b: RunConfiguration["values"]): boolean {
+  // changedVariables compares the values only; it never reads the summaries.
+  return changedVariables({ values: a } as PlannedConfiguration, { values: b } as PlannedConfiguration).length === 0;
+}
+
+/**
+ * The last part of E5's "nothing to upgrade": what the workspace runs was applied (its
+ * last applied run configured this version with these values), or a run that will apply
+ * it is still in progress (say, the first run of a new workspace). Otherwise the last
+ * attempt failed or was discarded, and E5 plans again: N8 says when E5 may create
+ * nothing, and a workspace whose upgrade apply errored must keep a way to retry.
+ */
+async function settled(db: Db, workspace: WorkspaceRow, versionId: string, values: RunConfiguration["values"]): Promise<boolean> {
+  let baseline: RunConfiguration | null;
+  try {
+    baseline = await baselineConfiguration(db, workspace);
+  } catch (err) {
+    if (err instanceof RunFailure) return false;
+    throw err;
+  }
+  if (baseline && baseline.moduleVersionId === versionId && sameValues(baseline.values, values)) return true;
+  const active = await db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspace.id), inArray(runs.status, [...NON_TERMINAL_RUN_STATUSES])))
+    .get();
+  return active !== undefined;
+}
+
 /**
  * E5. Returns what was done; throws NocodeError for every refusal.
  *
@@ -191,11 +223,11 @@ export async function initiateUpgrade(
   // N8: nothing to upgrade → a message, and nothing is created.
   const values = effectiveValues(summary, merged.rows);
   const fingerprint = await optionSetFingerprint(options);
-  const side = (v: typeof values) => ({ values: v }) as PlannedConfiguration;
   if (
     workspace.noCodeVersionId === version.id &&
     workspace.optionSetFingerprint === fingerprint &&
-    changedVariables(side(effectiveValues(summary, stored)), side(values)).length === 0
+    sameValues(effectiveValues(summary, stored), values) &&
+    (await settled(db, workspace, version.id, values))
   ) {
     return {
       kind: "no-upgrade",

@@ -28,7 +28,11 @@ let samePinWorkspaces: Awaited<ReturnType<typeof upgradeWorkspace>>[];
 beforeAll(async () => {
   pool = await upgradePool(14);
   samePin = await upgradeModule({ org: pool });
-  samePinWorkspaces = await Promise.all([0, 1, 2, 3].map(() => upgradeWorkspace(samePin)));
+  samePinWorkspaces = await Promise.all([
+    ...[0, 1, 2, 3].map(() => upgradeWorkspace(samePin)),
+    // [4] and [5]: first runs waiting at planned (no auto-apply)
+    ...[4, 5].map(() => upgradeWorkspace(samePin, { applied: false })),
+  ]);
 }, UPGRADE_TEST_TIMEOUT);
 
 /** A workspace of the pool, with the module's context. */
@@ -210,6 +214,25 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
     // and no var was written
     const vars = await tfe("GET", `workspaces/${workspace.id}/vars`, { token: ctx.ownerToken });
     expect(vars.json.data.map((v: { attributes: { key: string } }) => v.attributes.key)).toEqual(["db_password"]);
+  });
+
+  it("item 34 right after E4: the first run is still in progress → the message, nothing created", async () => {
+    const { workspace, firstRunId } = samePinWorkspaces[4]!;
+    const res = await e5(samePin.noCodeModuleId, workspace.id, samePin.ownerToken);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.data.attributes.message).toContain("No upgrade available");
+    expect((await runsOf(workspace.id, samePin.ownerToken)).map((r) => r.id)).toEqual([firstRunId]);
+  });
+
+  it("at the pin, but the last run was discarded (nothing applied): E5 plans it again", async () => {
+    const { workspace, firstRunId } = samePinWorkspaces[5]!;
+    expect((await tfe("POST", `runs/${firstRunId}/actions/discard`, { token: samePin.ownerToken })).status).toBe(202);
+    const res = await e5(samePin.noCodeModuleId, workspace.id, samePin.ownerToken);
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.data.attributes.status).toBe("planned");
+    const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: samePin.ownerToken });
+    // nothing was ever applied: every node of v1 is created
+    expect(plan.json.data.attributes).toMatchObject({ "resource-additions": 7, "resource-changes": 0, "resource-destructions": 0 });
   });
 
   it("at the pin, a given var that changes a value plans an upgrade", async () => {

@@ -1,9 +1,22 @@
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
-/** The one way to reach D1: drizzle over the `DB` binding, with every table's schema. */
-export function createDb(d1: D1Database) {
+function build(d1: D1Database) {
   return drizzle(d1, { schema });
 }
 
-export type Db = ReturnType<typeof createDb>;
+export type Db = ReturnType<typeof build>;
+
+// drizzle builds its schema maps on every call; the binding is the same object for the
+// life of an isolate, so one instance per binding keeps that work off every request.
+const instances = new WeakMap<D1Database, Db>();
+
+/** The one way to reach D1: drizzle over the `DB` binding, with every table's schema. */
+export function createDb(d1: D1Database): Db {
+  let db = instances.get(d1);
+  if (!db) {
+    db = build(d1);
+    instances.set(d1, db);
+  }
+  return db;
+}

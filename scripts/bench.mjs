@@ -14,10 +14,15 @@
 // Options: --duration=S (timed seconds per benchmark, default 8), --warmup=S (default 2),
 // --connections=N (default 10), --only=name,name (run a subset; the floor always runs),
 // --no-doc (leave docs/performance.md alone), --disk (local storage on disk instead of
-// tmpfs: adds this disk's fsync latency to every D1 call and Durable Object write).
+// tmpfs: adds this disk's fsync latency to every D1 call and Durable Object write),
+// --profile=<benchmark>[,…] (CPU-profile the Keyway isolate during those benchmarks' timed
+// runs and print where the time goes; profiles are saved in bench-results/).
+import { mkdir } from "node:fs/promises";
 import os from "node:os";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { measure, runLoad } from "./bench/load.mjs";
+import { runLoad } from "./bench/load.mjs";
+import { attachProfiler, summariseProfile } from "./bench/profile.mjs";
 import { fmt, machineInfo, targetLine, textTable, writeJson, writePerformanceDoc } from "./bench/report.mjs";
 import {
   applyMigrations,
@@ -25,6 +30,7 @@ import {
   askBenchWorker,
   buildBenchWorker,
   buildWorker,
+  projectRoot,
   scratchDir,
   startRuntime,
 } from "./bench/runtime.mjs";
@@ -32,13 +38,14 @@ import { apiClient, KEYS, LOOKUP_BIG_ROLES, SSH_MOUNTS, SUBJECT_PUBLIC_KEY, scen
 
 process.env.WRANGLER_SEND_METRICS = "false";
 
-const options = { duration: 8, warmup: 2, connections: 10, only: null, doc: true, disk: false };
+const options = { duration: 8, warmup: 2, connections: 10, only: null, doc: true, disk: false, profile: null };
 for (const arg of process.argv.slice(2)) {
   const [key, value] = arg.replace(/^--/, "").split("=");
   if (key === "duration" || key === "warmup" || key === "connections") options[key] = Number(value);
   else if (key === "only") options.only = new Set(value.split(","));
   else if (key === "no-doc") options.doc = false;
   else if (key === "disk") options.disk = true;
+  else if (key === "profile") options.profile = new Set(value.split(","));
   else {
     console.error(`unknown option ${arg}`);
     process.exit(2);
@@ -136,6 +143,7 @@ async function main() {
       probeScript,
       vars: { SSH_MOUNTS: SSH_MOUNTS.join(","), ...secrets },
       persistDir: scratch.stateDir,
+      inspector: options.profile !== null,
     });
     migrations = await applyMigrations(runtime.mf);
     log(`workerd up on ${runtime.origin}; ${migrations.files.length} migrations (${migrations.statements} statements) applied in ${elapsed(t)}`);
@@ -219,36 +227,31 @@ async function main() {
         const connections = Math.min(options.connections, scenario.maxConnections ?? Number.POSITIVE_INFINITY);
         entry.connections = connections;
         if (setup.note) entry.note = setup.note;
-        let warmup;
-        let timed;
-        if (setup.pool) {
-          // Each request consumes its own pre-minted OTP; never send more than there are.
-          const available = setup.pool.length;
-          const warmAmount = Math.floor((available * options.warmup) / (options.warmup + options.duration));
-          warmup =
-            warmAmount > 0
-              ? await runLoad({ origin: runtime.origin, requests: setup.requests, connections, amount: warmAmount, durationS: options.warmup })
-              : null;
-          const rest = available - (warmup ? warmup.requests + warmup.non2xx + warmup.errors : 0);
-          timed = await runLoad({
-            origin: runtime.origin,
-            requests: setup.requests,
-            connections,
-            amount: Math.max(1, rest),
-            durationS: options.duration,
-          });
-          entry.otpPool = available;
+        // Pre-minted OTPs: each request consumes its own; never send more than there are.
+        const pool = setup.pool?.length ?? null;
+        const warmAmount = pool === null ? undefined : Math.floor((pool * options.warmup) / (options.warmup + options.duration));
+        const warmup =
+          warmAmount === 0
+            ? null
+            : await runLoad({ origin: runtime.origin, requests: setup.requests, connections, amount: warmAmount, durationS: options.warmup });
+        const rest = pool === null ? undefined : Math.max(1, pool - (warmup ? warmup.requests + warmup.non2xx + warmup.errors : 0));
+        const profiler = options.profile?.has(scenario.name) ? await attachProfiler(runtime.inspectorUrl, "core:user:keyway") : null;
+        await profiler?.start();
+        const timed = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, amount: rest, durationS: options.duration });
+        if (profiler) {
+          const out = path.join(projectRoot, "bench-results", `${scenario.name}.cpuprofile`);
+          await mkdir(path.dirname(out), { recursive: true });
+          entry.profile = await summariseProfile(await profiler.stop(), build.entryPath, out);
+          entry.note = `${entry.note ? `${entry.note}; ` : ""}CPU profiler attached (slower)`;
+          log(`  profile of ${scenario.name}: ${fmt(entry.profile.totalMs)} ms of samples, saved to ${out}`);
+          log(textTable(["module (self time)", "ms", "share"], entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
+          log(textTable(["function (self time)", "ms", "share"], entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
+        }
+        if (pool !== null) {
+          entry.otpPool = pool;
           if (timed.seconds < options.duration * 0.9) {
             entry.note = `${entry.note ? `${entry.note}; ` : ""}ran ${timed.seconds.toFixed(1)} s: the pre-minted OTPs ran out`;
           }
-        } else {
-          ({ warmup, timed } = await measure({
-            origin: runtime.origin,
-            requests: setup.requests,
-            connections,
-            warmupS: options.warmup,
-            durationS: options.duration,
-          }));
         }
         entry.settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, results.find((r) => r.name === "floor")?.p50);
         count(`${scenario.name} (warm-up)`, warmup);
@@ -374,7 +377,7 @@ async function main() {
     totalSeconds: (performance.now() - started) / 1000,
     machine,
     loadAverage: { before: loadBefore, after: loadAfter },
-    options: { ...options, only: options.only ? [...options.only] : null, rawSignMs: RAW_SIGN_MS },
+    options: { ...options, only: options.only ? [...options.only] : null, profile: options.profile ? [...options.profile] : null, rawSignMs: RAW_SIGN_MS },
     storage: scratch.storage.startsWith("tmpfs") ? "tmpfs" : "disk",
     bundleBytes,
     mounts: SSH_MOUNTS,
@@ -397,7 +400,7 @@ async function main() {
     })),
   };
   const jsonPath = await writeJson(report);
-  if (options.doc && !options.only) {
+  if (options.doc && !options.only && !options.profile) {
     const md = [
       `Last run: ${startedAt} (${fmt(report.totalSeconds)} s in all). Machine: ${machine.nproc} CPU(s), ${machine.cpuModel}, ` +
         `${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}, workerd ${machine.workerd}, wrangler ${machine.wrangler}, ` +
@@ -418,7 +421,7 @@ async function main() {
     ].join("\n");
     await writePerformanceDoc(md);
   }
-  log(`wrote ${jsonPath}${options.doc && !options.only ? " and docs/performance.md" : ""}`);
+  log(`wrote ${jsonPath}${options.doc && !options.only && !options.profile ? " and docs/performance.md" : ""}`);
   for (const t of targets) console.log(t.line);
 }
 

@@ -79,10 +79,3 @@ export function runLoad({ origin, requests, connections, durationS, amount }) {
     if (amount && durationS) stopTimer = setTimeout(() => instance.stop(), durationS * 1000);
   });
 }
-
-/** A warm-up run, then the timed run; both are returned (non-2xx answers count in both). */
-export async function measure({ origin, requests, connections, warmupS, durationS, amount }) {
-  const warmup = warmupS > 0 ? await runLoad({ origin, requests, connections, durationS: warmupS }) : null;
-  const timed = await runLoad({ origin, requests, connections, durationS, amount });
-  return { warmup, timed };
-}

@@ -76,7 +76,7 @@ export async function buildBenchWorker(name) {
  * Bindings come from wrangler.toml via wrangler's own config→Miniflare conversion (the one
  * the Workers Vitest integration uses), so the bench tracks the deployed configuration.
  */
-export async function startRuntime({ build, signRateScript, probeScript, vars, persistDir }) {
+export async function startRuntime({ build, signRateScript, probeScript, vars, persistDir, inspector = false }) {
   // Only errors from wrangler's config reader: its warnings (experimental `secrets`, secrets
   // not in .dev.vars) do not apply, the secrets are passed below.
   const logLevel = process.env.WRANGLER_LOG;
@@ -147,6 +147,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     host: "127.0.0.1",
     port: 0,
     logRequests: false,
+    // Only for --profile: V8's inspector on a loopback port.
+    ...(inspector ? { inspectorPort: 0 } : {}),
     // Storage on disk, as `wrangler dev` keeps it (SQLite files), in a throwaway directory.
     defaultPersistRoot: persistDir,
     d1Persist: path.join(persistDir, "d1"),
@@ -155,7 +157,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     workers: [keyway, signRate, probe],
   });
   const url = await mf.ready;
-  return { mf, origin: url.origin, runtimeLog, runtimeLineCount: () => runtimeLines };
+  const inspectorUrl = inspector ? String(await mf.getInspectorURL()) : null;
+  return { mf, origin: url.origin, inspectorUrl, runtimeLog, runtimeLineCount: () => runtimeLines };
 }
 
 /** Apply migrations/*.sql in order through the D1 binding, split as wrangler splits them. */

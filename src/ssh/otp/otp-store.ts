@@ -40,6 +40,8 @@ export type OtpStoreResult<T, E extends string> = { ok: true; value: T } | { ok:
 
 export class OtpStore extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /** When the alarm is set for (ms), null for none; kept here so `put` needs no storage read. */
+  private alarmAt: number | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -55,6 +57,7 @@ export class OtpStore extends DurableObject<Env> {
         expires_at INTEGER NOT NULL
       )`);
       this.sql.exec("CREATE INDEX IF NOT EXISTS otps_expires_at ON otps (expires_at)");
+      this.alarmAt = await ctx.storage.getAlarm();
     });
   }
 
@@ -76,8 +79,10 @@ export class OtpStore extends DurableObject<Env> {
       )
       .toArray();
     if (inserted.length === 0) return { ok: false, error: "collision" };
-    const alarm = await this.ctx.storage.getAlarm();
-    if (alarm === null || alarm > entry.expiresAt) await this.ctx.storage.setAlarm(entry.expiresAt);
+    if (this.alarmAt === null || this.alarmAt > entry.expiresAt) {
+      this.alarmAt = entry.expiresAt;
+      await this.ctx.storage.setAlarm(entry.expiresAt);
+    }
     return { ok: true, value: null };
   }
 
@@ -114,6 +119,7 @@ export class OtpStore extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.sql.exec("DELETE FROM otps WHERE expires_at <= ?", Date.now());
     const next = this.sql.exec<{ next: number | null }>("SELECT min(expires_at) AS next FROM otps").one().next;
+    this.alarmAt = next;
     if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 }

@@ -56,7 +56,10 @@ export function runCommand(
         resolve({ stdout, stderr, code });
       },
     );
-    child.stdin?.end(options.input ?? "");
+    // A child that exits without reading its stdin must not turn into an EPIPE error here.
+    child.stdin?.on("error", () => {});
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    else child.stdin?.end();
   });
 }
 

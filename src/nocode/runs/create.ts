@@ -15,7 +15,7 @@ import { isoTime } from "../respond";
 import type { WorkspaceRow } from "../workspaces/repo";
 import type { RunConfiguration } from "./configuration";
 import { errorRun } from "./lifecycle";
-import { type RunRow, type RunStatus, statusTimestampKey, transitionRun } from "./repo";
+import { configurationWithoutVarChanges, type RunRow, type RunStatus, statusTimestampKey, transitionRun } from "./repo";
 
 /** `plan-and-apply`: E4's first run and ordinary runs; `upgrade`: E5 (waits at `planned` for E7). */
 export type RunKind = RunRow["kind"];
@@ -126,7 +126,15 @@ export async function confirmRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runI
   return true;
 }
 
-/** Discard a `planned` run (N7 run action `discard`); false when it was not `planned`. */
-export function discardRun(db: Db, runId: string, now = Date.now()): Promise<boolean> {
-  return transitionRun(db, runId, ["planned"], ["discarded"], now);
+/**
+ * Discard a `planned` run (N7 run action `discard`); false when it was not `planned`. An
+ * upgrade run's pending variable changes (kept, encrypted, until E7) go with it.
+ */
+export async function discardRun(db: Db, runId: string, now = Date.now()): Promise<boolean> {
+  if (!(await transitionRun(db, runId, ["planned"], ["discarded"], now))) return false;
+  await db
+    .update(runs)
+    .set({ configuration: configurationWithoutVarChanges })
+    .where(eq(runs.id, runId));
+  return true;
 }

@@ -125,3 +125,9 @@ export async function transitionRun(
 export function findStateVersion(db: Db, id: string): Promise<StateVersionRow | undefined> {
   return db.select().from(stateVersions).where(eq(stateVersions.id, id)).get();
 }
+
+/**
+ * A run's stored configuration without the pending variable changes an upgrade keeps
+ * (encrypted) until E7 — for a confirmed or discarded run (N8).
+ */
+export const configurationWithoutVarChanges = sql`json_remove(${runs.configuration}, '$.varChanges')`;

@@ -43,7 +43,7 @@ import {
   RunFailure,
 } from "../runs/configuration";
 import { newRunRow, resolveRunEngineVersion } from "../runs/create";
-import { findRun, NON_TERMINAL_RUN_STATUSES, type RunRow, transitionRunQuery } from "../runs/repo";
+import { configurationWithoutVarChanges, findRun, NON_TERMINAL_RUN_STATUSES, type RunRow, transitionRunQuery } from "../runs/repo";
 import { provisionableVersion, sourceModuleIdOf, WORKSPACE_TYPES } from "../workspaces/create";
 import { findWorkspace, listWorkspaceVars, type WorkspaceRow, type WorkspaceVarRow } from "../workspaces/repo";
 import { checkRequiredVars, checkVarOptions, duplicateVarIndex, parseVarMembers, type VarInput } from "../workspaces/vars";
@@ -137,9 +137,6 @@ function workspaceBusy(db: Db, workspaceId: string) {
   );
 }
 
-/** The stored configuration without its pending vars (after E7, or for a discarded run). */
-const withoutVarChanges = sql`json_remove(${runs.configuration}, '$.varChanges')`;
-
 /**
  * N8: clear the workspace for a new upgrade plan. A `planned` upgrade run that is stale is
  * discarded; any other non-terminal run → 409.
@@ -158,7 +155,7 @@ async function discardStaleUpgradePlans(db: Db, workspace: WorkspaceRow, now: nu
     // Conditional: if E7 confirmed it meanwhile, this changes nothing and E5 answers 409 below.
     await db.batch([
       transitionRunQuery(db, run.id, ["planned"], ["discarded"], now),
-      db.update(runs).set({ configuration: withoutVarChanges }).where(and(eq(runs.id, run.id), eq(runs.status, "discarded"))),
+      db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, run.id), eq(runs.status, "discarded"))),
     ]);
   }
 }
@@ -410,7 +407,7 @@ export async function confirmUpgrade(
         .where(and(eq(workspaces.id, workspace.id), won)),
       ...varWrites(db, workspace.id, changes, won),
       // The pending vars (sensitive ones encrypted) are not needed once written.
-      db.update(runs).set({ configuration: withoutVarChanges }).where(and(eq(runs.id, run.id), won)),
+      db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, run.id), won)),
     ]);
   } catch (err) {
     // A var of the same key created in the meantime (the plan is stale by then).

@@ -139,9 +139,13 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     expect(svs?.n).toBe(1);
   });
 
-  it("a discarded upgrade run → 409", async () => {
-    const ctx = await planned();
+  it("a discarded upgrade run → 409, and its pending var changes are dropped", async () => {
+    const ctx = await planned([varEntry("region", "us-west-2")]);
+    const pending = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(ctx.runId).first<{ configuration: string }>();
+    expect(pending?.configuration).toContain("varChanges");
     expect((await tfe("POST", `runs/${ctx.runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(202);
+    const discarded = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(ctx.runId).first<{ configuration: string }>();
+    expect(discarded?.configuration).not.toContain("varChanges");
     const res = await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken);
     expect(res.status).toBe(409);
     expect(res.json.errors[0].detail).toContain("discarded");

@@ -18,11 +18,14 @@ export class BodyError extends Error {
   }
 }
 
-/** Read the raw body as text, refusing more than `limit` bytes without buffering them. */
-export async function readLimitedText(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<string> {
+/**
+ * Read the raw body, refusing more than `limit` bytes without buffering the rest: first
+ * the declared Content-Length, then the bytes actually streamed.
+ */
+export async function readLimitedBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw new BodyError({ kind: "too_large", limit });
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -42,6 +45,12 @@ export async function readLimitedText(request: Request, limit = MAX_JSON_BODY_BY
     all.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  return all;
+}
+
+/** Read the raw body as UTF-8 text within `limit` bytes. */
+export async function readLimitedText(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<string> {
+  const all = await readLimitedBytes(request, limit);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
   } catch {

@@ -14,6 +14,7 @@ import { createDb, type Db } from "../../db/client";
 import { registryModuleVersions, registryUploadLinks } from "../../db/schema";
 import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
+import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import type { NocodeEnv } from "../app";
 import { badRequest, NocodeError, notFound } from "../errors";
@@ -64,30 +65,13 @@ export async function newUploadLink(
 }
 
 /** Read a request body of at most `limit` bytes; `null` when it is larger (without buffering the rest). */
-async function readLimitedBytes(request: Request, limit: number): Promise<Uint8Array | null> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) return null;
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
+async function readTarball(request: Request, limit: number): Promise<Uint8Array | null> {
+  try {
+    return await readLimitedBytes(request, limit);
+  } catch (err) {
+    if (err instanceof BodyError && err.problem.kind === "too_large") return null;
+    throw err;
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 /** Routes of the upload link (tokenless, N2a). */
@@ -113,7 +97,7 @@ uploadRoutes.put("/uploads/:token", async (c) => {
 
   let bytes: Uint8Array | null;
   try {
-    bytes = await readLimitedBytes(c.req.raw, MAX_TARBALL_BYTES);
+    bytes = await readTarball(c.req.raw, MAX_TARBALL_BYTES);
   } catch (err) {
     logError(c.var.requestId, "module tarball upload interrupted", err);
     await markVersionFailed(db, version.id, "the tarball upload was interrupted before it completed", ["pending"]);

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { Role } from "../../../src/ssh/roles/model";
 import { mergeRolePatch } from "../../../src/ssh/roles/patch";
+import { defaultRole } from "../../../src/ssh/roles/validate";
 import {
   compareGoStrings,
   criticalOptionsFor,
@@ -14,37 +15,7 @@ import {
 } from "../../../src/ssh/sign/policy";
 
 function caRole(overrides: Partial<Role> = {}): Role {
-  return {
-    name: "r",
-    keyType: "ca",
-    defaultUser: "",
-    allowedUsers: "",
-    cidrList: [],
-    excludeCidrList: [],
-    port: 22,
-    defaultUserTemplate: false,
-    allowedUsersTemplate: false,
-    allowedDomains: "",
-    allowedDomainsTemplate: false,
-    ttl: 0,
-    maxTtl: 0,
-    allowedCriticalOptions: "",
-    allowedExtensions: "",
-    defaultCriticalOptions: {},
-    defaultExtensions: {},
-    defaultExtensionsTemplate: false,
-    allowUserCertificates: true,
-    allowHostCertificates: false,
-    allowBareDomains: false,
-    allowSubdomains: false,
-    allowUserKeyIds: false,
-    keyIdFormat: "",
-    allowedUserKeyLengths: {},
-    algorithmSigner: "default",
-    notBeforeDuration: 30,
-    allowEmptyPrincipals: false,
-    ...overrides,
-  };
+  return { ...defaultRole("r", "ca"), allowUserCertificates: true, ...overrides };
 }
 
 describe("principal lists", () => {

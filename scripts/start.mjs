@@ -24,8 +24,8 @@ function run(command, args) {
 }
 
 if (!existsSync(path.join(root, "node_modules", ".bin", "wrangler"))) {
-  console.log("Installing dependencies (npm ci)…");
-  run("npm", ["ci", "--no-audit", "--no-fund"]);
+  console.log("Installing dependencies (npm install, as locked)…");
+  run("npm", ["install", "--no-audit", "--no-fund"]);
 }
 
 // Secrets (B6): keep what .dev.vars already has, fill in the rest.

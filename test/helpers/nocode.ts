@@ -1,9 +1,10 @@
 /**
- * Request builders for the no-code API (/api/v2), driving the real Worker through
- * `exports.default.fetch` inside workerd, plus bootstrap helpers (N9) that create an
- * organization, users, teams and tokens through the public endpoints.
+ * Request builders for the no-code API (/api/v2), driving the Worker's app inside workerd
+ * with its real bindings (see ./worker-request.ts), plus bootstrap helpers (N9) that
+ * create an organization, users, teams and tokens through the public endpoints.
  */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
+import { workerRequest } from "./worker-request";
 
 /** The site-admin token (N9: bootstrap endpoints and the release list only). */
 export const ADMIN = env.ADMIN_TOKEN;
@@ -37,8 +38,8 @@ export async function tfe(method: string, path: string, call: TfeCall = {}): Pro
     headers["Content-Type"] = "application/vnd.api+json";
   }
   const rel = path.replace(/^\/?(api\/v2\/?)?/, "");
-  const res = await exports.default.fetch(`http://keyway.test/api/v2/${rel}`, { method, headers, body });
-  const text = await res.text();
+  const res = await workerRequest(`http://keyway.test/api/v2/${rel}`, { method, headers, body });
+  const text = res.text;
   let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;

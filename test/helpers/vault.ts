@@ -1,8 +1,9 @@
 /**
- * Request builders for the secrets API, driving the real Worker through
- * `exports.default.fetch` inside workerd.
+ * Request builders for the secrets API, driving the Worker's app inside workerd with its
+ * real bindings (see ./worker-request.ts).
  */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
+import { workerRequest } from "./worker-request";
 
 export const ROOT = env.ROOT_TOKEN;
 
@@ -31,8 +32,8 @@ export async function vault(method: string, path: string, call: VaultCall = {}):
     body = JSON.stringify(call.body);
     headers["Content-Type"] = "application/json";
   }
-  const res = await exports.default.fetch(`http://keyway.test/v1/${path.replace(/^\//, "")}`, { method, headers, body });
-  const text = await res.text();
+  const res = await workerRequest(`http://keyway.test/v1/${path.replace(/^\//, "")}`, { method, headers, body });
+  const text = res.text;
   let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;

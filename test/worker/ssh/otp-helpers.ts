@@ -2,15 +2,14 @@
  * Shared set-up of the OTP worker tests: roles written through the HTTP API (seed row 1),
  * OTP creds, and direct access to the OtpStore shard of an OTP.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { keyedHash } from "../../../src/lib/crypto/hmac";
 import type { OtpStore } from "../../../src/ssh/otp/otp-store";
 import { SHARD_HEX_DIGITS } from "../../../src/ssh/otp/shard";
-import { app } from "../../../src/index";
-import { ROOT, type VaultAnswer, type VaultCall, vault } from "../../helpers/vault";
+import { vault } from "../../helpers/vault";
 import type { Role } from "../../../src/ssh/roles/model";
+import { defaultRole } from "../../../src/ssh/roles/validate";
 
 /**
  * A stored OTP role (the roles repository's `Role` shape) built from Vault's field names,
@@ -23,61 +22,18 @@ export function otpRoleObject(name: string, f: Record<string, unknown>): Role {
       .map((x) => x.trim())
       .filter((x) => x !== "");
   return {
-    name,
-    keyType: (f.key_type as "otp" | "ca") ?? "otp",
+    ...defaultRole(name, (f.key_type as "otp" | "ca") ?? "otp"),
     defaultUser: String(f.default_user ?? ""),
     allowedUsers: String(f.allowed_users ?? ""),
     cidrList: list(f.cidr_list),
     excludeCidrList: list(f.exclude_cidr_list),
     port: Number(f.port ?? 22) || 22,
-    defaultUserTemplate: false,
-    allowedUsersTemplate: false,
-    allowedDomains: "",
-    allowedDomainsTemplate: false,
-    ttl: 0,
-    maxTtl: 0,
-    allowedCriticalOptions: "",
-    allowedExtensions: "",
-    defaultCriticalOptions: {},
-    defaultExtensions: {},
-    defaultExtensionsTemplate: false,
     allowUserCertificates: Boolean(f.allow_user_certificates),
-    allowHostCertificates: false,
-    allowBareDomains: false,
-    allowSubdomains: false,
-    allowUserKeyIds: false,
-    keyIdFormat: "",
-    allowedUserKeyLengths: {},
-    algorithmSigner: "default",
-    notBeforeDuration: 30,
-    allowEmptyPrincipals: false,
   };
 }
 
-/**
- * Like `vault()`, but through the Worker's Hono app in this isolate (`app.request` with
- * the real bindings) instead of `exports.default.fetch`. For tests that send thousands of
- * requests: under vitest-pool-workers every `exports.default.fetch` gets slower as the
- * file's request count grows, superlinearly once requests overlap
- * (cloudflare/workers-sdk#15446; measured here: 50 parallel echoes 1.6 s → 20 s by the
- * fifth batch), while `app.request` stays flat. Same handlers, bindings and Durable
- * Objects; only the harness's dispatch is skipped.
- */
-export async function direct(method: string, path: string, call: VaultCall = {}): Promise<VaultAnswer> {
-  const headers: Record<string, string> = { ...call.headers };
-  const token = call.token === undefined ? ROOT : call.token;
-  if (token !== null) headers["X-Secrets-Token"] = token;
-  let body: string | undefined;
-  if (call.body !== undefined) {
-    body = JSON.stringify(call.body);
-    headers["Content-Type"] = "application/json";
-  }
-  const ctx = createExecutionContext();
-  const res = await app.request(`http://keyway.test/v1/${path.replace(/^\//, "")}`, { method, headers, body }, env, ctx);
-  const text = await res.text();
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, json: text ? JSON.parse(text) : null, text, headers: res.headers };
-}
+/** `vault()`: it already goes through the app directly (see test/helpers/worker-request.ts). */
+export const direct = vault;
 
 /** Write a role with `POST <mount>/roles/<name>`; expects 204 (or 200 with warnings). */
 export async function writeRole(name: string, fields: Record<string, unknown>, mount = "ssh"): Promise<void> {

@@ -21,7 +21,7 @@ import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { runLoad } from "./bench/load.mjs";
+import { combineRuns, runLoad } from "./bench/load.mjs";
 import { attachProfiler, summariseProfile } from "./bench/profile.mjs";
 import { fmt, machineInfo, targetLine, textTable, writeJson, writePerformanceDoc } from "./bench/report.mjs";
 import {
@@ -38,10 +38,10 @@ import { apiClient, KEYS, LOOKUP_BIG_ROLES, SSH_MOUNTS, SUBJECT_PUBLIC_KEY, scen
 
 process.env.WRANGLER_SEND_METRICS = "false";
 
-const options = { duration: 8, warmup: 2, connections: 10, only: null, doc: true, disk: false, profile: null };
+const options = { duration: 8, warmup: 2, connections: 10, slices: 4, only: null, doc: true, disk: false, profile: null };
 for (const arg of process.argv.slice(2)) {
   const [key, value] = arg.replace(/^--/, "").split("=");
-  if (key === "duration" || key === "warmup" || key === "connections") options[key] = Number(value);
+  if (key === "duration" || key === "warmup" || key === "connections" || key === "slices") options[key] = Number(value);
   else if (key === "only") options.only = new Set(value.split(","));
   else if (key === "no-doc") options.doc = false;
   else if (key === "disk") options.disk = true;
@@ -71,7 +71,7 @@ async function settle(origin, adminToken, floorP50) {
   const limit = Math.max(5, 3 * (floorP50 ?? 1));
   const t0 = performance.now();
   let fast = 0;
-  while (fast < 3 && performance.now() - t0 < 60_000) {
+  while (fast < 3 && performance.now() - t0 < 10_000) {
     const t = performance.now();
     try {
       const res = await fetch(`${origin}/api/v2/ping`, { headers: { Authorization: `Bearer ${adminToken}` } });
@@ -102,7 +102,10 @@ async function main() {
   if (loadBefore[0] > machine.nproc * 0.5) {
     log(`warning: the machine is busy (1-min load ${loadBefore[0].toFixed(2)} on ${machine.nproc} CPUs); figures will be noisy`);
   }
-  log(`load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark, generator in this process`);
+  log(
+    `load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark ` +
+      `in ${options.slices} slices, each after a slice of the floor; generator in this process`,
+  );
 
   const scratch = await scratchDir({ onDisk: options.disk });
   log(`storage: ${scratch.storage}`);
@@ -221,6 +224,129 @@ async function main() {
       },
     };
 
+    /** Setups by benchmark name (the paired floor and lookup pairs reuse them). */
+    const setups = {};
+    const floorP50 = () => results.find((r) => r.name === "floor")?.p50;
+
+    /** A floor benchmark: warm-up, then one continuous timed run. */
+    async function continuousRun(scenario, setup, connections) {
+      const warmup = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, durationS: options.warmup });
+      const timed = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, durationS: options.duration });
+      const settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+      count(`${scenario.name} (warm-up)`, warmup);
+      count(scenario.name, timed);
+      const { latencies: _l, ...rest } = timed;
+      return { ...rest, settleS, non2xx: timed.non2xx + warmup.non2xx, errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts };
+    }
+
+    /**
+     * Any other benchmark: warm-up, then the timed seconds cut into slices, each right after
+     * a slice of the floor (and of the paired raw signing rate or paired benchmark, if any),
+     * so each ratio compares figures taken seconds apart — this machine's load changes by
+     * tens of percent within a minute. With --profile, one continuous profiled run instead.
+     */
+    async function pairedRun(scenario, setup, connections, entry) {
+      if (!setups.floor) throw new Unavailable("the floor (GET /api/v2/ping) is not available, so nothing can be paired with it");
+      // Pre-minted OTPs: each request consumes its own; never send more than there are.
+      let left = setup.pool ? setup.pool.length : null;
+      const benchRun = async (durationS) => {
+        if (left !== null && left <= 0) return null;
+        const r = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, durationS, amount: left ?? undefined });
+        if (left !== null) left -= r.requests + r.non2xx + r.errors;
+        return r;
+      };
+      const warmupAmount = left === null ? undefined : Math.floor((left * options.warmup) / (options.warmup + options.duration));
+      const warmup = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, durationS: options.warmup, amount: warmupAmount });
+      if (left !== null) left -= warmup.requests + warmup.non2xx + warmup.errors;
+      count(`${scenario.name} (warm-up)`, warmup);
+      let settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+
+      if (options.profile?.has(scenario.name)) {
+        const profiler = await attachProfiler(runtime.inspectorUrl, "core:user:keyway");
+        await profiler.start();
+        const timed = await benchRun(options.duration);
+        const out = path.join(projectRoot, "bench-results", `${scenario.name}.cpuprofile`);
+        await mkdir(path.dirname(out), { recursive: true });
+        entry.profile = await summariseProfile(await profiler.stop(), build.entryPath, out);
+        entry.note = `${entry.note ? `${entry.note}; ` : ""}CPU profiler attached (slower), not paired`;
+        log(`  profile of ${scenario.name}: ${fmt(entry.profile.totalMs)} ms of samples, saved to ${out}`);
+        log(textTable(["module (self time)", "ms", "share"], entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
+        log(textTable(["function (self time)", "ms", "share"], entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
+        count(scenario.name, timed);
+        const { latencies: _l, ...rest } = timed;
+        return { ...rest, settleS, non2xx: timed.non2xx + warmup.non2xx, errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts };
+      }
+
+      const sliceS = options.duration / options.slices;
+      const floorRuns = [];
+      const benchRuns = [];
+      const pairRuns = [];
+      const rawRuns = [];
+      for (let i = 0; i < options.slices; i++) {
+        const f = await runLoad({ origin: runtime.origin, requests: setups.floor.requests, connections: options.connections, durationS: sliceS });
+        count("floor (paired)", f);
+        floorRuns.push(f);
+        settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+        if (scenario.pairRaw) {
+          rawRuns.push(await rawSignSlice(scenario.pairRaw, sliceS));
+          settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+        }
+        if (scenario.pairWith && setups[scenario.pairWith]) {
+          const p = await runLoad({ origin: runtime.origin, requests: setups[scenario.pairWith].requests, connections, durationS: sliceS });
+          count(`${scenario.pairWith} (paired)`, p);
+          pairRuns.push(p);
+          settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+        }
+        const b = await benchRun(sliceS);
+        if (b) {
+          count(scenario.name, b);
+          benchRuns.push(b);
+        }
+        settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+      }
+      const bench = combineRuns(benchRuns);
+      const fl = combineRuns(floorRuns);
+      const out = {
+        ...bench,
+        settleS,
+        non2xx: bench.non2xx + warmup.non2xx,
+        errors: bench.errors + bench.timeouts + warmup.errors + warmup.timeouts,
+        pairedFloorRps: fl.rps,
+        pairedFloorP50: fl.p50,
+        xFloor: fl.rps > 0 ? bench.rps / fl.rps : null,
+        p50xFloor: fl.p50 ? bench.p50 / fl.p50 : null,
+        xFloorSlices: bench.sliceRps.map((r, i) => (floorRuns[i]?.rps ? r / floorRuns[i].rps : null)),
+      };
+      if (rawRuns.length > 0) {
+        const signatures = rawRuns.reduce((a, r) => a + r.signatures, 0);
+        const ms = rawRuns.reduce((a, r) => a + r.elapsedMs, 0);
+        out.pairedRawRps = ms > 0 ? (signatures * 1000) / ms : null;
+        out.xRaw = out.pairedRawRps ? bench.rps / out.pairedRawRps : null;
+      }
+      if (pairRuns.length > 0) {
+        const pair = combineRuns(pairRuns);
+        out.pairP50 = pair.p50;
+        out.pairRps = pair.rps;
+      }
+      if (setup.pool) {
+        out.otpPool = setup.pool.length;
+        if (bench.seconds < options.duration * 0.9) {
+          entry.note = `${entry.note ? `${entry.note}; ` : ""}ran ${bench.seconds.toFixed(1)} s: the pre-minted OTPs ran out`;
+        }
+      }
+      return out;
+    }
+
+    /** A slice of the raw signing loop of one CA type (see measureRaw). */
+    async function rawSignSlice(key, seconds) {
+      return askBenchWorker(runtime.mf, "sign-rate", {
+        privateKey: KEYS[key].privateKey,
+        subjectPublicKey: SUBJECT_PUBLIC_KEY,
+        durationMs: Math.round(seconds * 1000),
+        warmup: 2,
+      });
+    }
+
     for (const scenario of scenarios({ api, state })) {
       if (options.only && scenario.role !== "floor" && !options.only.has(scenario.name)) continue;
       const t0 = performance.now();
@@ -233,52 +359,16 @@ async function main() {
         const connections = Math.min(options.connections, scenario.maxConnections ?? Number.POSITIVE_INFINITY);
         entry.connections = connections;
         if (setup.note) entry.note = setup.note;
-        // Pre-minted OTPs: each request consumes its own; never send more than there are.
-        const pool = setup.pool?.length ?? null;
-        const warmAmount = pool === null ? undefined : Math.floor((pool * options.warmup) / (options.warmup + options.duration));
-        const warmup =
-          warmAmount === 0
-            ? null
-            : await runLoad({ origin: runtime.origin, requests: setup.requests, connections, amount: warmAmount, durationS: options.warmup });
-        const rest = pool === null ? undefined : Math.max(1, pool - (warmup ? warmup.requests + warmup.non2xx + warmup.errors : 0));
-        const profiler = options.profile?.has(scenario.name) ? await attachProfiler(runtime.inspectorUrl, "core:user:keyway") : null;
-        await profiler?.start();
-        const timed = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, amount: rest, durationS: options.duration });
-        if (profiler) {
-          const out = path.join(projectRoot, "bench-results", `${scenario.name}.cpuprofile`);
-          await mkdir(path.dirname(out), { recursive: true });
-          entry.profile = await summariseProfile(await profiler.stop(), build.entryPath, out);
-          entry.note = `${entry.note ? `${entry.note}; ` : ""}CPU profiler attached (slower)`;
-          log(`  profile of ${scenario.name}: ${fmt(entry.profile.totalMs)} ms of samples, saved to ${out}`);
-          log(textTable(["module (self time)", "ms", "share"], entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
-          log(textTable(["function (self time)", "ms", "share"], entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
-        }
-        if (pool !== null) {
-          entry.otpPool = pool;
-          if (timed.seconds < options.duration * 0.9) {
-            entry.note = `${entry.note ? `${entry.note}; ` : ""}ran ${timed.seconds.toFixed(1)} s: the pre-minted OTPs ran out`;
-          }
-        }
-        entry.settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, results.find((r) => r.name === "floor")?.p50);
-        count(`${scenario.name} (warm-up)`, warmup);
-        count(scenario.name, timed);
-        Object.assign(entry, {
-          available: true,
-          rps: timed.rps,
-          p50: timed.p50,
-          p90: timed.p90,
-          p99: timed.p99,
-          mean: timed.mean,
-          requests: timed.requests,
-          seconds: timed.seconds,
-          non2xx: timed.non2xx + (warmup?.non2xx ?? 0),
-          errors: timed.errors + timed.timeouts + (warmup ? warmup.errors + warmup.timeouts : 0),
-          statuses: timed.statuses,
-        });
+        setups[scenario.name] = setup;
+        const run = scenario.role === "floor" ? await continuousRun(scenario, setup, connections, entry) : await pairedRun(scenario, setup, connections, entry);
+        Object.assign(entry, { available: true, ...run });
         log(
-          `· ${scenario.name}: ${fmt(timed.rps)} req/s, p50 ${fmt(timed.p50)} ms, p99 ${fmt(timed.p99)} ms` +
+          `· ${scenario.name}: ${fmt(entry.rps)} req/s, p50 ${fmt(entry.p50)} ms, p99 ${fmt(entry.p99)} ms` +
+            (entry.xFloor !== undefined ? `, ${fmt(entry.xFloor)} × paired floor (${fmt(entry.pairedFloorRps)} req/s)` : "") +
+            (entry.pairedRawRps !== undefined ? `, ${fmt(entry.xRaw)} × paired raw signing (${fmt(entry.pairedRawRps)}/s)` : "") +
+            (entry.pairP50 !== undefined ? `, paired ${scenario.pairWith} p50 ${fmt(entry.pairP50)} ms` : "") +
             `${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx / ${entry.errors} errors` : ""} (${elapsed(t0)}` +
-            `${entry.settleS > 1 ? `; workerd busy ${entry.settleS.toFixed(1)} s after the run` : ""})`,
+            `${entry.settleS > 2 ? `; workerd busy ${entry.settleS.toFixed(1)} s in all after slices` : ""})`,
         );
       } catch (e) {
         if (!(e instanceof Unavailable)) throw e;
@@ -308,33 +398,35 @@ async function main() {
   const drift = floors.length === 2 ? floors[1].rps / floors[0].rps - 1 : null;
   for (const r of results) {
     if (!r.available) continue;
-    r.xFloor = floor ? r.rps / floor.rps : null;
-    r.p50xFloor = floor ? r.p50 / floor.p50 : null;
+    // Floor runs (and profiled runs) have no paired floor: compare them with the mean floor.
+    r.xFloor ??= floor ? r.rps / floor.rps : null;
+    r.p50xFloor ??= floor ? r.p50 / floor.p50 : null;
     const rate = r.raw ? raw[r.raw]?.perSecond : undefined;
-    r.xRaw = rate ? r.rps / rate : null;
+    r.xRaw ??= rate ? r.rps / rate : null;
   }
   const byName = Object.fromEntries(results.map((r) => [r.name, r]));
-  const rps = (name) => (byName[name]?.available ? byName[name].rps : null);
-  const ratio = (a, b) => (a !== null && b !== null && b !== undefined && b > 0 ? a / b : null);
+  const pick = (name, field) => (byName[name]?.available ? (byName[name][field] ?? null) : null);
 
+  const lookupRatio =
+    pick("lookup-10k", "p50") !== null && pick("lookup-10k", "pairP50") ? pick("lookup-10k", "p50") / pick("lookup-10k", "pairP50") : null;
   const targets = [
-    { name: "sign-ed25519", kind: "min", floor: 0.5, ratio: ratio(rps("sign-ed25519"), floor?.rps ?? null), means: "sign-ed25519 req/s ÷ floor req/s" },
+    { name: "sign-ed25519", kind: "min", floor: 0.5, ratio: pick("sign-ed25519", "xFloor"), means: "sign-ed25519 req/s ÷ paired floor req/s" },
     {
       name: "sign-rsa4096",
       kind: "min",
       floor: 0.8,
-      ratio: ratio(rps("sign-rsa4096"), raw.rsa4096?.perSecond ?? null),
-      means: "sign-rsa4096 req/s ÷ raw RSA-4096 certificates/s",
+      ratio: pick("sign-rsa4096", "xRaw"),
+      means: "sign-rsa4096 req/s ÷ paired raw RSA-4096 certificates/s",
     },
-    { name: "verify", kind: "min", floor: 0.5, ratio: ratio(rps("verify"), floor?.rps ?? null), means: "verify req/s ÷ floor req/s" },
+    { name: "verify", kind: "min", floor: 0.5, ratio: pick("verify", "xFloor"), means: "verify req/s ÷ paired floor req/s" },
     {
       name: "lookup-10k",
       kind: "max",
       floor: 2,
-      ratio: byName["lookup-10k"]?.available && byName["lookup-10"]?.available ? byName["lookup-10k"].p50 / byName["lookup-10"].p50 : null,
-      means: `lookup p50 with ${LOOKUP_BIG_ROLES} roles ÷ lookup p50 with 10 roles (bound: at most 2)`,
+      ratio: lookupRatio,
+      means: `lookup p50 with ${LOOKUP_BIG_ROLES} roles ÷ lookup p50 with 10 roles, in alternating slices (bound: at most 2)`,
     },
-    { name: "e3-read", kind: "min", floor: 0.5, ratio: ratio(rps("e3-read"), floor?.rps ?? null), means: "E3 req/s ÷ floor req/s" },
+    { name: "e3-read", kind: "min", floor: 0.5, ratio: pick("e3-read", "xFloor"), means: "E3 req/s ÷ paired floor req/s" },
     {
       name: "no-non-2xx",
       kind: "max",
@@ -347,14 +439,36 @@ async function main() {
   ].map(targetLine);
 
   // ---- Table
-  const header = ["benchmark", "req/s", "× floor", "× raw sign", "p50 ms", "p99 ms", "p50 × floor", "non-2xx", "note"];
-  const rows = results.map((r) =>
-    r.available
-      ? [r.name, fmt(r.rps), fmt(r.xFloor), r.xRaw === null ? "" : fmt(r.xRaw), fmt(r.p50), fmt(r.p99), fmt(r.p50xFloor), r.non2xx + r.errors, [r.connections !== options.connections ? `${r.connections} connections` : "", r.note ?? ""].filter(Boolean).join("; ")]
-      : [r.name, "–", "–", "", "–", "–", "–", "–", `${r.missing ? "not available yet" : "setup failed"}: ${r.reason}`.slice(0, 140)],
-  );
+  const header = ["benchmark", "req/s", "× floor", "slices", "× raw sign", "p50 ms", "p99 ms", "p50 × floor", "non-2xx", "note"];
+  const range = (xs) => {
+    const v = (xs ?? []).filter((x) => x !== null);
+    return v.length > 1 ? `${fmt(Math.min(...v), 2)}–${fmt(Math.max(...v), 2)}` : "";
+  };
+  const rows = results.map((r) => {
+    if (!r.available) {
+      return [r.name, "–", "–", "", "", "–", "–", "–", "–", `${r.missing ? "not available yet" : "setup failed"}: ${r.reason}`.slice(0, 140)];
+    }
+    const notes = [
+      r.connections !== options.connections ? `${r.connections} connections` : "",
+      r.pairedRawRps !== undefined ? `paired raw ${fmt(r.pairedRawRps)}/s` : "",
+      r.pairP50 !== undefined ? `paired lookup-10 p50 ${fmt(r.pairP50)} ms` : "",
+      r.note ?? "",
+    ];
+    return [
+      r.name,
+      fmt(r.rps),
+      fmt(r.xFloor),
+      range(r.xFloorSlices),
+      r.xRaw === null ? "" : fmt(r.xRaw),
+      fmt(r.p50),
+      fmt(r.p99),
+      fmt(r.p50xFloor),
+      r.non2xx + r.errors,
+      notes.filter(Boolean).join("; "),
+    ];
+  });
   for (const b of bulk) {
-    rows.push([`${b.name} (setup)`, fmt(b.rps), fmt(floor ? b.rps / floor.rps : null), "", fmt(b.p50), "", "", b.non2xx, `${b.requests} requests, ${b.connections} connections`]);
+    rows.push([`${b.name} (setup)`, fmt(b.rps), fmt(floor ? b.rps / floor.rps : null), "", "", fmt(b.p50), "", "", b.non2xx, `${b.requests} requests, ${b.connections} connections`]);
   }
   const table = textTable(header, rows);
   const rawRows = RAW_TYPES.map(({ key, label }) => {
@@ -417,7 +531,8 @@ async function main() {
       `Last run: ${startedAt} (${fmt(report.totalSeconds)} s in all). Machine: ${machine.nproc} CPU(s), ${machine.cpuModel}, ` +
         `${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}, workerd ${machine.workerd}, wrangler ${machine.wrangler}, ` +
         `miniflare ${machine.miniflare}, autocannon ${machine.autocannon}. Load: ${options.connections} connections, ` +
-        `${options.warmup} s warm-up + ${options.duration} s timed per benchmark. Local storage on ${report.storage}. ` +
+        `${options.warmup} s warm-up + ${options.duration} s timed per benchmark in ${options.slices} slices, each after a ` +
+        `slice of the floor. Local storage on ${report.storage}. ` +
         `Load average before/after: ${loadBefore.map((l) => l.toFixed(1)).join(" ")} / ${loadAfter.map((l) => l.toFixed(1)).join(" ")}.`,
       "",
       table,

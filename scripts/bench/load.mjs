@@ -19,8 +19,9 @@ export function percentile(sorted, p) {
  * @param {number} [o.durationS]  stop after this many seconds
  * @param {number} [o.amount]  stop after this many responses (whichever comes first with durationS)
  * @returns {Promise<{requests:number, seconds:number, rps:number, p50:number|null, p90:number|null, p99:number|null,
- *   mean:number|null, max:number|null, non2xx:number, firstBad:number|null, errors:number, timeouts:number,
- *   statuses:Record<string,number>}>} `requests`, `rps` and the latencies (ms) cover 2xx answers only
+ *   mean:number|null, max:number|null, non2xx:number, firstBad:number|null, latencies:number[], errors:number,
+ *   timeouts:number, statuses:Record<string,number>}>} `requests`, `rps` and the latencies (ms, ascending) cover
+ *   2xx answers only
  */
 export function runLoad({ origin, requests, connections, durationS, amount }) {
   return new Promise((resolve, reject) => {
@@ -56,6 +57,7 @@ export function runLoad({ origin, requests, connections, durationS, amount }) {
         max: total > 0 ? latencies[total - 1] : null,
         non2xx,
         firstBad,
+        latencies,
         errors: result.errors,
         errorKinds,
         timeouts: result.timeouts,
@@ -78,4 +80,27 @@ export function runLoad({ origin, requests, connections, durationS, amount }) {
     });
     if (amount && durationS) stopTimer = setTimeout(() => instance.stop(), durationS * 1000);
   });
+}
+
+/** Sums of several runs of one request set (slices of a paired run). */
+export function combineRuns(runs) {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const sum = (k) => runs.reduce((a, r) => a + r[k], 0);
+  const seconds = sum("seconds");
+  const statuses = {};
+  for (const r of runs) for (const [code, n] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+  return {
+    requests: latencies.length,
+    seconds,
+    rps: seconds > 0 ? latencies.length / seconds : 0,
+    p50: percentile(latencies, 50),
+    p90: percentile(latencies, 90),
+    p99: percentile(latencies, 99),
+    mean: latencies.length > 0 ? latencies.reduce((a, b) => a + b, 0) / latencies.length : null,
+    non2xx: sum("non2xx"),
+    errors: sum("errors"),
+    timeouts: sum("timeouts"),
+    statuses,
+    sliceRps: runs.map((r) => r.rps),
+  };
 }

@@ -367,6 +367,8 @@ export function scenarios({ api, state }) {
       name: "sign-rsa4096",
       title: "POST sign, RSA-4096 CA (rsa-sha2-256)",
       raw: "rsa4096",
+      // Its target compares it with the raw RSA-4096 rate: measure that in slices beside it.
+      pairRaw: "rsa4096",
       setup: () => signSetup("bench-rsa", rsaCa, api.root),
     },
     { name: "issue-ed25519", title: "POST issue ed25519 (Ed25519 CA)", raw: "ed25519", setup: () => issueSetup({ key_type: "ed25519" }) },
@@ -435,6 +437,8 @@ export function scenarios({ api, state }) {
     {
       name: "lookup-10k",
       title: `POST lookup, ${LOOKUP_BIG_ROLES.toLocaleString("en")} roles`,
+      // Its target compares its p50 with lookup-10's: run the two in alternating slices.
+      pairWith: "lookup-10",
       setup: () => lookupSetup("lookup-big", LOOKUP_BIG_ROLES),
     },
     {

@@ -41,3 +41,37 @@ export interface Role {
   notBeforeDuration: number;
   allowEmptyPrincipals: boolean;
 }
+
+/** A role with every field at its default (what a fresh write starts from). */
+export function defaultRole(name: string, keyType: Role["keyType"]): Role {
+  return {
+    name,
+    keyType,
+    defaultUser: "",
+    allowedUsers: "",
+    cidrList: [],
+    excludeCidrList: [],
+    port: 22,
+    defaultUserTemplate: false,
+    allowedUsersTemplate: false,
+    allowedDomains: "",
+    allowedDomainsTemplate: false,
+    ttl: 0,
+    maxTtl: 0,
+    allowedCriticalOptions: "",
+    allowedExtensions: "",
+    defaultCriticalOptions: {},
+    defaultExtensions: {},
+    defaultExtensionsTemplate: false,
+    allowUserCertificates: false,
+    allowHostCertificates: false,
+    allowBareDomains: false,
+    allowSubdomains: false,
+    allowUserKeyIds: false,
+    keyIdFormat: "",
+    allowedUserKeyLengths: {},
+    algorithmSigner: "default",
+    notBeforeDuration: 30,
+    allowEmptyPrincipals: false,
+  };
+}

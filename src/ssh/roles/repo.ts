@@ -7,8 +7,7 @@ import type { Db } from "../../db/client";
 import { sshRoleCidrs, sshRoles, sshZeroAddress } from "../../db/schema";
 import { parseCidr } from "../../lib/net/ip";
 import { invalidateSignContexts } from "../sign/context-cache";
-import type { Role } from "./model";
-import { defaultRole } from "./validate";
+import { defaultRole, type Role } from "./model";
 
 /** Read one role; null when absent. */
 export async function getRole(db: Db, mount: string, name: string): Promise<Role | null> {

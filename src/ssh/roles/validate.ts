@@ -8,7 +8,7 @@ import { badRequest } from "../errors";
 import { type FieldSchema, goFormat, parseFields, unknownFieldWarnings } from "../fields";
 import { templateSyntaxError } from "../templates";
 import { KeyLengthError, NotAMapError, parseAllowedUserKeyLengths } from "./key-lengths";
-import type { Role } from "./model";
+import { defaultRole, type Role } from "./model";
 
 /** Every field a role write accepts (seed §2, reference §3.1, S12). */
 export const ROLE_FIELDS: FieldSchema = {
@@ -47,39 +47,6 @@ export const MAX_DURATION_SECONDS = 9_223_372_036;
 /** Values `algorithm_signer` accepts (reference §3.1 7a); blank means `default`. */
 const ALGORITHM_SIGNERS = ["default", "ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"];
 
-/** A role with every field at its default (what a fresh write starts from). */
-export function defaultRole(name: string, keyType: Role["keyType"]): Role {
-  return {
-    name,
-    keyType,
-    defaultUser: "",
-    allowedUsers: "",
-    cidrList: [],
-    excludeCidrList: [],
-    port: 22,
-    defaultUserTemplate: false,
-    allowedUsersTemplate: false,
-    allowedDomains: "",
-    allowedDomainsTemplate: false,
-    ttl: 0,
-    maxTtl: 0,
-    allowedCriticalOptions: "",
-    allowedExtensions: "",
-    defaultCriticalOptions: {},
-    defaultExtensions: {},
-    defaultExtensionsTemplate: false,
-    allowUserCertificates: false,
-    allowHostCertificates: false,
-    allowBareDomains: false,
-    allowSubdomains: false,
-    allowUserKeyIds: false,
-    keyIdFormat: "",
-    allowedUserKeyLengths: {},
-    algorithmSigner: "default",
-    notBeforeDuration: 30,
-    allowEmptyPrincipals: false,
-  };
-}
 
 /**
  * Vault's CIDR list validation (reference §3.1 steps 3–4; S4 makes its 500s 400s):

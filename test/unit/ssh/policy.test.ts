@@ -1,8 +1,7 @@
 /** The certificate pipeline's pure decisions (vault-ssh-behaviour §4.2–§4.6; S7, S8). */
 import { describe, expect, it } from "vitest";
-import type { Role } from "../../../src/ssh/roles/model";
+import { defaultRole, type Role } from "../../../src/ssh/roles/model";
 import { mergeRolePatch } from "../../../src/ssh/roles/patch";
-import { defaultRole } from "../../../src/ssh/roles/validate";
 import {
   compareGoStrings,
   criticalOptionsFor,

@@ -9,7 +9,7 @@ import type { OtpStore } from "../../../src/ssh/otp/otp-store";
 import { SHARD_HEX_DIGITS } from "../../../src/ssh/otp/shard";
 import { vault } from "../../helpers/vault";
 import type { Role } from "../../../src/ssh/roles/model";
-import { defaultRole } from "../../../src/ssh/roles/validate";
+import { defaultRole } from "../../../src/ssh/roles/model";
 
 /**
  * A stored OTP role (the roles repository's `Role` shape) built from Vault's field names,

@@ -406,7 +406,7 @@ export function scenarios({ api, state }) {
             const count = Math.min(2000, needed - otpPool.length);
             otpPool.push(...(await state.mintOtps({ mount: "bench-otp", roleName: "otp", username: "bench", ip: "10.1.2.3", count })));
           }
-          state.otpMint = { count: otpPool.length - before, seconds: (Date.now() - t0) / 1000 };
+          state.otpMint = { fromCreds: before, count: otpPool.length - before, seconds: (Date.now() - t0) / 1000 };
         }
         const otp = otpPool.pop();
         if (!otp) throw new Unavailable("no OTP could be minted (creds unavailable)");
@@ -415,7 +415,7 @@ export function scenarios({ api, state }) {
         let next = 0;
         const mint = state.otpMint;
         return {
-          note: `${otpPool.length} OTPs: ${otpPool.length - (mint?.count ?? 0)} from the creds run` +
+          note: `${otpPool.length + 1} OTPs: ${mint?.fromCreds ?? otpPool.length + 1} from the creds run` +
             (mint ? `, ${mint.count} minted by the probe worker in ${mint.seconds.toFixed(1)} s` : ""),
           pool: otpPool,
           requests: [

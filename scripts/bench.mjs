@@ -6,13 +6,15 @@
 // SQLite-backed OtpStore Durable Object, both queues and R2, drives each endpoint with
 // autocannon from this process, and measures the raw in-isolate certificate signing rate
 // per CA type with a bench-only Worker (bench/sign-rate-worker.ts) in the same workerd.
-// Every figure is reported as a ratio to the floor (GET /api/v2/ping) or, for signing
-// endpoints, to the raw signing rate of that CA type, all from the same run. Prints a
-// table, writes bench-results/latest.json and the generated block of docs/performance.md,
-// and ends with one `target …` line per target. Not part of CI.
+// Every figure is reported as a ratio to the floor (GET /api/v2/ping, measured in slices
+// alternating with each benchmark) or, for signing endpoints, to the raw signing rate of
+// that CA type, all from the same run. Prints a table, writes bench-results/latest.json and
+// the generated block of docs/performance.md (which explains the method), and ends with one
+// `target …` line per target. Not part of CI.
 //
-// Options: --duration=S (timed seconds per benchmark, default 8), --warmup=S (default 2),
-// --connections=N (default 10), --only=name,name (run a subset; the floor always runs),
+// Options: --duration=S (timed seconds per benchmark, default 8), --slices=N (default 4),
+// --warmup=S (default 2), --connections=N (default 10), --only=name,name (run a subset; the
+// floor always runs),
 // --no-doc (leave docs/performance.md alone), --disk (local storage on disk instead of
 // tmpfs: adds this disk's fsync latency to every D1 call and Durable Object write),
 // --profile=<benchmark>[,…] (CPU-profile the Keyway isolate during those benchmarks' timed

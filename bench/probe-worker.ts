@@ -120,7 +120,7 @@ const MISSING_HASH = "0".repeat(64);
 const PROBES: [string, (env: ProbeEnv) => unknown][] = [
   ["crypto: secretsEqual (token check of root/admin)", () => secretsEqual("bench-presented-token", "bench-configured-token")],
   ["crypto: keyedHash (HMAC-SHA-256 of an OTP/token)", (env) => keyedHash(env.KEYWAY_HASH_KEY, "bench", "value")],
-  ["drizzle: createDb() (done once per request)", (env) => createDb(env.DB)],
+  ["drizzle: createDb() call (one per request)", (env) => createDb(env.DB)],
   ["d1: SELECT 1 through the binding", (env) => env.DB.prepare("SELECT 1").first()],
   ["d1: one drizzle select (a role read)", (env) => roleQuery(createDb(env.DB), "bench-ed", "signer")],
   [

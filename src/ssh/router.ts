@@ -66,9 +66,24 @@ export interface RouteMatch {
   mount: string;
 }
 
-/** Mount names from SSH_MOUNTS (S1); invalid or reserved names are ignored. */
+const mountsCache = new Map<string, string[]>();
+
+/**
+ * Mount names from SSH_MOUNTS (S1); invalid or reserved names are ignored. Read at
+ * request time, parsed once per distinct value.
+ */
 export function configuredMounts(value: string | undefined): string[] {
-  const mounts = (value ?? "ssh")
+  const key = value ?? "ssh";
+  let mounts = mountsCache.get(key);
+  if (!mounts) {
+    mounts = parseMounts(key);
+    mountsCache.set(key, mounts);
+  }
+  return mounts;
+}
+
+function parseMounts(value: string): string[] {
+  const mounts = value
     .split(",")
     .map((m) => m.trim())
     .filter((m) => /^[a-z0-9][a-z0-9_-]*$/.test(m) && !["sys", "auth", "identity"].includes(m));

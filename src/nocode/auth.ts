@@ -5,7 +5,7 @@
  * Tokens other than ADMIN_TOKEN are stored only as
  * `keyedHash(KEYWAY_HASH_KEY, "tfe-token", token)` (B2) in `nocode_tokens`.
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
 import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
@@ -42,17 +42,26 @@ export function hashNocodeToken(env: Pick<Env, "KEYWAY_HASH_KEY">, token: string
 
 /** Resolve a stored token hash to its caller, or null when unknown or its subject is gone. */
 export async function callerForTokenHash(db: Db, hash: string): Promise<NocodeCaller | null> {
-  const row = await db.select().from(nocodeTokens).where(eq(nocodeTokens.hash, hash)).get();
+  // One D1 statement: the token row with its user or team (left joins; only the one its kind names matches).
+  const row = await db
+    .select({
+      kind: nocodeTokens.kind,
+      subjectId: nocodeTokens.subjectId,
+      userId: nocodeUsers.id,
+      username: nocodeUsers.username,
+      teamOrganization: teams.organization,
+    })
+    .from(nocodeTokens)
+    .leftJoin(nocodeUsers, and(eq(nocodeTokens.kind, "user"), eq(nocodeUsers.id, nocodeTokens.subjectId)))
+    .leftJoin(teams, and(eq(nocodeTokens.kind, "team"), eq(teams.id, nocodeTokens.subjectId)))
+    .where(eq(nocodeTokens.hash, hash))
+    .get();
   if (!row) return null;
   switch (row.kind) {
-    case "user": {
-      const user = await db.select().from(nocodeUsers).where(eq(nocodeUsers.id, row.subjectId)).get();
-      return user ? { kind: "user", userId: user.id, username: user.username } : null;
-    }
-    case "team": {
-      const team = await db.select({ organization: teams.organization }).from(teams).where(eq(teams.id, row.subjectId)).get();
-      return team ? { kind: "team", teamId: row.subjectId, organization: team.organization } : null;
-    }
+    case "user":
+      return row.userId !== null && row.username !== null ? { kind: "user", userId: row.userId, username: row.username } : null;
+    case "team":
+      return row.teamOrganization !== null ? { kind: "team", teamId: row.subjectId, organization: row.teamOrganization } : null;
     case "organization":
       return { kind: "organization", organization: row.subjectId };
   }

@@ -67,6 +67,26 @@ export async function listVariableOptions(db: Db, noCodeModuleId: string): Promi
   return rows.map(optionSetOf);
 }
 
+/** A no-code module with its variable-options sets (E3's document inputs). */
+export interface NoCodeModuleWithOptions {
+  module: NoCodeModuleRow;
+  sets: VariableOptionSet[];
+}
+
+/** A no-code module and its variable options in one D1 round trip (`db.batch`), or undefined. */
+export async function findNoCodeModuleWithOptions(db: Db, id: string): Promise<NoCodeModuleWithOptions | undefined> {
+  const [modules, rows] = await db.batch([
+    db.select().from(noCodeModules).where(eq(noCodeModules.id, id)).limit(1),
+    db
+      .select()
+      .from(variableOptions)
+      .where(eq(variableOptions.noCodeModuleId, id))
+      .orderBy(asc(variableOptions.position), asc(variableOptions.createdAt), asc(variableOptions.id)),
+  ]);
+  const module = modules[0];
+  return module ? { module, sets: rows.map(optionSetOf) } : undefined;
+}
+
 /** Delete a no-code module and its variable options (statements to batch). */
 export function deleteNoCodeModuleStatements(db: Db, id: string) {
   return [

@@ -31,6 +31,7 @@ import {
   deleteNoCodeModuleStatements,
   findNoCodeModule,
   findNoCodeModuleOfRegistryModule,
+  findNoCodeModuleWithOptions,
   listVariableOptions,
   type NoCodeModuleRow,
   type VariableOptionSet,
@@ -136,7 +137,11 @@ const alreadyEnabled = () => unprocessable("Validation failed: Registry module a
 
 /** Render a module with its option ids, after reading them back. */
 async function render(db: Db, module: NoCodeModuleRow, include: boolean) {
-  const sets = await listVariableOptions(db, module.id);
+  return renderWith(module, await listVariableOptions(db, module.id), include);
+}
+
+/** The JSON:API document of a module and its option sets. */
+function renderWith(module: NoCodeModuleRow, sets: readonly VariableOptionSet[], include: boolean) {
   const doc: Record<string, unknown> = { data: noCodeModuleResource(module, sets) };
   if (include) doc.included = sets.map(variableOptionsResource);
   return doc;
@@ -210,9 +215,13 @@ noCodeModuleRoutes.post("/organizations/:org/no-code-modules", async (c) => {
 // E3: read, optionally with the variable options included.
 noCodeModuleRoutes.get("/no-code-modules/:id", async (c) => {
   const db = createDb(c.env.DB);
-  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
+  const id = c.req.param("id");
+  // The module and its options in one round trip.
+  const found = await findNoCodeModuleWithOptions(db, id);
+  if (!found) throw notFound();
+  await requireOrgPermission(db, c.var.caller, found.module.organization, "member");
   const include = includesOptions(c.req.query("include"));
-  return jsonApi(await render(db, module, include));
+  return jsonApi(renderWith(found.module, found.sets, include));
 });
 
 // E2: update. Omitted attributes and relationships keep their values (N3, N5).

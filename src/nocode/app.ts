@@ -4,6 +4,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { authenticateNocode, type NocodeCaller } from "./auth";
+import { clearNocodeCache } from "./cache";
 import { renderNocodeError, unauthorized } from "./errors";
 import { agentPoolRoutes } from "./agent-pools/routes";
 import { organizationRoutes } from "./organizations/routes";
@@ -27,6 +28,15 @@ nocodeApp.onError(renderNocodeError);
  * upload link (N9) is the only one under /api/v2 (the plan page of N8 lives under /app).
  */
 const TOKENLESS_PREFIXES = ["/api/v2/uploads/"];
+
+// Any write may change what ./cache.ts holds (tokens, rights, no-code modules): clear it
+// before and after, so this isolate sees its own writes at once.
+nocodeApp.use("*", async (c, next) => {
+  if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+  clearNocodeCache();
+  await next();
+  clearNocodeCache();
+});
 
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
 nocodeApp.use("*", async (c, next) => {

@@ -8,6 +8,7 @@
 import { and, eq } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
+import { cachedNocode } from "./cache";
 import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
 import { randomAlphanumeric } from "./ids";
 
@@ -75,5 +76,5 @@ export async function authenticateNocode(env: Env, headers: Headers): Promise<No
   // Cheap shape check before touching D1: every token we issue contains ".atlasv1.".
   if (!token.includes(".atlasv1.") || token.length > 200) return null;
   const hash = await hashNocodeToken(env, token);
-  return callerForTokenHash(createDb(env.DB), hash);
+  return cachedNocode(`token:${hash}`, () => callerForTokenHash(createDb(env.DB), hash));
 }

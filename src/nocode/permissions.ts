@@ -17,6 +17,7 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { teamMemberships, teams } from "../db/schema";
 import type { NocodeCaller } from "./auth";
+import { cachedNocode } from "./cache";
 import { notFound } from "./errors";
 
 /** A right within one organization. */
@@ -83,32 +84,41 @@ export async function orgCallerPermissions(
         : new Set();
     case "team": {
       if (caller.organization !== organization) return new Set();
-      const team = await db
-        .select()
-        .from(teams)
-        .where(and(eq(teams.id, caller.teamId), eq(teams.organization, organization)))
-        .get();
-      return team ? teamPermissions(team) : new Set();
+      return new Set(await cachedNocode(`perm:team:${caller.teamId}:${organization}`, () => teamRights(db, caller.teamId, organization)));
     }
-    case "user": {
-      const rows = await db
-        .select({
-          name: teams.name,
-          manageWorkspaces: teams.manageWorkspaces,
-          manageModules: teams.manageModules,
-          manageProjects: teams.manageProjects,
-          manageAgentPools: teams.manageAgentPools,
-          readWorkspaces: teams.readWorkspaces,
-        })
-        .from(teamMemberships)
-        .innerJoin(teams, eq(teams.id, teamMemberships.teamId))
-        .where(and(eq(teamMemberships.userId, caller.userId), eq(teams.organization, organization)))
-        .all();
-      const out = new Set<OrgPermission>();
-      for (const row of rows) for (const p of teamPermissions(row)) out.add(p);
-      return out;
-    }
+    case "user":
+      return new Set(await cachedNocode(`perm:user:${caller.userId}:${organization}`, () => userRights(db, caller.userId, organization)));
   }
+}
+
+/** A team token's rights in `organization`, read from D1. */
+async function teamRights(db: Db, teamId: string, organization: string): Promise<readonly OrgPermission[]> {
+  const team = await db
+    .select()
+    .from(teams)
+    .where(and(eq(teams.id, teamId), eq(teams.organization, organization)))
+    .get();
+  return team ? [...teamPermissions(team)] : [];
+}
+
+/** A user's rights in `organization` (the union of its teams'), read from D1. */
+async function userRights(db: Db, userId: string, organization: string): Promise<readonly OrgPermission[]> {
+  const rows = await db
+    .select({
+      name: teams.name,
+      manageWorkspaces: teams.manageWorkspaces,
+      manageModules: teams.manageModules,
+      manageProjects: teams.manageProjects,
+      manageAgentPools: teams.manageAgentPools,
+      readWorkspaces: teams.readWorkspaces,
+    })
+    .from(teamMemberships)
+    .innerJoin(teams, eq(teams.id, teamMemberships.teamId))
+    .where(and(eq(teamMemberships.userId, userId), eq(teams.organization, organization)))
+    .all();
+  const out = new Set<OrgPermission>();
+  for (const row of rows) for (const p of teamPermissions(row)) out.add(p);
+  return [...out];
 }
 
 /** Whether the caller holds `permission` in `organization` (N10). */

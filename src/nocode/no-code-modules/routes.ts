@@ -10,6 +10,7 @@ import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
 import type { NocodeEnv } from "../app";
+import { cachedNocode } from "../cache";
 import { badRequest, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { isUniqueViolation } from "../organizations/jsonapi";
@@ -216,8 +217,8 @@ noCodeModuleRoutes.post("/organizations/:org/no-code-modules", async (c) => {
 noCodeModuleRoutes.get("/no-code-modules/:id", async (c) => {
   const db = createDb(c.env.DB);
   const id = c.req.param("id");
-  // The module and its options in one round trip.
-  const found = await findNoCodeModuleWithOptions(db, id);
+  // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
+  const found = await cachedNocode(`module:${id}`, () => findNoCodeModuleWithOptions(db, id));
   if (!found) throw notFound();
   await requireOrgPermission(db, c.var.caller, found.module.organization, "member");
   const include = includesOptions(c.req.query("include"));

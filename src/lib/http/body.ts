@@ -25,14 +25,15 @@ export class BodyError extends Error {
 export async function readLimitedBytes(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw new BodyError({ kind: "too_large", limit });
-  if (!request.body) return new Uint8Array(0);
   // A declared length within the limit is enforced by the runtime (a body longer than its
-  // Content-Length is cut off), so one read is safe and much cheaper than the chunk loop.
+  // Content-Length is cut off), so one read is safe and much cheaper than the chunk loop
+  // (which also has to materialise `request.body` as a stream).
   if (declared !== null && /^\d+$/.test(declared)) {
     const bytes = new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > limit) throw new BodyError({ kind: "too_large", limit });
     return bytes;
   }
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

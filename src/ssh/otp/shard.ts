@@ -47,8 +47,23 @@ export function shardOf(hash: string): string {
 export function otpStore(env: Env, mount: string, shard: string): DurableObjectStub<OtpStore> {
   // worker-configuration.d.ts types the binding without its class; the class is OtpStore.
   const namespace = env.OTP_STORE as unknown as DurableObjectNamespace<OtpStore>;
-  return namespace.get(namespace.idFromName(`otp:${mount}:${shard}`));
+  const name = `otp:${mount}:${shard}`;
+  // idFromName hashes the name on every call; an id is plain data, safe to keep per
+  // isolate (stubs are not kept: they belong to the request that made them).
+  let ids = shardIds.get(namespace);
+  if (!ids) {
+    ids = new Map();
+    shardIds.set(namespace, ids);
+  }
+  let id = ids.get(name);
+  if (!id) {
+    id = namespace.idFromName(name);
+    ids.set(name, id);
+  }
+  return namespace.get(id);
 }
+
+const shardIds = new WeakMap<object, Map<string, DurableObjectId>>();
 
 /** A new lease key for an OTP stored in `shard`. */
 export function newLeaseKey(shard: string): string {

@@ -4,6 +4,7 @@
  * It can also build the hostile archives the extractor must refuse: `..` names, links,
  * devices, lying sizes, many entries.
  */
+import { concatBytes } from "../../src/lib/bytes";
 
 const encoder = new TextEncoder();
 
@@ -152,17 +153,6 @@ function entryBlocks(spec: TarEntrySpec, format: "posix" | "gnu"): Uint8Array[] 
   return out;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
-}
 
 /** Normalises the two input shapes to a list of entries. */
 function toSpecs(entries: Record<string, string | Uint8Array> | TarEntrySpec[]): TarEntrySpec[] {
@@ -199,7 +189,7 @@ export function buildTar(
     parts.push(...entryBlocks({ ...spec, path: prefix + spec.path }, format));
   }
   for (let i = 0; i < (options.endBlocks ?? 2); i++) parts.push(new Uint8Array(BLOCK));
-  return concat(parts);
+  return concatBytes(...parts);
 }
 
 /** gzip through the platform's CompressionStream. */
@@ -238,4 +228,17 @@ export function countingStream(bytes: Uint8Array, chunkSize = 16 * 1024): { stre
     { highWaterMark: 0 },
   );
   return { stream, pulled: () => pulls };
+}
+
+/** Incompressible bytes (xorshift32), so gzip output is as long as its input. */
+export function noise(length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = 2463534242;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
 }

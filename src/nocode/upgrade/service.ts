@@ -23,7 +23,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { createDb, type Db } from "../../db/client";
 import { runs, workspaces, workspaceVars } from "../../db/schema";
 import type { NocodeCaller } from "../auth";
-import { conflict, NocodeError, notFound, unprocessable } from "../errors";
+import { conflict, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
 import { noCodeModuleVersionId, optionSetFingerprint } from "../no-code-modules/fingerprint";
@@ -46,7 +46,7 @@ import { newRunRow, resolveRunEngineVersion } from "../runs/create";
 import { configurationWithoutVarChanges, findRun, NON_TERMINAL_RUN_STATUSES, type RunRow, transitionRunQuery } from "../runs/repo";
 import { provisionableVersion, sourceModuleIdOf, WORKSPACE_TYPES } from "../workspaces/create";
 import { findWorkspace, listWorkspaceVars, type WorkspaceRow, type WorkspaceVarRow } from "../workspaces/repo";
-import { checkRequiredVars, checkVarOptions, duplicateVarIndex, parseVarMembers, type VarInput } from "../workspaces/vars";
+import { checkRequiredVars, checkVarOptions, parseVarMembers, requireUniqueVarKeys, type VarInput } from "../workspaces/vars";
 import { upgradeStaleness } from "./staleness";
 import { mergeUpgradeVars, type PendingVarChange, withoutFlag } from "./vars";
 
@@ -98,10 +98,7 @@ async function readUpgradeInput(request: Request): Promise<UpgradeInput> {
   const members = toManyMembers(errors, doc.relationships, "vars") ?? [];
   const vars = parseVarMembers(errors, members, relationshipAt("vars"));
   errors.throwIfAny();
-  const duplicate = duplicateVarIndex(vars);
-  if (duplicate >= 0) {
-    throw new NocodeError("invalid_attribute", "Key has already been taken", `${relationshipAt("vars")}/data/${duplicate}/attributes/key`);
-  }
+  requireUniqueVarKeys(vars);
   return { vars, message: typeof message === "string" ? message : null };
 }
 

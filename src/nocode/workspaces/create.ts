@@ -30,7 +30,7 @@ import { engineVersionError, resolveEngineVersion } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
 import { findWorkspaceByName, type WorkspaceRow } from "./repo";
-import { checkRequiredVars, checkVarOptions, duplicateVarIndex, newVarRow, parseVarMembers, type VarInput } from "./vars";
+import { checkRequiredVars, checkVarOptions, newVarRow, parseVarMembers, requireUniqueVarKeys, type VarInput } from "./vars";
 
 /** Accepted `data.type` of E4/E5 (N1: go-tfe sends `no-code-module-workspace`). */
 export const WORKSPACE_TYPES = ["workspaces", "workspace", "no-code-module-workspace"] as const;
@@ -112,10 +112,7 @@ async function readWorkspaceInput(request: Request): Promise<WorkspaceInput> {
   const vars = parseVarMembers(errors, members, relationshipAt("vars"));
   errors.throwIfAny();
 
-  const duplicate = duplicateVarIndex(vars);
-  if (duplicate >= 0) {
-    throw new NocodeError("invalid_attribute", "Key has already been taken", `${relationshipAt("vars")}/data/${duplicate}/attributes/key`);
-  }
+  requireUniqueVarKeys(vars);
   return {
     name: name!,
     description: description ?? "",

@@ -14,9 +14,9 @@
 import { encryptSecret } from "../../lib/crypto/kek";
 import { toHex, randomBytes } from "../../lib/bytes";
 import type { ModuleSummary } from "../../lib/terraform/types";
-import { unprocessable } from "../errors";
+import { NocodeError, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { type FieldErrors, isObject } from "../no-code-modules/document";
+import { type FieldErrors, isObject, relationshipAt } from "../no-code-modules/document";
 import { valueMatchesOptions } from "../no-code-modules/options";
 import type { VariableOptionSet } from "../no-code-modules/repo";
 import { isoTime } from "../respond";
@@ -168,6 +168,17 @@ export function duplicateVarIndex(vars: readonly Pick<VarInput, "key" | "categor
     seen.add(id);
   }
   return -1;
+}
+
+/**
+ * E4 and E5: refuse two vars with one key and category (422 `Key has already been
+ * taken`, pointing at the first duplicate of the `vars` relationship).
+ */
+export function requireUniqueVarKeys(vars: readonly Pick<VarInput, "key" | "category">[]): void {
+  const duplicate = duplicateVarIndex(vars);
+  if (duplicate >= 0) {
+    throw new NocodeError("invalid_attribute", "Key has already been taken", `${relationshipAt("vars")}/data/${duplicate}/attributes/key`);
+  }
 }
 
 /** A fresh `version-id` (changes on every write; N8 staleness uses it). */

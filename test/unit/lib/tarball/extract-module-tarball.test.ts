@@ -4,23 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { extractModuleTarball, MODULE_TARBALL_LIMITS, normaliseEntryPath } from "../../../../src/lib/tarball";
-import { buildTar, buildTarball, countingStream, gzip } from "../../../support/tarball";
+import { buildTar, buildTarball, countingStream, gzip, noise } from "../../../support/tarball";
 
 const MiB = 1024 * 1024;
 const MAIN = 'resource "null_resource" "x" {}\n';
 
-/** Incompressible bytes (xorshift32), so gzip output is as long as its input. */
-function noise(length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = 2463534242;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
 
 async function expectError(bytes: Uint8Array | ReadableStream<Uint8Array>, message: string) {
   const result = await extractModuleTarball(bytes);

@@ -4,23 +4,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { extractModuleTarball } from "../../../../src/lib/tarball";
-import { buildTar, buildTarball, countingStream, gzip } from "../../../support/tarball";
+import { buildTar, buildTarball, countingStream, gzip, noise } from "../../../support/tarball";
 
 const MiB = 1024 * 1024;
 const MAIN = 'resource "null_resource" "x" {}\n';
 
-/** Incompressible bytes (xorshift32). */
-function noise(length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = 2463534242;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
 
 /**
  * A gzip bomb: `entries` honest 9 MiB entries of zeros after a main.tf, compressed as it

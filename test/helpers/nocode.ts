@@ -38,15 +38,7 @@ export async function tfe(method: string, path: string, call: TfeCall = {}): Pro
     headers["Content-Type"] = "application/vnd.api+json";
   }
   const rel = path.replace(/^\/?(api\/v2\/?)?/, "");
-  const res = await workerRequest(`http://keyway.test/api/v2/${rel}`, { method, headers, body });
-  const text = res.text;
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  return { status: res.status, json, text, headers: res.headers };
+  return workerRequest(`http://keyway.test/api/v2/${rel}`, { method, headers, body });
 }
 
 /** A unique lower-case name (letters, digits, `-`), usable for orgs, users, teams, projects. */

@@ -32,15 +32,7 @@ export async function vault(method: string, path: string, call: VaultCall = {}):
     body = JSON.stringify(call.body);
     headers["Content-Type"] = "application/json";
   }
-  const res = await workerRequest(`http://keyway.test/v1/${path.replace(/^\//, "")}`, { method, headers, body });
-  const text = res.text;
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  return { status: res.status, json, text, headers: res.headers };
+  return workerRequest(`http://keyway.test/v1/${path.replace(/^\//, "")}`, { method, headers, body });
 }
 
 /** Create a policy and a token holding it (plus `default`); returns the token. */

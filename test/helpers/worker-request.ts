@@ -15,6 +15,9 @@ import { app } from "../../src/index";
 
 export interface WorkerAnswer {
   status: number;
+  /** The body parsed as JSON; null when empty or not JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary JSON
+  json: any;
   text: string;
   headers: Headers;
 }
@@ -25,5 +28,11 @@ export async function workerRequest(url: string, init: RequestInit): Promise<Wor
   const res = await app.request(url, init, env, ctx);
   const text = await res.text();
   await waitOnExecutionContext(ctx);
-  return { status: res.status, text, headers: res.headers };
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: res.status, json, text, headers: res.headers };
 }

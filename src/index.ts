@@ -1,7 +1,8 @@
 /**
  * Keyway: one Worker serving two APIs (decision B1).
- * - `/v1/…` — the SSH secrets service (Vault's SSH secrets engine API);
- * - `/api/v2/…` — no-code provisioning (HCP Terraform's no-code API).
+ * - `/v1/…` — the SSH secrets service (Vault's SSH secrets engine API), one dispatcher;
+ * - `/api/v2/…` — no-code provisioning (HCP Terraform's no-code API), a Hono app, as is
+ *   the plan page under `/app`.
  */
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
@@ -10,7 +11,7 @@ import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { handleQueue } from "./queue";
-import { secretsApp } from "./ssh/app";
+import { isSecretsPath, serveSecrets } from "./ssh/app";
 
 export { OtpStore } from "./ssh/otp/otp-store";
 
@@ -19,22 +20,23 @@ app.use("*", requestId());
 
 // Sub-apps carry their own onError into app.route() (house style §1), so register them
 // after their error handlers are set (they are, at module load).
-app.route("/v1", secretsApp);
 app.route("/api/v2", nocodeApp);
 app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token or Bearer)
 
-// Root not-found in each API's format: /v1 paths are all claimed by the secrets
-// dispatcher (S2a), so this serves /api/v2 paths that matched no route, and the rest.
-app.notFound((c) => {
-  if (c.req.path === "/v1" || c.req.path.startsWith("/v1/")) return c.json({ errors: ["unsupported path"] }, 404);
-  return c.body(JSON.stringify({ errors: [{ status: "404", title: "not found" }] }), 404, {
-    "Content-Type": JSONAPI_MEDIA_TYPE,
-  });
-});
+// Root not-found, in JSON:API's format: /v1 never reaches this app (see fetch below),
+// so this serves /api/v2 paths that matched no route, and the rest.
+app.notFound((c) =>
+  c.body(JSON.stringify({ errors: [{ status: "404", title: "not found" }] }), 404, { "Content-Type": JSONAPI_MEDIA_TYPE }),
+);
+
+/** The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. */
+export function handleFetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+  const url = new URL(request.url);
+  if (isSecretsPath(url.pathname)) return serveSecrets(request, env, url);
+  return app.fetch(request, env, ctx);
+}
 
 export default {
-  fetch: app.fetch,
+  fetch: handleFetch,
   queue: handleQueue,
 } satisfies ExportedHandler<Env>;
-
-export { app };

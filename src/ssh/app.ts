@@ -2,10 +2,9 @@
  * The secrets service under /v1 (decision B1): one dispatcher that applies S2a's order of
  * checks to every request, then calls the matched route's handler.
  */
-import { Hono } from "hono";
-import type { AppEnv } from "../app-env";
 import { createDb } from "../db/client";
 import { readJsonObject } from "../lib/http/body";
+import { newRequestId, REQUEST_ID_HEADER } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
 import { consumeTokenUse, presentedToken, resolveToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
@@ -39,16 +38,35 @@ function operationOf(method: string, query: URLSearchParams): OperationResult {
   }
 }
 
-export const secretsApp = new Hono<AppEnv>();
-secretsApp.onError(renderVaultError);
+/**
+ * Serve one /v1 request. This is a plain function, not a Hono app: every /v1 path goes
+ * through the one dispatcher below, so Hono's routing and context would only add cost on
+ * the hot unauthenticated paths (`verify`, `public_key`). Every answer, errors included,
+ * carries `X-Request-Id`.
+ */
+export async function serveSecrets(request: Request, env: Env, url: URL): Promise<Response> {
+  const requestId = newRequestId();
+  let response: Response;
+  try {
+    response = await dispatch(request, env, url, requestId);
+  } catch (err) {
+    response = renderVaultError(err, requestId);
+  }
+  response.headers.set(REQUEST_ID_HEADER, requestId);
+  return response;
+}
 
-secretsApp.all("/*", async (c) => {
-  const url = new URL(c.req.url);
-  const path = decodeURIComponent(url.pathname.replace(/^\/v1\/?/, ""));
-  const mounts = configuredMounts(c.env.SSH_MOUNTS);
+/** True for the paths served by serveSecrets: `/v1` and everything below it. */
+export function isSecretsPath(pathname: string): boolean {
+  return pathname === "/v1" || pathname.startsWith("/v1/");
+}
+
+async function dispatch(request: Request, env: Env, url: URL, requestId: string): Promise<Response> {
+  const path = decodedPath(url.pathname);
+  const mounts = configuredMounts(env.SSH_MOUNTS);
   const match = router.match(path, mounts);
-  const op = operationOf(c.req.method, url.searchParams);
-  const db = createDb(c.env.DB);
+  const op = operationOf(request.method, url.searchParams);
+  const db = createDb(env.DB);
   const operation: Operation | null = "operation" in op ? op.operation : null;
 
   const serve = async (token: VaultRequest["token"]) => {
@@ -56,16 +74,28 @@ secretsApp.all("/*", async (c) => {
     if ("badListFlag" in op) throw badRequest(`error parsing list flag: strconv.ParseBool: parsing "${op.badListFlag}": invalid syntax`);
     const handler = operation ? match.route.operations[operation] : undefined;
     if (!operation || !handler) throw unsupportedOperation();
-    const body = operation === "update" || operation === "patch" ? await readJsonObject(c.req.raw) : {};
-    return handler({ c, env: c.env, db, path, mount: match.mount, params: match.params, operation, token, body, query: url.searchParams });
+    const body = operation === "update" || operation === "patch" ? await readJsonObject(request) : {};
+    return handler({
+      requestId,
+      headers: request.headers,
+      env,
+      db,
+      path,
+      mount: match.mount,
+      params: match.params,
+      operation,
+      token,
+      body,
+      query: url.searchParams,
+    });
   };
 
   // (1) Unauthenticated paths and methods (S16).
   if (match && operation && match.route.unauthenticated?.includes(operation)) return serve(null);
 
   // (2) A missing or bad token → 403, unknown paths included.
-  const presented = presentedToken(c.req.raw.headers);
-  const token = presented ? await resolveToken(c.env, db, presented) : null;
+  const presented = presentedToken(request.headers);
+  const token = presented ? await resolveToken(env, db, presented) : null;
   if (!token) throw permissionDenied();
 
   // (3) The ACL (root skips it). The list path carries a trailing slash, as in Vault.
@@ -81,4 +111,14 @@ secretsApp.all("/*", async (c) => {
 
   // (4) Routing errors, then the handler.
   return serve(token);
-});
+}
+
+/** The path below /v1, percent-decoded; a malformed escape is the caller's error (400). */
+function decodedPath(pathname: string): string {
+  const raw = pathname.replace(/^\/v1\/?/, "");
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw badRequest("malformed percent-encoding in the request path");
+  }
+}

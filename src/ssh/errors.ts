@@ -3,10 +3,9 @@
  * `{"errors":["<message>"]}` (decisions S2a–S4). A 404 for something absent has an empty
  * list, as Vault answers (`{"errors":[]}`).
  */
-import type { Context } from "hono";
-import type { AppEnv } from "../app-env";
 import { BodyError } from "../lib/http/body";
 import { logError } from "../lib/log";
+import { jsonResponse } from "./respond";
 
 export type VaultErrorCode =
   | "bad_request"
@@ -62,7 +61,7 @@ export const unsupportedPath = () => new VaultError("unsupported_path", ["unsupp
 export const unsupportedOperation = () => new VaultError("unsupported_operation", ["unsupported operation"]);
 
 /** Render any thrown value in Vault's format. Internal faults get a generic body (B3). */
-export function renderVaultError(err: unknown, c: Context<AppEnv>): Response {
+export function renderVaultError(err: unknown, requestId: string): Response {
   let error: VaultError;
   if (err instanceof VaultError) error = err;
   else if (err instanceof BodyError) {
@@ -74,8 +73,8 @@ export function renderVaultError(err: unknown, c: Context<AppEnv>): Response {
           ? badRequest(`failed to parse JSON input: ${p.detail}`)
           : badRequest("failed to parse JSON input: the request body must be a JSON object");
   } else {
-    logError(c.get("requestId") ?? "", "internal error on /v1", err);
+    logError(requestId, "internal error on /v1", err);
     error = new VaultError("internal", ["internal error"]);
   }
-  return c.json({ errors: error.messages }, vaultStatus(error.code));
+  return jsonResponse({ errors: error.messages }, vaultStatus(error.code));
 }

@@ -1,8 +1,11 @@
 /**
  * Vault's success envelope (decision S3): every JSON success answer goes through here.
  */
-import type { Context } from "hono";
-import type { AppEnv } from "../app-env";
+
+/** What the envelope needs of a request: its id (Vault's `request_id`). */
+export interface RequestIdentity {
+  requestId: string;
+}
 
 export interface VaultEnvelopeOptions {
   data?: unknown;
@@ -15,10 +18,10 @@ export interface VaultEnvelopeOptions {
 }
 
 /** Vault's envelope object; `warnings` is null when there are none. */
-export function vaultEnvelope(c: Context<AppEnv>, options: VaultEnvelopeOptions) {
+export function vaultEnvelope(req: RequestIdentity, options: VaultEnvelopeOptions) {
   const warnings = options.warnings && options.warnings.length > 0 ? options.warnings : null;
   return {
-    request_id: c.get("requestId"),
+    request_id: req.requestId,
     lease_id: options.leaseId ?? "",
     renewable: options.renewable ?? false,
     lease_duration: options.leaseDuration ?? 0,
@@ -29,16 +32,21 @@ export function vaultEnvelope(c: Context<AppEnv>, options: VaultEnvelopeOptions)
   };
 }
 
+/** A JSON answer with `status`; the one place /v1 serialises JSON. */
+export function jsonResponse(body: unknown, status: number): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
 /** A 200 answer in Vault's envelope. */
-export function vaultJson(c: Context<AppEnv>, options: VaultEnvelopeOptions): Response {
-  return c.json(vaultEnvelope(c, options), 200);
+export function vaultJson(req: RequestIdentity, options: VaultEnvelopeOptions): Response {
+  return jsonResponse(vaultEnvelope(req, options), 200);
 }
 
 /**
  * A write with nothing to return is 204 (S3) — unless there are warnings, which Vault
  * then returns in a 200 envelope with null data.
  */
-export function vaultNoContent(c: Context<AppEnv>, warnings: string[] = []): Response {
-  if (warnings.length > 0) return vaultJson(c, { warnings });
-  return c.body(null, 204);
+export function vaultNoContent(req: RequestIdentity, warnings: string[] = []): Response {
+  if (warnings.length > 0) return vaultJson(req, { warnings });
+  return new Response(null, { status: 204 });
 }

@@ -5,8 +5,6 @@
  * matches the path once, then applies S2a's order: unauthenticated operations, token,
  * ACL, and only then unknown path (404), unsupported operation (405), bad list flag (400).
  */
-import type { Context } from "hono";
-import type { AppEnv } from "../app-env";
 import type { Db } from "../db/client";
 import type { Capability } from "./auth/policy";
 import type { TokenContext } from "./auth/tokens";
@@ -16,7 +14,10 @@ export type Operation = "read" | "list" | "update" | "delete" | "patch";
 
 /** Everything a handler needs about one request. */
 export interface VaultRequest {
-  c: Context<AppEnv>;
+  /** Per-request id: Vault's `request_id`, `X-Request-Id`, and the key of log lines. */
+  requestId: string;
+  /** Request headers (the auth routes read the presented token from them). */
+  headers: Headers;
   env: Env;
   db: Db;
   /** Path below /v1, without leading slash, e.g. `ssh/roles/web`. */

@@ -17,7 +17,7 @@ async function tidyDynamicKeys(req: VaultRequest): Promise<Response> {
     req.db.delete(sshLegacyHostKeys).where(where).returning({ name: sshLegacyHostKeys.name }),
   ]);
   const total = present[0]?.n ?? 0;
-  return vaultJson(req.c, { data: { message: `Removed ${removed.length} of ${total} host keys.` } });
+  return vaultJson(req, { data: { message: `Removed ${removed.length} of ${total} host keys.` } });
 }
 
 export const tidyRoutes: VaultRoute[] = [

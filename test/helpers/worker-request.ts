@@ -1,17 +1,18 @@
 /**
- * Send a request to the Worker's own Hono app (`app.fetch`, exactly what the default
- * export serves) with the real bindings of the test runtime, and read the whole answer.
+ * Send a request to the Worker's own fetch handler (`handleFetch`, exactly what the
+ * default export serves) with the real bindings of the test runtime, and read the whole
+ * answer.
  *
  * Why not `exports.default.fetch`: in vitest-pool-workers each request through the
  * default-export service binding gets slower as a test file's request count grows, badly
  * so when requests overlap (cloudflare/workers-sdk#15446), which made the suite take many
- * minutes. The app is the same; only the transport into it differs. The entrypoint itself
+ * minutes. The handler is the same; only the transport into it differs. The entrypoint itself
  * is still covered by tests that use `exports.default.fetch` (test/worker/ssh/app.test.ts,
  * test/worker/nocode/app.test.ts).
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { app } from "../../src/index";
+import { handleFetch } from "../../src/index";
 
 export interface WorkerAnswer {
   status: number;
@@ -25,7 +26,7 @@ export interface WorkerAnswer {
 /** Call the Worker; waits for the body and for any `waitUntil` work to finish. */
 export async function workerRequest(url: string, init: RequestInit): Promise<WorkerAnswer> {
   const ctx = createExecutionContext();
-  const res = await app.request(url, init, env, ctx);
+  const res = await handleFetch(new Request(new URL(url, "http://keyway.test"), init), env, ctx);
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   let json: unknown = null;

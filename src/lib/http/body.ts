@@ -3,6 +3,8 @@
  * first the declared Content-Length, then the bytes actually streamed.
  */
 
+import { fromUtf8 } from "../bytes";
+
 /** B5: JSON request bodies on both APIs. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
@@ -60,7 +62,9 @@ export async function readLimitedBytes(request: Request, limit: number): Promise
 export async function readLimitedText(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<string> {
   const all = await readLimitedBytes(request, limit);
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+    // fromUtf8 keeps one decoder per isolate: building a TextDecoder per request cost
+    // about a tenth of `verify`'s CPU, more than decoding its body.
+    return fromUtf8(all);
   } catch {
     throw new BodyError({ kind: "malformed", detail: "body is not valid UTF-8" });
   }

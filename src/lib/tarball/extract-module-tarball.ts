@@ -280,8 +280,10 @@ async function readTar(reader: ByteStreamReader, lim: TarballLimits): Promise<Ex
   return { ok: true, files, tfJsonFiles, entries, unpackedBytes: unpacked };
 }
 
-/** GNU long names are NUL-terminated inside their data. */
+const lossyUtf8 = new TextDecoder();
+
+/** GNU long names are NUL-terminated inside their data (decoded lossily, as in tar-header.ts). */
 function cString(data: Uint8Array): string {
   const nul = data.indexOf(0);
-  return new TextDecoder().decode(nul < 0 ? data : data.subarray(0, nul));
+  return lossyUtf8.decode(nul < 0 ? data : data.subarray(0, nul));
 }

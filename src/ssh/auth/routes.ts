@@ -116,7 +116,7 @@ export const tokenRoutes: VaultRoute[] = [
           noDefaultPolicy: v.no_default_policy,
           ttlProvided: f.provided.has("ttl"),
         });
-        return vaultJson(req.c, {
+        return vaultJson(req, {
           auth: authBlock(created.token, created.context, created.context.ttl),
           warnings: [...created.warnings, ...unknownFieldWarnings(f.unknown)],
         });
@@ -126,7 +126,7 @@ export const tokenRoutes: VaultRoute[] = [
   {
     pattern: "auth/token/lookup-self",
     operations: {
-      read: async (req) => vaultJson(req.c, { data: lookupData(requireToken(req), presentedTokenOf(req)) }),
+      read: async (req) => vaultJson(req, { data: lookupData(requireToken(req), presentedTokenOf(req)) }),
     },
   },
   {
@@ -136,7 +136,7 @@ export const tokenRoutes: VaultRoute[] = [
         const f = parseFields(req.body, { token: { type: "string" } });
         const token = String(f.values.token).trim();
         if (!token) throw badRequest("missing token to look up");
-        return vaultJson(req.c, { data: lookupData(await presentedTokenContext(req, token), token) });
+        return vaultJson(req, { data: lookupData(await presentedTokenContext(req, token), token) });
       },
     },
   },
@@ -147,7 +147,7 @@ export const tokenRoutes: VaultRoute[] = [
         const token = requireToken(req);
         const f = parseFields(req.body, { increment: { type: "duration" } });
         const renewed = await renewToken(req.db, token, f.values.increment as number);
-        return vaultJson(req.c, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
+        return vaultJson(req, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
       },
     },
   },
@@ -157,7 +157,7 @@ export const tokenRoutes: VaultRoute[] = [
       update: async (req) => {
         const token = requireToken(req);
         if (!(token.isRoot && token.id === "")) await revokeTokenTree(req.db, token.accessor);
-        return vaultNoContent(req.c);
+        return vaultNoContent(req);
       },
     },
   },
@@ -173,7 +173,7 @@ export const tokenRoutes: VaultRoute[] = [
         // Vault answers 204 for an unknown token too: revocation is idempotent.
         if (ctx) await revokeTokenTree(req.db, ctx.accessor);
         else await revokeByHash(req, token);
-        return vaultNoContent(req.c);
+        return vaultNoContent(req);
       },
     },
   },
@@ -186,5 +186,5 @@ async function revokeByHash(req: VaultRequest, token: string): Promise<void> {
 }
 
 function presentedTokenOf(req: VaultRequest): string | null {
-  return presentedToken(req.c.req.raw.headers);
+  return presentedToken(req.headers);
 }

@@ -86,7 +86,7 @@ async function writeConfigCa(req: VaultRequest): Promise<Response> {
       keyType: signingKey.keyType,
       signingKey,
     });
-    return vaultNoContent(req.c, warnings);
+    return vaultNoContent(req, warnings);
   }
 
   // S9: validate key_type and key_bits before generating anything.
@@ -111,7 +111,7 @@ async function writeConfigCa(req: VaultRequest): Promise<Response> {
     keyType: sshKeyTypeOf(spec),
     signingKey: pair.signingKey,
   });
-  return vaultJson(req.c, { data: { public_key: pair.publicKeyText }, warnings });
+  return vaultJson(req, { data: { public_key: pair.publicKeyText }, warnings });
 }
 
 /** Mount-relative routes `config/ca` and `public_key`. */
@@ -124,12 +124,12 @@ export const caRoutes: VaultRoute[] = [
       read: async (req) => {
         const ca = await readCa(req.db, req.mount);
         if (!ca) throw badRequest("keys haven't been configured yet");
-        return vaultJson(req.c, { data: { public_key: ca.publicKey } });
+        return vaultJson(req, { data: { public_key: ca.publicKey } });
       },
       update: writeConfigCa,
       delete: async (req) => {
         await deleteCa(req.db, req.mount);
-        return vaultNoContent(req.c);
+        return vaultNoContent(req);
       },
     },
   },

@@ -119,7 +119,7 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
         updatedAt: now,
       })
       .where(eq(identityEntities.id, existing.id));
-    return vaultJson(req.c, { data: { id: existing.id, name: name || existing.name }, warnings });
+    return vaultJson(req, { data: { id: existing.id, name: name || existing.name }, warnings });
   }
   const id = crypto.randomUUID();
   const entityName = name || `entity_${id.slice(0, 8)}`;
@@ -132,13 +132,13 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
     createdAt: now,
     updatedAt: now,
   });
-  return vaultJson(req.c, { data: { id, name: entityName, aliases: null }, warnings });
+  return vaultJson(req, { data: { id, name: entityName, aliases: null }, warnings });
 }
 
 async function readEntityById(req: VaultRequest): Promise<Response> {
   const entity = await loadEntity(req.db, req.params.id ?? "");
   if (!entity) throw notFound();
-  return vaultJson(req.c, { data: entityData(entity) });
+  return vaultJson(req, { data: entityData(entity) });
 }
 
 const ID = "[A-Za-z0-9-]+";
@@ -153,7 +153,7 @@ export const identityRoutes: VaultRoute[] = [
         if (rows.length === 0) throw notFound();
         const keyInfo: Record<string, unknown> = {};
         for (const row of rows) keyInfo[row.id] = { name: row.name, aliases: [] };
-        return vaultJson(req.c, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+        return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
       },
     },
   },
@@ -167,7 +167,7 @@ export const identityRoutes: VaultRoute[] = [
         const id = req.params.id ?? "";
         await req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
         await req.db.delete(identityEntities).where(eq(identityEntities.id, id));
-        return vaultNoContent(req.c);
+        return vaultNoContent(req);
       },
     },
   },
@@ -179,7 +179,7 @@ export const identityRoutes: VaultRoute[] = [
         const row = await req.db.query.identityEntities.findFirst({ where: eq(identityEntities.name, req.params.name ?? "") });
         const entity = row ? await loadEntity(req.db, row.id) : null;
         if (!entity) throw notFound();
-        return vaultJson(req.c, { data: entityData(entity) });
+        return vaultJson(req, { data: entityData(entity) });
       },
     },
   },
@@ -215,7 +215,7 @@ export const identityRoutes: VaultRoute[] = [
           metadata: JSON.stringify(f.values.custom_metadata),
           createdAt: Date.now(),
         });
-        return vaultJson(req.c, { data: { id, canonical_id: canonicalId }, warnings: unknownFieldWarnings(f.unknown) });
+        return vaultJson(req, { data: { id, canonical_id: canonicalId }, warnings: unknownFieldWarnings(f.unknown) });
       },
     },
   },

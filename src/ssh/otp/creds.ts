@@ -82,7 +82,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
       expiresAt,
     });
     if (!stored.ok) continue; // a collision: draw a new OTP (reference §5.1)
-    return vaultJson(req.c, {
+    return vaultJson(req, {
       leaseId: `${req.mount}/creds/${roleName}/${leaseKey}`,
       leaseDuration: defaultLeaseTtl,
       renewable: false,

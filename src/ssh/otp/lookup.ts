@@ -80,5 +80,5 @@ export async function lookupHandler(req: VaultRequest): Promise<Response> {
     readZeroAddress(req.db, req.mount),
   ]);
   const roles = [...new Set([...matched, ...(zeroAddress ?? [])])].sort(byteOrder);
-  return vaultJson(req.c, { data: { roles }, warnings: unknownFieldWarnings(f.unknown) });
+  return vaultJson(req, { data: { roles }, warnings: unknownFieldWarnings(f.unknown) });
 }

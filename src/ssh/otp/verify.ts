@@ -12,7 +12,7 @@ export async function verifyHandler(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, { otp: { type: "string" } });
   const warnings = unknownFieldWarnings(f.unknown);
   const otp = f.values.otp as string;
-  if (otp === "verify-echo-request") return vaultJson(req.c, { data: { message: "verify-echo-response" }, warnings });
+  if (otp === "verify-echo-request") return vaultJson(req, { data: { message: "verify-echo-response" }, warnings });
   // Every OTP we issue has the UUID shape, so nothing else can be stored: answer at once
   // without a Durable Object round trip (the answer is the one Vault gives).
   if (!OTP_PATTERN.test(otp)) throw badRequest("OTP not found");
@@ -20,5 +20,5 @@ export async function verifyHandler(req: VaultRequest): Promise<Response> {
   const result = await otpStore(req.env, req.mount, shardOf(hash)).consume(hash);
   if (!result.ok) throw badRequest("OTP not found");
   const { username, ip, roleName } = result.value;
-  return vaultJson(req.c, { data: { username, ip, role_name: roleName }, warnings });
+  return vaultJson(req, { data: { username, ip, role_name: roleName }, warnings });
 }

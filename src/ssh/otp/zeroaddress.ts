@@ -43,7 +43,7 @@ async function existingRoles(db: Db, mount: string, names: string[]): Promise<Se
 export async function readZeroAddressHandler(req: VaultRequest): Promise<Response> {
   const roles = await readZeroAddress(req.db, req.mount);
   if (roles === null) throw notFound();
-  return vaultJson(req.c, { data: { roles } });
+  return vaultJson(req, { data: { roles } });
 }
 
 /** POST config/zeroaddress `{roles}`: replaces the list; every role must exist. */
@@ -60,11 +60,11 @@ export async function writeZeroAddressHandler(req: VaultRequest): Promise<Respon
     .insert(sshZeroAddress)
     .values({ mount: req.mount, roles: JSON.stringify(roles) })
     .onConflictDoUpdate({ target: sshZeroAddress.mount, set: { roles: JSON.stringify(roles) } });
-  return vaultNoContent(req.c, unknownFieldWarnings(f.unknown));
+  return vaultNoContent(req, unknownFieldWarnings(f.unknown));
 }
 
 /** DELETE config/zeroaddress: always 204. */
 export async function deleteZeroAddressHandler(req: VaultRequest): Promise<Response> {
   await req.db.delete(sshZeroAddress).where(eq(sshZeroAddress.mount, req.mount));
-  return vaultNoContent(req.c);
+  return vaultNoContent(req);
 }

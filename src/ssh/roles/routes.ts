@@ -22,7 +22,7 @@ export const roleRoutes: VaultRoute[] = [
         if (roles.length === 0) throw notFound();
         const keyInfo: Record<string, { key_type: string }> = {};
         for (const r of roles) keyInfo[r.name] = { key_type: r.keyType };
-        return vaultJson(req.c, { data: { keys: roles.map((r) => r.name), key_info: keyInfo } });
+        return vaultJson(req, { data: { keys: roles.map((r) => r.name), key_info: keyInfo } });
       },
     },
   },
@@ -33,13 +33,13 @@ export const roleRoutes: VaultRoute[] = [
       read: async (req) => {
         const role = await getRole(req.db, req.mount, req.params.name!);
         if (!role) throw notFound();
-        return vaultJson(req.c, { data: roleData(role) });
+        return vaultJson(req, { data: roleData(role) });
       },
       // POST/PUT: full replace (S12). Validation throws before anything is stored.
       update: async (req) => {
         const { role, warnings } = buildRole(req.params.name!, req.body);
         await putRole(req.db, req.mount, role);
-        return vaultNoContent(req.c, warnings);
+        return vaultNoContent(req, warnings);
       },
       // S12: JSON merge patch over the role as it reads back, validated like a write.
       patch: async (req) => {
@@ -47,12 +47,12 @@ export const roleRoutes: VaultRoute[] = [
         if (!current) throw notFound();
         const { role, warnings } = buildRole(req.params.name!, mergeRolePatch(roleData(current), req.body));
         await putRole(req.db, req.mount, role);
-        return vaultNoContent(req.c, warnings);
+        return vaultNoContent(req, warnings);
       },
       // Reference §3.4: always 204.
       delete: async (req) => {
         await deleteRole(req.db, req.mount, req.params.name!);
-        return vaultNoContent(req.c);
+        return vaultNoContent(req);
       },
     },
   },

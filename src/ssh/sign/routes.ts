@@ -241,7 +241,7 @@ async function sign(req: VaultRequest): Promise<Response> {
     throw e;
   }
   const cert = await certify(role, await plan(req, role, ca, ttls, f.values, f.provided), subject.blob);
-  return vaultJson(req.c, {
+  return vaultJson(req, {
     data: { serial_number: cert.serialHex, signed_key: cert.signedKey },
     warnings: [...warnings, ...cert.warnings],
     // S18: a lease id naming the certificate, not renewable, as long as the certificate.
@@ -264,7 +264,7 @@ async function issue(req: VaultRequest): Promise<Response> {
   // Only now, with every check passed, pay for key generation.
   const pair = await generateSshKeyPair(spec.kind, spec.bits);
   const cert = await certify(role, p, pair.signingKey.publicKeyBlob);
-  return vaultJson(req.c, {
+  return vaultJson(req, {
     data: {
       serial_number: cert.serialHex,
       signed_key: cert.signedKey,

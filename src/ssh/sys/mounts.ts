@@ -44,7 +44,7 @@ export const mountRoutes: VaultRoute[] = [
     operations: {
       read: async (req) => {
         const ttls = await mountTtls(req.db, mountOf(req));
-        return vaultJson(req.c, {
+        return vaultJson(req, {
           data: {
             default_lease_ttl: ttls.defaultLeaseTtl,
             max_lease_ttl: ttls.maxLeaseTtl,
@@ -82,7 +82,7 @@ export const mountRoutes: VaultRoute[] = [
           .onConflictDoUpdate({ target: sshMountTune.mount, set: next });
         // Sign and issue cache the mount's TTLs per isolate; this isolate sees the tune at once.
         invalidateSignContexts(mount);
-        return vaultNoContent(req.c, unknownFieldWarnings(f.unknown));
+        return vaultNoContent(req, unknownFieldWarnings(f.unknown));
       },
     },
   },

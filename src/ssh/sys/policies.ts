@@ -18,13 +18,13 @@ function policyName(req: VaultRequest): string {
 
 async function readPolicy(req: VaultRequest) {
   const name = policyName(req);
-  if (name === "root") return vaultJson(req.c, { data: { name: "root", policy: "" } });
+  if (name === "root") return vaultJson(req, { data: { name: "root", policy: "" } });
   const row = await req.db.query.vaultPolicies.findFirst({ where: eq(vaultPolicies.name, name) });
   if (!row) {
-    if (name === "default") return vaultJson(req.c, { data: { name, policy: DEFAULT_POLICY_TEXT } });
+    if (name === "default") return vaultJson(req, { data: { name, policy: DEFAULT_POLICY_TEXT } });
     throw notFound();
   }
-  return vaultJson(req.c, { data: { name: row.name, policy: row.policy } });
+  return vaultJson(req, { data: { name: row.name, policy: row.policy } });
 }
 
 async function writePolicy(req: VaultRequest) {
@@ -46,14 +46,14 @@ async function writePolicy(req: VaultRequest) {
     .insert(vaultPolicies)
     .values(row)
     .onConflictDoUpdate({ target: vaultPolicies.name, set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt } });
-  return vaultNoContent(req.c, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
+  return vaultNoContent(req, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
 }
 
 async function deletePolicy(req: VaultRequest) {
   const name = policyName(req);
   if (name === "root" || name === "default") throw badRequest(`cannot delete "${name}" policy`);
   await req.db.delete(vaultPolicies).where(eq(vaultPolicies.name, name));
-  return vaultNoContent(req.c);
+  return vaultNoContent(req);
 }
 
 async function listPolicies(req: VaultRequest) {
@@ -62,7 +62,7 @@ async function listPolicies(req: VaultRequest) {
   names.add("default");
   names.add("root");
   const keys = [...names].sort();
-  return vaultJson(req.c, { data: { keys, policies: keys } });
+  return vaultJson(req, { data: { keys, policies: keys } });
 }
 
 export const policyRoutes: VaultRoute[] = [

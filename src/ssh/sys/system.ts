@@ -7,7 +7,7 @@ import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
 import { revokeOtpLease } from "../otp/leases";
-import { vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
+import { jsonResponse, vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
 import { NAME_PATTERN, type VaultRoute, configuredMounts } from "../router";
 
 export const systemRoutes: VaultRoute[] = [
@@ -30,7 +30,7 @@ export const systemRoutes: VaultRoute[] = [
           },
         };
         // Vault returns the table both at the top level and under `data`.
-        return req.c.json({ ...mounts, ...vaultEnvelope(req.c, { data: mounts }) }, 200);
+        return jsonResponse({ ...mounts, ...vaultEnvelope(req, { data: mounts }) }, 200);
       },
     },
   },
@@ -46,7 +46,7 @@ export const systemRoutes: VaultRoute[] = [
         // S18: sign and issue leases record nothing; revoking them is a no-op. S13: an OTP
         // lease deletes its OTP. Revocation is idempotent (204 either way).
         if (m[2] === "creds") await revokeOtpLease(req.env, m[1]!, m[3]!, m[4]!);
-        return vaultNoContent(req.c);
+        return vaultNoContent(req);
       },
     },
   },
@@ -65,7 +65,7 @@ export const systemRoutes: VaultRoute[] = [
           data[path] = caps.length > 0 ? caps : ["deny"];
         }
         if (paths.length === 1) data.capabilities = data[paths[0]!]!;
-        return vaultJson(req.c, { data });
+        return vaultJson(req, { data });
       },
     },
   },

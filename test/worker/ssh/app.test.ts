@@ -1,3 +1,4 @@
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { vault } from "../../helpers/vault";
 
@@ -31,5 +32,47 @@ describe("methods (S2)", () => {
   it("treats PUT like POST", async () => {
     const res = await vault("PUT", "auth/token/create", { body: { policies: ["default"] } });
     expect(res.status).toBe(200);
+  });
+});
+
+describe("the /v1 entrypoint (exports.default.fetch)", () => {
+  const call = (path: string, init: RequestInit = {}) => exports.default.fetch(`http://keyway.test${path}`, init);
+
+  it("gives every answer, errors included, its own X-Request-Id and a JSON content type", async () => {
+    const denied = await call("/v1/ssh/roles/x");
+    const ok = await call("/v1/auth/token/lookup-self", { headers: { "X-Vault-Token": env.ROOT_TOKEN } });
+    expect(denied.status).toBe(403);
+    expect(ok.status).toBe(200);
+    expect(denied.headers.get("Content-Type")).toBe("application/json");
+    const okBody = (await ok.json()) as { request_id: string };
+    await denied.body?.cancel();
+    const ids = [denied.headers.get("X-Request-Id"), ok.headers.get("X-Request-Id")];
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids[1]).toBe(okBody.request_id);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it("serves bare /v1 through the secrets dispatcher: 403 without a token, 404 with one", async () => {
+    const denied = await call("/v1");
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toEqual({ errors: ["permission denied"] });
+    const unknown = await call("/v1", { headers: { "X-Vault-Token": env.ROOT_TOKEN } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ errors: ["unsupported path"] });
+  });
+
+  it("refuses a malformed percent-escape in the path with 400, as Go's HTTP server does before Vault's checks", async () => {
+    const res = await call("/v1/ssh/roles/%zz");
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ errors: ["malformed percent-encoding in the request path"] });
+  });
+
+  it("decodes percent-escapes before routing", async () => {
+    // public_key is unauthenticated (S16): the escaped path must reach the same route, not 403.
+    const plain = await call("/v1/ssh/public_key");
+    const escaped = await call("/v1/ssh/public%5Fkey");
+    expect(plain.status).not.toBe(403);
+    expect(escaped.status).toBe(plain.status);
+    expect(await escaped.text()).toBe(await plain.text());
   });
 });

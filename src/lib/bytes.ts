@@ -7,8 +7,9 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** UTF-8 encode. */
-export function utf8(text: string): Uint8Array {
-  return encoder.encode(text);
+export function utf8(text: string): Uint8Array<ArrayBuffer> {
+  // encode() always returns a fresh ArrayBuffer; one of the two type libraries says so.
+  return encoder.encode(text) as Uint8Array<ArrayBuffer>;
 }
 
 /** Strict UTF-8 decode: throws TypeError on invalid sequences. */
@@ -53,7 +54,7 @@ export function toBase64Url(bytes: Uint8Array): string {
  * Decode standard or URL-safe base64, padded or not. Throws RangeError on any character
  * outside the alphabet (whitespace included) or an impossible length.
  */
-export function fromBase64(text: string): Uint8Array {
+export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   let end = text.length;
   while (end > 0 && text.charCodeAt(end - 1) === 61 /* = */) end--;
   if (text.length - end > 2 || end % 4 === 1) throw new RangeError("invalid base64 length");

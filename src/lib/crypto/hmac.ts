@@ -28,12 +28,19 @@ export async function keyedHash(secret: string, purpose: string, value: string):
   return toHex(new Uint8Array(mac));
 }
 
-/** Constant-time comparison of two strings of secret material (compares their digests). */
-export async function secretsEqual(a: string, b: string): Promise<boolean> {
-  const [da, db] = await Promise.all([
-    crypto.subtle.digest("SHA-256", utf8(a)),
-    crypto.subtle.digest("SHA-256", utf8(b)),
-  ]);
+const configuredDigests = new Map<string, Promise<ArrayBuffer>>();
+
+/**
+ * Constant-time comparison of a presented secret with a configured one (compares their
+ * digests). The configured secret's digest is computed once per isolate.
+ */
+export async function secretsEqual(presented: string, configured: string): Promise<boolean> {
+  let configuredDigest = configuredDigests.get(configured);
+  if (!configuredDigest) {
+    configuredDigest = crypto.subtle.digest("SHA-256", utf8(configured));
+    configuredDigests.set(configured, configuredDigest);
+  }
+  const [da, db] = await Promise.all([crypto.subtle.digest("SHA-256", utf8(presented)), configuredDigest]);
   const subtle = crypto.subtle as SubtleCrypto & { timingSafeEqual?: (x: ArrayBuffer, y: ArrayBuffer) => boolean };
   if (subtle.timingSafeEqual) return subtle.timingSafeEqual(da, db);
   const x = new Uint8Array(da);

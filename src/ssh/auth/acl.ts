@@ -1,9 +1,9 @@
 /**
  * Loading a token's policies from D1 and deciding a request (S5a, S6).
  */
-import { inArray } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { vaultPolicies } from "../../db/schema";
+import { identityEntities, vaultPolicies, vaultTokens } from "../../db/schema";
 import { Acl, DEFAULT_POLICY_TEXT, type PolicyRules, parsePolicy } from "./policy";
 import type { TokenContext } from "./tokens";
 
@@ -16,7 +16,30 @@ export async function loadPolicyRules(db: Db, names: string[]): Promise<PolicyRu
     .select({ name: vaultPolicies.name, rules: vaultPolicies.rules })
     .from(vaultPolicies)
     .where(inArray(vaultPolicies.name, names));
-  const rules = rows.map((r) => JSON.parse(r.rules) as PolicyRules);
+  return policyRulesFromRows(names, rows);
+}
+
+/**
+ * Rules of every policy the token with this id holds, its (enabled) entity's included, so
+ * that resolveToken reads them in the same batch as the token row.
+ */
+export function tokenPolicyRulesQuery(db: Db, tokenId: string) {
+  return db
+    .select({ name: vaultPolicies.name, rules: vaultPolicies.rules })
+    .from(vaultPolicies)
+    .where(
+      sql`${vaultPolicies.name} IN (
+        SELECT p.value FROM ${vaultTokens} t, json_each(t.policies) p WHERE t.id = ${tokenId}
+        UNION
+        SELECT p.value FROM ${vaultTokens} t JOIN ${identityEntities} e ON e.id = t.entity_id, json_each(e.policies) p
+        WHERE t.id = ${tokenId} AND e.disabled = 0
+      )`,
+    );
+}
+
+/** Rules of the named policies from their stored rows; `default` falls back to the built-in text. */
+export function policyRulesFromRows(names: string[], rows: { name: string; rules: string }[]): PolicyRules[] {
+  const rules = rows.filter((r) => names.includes(r.name)).map((r) => JSON.parse(r.rules) as PolicyRules);
   if (names.includes("default") && !rows.some((r) => r.name === "default")) rules.push(defaultRules);
   return rules;
 }
@@ -24,5 +47,5 @@ export async function loadPolicyRules(db: Db, names: string[]): Promise<PolicyRu
 /** The ACL of a token; null for root, which bypasses ACLs. */
 export async function aclFor(db: Db, token: TokenContext): Promise<Acl | null> {
   if (token.isRoot) return null;
-  return new Acl(await loadPolicyRules(db, token.policies));
+  return new Acl(token.policyRules ?? (await loadPolicyRules(db, token.policies)));
 }

@@ -8,6 +8,8 @@ import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
 import { badRequest } from "../errors";
+import { policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
+import type { PolicyRules } from "./policy";
 
 /** S5a: default and maximum token TTL, 768h. */
 export const TOKEN_MAX_TTL_SECONDS = 768 * 3600;
@@ -35,6 +37,11 @@ export interface TokenContext {
   createdAt: number;
   expireAt: number | null;
   parentAccessor: string | null;
+  /**
+   * Rules of `policies`, read in the same D1 batch as the token by resolveToken so the
+   * ACL costs no second round trip; absent on contexts built another way.
+   */
+  policyRules?: PolicyRules[];
 }
 
 /** Hash a presented token for lookup. */
@@ -84,19 +91,34 @@ export function presentedToken(headers: Headers): string | null {
 
 type TokenRow = typeof vaultTokens.$inferSelect;
 
-async function entityPolicies(db: Db, entityId: string | null): Promise<string[]> {
-  if (!entityId) return [];
-  const row = await db.query.identityEntities.findFirst({
-    columns: { policies: true, disabled: true },
-    where: eq(identityEntities.id, entityId),
-  });
-  if (!row || row.disabled) return [];
-  return JSON.parse(row.policies) as string[];
+interface EntityPoliciesRow {
+  policies: string;
+  disabled: boolean;
+}
+
+/** The row of the token with this id (the keyed hash of a presented token). */
+function tokenRowQuery(db: Db, id: string) {
+  return db.select().from(vaultTokens).where(eq(vaultTokens.id, id)).limit(1);
+}
+
+/** Policies and state of the entity of the token with this id; no row when it has none. */
+function tokenEntityQuery(db: Db, id: string) {
+  return db
+    .select({ policies: identityEntities.policies, disabled: identityEntities.disabled })
+    .from(vaultTokens)
+    .innerJoin(identityEntities, eq(identityEntities.id, vaultTokens.entityId))
+    .where(eq(vaultTokens.id, id))
+    .limit(1);
 }
 
 async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {
+  return contextFromRows(row, (await tokenEntityQuery(db, row.id))[0]);
+}
+
+function contextFromRows(row: TokenRow, entity: EntityPoliciesRow | undefined): TokenContext {
   const tokenPolicies = JSON.parse(row.policies) as string[];
-  const identityPolicies = (await entityPolicies(db, row.entityId)).filter((p) => !tokenPolicies.includes(p));
+  const entityPolicies = entity && !entity.disabled ? (JSON.parse(entity.policies) as string[]) : [];
+  const identityPolicies = entityPolicies.filter((p) => !tokenPolicies.includes(p));
   const policies = [...new Set([...tokenPolicies, ...identityPolicies])].sort();
   return {
     isRoot: policies.includes("root"),
@@ -125,14 +147,18 @@ async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {
 export async function resolveToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
   if (await secretsEqual(token, env.ROOT_TOKEN)) return rootContext();
   const id = await hashToken(env.KEYWAY_HASH_KEY, token);
-  const row = await db.query.vaultTokens.findFirst({ where: eq(vaultTokens.id, id) });
+  // Token, entity and policy rules are all keyed by the token's id: one D1 round trip.
+  const [rows, entityRows, ruleRows] = await db.batch([tokenRowQuery(db, id), tokenEntityQuery(db, id), tokenPolicyRulesQuery(db, id)]);
+  const row = rows[0];
   if (!row) return null;
   if (row.expireAt !== null && row.expireAt <= now) {
     await revokeTokenTree(db, row.accessor);
     return null;
   }
   if (row.usesLeft !== null && row.usesLeft <= 0) return null;
-  return contextFromRow(db, row);
+  const context = contextFromRows(row, entityRows[0]);
+  context.policyRules = policyRulesFromRows(context.policies, ruleRows);
+  return context;
 }
 
 /**

@@ -7,11 +7,11 @@ import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
-import { getRole } from "../roles/repo";
-import { mountTtls } from "../sys/mounts";
+import { roleFromRows, roleQuery } from "../roles/repo";
+import { mountTtlsFromRows, mountTuneQuery } from "../sys/mounts";
 import { checkRoleCidrs, formatIp } from "./ip-match";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "./shard";
-import { isZeroAddressRole } from "./zeroaddress";
+import { zeroAddressFromRows, zeroAddressQuery } from "./zeroaddress";
 
 /** Vault's OTP reading of `allowed_users` (reference §5.2): `*`, or trimmed exact names. */
 function userAllowed(username: string, allowedUsers: string): boolean {
@@ -31,12 +31,15 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   // Reference §3.6, in Vault's order.
   const ipText = f.values.ip as string;
   if (ipText === "") throw badRequest("Missing ip");
-  // The three reads are independent; run them together (one round trip of latency).
-  const [role, zeroAddress, ttls] = await Promise.all([
-    getRole(req.db, req.mount, roleName),
-    isZeroAddressRole(req.db, req.mount, roleName),
-    mountTtls(req.db, req.mount),
+  // The three reads are independent: one D1 batch, one round trip.
+  const [roleRows, zeroAddressRows, tuneRows] = await req.db.batch([
+    roleQuery(req.db, req.mount, roleName),
+    zeroAddressQuery(req.db, req.mount),
+    mountTuneQuery(req.db, req.mount),
   ]);
+  const role = roleFromRows(roleRows);
+  const zeroAddress = (zeroAddressFromRows(zeroAddressRows) ?? []).includes(roleName);
+  const ttls = mountTtlsFromRows(tuneRows);
   if (!role) throw badRequest(`Role ${JSON.stringify(roleName)} not found`);
 
   let username = f.values.username as string;

@@ -22,7 +22,7 @@ import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
-import { readZeroAddress } from "./zeroaddress";
+import { zeroAddressFromRows, zeroAddressQuery } from "./zeroaddress";
 
 /**
  * The start key of every block that can contain `addr`. IPv4 addresses belong only to
@@ -42,12 +42,12 @@ export function candidateStarts(addr: Uint8Array): string[] {
   return [...starts];
 }
 
-/** Names of the roles whose index rows make `addr` theirs: included and not excluded. */
-export async function rolesForAddress(db: Db, mount: string, addr: Uint8Array): Promise<string[]> {
+/** The CIDR-index rows of the blocks that can hold `addr` (decode with rolesFromIndexRows). */
+export function roleIndexQuery(db: Db, mount: string, addr: Uint8Array) {
   const key = ipKey(addr);
   // One bound parameter (a JSON array) however many candidates: D1 caps parameters at 100.
   const starts = JSON.stringify(candidateStarts(addr));
-  const rows = await db
+  return db
     .select({ role: sshRoleCidrs.role, included: sshRoleCidrs.included })
     .from(sshRoleCidrs)
     .where(
@@ -57,6 +57,10 @@ export async function rolesForAddress(db: Db, mount: string, addr: Uint8Array): 
         gte(sshRoleCidrs.rangeEnd, key),
       ),
     );
+}
+
+/** Names of the roles whose index rows make the address theirs: included and not excluded. */
+export function rolesFromIndexRows(rows: { role: string; included: boolean }[]): string[] {
   const included = new Set<string>();
   const excluded = new Set<string>();
   for (const row of rows) (row.included ? included : excluded).add(row.role);
@@ -75,10 +79,12 @@ export async function lookupHandler(req: VaultRequest): Promise<Response> {
   const addr = parseIp(ipText);
   // Vault formats the failed parse result, not the input: the text is literally <nil>.
   if (!addr) throw badRequest('Invalid IP "<nil>"');
-  const [matched, zeroAddress] = await Promise.all([
-    rolesForAddress(req.db, req.mount, addr),
-    readZeroAddress(req.db, req.mount),
+  // The index and the zero-address list: one D1 batch, one round trip.
+  const [indexRows, zeroAddressRows] = await req.db.batch([
+    roleIndexQuery(req.db, req.mount, addr),
+    zeroAddressQuery(req.db, req.mount),
   ]);
-  const roles = [...new Set([...matched, ...(zeroAddress ?? [])])].sort(byteOrder);
+  const matched = rolesFromIndexRows(indexRows);
+  const roles = [...new Set([...matched, ...(zeroAddressFromRows(zeroAddressRows) ?? [])])].sort(byteOrder);
   return vaultJson(req, { data: { roles }, warnings: unknownFieldWarnings(f.unknown) });
 }

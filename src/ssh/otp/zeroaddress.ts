@@ -16,14 +16,20 @@ import type { VaultRequest } from "../router";
 
 /** The stored list of a mount; null when not configured. */
 export async function readZeroAddress(db: Db, mount: string): Promise<string[] | null> {
-  const row = await db.query.sshZeroAddress.findFirst({ where: eq(sshZeroAddress.mount, mount) });
+  return zeroAddressFromRows(await zeroAddressQuery(db, mount));
+}
+
+/** The select behind readZeroAddress, for callers that batch it with other reads. */
+export function zeroAddressQuery(db: Db, mount: string) {
+  return db.select({ roles: sshZeroAddress.roles }).from(sshZeroAddress).where(eq(sshZeroAddress.mount, mount)).limit(1);
+}
+
+/** Decode zeroAddressQuery's rows: the list, or null when not configured. */
+export function zeroAddressFromRows(rows: { roles: string }[]): string[] | null {
+  const row = rows[0];
   return row ? (JSON.parse(row.roles) as string[]) : null;
 }
 
-/** Whether a role is on its mount's zero-address list. */
-export async function isZeroAddressRole(db: Db, mount: string, role: string): Promise<boolean> {
-  return ((await readZeroAddress(db, mount)) ?? []).includes(role);
-}
 
 async function existingRoles(db: Db, mount: string, names: string[]): Promise<Set<string>> {
   const unique = [...new Set(names)];

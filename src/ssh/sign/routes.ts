@@ -3,9 +3,7 @@
  * §3.12, §4; decisions S4, S6–S11, S17, S18). Both read the role, the CA and the mount TTLs
  * in one D1 batch, reuse the per-isolate CA signing key, and store nothing.
  */
-import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshMountTune } from "../../db/schema";
 import { randomBytes } from "../../lib/bytes";
 import {
   generateSshKeyPair,
@@ -29,7 +27,7 @@ import type { VaultRequest, VaultRoute } from "../router";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
-import { SYSTEM_LEASE_TTL_SECONDS } from "../sys/mounts";
+import { mountTtlsFromRows, mountTuneQuery } from "../sys/mounts";
 import { containsTemplate, type TemplateEntity } from "../templates";
 import {
   certTypeFor,
@@ -73,19 +71,8 @@ function loadContext(db: Db, mount: string, name: string): Promise<SignContext> 
 }
 
 async function readContext(db: Db, mount: string, name: string): Promise<SignContext> {
-  const [roleRows, caRows, tuneRows] = await db.batch([
-    roleQuery(db, mount, name),
-    caQuery(db, mount),
-    db.select().from(sshMountTune).where(eq(sshMountTune.mount, mount)).limit(1),
-  ]);
-  const tune = tuneRows[0];
-  return {
-    role: roleFromRows(roleRows),
-    ca: caRows[0] ?? null,
-    ttls: tune
-      ? { defaultLeaseTtl: tune.defaultLeaseTtl, maxLeaseTtl: tune.maxLeaseTtl }
-      : { defaultLeaseTtl: SYSTEM_LEASE_TTL_SECONDS, maxLeaseTtl: SYSTEM_LEASE_TTL_SECONDS },
-  };
+  const [roleRows, caRows, tuneRows] = await db.batch([roleQuery(db, mount, name), caQuery(db, mount), mountTuneQuery(db, mount)]);
+  return { role: roleFromRows(roleRows), ca: caRows[0] ?? null, ttls: mountTtlsFromRows(tuneRows) };
 }
 
 /** Does rendering this role need the caller's entity? (Only then is it loaded.) */

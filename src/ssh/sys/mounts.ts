@@ -23,7 +23,21 @@ export interface MountTtls {
 
 /** The tuned TTLs of a mount (system defaults when never tuned). */
 export async function mountTtls(db: Db, mount: string): Promise<MountTtls> {
-  const row = await db.query.sshMountTune.findFirst({ where: eq(sshMountTune.mount, mount) });
+  return mountTtlsFromRows(await mountTuneQuery(db, mount));
+}
+
+/** The select behind mountTtls, for callers that batch it with other reads. */
+export function mountTuneQuery(db: Db, mount: string) {
+  return db
+    .select({ defaultLeaseTtl: sshMountTune.defaultLeaseTtl, maxLeaseTtl: sshMountTune.maxLeaseTtl })
+    .from(sshMountTune)
+    .where(eq(sshMountTune.mount, mount))
+    .limit(1);
+}
+
+/** Decode mountTuneQuery's rows (system defaults when the mount was never tuned). */
+export function mountTtlsFromRows(rows: MountTtls[]): MountTtls {
+  const row = rows[0];
   return row
     ? { defaultLeaseTtl: row.defaultLeaseTtl, maxLeaseTtl: row.maxLeaseTtl }
     : { defaultLeaseTtl: SYSTEM_LEASE_TTL_SECONDS, maxLeaseTtl: SYSTEM_LEASE_TTL_SECONDS };

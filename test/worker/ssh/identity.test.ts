@@ -57,4 +57,32 @@ describe("identity entities and aliases (S5a)", () => {
     expect(self.json.data.entity_id).toBe(id);
     expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(200);
   });
+
+  it("drops a disabled entity's policies from its tokens' ACL at the next request", async () => {
+    const policy = uniqueName("entpol");
+    await vault("PUT", `sys/policies/acl/${policy}`, {
+      body: { policy: JSON.stringify({ path: { "sys/policies/acl/default": { capabilities: ["read"] } } }) },
+    });
+    const id = (await vault("POST", "identity/entity", { body: { name: uniqueName("tok"), policies: [policy] } })).json.data.id;
+    const token = (await vault("POST", "auth/token/create", { body: { entity_id: id, policies: ["default"] } })).json.auth.client_token;
+    expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(200);
+
+    expect((await vault("POST", `identity/entity/id/${id}`, { body: { disabled: true } })).status).toBeLessThan(300);
+    expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(403);
+    // The token's own policies still apply.
+    expect((await vault("GET", "auth/token/lookup-self", { token })).status).toBe(200);
+  });
+
+  it("applies a policy rewrite to existing tokens at their next request", async () => {
+    const policy = uniqueName("livepol");
+    const write = (capabilities: string[]) =>
+      vault("PUT", `sys/policies/acl/${policy}`, {
+        body: { policy: JSON.stringify({ path: { "sys/policies/acl/default": { capabilities } } }) },
+      });
+    await write(["deny"]);
+    const token = (await vault("POST", "auth/token/create", { body: { policies: [policy] } })).json.auth.client_token;
+    expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(403);
+    await write(["read"]);
+    expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(200);
+  });
 });

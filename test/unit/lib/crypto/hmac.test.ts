@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { keyedHash, secretsEqual } from "../../../../src/lib/crypto/hmac";
+import { toBase64 } from "../../../../src/lib/bytes";
+
+describe("secretsEqual", () => {
+  it("is true only for the same secret, also on repeated calls with one configured value", async () => {
+    const configured = "configured-secret";
+    expect(await secretsEqual("configured-secret", configured)).toBe(true);
+    expect(await secretsEqual("configured-secreT", configured)).toBe(false);
+    expect(await secretsEqual("", configured)).toBe(false);
+    // The configured digest is kept per isolate; a second configured value must not reuse it.
+    expect(await secretsEqual("configured-secret", "another-secret")).toBe(false);
+    expect(await secretsEqual("another-secret", "another-secret")).toBe(true);
+    expect(await secretsEqual("configured-secret", configured)).toBe(true);
+  });
+});
+
+describe("keyedHash", () => {
+  const secret = toBase64(new Uint8Array(32).fill(7));
+
+  it("separates purposes and values, and is stable", async () => {
+    const a = await keyedHash(secret, "ssh-otp:ssh", "value");
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+    expect(await keyedHash(secret, "ssh-otp:ssh", "value")).toBe(a);
+    expect(await keyedHash(secret, "vault-token", "value")).not.toBe(a);
+    expect(await keyedHash(secret, "ssh-otp:ssh", "value2")).not.toBe(a);
+  });
+
+  it("refuses a key shorter than 32 bytes", async () => {
+    await expect(keyedHash(toBase64(new Uint8Array(16)), "p", "v")).rejects.toThrow("KEYWAY_HASH_KEY");
+  });
+});

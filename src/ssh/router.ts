@@ -95,6 +95,9 @@ function parseMounts(value: string): string[] {
 export class VaultRouter {
   private readonly mounted: CompiledRoute[] = [];
   private readonly global: CompiledRoute[] = [];
+  /** Routes without parameters by their exact path: one Map lookup instead of a regex scan. */
+  private readonly mountedLiterals = new Map<string, CompiledRoute>();
+  private readonly globalLiterals = new Map<string, CompiledRoute>();
 
   constructor(routes: VaultRoute[]) {
     for (const route of routes) {
@@ -110,7 +113,14 @@ export class VaultRouter {
         .join("/");
       // A trailing slash is tolerated (Vault lists `roles/` as well as `roles`).
       const compiled = { route, regex: new RegExp(`^${source}/?$`), names };
-      (route.mounted ? this.mounted : this.global).push(compiled);
+      const table = route.mounted ? this.mounted : this.global;
+      // The first route in table order wins, so a literal is indexed only when no route
+      // listed before it also matches its path (otherwise the scan finds that one).
+      const literals = route.mounted ? this.mountedLiterals : this.globalLiterals;
+      if (names.length === 0 && !table.some((earlier) => earlier.regex.test(route.pattern))) {
+        literals.set(route.pattern, compiled);
+      }
+      table.push(compiled);
     }
   }
 
@@ -120,12 +130,14 @@ export class VaultRouter {
     const first = slash === -1 ? path : path.slice(0, slash);
     if (mounts.includes(first)) {
       const rest = slash === -1 ? "" : path.slice(slash + 1);
-      return this.find(this.mounted, rest, first);
+      return this.find(this.mounted, this.mountedLiterals, rest, first);
     }
-    return this.find(this.global, path, "");
+    return this.find(this.global, this.globalLiterals, path, "");
   }
 
-  private find(table: CompiledRoute[], path: string, mount: string): RouteMatch | null {
+  private find(table: CompiledRoute[], literals: Map<string, CompiledRoute>, path: string, mount: string): RouteMatch | null {
+    const literal = literals.get(path.endsWith("/") ? path.slice(0, -1) : path);
+    if (literal) return { route: literal.route, params: {}, mount };
     for (const compiled of table) {
       const m = compiled.regex.exec(path);
       if (!m) continue;

@@ -4,7 +4,6 @@
  * `createMessageBatch`/`getQueueResult`. Failures are injected through the consumer's
  * `ingest` dependency (N11), never by mocking bindings.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -12,11 +11,12 @@ import { createDb } from "../../../src/db/client";
 import { registryModules, registryModuleVersions } from "../../../src/db/schema";
 import type { ModuleSummary } from "../../../src/lib/terraform/types";
 import { newId } from "../../../src/nocode/ids";
-import { ingestModuleVersionMessage, parseProvisionMessage } from "../../../src/nocode/queue/messages";
 import { retryDelaySeconds } from "../../../src/nocode/queue/consumer";
+import { ingestModuleVersionMessage, parseProvisionMessage } from "../../../src/nocode/queue/messages";
 import type { IngestFn } from "../../../src/nocode/registry/ingestion";
 import { INGESTION_GAVE_UP } from "../../../src/nocode/registry/ingestion";
 import { createQueueHandler, handleQueue, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
+import { deliverBatch } from "../../helpers/queue";
 
 const db = createDb(env.DB);
 
@@ -99,22 +99,8 @@ async function seedVersion(status: Status = "reg_ingressing") {
 const versionRow = async (id: string) => db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).get();
 
 /** Run one batch through a queue handler; returns the ack/retry result. */
-async function runBatch(queue: string, bodies: unknown[], ingest?: IngestFn, attempts = 1) {
-  const messages = bodies.map((body, i) => ({ id: `msg-${i}-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body }));
-  const batch = createMessageBatch(queue, messages);
-  // getQueueResult reports which messages were retried but not their delay; record it.
-  const delays: Record<string, number | undefined> = {};
-  for (const message of batch.messages) {
-    const retry = message.retry.bind(message);
-    message.retry = (options?: QueueRetryOptions) => {
-      delays[message.id] = options?.delaySeconds;
-      retry(options);
-    };
-  }
-  const ctx = createExecutionContext();
-  const handler = ingest ? createQueueHandler({ ingest }) : handleQueue;
-  await handler(batch, env, ctx);
-  return { result: await getQueueResult(batch, ctx), ids: messages.map((m) => m.id), delays };
+function runBatch(queue: string, bodies: unknown[], ingest?: IngestFn, attempts = 1) {
+  return deliverBatch(ingest ? createQueueHandler({ ingest }) : handleQueue, queue, bodies, attempts);
 }
 
 /** An ingest dependency that counts its calls. */

@@ -6,13 +6,12 @@
  * transient faults retried with backoff (injected through the consumer's dependencies),
  * poison messages acknowledged, the dead-letter queue marking runs `errored`.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
 import { findNoCodeModule, listVariableOptions } from "../../../src/nocode/no-code-modules";
-import { applyRunMessage, planRunMessage } from "../../../src/nocode/queue/messages";
 import type { ProvisionConsumerDeps } from "../../../src/nocode/queue/consumer";
+import { applyRunMessage, planRunMessage } from "../../../src/nocode/queue/messages";
 import { findModuleVersionById, versionSummary } from "../../../src/nocode/registry";
 import {
   buildRunConfiguration,
@@ -28,6 +27,7 @@ import { findWorkspace, listWorkspaceVars, type WorkspaceVarRow } from "../../..
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
 import { ADMIN, bootstrapOrg, createMember, createOrgToken, tfe } from "../../helpers/nocode";
 import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, PET_RESOURCES, varEntry, waitForRun } from "../../helpers/nocode-modules";
+import { deliverBatch } from "../../helpers/queue";
 
 const db = createDb(env.DB);
 
@@ -37,21 +37,9 @@ beforeAll(async () => {
 });
 
 /** Run one batch of `bodies` through the real queue handler with `runs` overrides; records retry delays. */
-async function deliver(bodies: unknown[], runs: Partial<RunStepDeps> = {}, queue = PROVISION_QUEUE_NAME, attempts = 1) {
-  const messages = bodies.map((body, i) => ({ id: `msg-${i}-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body }));
-  const batch = createMessageBatch(queue, messages);
-  const delays: Record<string, number | undefined> = {};
-  for (const message of batch.messages) {
-    const retry = message.retry.bind(message);
-    message.retry = (options?: QueueRetryOptions) => {
-      delays[message.id] = options?.delaySeconds;
-      retry(options);
-    };
-  }
+function deliver(bodies: unknown[], runs: Partial<RunStepDeps> = {}, queue = PROVISION_QUEUE_NAME, attempts = 1) {
   const deps: ProvisionConsumerDeps = { ...defaultQueueDeps, runs };
-  const ec = createExecutionContext();
-  await createQueueHandler(deps)(batch, env, ec);
-  return { result: await getQueueResult(batch, ec), ids: messages.map((m) => m.id), delays };
+  return deliverBatch(createQueueHandler(deps), queue, bodies, attempts);
 }
 
 /** A workspace without auto-apply whose first run waits at `planned`. */

@@ -7,7 +7,6 @@
  * marks the run `errored`. To own every delivery, E7 is called through its service with
  * a `send` that records the message instead of queueing it.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authenticateNocode } from "../../../src/nocode/auth";
@@ -19,6 +18,7 @@ import { confirmUpgrade } from "../../../src/nocode/upgrade/service";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
 import { tfe } from "../../helpers/nocode";
 import type { varEntry } from "../../helpers/nocode-modules";
+import { deliverBatch } from "../../helpers/queue";
 import { actionsByAddress, e5, e6, e7, UPGRADE_TEST_TIMEOUT, upgradePool, V1_ADDRESSES, V2_ADDRESSES, waitForUpgrade, workspaceAttributes } from "./upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
@@ -27,21 +27,9 @@ beforeAll(async () => {
 }, UPGRADE_TEST_TIMEOUT);
 
 /** Deliver `bodies` as one batch through the real queue handler; records retry delays. */
-async function deliver(bodies: unknown[], options: { runs?: Partial<RunStepDeps>; queue?: string; attempts?: number } = {}) {
-  const messages = bodies.map((body, i) => ({ id: `msg-${i}-${crypto.randomUUID()}`, timestamp: new Date(), attempts: options.attempts ?? 1, body }));
-  const batch = createMessageBatch(options.queue ?? PROVISION_QUEUE_NAME, messages);
-  const delays: Record<string, number | undefined> = {};
-  for (const message of batch.messages) {
-    const retry = message.retry.bind(message);
-    message.retry = (retryOptions?: QueueRetryOptions) => {
-      delays[message.id] = retryOptions?.delaySeconds;
-      retry(retryOptions);
-    };
-  }
+function deliver(bodies: unknown[], options: { runs?: Partial<RunStepDeps>; queue?: string; attempts?: number } = {}) {
   const deps: ProvisionConsumerDeps = { ...defaultQueueDeps, runs: options.runs ?? {} };
-  const ec = createExecutionContext();
-  await createQueueHandler(deps)(batch, env, ec);
-  return { result: await getQueueResult(batch, ec), ids: messages.map((m) => m.id), delays };
+  return deliverBatch(createQueueHandler(deps), options.queue ?? PROVISION_QUEUE_NAME, bodies, options.attempts);
 }
 
 /** An upgrade run confirmed by E7 whose apply message was kept here instead of queued. */

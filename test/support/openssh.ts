@@ -22,11 +22,11 @@ const PACKAGE_OF: Record<string, string> = {
 };
 
 /**
- * Absolute path of an OpenSSH binary.
+ * Absolute path of a tool: an OpenSSH binary, or any other program the tests run.
  * @throws Error naming the apt package to install when it is missing
  */
-export function findBinary(name: string): string {
-  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"];
+export function findBinary(name: string, debianPackage: string = PACKAGE_OF[name] ?? "openssh-client"): string {
+  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/bin", "/sbin"];
   for (const dir of dirs) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
@@ -37,8 +37,7 @@ export function findBinary(name: string): string {
       // not in this directory; keep looking
     }
   }
-  const pkg = PACKAGE_OF[name] ?? "openssh-client";
-  throw new Error(`${name} not found: install it with \`apt-get install ${pkg}\` (decision B7: interop tests never skip)`);
+  throw new Error(`${name} not found: install it with \`apt-get install ${debianPackage}\` (decision B7: tests never skip)`);
 }
 
 /** Result of one process run. */
@@ -47,6 +46,35 @@ export interface RunResult {
   readonly stderr: string;
   /** Exit status (non-zero on failure; 128+n when killed by signal n). */
   readonly code: number;
+}
+
+/**
+ * Run a command; resolves with its exit code and output, never rejects on a non-zero exit.
+ * Its stdin gets `input` (or nothing) and is then closed.
+ */
+export function runCommand(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      file,
+      args,
+      { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== "number" && !error.signal) {
+          reject(error);
+          return;
+        }
+        const code = error ? (typeof error.code === "number" ? error.code : 128) : 0;
+        resolve({ stdout, stderr, code });
+      },
+    );
+    // A child that exits without reading its stdin must not turn into an EPIPE error here.
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(options.input ?? "");
+  });
 }
 
 /** A temp directory in which OpenSSH tools run as if HOME were empty. */
@@ -91,22 +119,7 @@ export class OpensshSandbox {
 
   /** Runs a tool (found with {@link findBinary}) in the sandbox; never rejects on a non-zero exit. */
   run(tool: string, args: readonly string[], options: { timeoutMs?: number } = {}): Promise<RunResult> {
-    const bin = findBinary(tool);
-    return new Promise((resolve, reject) => {
-      execFile(
-        bin,
-        args,
-        { cwd: this.dir, env: this.env(), timeout: options.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024, encoding: "utf8" },
-        (error, stdout, stderr) => {
-          if (error && typeof error.code !== "number" && !error.signal) {
-            reject(error);
-            return;
-          }
-          const code = error ? (typeof error.code === "number" ? error.code : 128) : 0;
-          resolve({ stdout, stderr, code });
-        },
-      );
-    });
+    return runCommand(findBinary(tool), args, { cwd: this.dir, env: this.env(), timeoutMs: options.timeoutMs });
   }
 
   /** Runs `ssh-keygen` in the sandbox. */

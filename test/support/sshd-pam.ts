@@ -12,72 +12,27 @@
  *
  * Missing binaries fail with an install hint; tests never skip themselves.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { findBinary, OpensshSandbox, type RunResult } from "./openssh";
-import { freePort } from "./sshd";
-
-/**
- * Absolute path of a tool, or an Error naming the Debian package that provides it.
- * @throws Error with an install hint
- */
-export function requireTool(name: string, debianPackage: string): string {
-  for (const dir of [...(process.env.PATH ?? "").split(path.delimiter), "/usr/bin", "/usr/sbin", "/bin", "/sbin"]) {
-    if (!dir) continue;
-    try {
-      accessSync(path.join(dir, name), constants.X_OK);
-      return path.join(dir, name);
-    } catch {
-      // not here
-    }
-  }
-  throw new Error(`${name} not found: install it with \`apt-get install ${debianPackage}\` (decision B7: tests never skip)`);
-}
-
-/** Run a command; resolves with its exit code and output, never rejects on a non-zero exit. */
-export function runCommand(
-  file: string,
-  args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
-): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      file,
-      args,
-      { env: options.env ?? process.env, timeout: options.timeoutMs ?? 30_000, encoding: "utf8" },
-      (error, stdout, stderr) => {
-        if (error && typeof error.code !== "number" && !error.signal) {
-          reject(error);
-          return;
-        }
-        const code = error ? (typeof error.code === "number" ? error.code : 128) : 0;
-        resolve({ stdout, stderr, code });
-      },
-    );
-    // A child that exits without reading its stdin must not turn into an EPIPE error here.
-    child.stdin?.on("error", () => {});
-    if (options.input !== undefined) child.stdin?.end(options.input);
-    else child.stdin?.end();
-  });
-}
+import { findBinary, OpensshSandbox, type RunResult, runCommand } from "./openssh";
+import { freePort, stopProcess } from "./sshd";
 
 /**
  * Make sure a local account exists (useradd -m -s /bin/sh). Returns whether this call
  * created it, so the caller removes only what it made.
  */
 export async function ensureUser(name: string): Promise<boolean> {
-  const id = await runCommand(requireTool("id", "coreutils"), [name]);
+  const id = await runCommand(findBinary("id", "coreutils"), [name]);
   if (id.code === 0) return false;
-  const add = await runCommand(requireTool("useradd", "passwd"), ["-m", "-s", "/bin/sh", name]);
+  const add = await runCommand(findBinary("useradd", "passwd"), ["-m", "-s", "/bin/sh", name]);
   if (add.code !== 0) throw new Error(`useradd ${name} failed (tests must run as root): ${add.stderr}`);
   return true;
 }
 
 /** Remove an account made by ensureUser, with its home directory. */
 export async function removeUser(name: string): Promise<void> {
-  await runCommand(requireTool("userdel", "passwd"), ["-r", name]);
+  await runCommand(findBinary("userdel", "passwd"), ["-r", name]);
 }
 
 /** Options of {@link startPamSshd}. */
@@ -179,13 +134,7 @@ export async function startPamSshd(options: PamSshdOptions): Promise<PamSshd> {
       sandbox,
       log: () => output,
       async stop() {
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-          child.kill("SIGTERM");
-          const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await stopProcess(child);
         await cleanup();
       },
     };
@@ -198,7 +147,7 @@ export async function startPamSshd(options: PamSshdOptions): Promise<PamSshd> {
  * Exit 0 and `keyway-otp-login-ok` on stdout mean the login worked.
  */
 export function passwordLogin(port: number, user: string, password: string, sandbox: OpensshSandbox): Promise<RunResult> {
-  const sshpass = requireTool("sshpass", "sshpass");
+  const sshpass = findBinary("sshpass", "sshpass");
   const ssh = findBinary("ssh");
   return runCommand(
     sshpass,

@@ -178,17 +178,21 @@ export async function startSshd(options: SshdOptions = {}): Promise<RunningSshd>
       log: () => output,
       logSince: (mark: number) => output.slice(mark),
       async stop() {
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-          child.kill("SIGTERM");
-          const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
-          await exited;
-          clearTimeout(timer);
-        }
+        await stopProcess(child);
         await sandbox.dispose();
       },
     };
   }
+}
+
+/** Stop a server process: SIGTERM, SIGKILL if it is still running 3 s later; waits for it to exit. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+  await exited;
+  clearTimeout(timer);
 }
 
 /** Options of one `ssh` run. */

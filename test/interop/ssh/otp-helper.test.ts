@@ -8,8 +8,7 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OpensshSandbox } from "../../support/openssh";
-import { requireTool, runCommand } from "../../support/sshd-pam";
+import { findBinary, OpensshSandbox, runCommand } from "../../support/openssh";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 
 const HELPER = path.resolve(import.meta.dirname, "../../../host/keyway-ssh-helper");
@@ -45,7 +44,7 @@ async function helper(config: string, options: { otp?: string; user?: string; ar
 const conf = (extra = "") => `keyway_addr = "${keyway.url}"\nssh_mount_point = "ssh"\n${extra}`;
 
 beforeAll(async () => {
-  requireTool("curl", "curl");
+  findBinary("curl", "curl");
   keyway = await startKeyway();
   dir = await OpensshSandbox.create("keyway-otp-helper-");
   const role = await api("POST", `ssh/roles/${ROLE}`, {

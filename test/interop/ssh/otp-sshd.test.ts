@@ -9,14 +9,12 @@
 import { networkInterfaces } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OpensshSandbox } from "../../support/openssh";
+import { findBinary, OpensshSandbox, runCommand } from "../../support/openssh";
 import {
   ensureUser,
   type PamSshd,
   passwordLogin,
   removeUser,
-  requireTool,
-  runCommand,
   startPamSshd,
 } from "../../support/sshd-pam";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
@@ -76,7 +74,7 @@ beforeAll(async () => {
     ["curl", "curl"],
     ["useradd", "passwd"],
   ]) {
-    requireTool(tool!, pkg!);
+    findBinary(tool!, pkg!);
   }
   for (const user of [USER_A, USER_B]) if (await ensureUser(user)) createdUsers.push(user);
   keyway = await startKeyway();

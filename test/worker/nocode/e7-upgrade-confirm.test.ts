@@ -12,6 +12,7 @@ import { workspaceVars } from "../../../src/db/schema";
 import { authenticateNocode } from "../../../src/nocode/auth";
 import type { ProvisionMessage } from "../../../src/nocode/queue/messages";
 import { confirmUpgrade } from "../../../src/nocode/upgrade/service";
+import { V2_ADDRESSES } from "../../fixtures/terraform-upgrade";
 import { createMember, createOrgToken, tfe } from "../../helpers/nocode";
 import { optionEntry, varEntry } from "../../helpers/nocode-modules";
 import {
@@ -23,7 +24,6 @@ import {
   UPGRADE_TEST_TIMEOUT,
   upgradePool,
   upgradeReady,
-  V2_ADDRESSES,
   waitForUpgrade,
   workspaceAttributes,
 } from "./upgrade-helpers";

@@ -26,27 +26,6 @@ import {
   waitForRun,
 } from "../../helpers/nocode-modules";
 
-/** Nodes of upgrade-v1 (N7: local module expanded, remote module one node, data sources not planned). */
-export const V1_ADDRESSES = [
-  "module.labels.random_integer.n",
-  "module.labels.random_pet.label",
-  "module.remote",
-  "random_id.legacy",
-  "random_password.db",
-  "random_pet.name",
-  "random_string.suffix",
-];
-/** Nodes of upgrade-v2: `random_id.legacy` gone, `random_uuid.added` new. */
-export const V2_ADDRESSES = [
-  "module.labels.random_integer.n",
-  "module.labels.random_pet.label",
-  "module.remote",
-  "random_password.db",
-  "random_pet.name",
-  "random_string.suffix",
-  "random_uuid.added",
-];
-
 /** The first password of every workspace (sensitive; must never be shown). */
 export const FIRST_PASSWORD = "correct-horse-battery-staple-1";
 

@@ -16,10 +16,11 @@ import type { RunStepDeps } from "../../../src/nocode/runs";
 import { RUN_GAVE_UP } from "../../../src/nocode/runs/lifecycle";
 import { confirmUpgrade } from "../../../src/nocode/upgrade/service";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
+import { V1_ADDRESSES, V2_ADDRESSES } from "../../fixtures/terraform-upgrade";
 import { tfe } from "../../helpers/nocode";
 import type { varEntry } from "../../helpers/nocode-modules";
 import { deliverBatch } from "../../helpers/queue";
-import { actionsByAddress, e5, e6, e7, UPGRADE_TEST_TIMEOUT, upgradePool, V1_ADDRESSES, V2_ADDRESSES, waitForUpgrade, workspaceAttributes } from "./upgrade-helpers";
+import { actionsByAddress, e5, e6, e7, UPGRADE_TEST_TIMEOUT, upgradePool, waitForUpgrade, workspaceAttributes } from "./upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {

@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { TerraformParser } from "../../../../src/lib/terraform/parser";
 import { summarizeModule } from "../../../../src/lib/terraform/summarize-module";
 import type { ModuleSummary } from "../../../../src/lib/terraform/types";
-import { type EffectiveValue, type PlannedConfiguration, changedVariables, planRun } from "../../../../src/nocode/planner";
-import { type UpgradeFixture, upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";
+import { changedVariables, type EffectiveValue, type PlannedConfiguration, planRun } from "../../../../src/nocode/planner";
+import { type UpgradeFixture, upgradeFixtureFiles, V1_ADDRESSES } from "../../../fixtures/terraform-upgrade";
 import { nodeTerraformParser } from "../../lib/terraform/node-parser";
 
 let parser: TerraformParser;
@@ -32,16 +32,6 @@ function config(version: UpgradeFixture, overrides: Record<string, EffectiveValu
 
 const actionsOf = (plan: ReturnType<typeof planRun>) =>
   Object.fromEntries(plan.resourceChanges.map((c) => [c.address, c.actions.join(",")]));
-
-const V1_ADDRESSES = [
-  "module.labels.random_integer.n",
-  "module.labels.random_pet.label",
-  "module.remote",
-  "random_id.legacy",
-  "random_password.db",
-  "random_pet.name",
-  "random_string.suffix",
-];
 
 describe("planRun (N7)", () => {
   it("creates every node of a first run, expanding local modules and skipping data sources", () => {

@@ -143,17 +143,7 @@ export function renderPlanPage(model: PlanPageModel): string {
   }
 
   const json = model.jsonHref ? html` · <a href="${model.jsonHref}">JSON</a>` : "";
-  const doc = html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex,nofollow">
-<meta name="referrer" content="no-referrer">
-<title>${planPageTitle(model)}</title>
-<style>${new Html(STYLE)}</style>
-</head>
-<body>
+  const doc = html`${pageHead(planPageTitle(model))}<body>
 <main>
 <h1>${heading}</h1>
 <dl>
@@ -179,13 +169,8 @@ ${variableSection}
   return doc.text;
 }
 
-/**
- * A short page for a refusal or a plan that is not ready (same style, escaped).
- *
- * @example
- * return new Response(renderMessagePage("Not found", "There is no such run."), { status: 404 });
- */
-export function renderMessagePage(title: string, text: string): string {
+/** The doctype and `<head>` every page shares: not indexed, no referrer, the one style sheet. */
+function pageHead(title: string): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -196,7 +181,17 @@ export function renderMessagePage(title: string, text: string): string {
 <title>${title}</title>
 <style>${new Html(STYLE)}</style>
 </head>
-<body>
+`;
+}
+
+/**
+ * A short page for a refusal or a plan that is not ready (same style, escaped).
+ *
+ * @example
+ * return new Response(renderMessagePage("Not found", "There is no such run."), { status: 404 });
+ */
+export function renderMessagePage(title: string, text: string): string {
+  return html`${pageHead(title)}<body>
 <main>
 <h1>${title}</h1>
 <p>${text}</p>

@@ -73,7 +73,22 @@ export async function publishVersion(
   files: Record<string, string> = fixtureFiles(PET_FIXTURE),
 ): Promise<{ id: string; status: string; error: string | null }> {
   const created = await createPendingVersion(org, module, version, token);
-  const put = await exports.default.fetch(created.upload, {
+  return { id: created.id, ...(await uploadVersion(org, module, version, created.upload, token, files)) };
+}
+
+/**
+ * Upload `files` through a pending version's upload link and wait until the Queue consumer
+ * has ingested it. Returns the final status (`ok` or `reg_ingress_failed`) and error.
+ */
+export async function uploadVersion(
+  org: string,
+  module: RegistryModuleRef,
+  version: string,
+  upload: string,
+  token: string,
+  files: Record<string, string>,
+): Promise<{ status: string; error: string | null }> {
+  const put = await exports.default.fetch(upload, {
     method: "PUT",
     headers: { "Content-Type": "application/octet-stream" },
     body: await buildTarball(files),
@@ -90,7 +105,7 @@ export async function publishVersion(
     },
     { timeout: 25_000, interval: 50 },
   );
-  return { id: created.id, status: attributes.status, error: attributes.error };
+  return { status: attributes.status, error: attributes.error };
 }
 
 /** A variable-options entry of E1/E2. */

@@ -2,9 +2,8 @@
  * E2 `PATCH /no-code-modules/:id` (seed §4; decisions N3, N5, N8, N10, N12; reference
  * §3 E2, checklist §8 items 12–15, 18, 19 and 39).
  */
-import { exports } from "cloudflare:workers";
-import { beforeAll, describe, expect, it, vi } from "vitest";
-import { bootstrapOrg, type BootstrappedOrg, createMember, createOrgToken, tfe } from "../../helpers/nocode";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type BootstrappedOrg, bootstrapOrg, createMember, createOrgToken, tfe } from "../../helpers/nocode";
 import {
   createNoCodeWorkspace,
   createPendingVersion,
@@ -14,9 +13,8 @@ import {
   noCodeOrg,
   optionEntry,
   publishVersion,
-  registryModulePath,
+  uploadVersion,
 } from "../../helpers/nocode-modules";
-import { buildTarball } from "../../support/tarball";
 
 const NO_RESOURCE = {
   "main.tf": 'terraform {\n  required_providers {\n    null = { source = "hashicorp/null" }\n  }\n}\n\nvariable "prefix" {\n  type = string\n}\n',
@@ -205,15 +203,8 @@ describe("E2 pins and design requirements (N3, N12)", () => {
     const e1 = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: false, "version-pin": "1.0.0" }));
     expect(e1.status).toBe(200);
     // Now the pinned version becomes ok (through the real upload link and queue).
-    const put = await exports.default.fetch(pending.upload, { method: "PUT", body: await buildTarball(NO_RESOURCE) });
-    await put.text();
-    await vi.waitFor(
-      async () => {
-        const v = await tfe("GET", `${registryModulePath(ctx.org, mod.name, mod.provider)}/version?module_version=1.0.0`, { token: ctx.ownerToken });
-        if (v.json.data.attributes.status !== "ok") throw new Error("not ingested yet");
-      },
-      { timeout: 25_000, interval: 50 },
-    );
+    const ingested = await uploadVersion(ctx.org, mod, "1.0.0", pending.upload, ctx.ownerToken, NO_RESOURCE);
+    expect(ingested.status).toBe("ok");
     const res = await patch(e1.json.data.id, patchDoc({ enabled: true }));
     expect(res.status).toBe(422);
     expect(res.json.errors[0].detail).toBe(

@@ -3,8 +3,8 @@
  * N3, N5, N6, N8, N10, N12; reference §3 E4, §4, §5.4, §7; checklist §8 items 23–29
  * and 40). Every refusal is checked to create nothing.
  */
-import { env, exports } from "cloudflare:workers";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe, uniqueName } from "../../helpers/nocode";
 import {
   createNoCodeWorkspace,
@@ -17,11 +17,10 @@ import {
   optionEntry,
   provisionWorkspace,
   publishVersion,
-  registryModulePath,
+  uploadVersion,
   varEntry,
   workspaceDoc,
 } from "../../helpers/nocode-modules";
-import { buildTarball } from "../../support/tarball";
 
 let ctx: NoCodeOrg;
 beforeAll(async () => {
@@ -249,15 +248,8 @@ describe("E4 refusals: 422 with a clear detail, nothing created", () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken, { provider: "null" });
     const pending = await createPendingVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
     const e1 = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: true, "version-pin": "1.0.0" }));
-    const put = await exports.default.fetch(pending.upload, { method: "PUT", body: await buildTarball({ "main.tf": 'resource "null_resource" "x" {}\n' }) });
-    await put.text();
-    await vi.waitFor(
-      async () => {
-        const v = await tfe("GET", `${registryModulePath(ctx.org, mod.name, mod.provider)}/version?module_version=1.0.0`, { token: ctx.ownerToken });
-        if (v.json.data.attributes.status !== "ok") throw new Error("not ingested yet");
-      },
-      { timeout: 25_000, interval: 50 },
-    );
+    const ingested = await uploadVersion(ctx.org, mod, "1.0.0", pending.upload, ctx.ownerToken, { "main.tf": 'resource "null_resource" "x" {}\n' });
+    expect(ingested.status).toBe("ok");
     await expectRefused(
       create({}, [], {}, ctx.ownerToken, e1.json.data.id),
       "Module version 1.0.0 does not meet the no-code design requirements: it declares no provider (no required_providers entry and no provider block).",

@@ -11,7 +11,7 @@ import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { handleQueue } from "./queue";
-import { isSecretsPath, serveSecrets } from "./ssh/app";
+import { isSecretsUrl, serveSecrets } from "./ssh/app";
 
 export { OtpStore } from "./ssh/otp/otp-store";
 
@@ -31,8 +31,7 @@ app.notFound((c) =>
 
 /** The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. */
 export function handleFetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
-  const url = new URL(request.url);
-  if (isSecretsPath(url.pathname)) return serveSecrets(request, env, url);
+  if (isSecretsUrl(request.url)) return serveSecrets(request, env);
   return app.fetch(request, env, ctx);
 }
 

@@ -44,11 +44,11 @@ function operationOf(method: string, query: URLSearchParams): OperationResult {
  * the hot unauthenticated paths (`verify`, `public_key`). Every answer, errors included,
  * carries `X-Request-Id`.
  */
-export async function serveSecrets(request: Request, env: Env, url: URL): Promise<Response> {
+export async function serveSecrets(request: Request, env: Env): Promise<Response> {
   const requestId = newRequestId();
   let response: Response;
   try {
-    response = await dispatch(request, env, url, requestId);
+    response = await dispatch(request, env, new URL(request.url), requestId);
   } catch (err) {
     response = renderVaultError(err, requestId);
   }
@@ -56,9 +56,15 @@ export async function serveSecrets(request: Request, env: Env, url: URL): Promis
   return response;
 }
 
-/** True for the paths served by serveSecrets: `/v1` and everything below it. */
-export function isSecretsPath(pathname: string): boolean {
-  return pathname === "/v1" || pathname.startsWith("/v1/");
+/**
+ * True when an absolute URL's path is `/v1` or below it: the requests serveSecrets serves.
+ * Reads the string instead of parsing a URL, since every request of both APIs asks.
+ */
+export function isSecretsUrl(url: string): boolean {
+  const pathStart = url.indexOf("/", url.indexOf("://") + 3);
+  if (pathStart < 0 || !url.startsWith("/v1", pathStart)) return false;
+  const next = url.charAt(pathStart + 3);
+  return next === "" || next === "/" || next === "?" || next === "#";
 }
 
 async function dispatch(request: Request, env: Env, url: URL, requestId: string): Promise<Response> {

@@ -61,6 +61,18 @@ describe("the /v1 entrypoint (exports.default.fetch)", () => {
     expect(await unknown.json()).toEqual({ errors: ["unsupported path"] });
   });
 
+  it("leaves paths that only start with the letters /v1 to the no-code app's 404", async () => {
+    for (const path of ["/v10", "/v1x/ssh/verify"]) {
+      const res = await call(path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get("Content-Type"), path).toBe("application/vnd.api+json");
+      await res.body?.cancel();
+    }
+    const query = await call("/v1?list=true");
+    expect(query.status).toBe(403);
+    expect(await query.json()).toEqual({ errors: ["permission denied"] });
+  });
+
   it("refuses a malformed percent-escape in the path with 400, as Go's HTTP server does before Vault's checks", async () => {
     const res = await call("/v1/ssh/roles/%zz");
     expect(res.status).toBe(400);

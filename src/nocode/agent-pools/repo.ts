@@ -12,7 +12,12 @@ export async function findAgentPool(db: Db, id: string): Promise<AgentPoolRow | 
 
 /** An agent pool by id within `organization` (undefined when it belongs to another). */
 export async function findAgentPoolInOrganization(db: Db, organization: string, id: string): Promise<AgentPoolRow | undefined> {
-  return db.select().from(agentPools).where(and(eq(agentPools.id, id), eq(agentPools.organization, organization))).get();
+  return (await agentPoolInOrganizationQuery(db, organization, id))[0];
+}
+
+/** The select behind findAgentPoolInOrganization, for a `db.batch` with other reads (at most one row). */
+export function agentPoolInOrganizationQuery(db: Db, organization: string, id: string) {
+  return db.select().from(agentPools).where(and(eq(agentPools.id, id), eq(agentPools.organization, organization))).limit(1);
 }
 
 /** A page of an organization's agent pools by name and the total count. */

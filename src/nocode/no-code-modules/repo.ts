@@ -58,13 +58,16 @@ export async function noCodeModulesOfRegistryModules(db: Db, registryModuleIds: 
 
 /** The variable-options sets of a no-code module in creation order. */
 export async function listVariableOptions(db: Db, noCodeModuleId: string): Promise<VariableOptionSet[]> {
-  const rows = await db
+  return (await variableOptionsQuery(db, noCodeModuleId)).map(optionSetOf);
+}
+
+/** The select behind listVariableOptions, in their stored order, for a `db.batch`; map the rows with optionSetOf. */
+export function variableOptionsQuery(db: Db, noCodeModuleId: string) {
+  return db
     .select()
     .from(variableOptions)
     .where(eq(variableOptions.noCodeModuleId, noCodeModuleId))
-    .orderBy(asc(variableOptions.position), asc(variableOptions.createdAt), asc(variableOptions.id))
-    .all();
-  return rows.map(optionSetOf);
+    .orderBy(asc(variableOptions.position), asc(variableOptions.createdAt), asc(variableOptions.id));
 }
 
 /** A no-code module with its variable-options sets (E3's document inputs). */
@@ -77,11 +80,7 @@ export interface NoCodeModuleWithOptions {
 export async function findNoCodeModuleWithOptions(db: Db, id: string): Promise<NoCodeModuleWithOptions | undefined> {
   const [modules, rows] = await db.batch([
     db.select().from(noCodeModules).where(eq(noCodeModules.id, id)).limit(1),
-    db
-      .select()
-      .from(variableOptions)
-      .where(eq(variableOptions.noCodeModuleId, id))
-      .orderBy(asc(variableOptions.position), asc(variableOptions.createdAt), asc(variableOptions.id)),
+    variableOptionsQuery(db, id),
   ]);
   const module = modules[0];
   return module ? { module, sets: rows.map(optionSetOf) } : undefined;

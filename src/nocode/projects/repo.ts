@@ -12,7 +12,12 @@ export async function findProject(db: Db, id: string): Promise<ProjectRow | unde
 
 /** A project by id within `organization` (undefined when it belongs to another). */
 export async function findProjectInOrganization(db: Db, organization: string, id: string): Promise<ProjectRow | undefined> {
-  return db.select().from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).get();
+  return (await projectInOrganizationQuery(db, organization, id))[0];
+}
+
+/** The select behind findProjectInOrganization, for a `db.batch` with other reads (at most one row). */
+export function projectInOrganizationQuery(db: Db, organization: string, id: string) {
+  return db.select().from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).limit(1);
 }
 
 function escapeLike(text: string): string {

@@ -28,8 +28,13 @@ export interface RegistryModuleAddress {
 }
 
 /** A module by id, or null. */
-export function findRegistryModuleById(db: Db, id: string): Promise<RegistryModuleRow | undefined> {
-  return db.select().from(registryModules).where(eq(registryModules.id, id)).get();
+export async function findRegistryModuleById(db: Db, id: string): Promise<RegistryModuleRow | undefined> {
+  return (await registryModuleByIdQuery(db, id))[0];
+}
+
+/** The select behind findRegistryModuleById, for a `db.batch` with other reads (at most one row). */
+export function registryModuleByIdQuery(db: Db, id: string) {
+  return db.select().from(registryModules).where(eq(registryModules.id, id)).limit(1);
 }
 
 /** A module by its address, or undefined. */
@@ -115,12 +120,17 @@ export async function versionStatusesOf(db: Db, moduleIds: readonly string[]): P
 }
 
 /** A version of a module by its version string, or undefined. */
-export function findModuleVersion(db: Db, moduleId: string, version: string): Promise<RegistryModuleVersionRow | undefined> {
+export async function findModuleVersion(db: Db, moduleId: string, version: string): Promise<RegistryModuleVersionRow | undefined> {
+  return (await moduleVersionQuery(db, moduleId, version))[0];
+}
+
+/** The select behind findModuleVersion, for a `db.batch` with other reads (at most one row). */
+export function moduleVersionQuery(db: Db, moduleId: string, version: string) {
   return db
     .select()
     .from(registryModuleVersions)
     .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.version, version)))
-    .get();
+    .limit(1);
 }
 
 /** A version by id (`modver-…`), or undefined. */

@@ -78,6 +78,11 @@ export function pickEngineVersion(releases: readonly ReleaseCandidate[], input: 
 
 /** Every release of the list, for the resolver. */
 export async function loadReleases(db: Db): Promise<ReleaseCandidate[]> {
+  return releasesQuery(db);
+}
+
+/** The select behind loadReleases, for a `db.batch` with other reads. */
+export function releasesQuery(db: Db) {
   return db
     .select({
       version: terraformVersions.version,
@@ -85,8 +90,7 @@ export async function loadReleases(db: Db): Promise<ReleaseCandidate[]> {
       beta: terraformVersions.beta,
       deprecated: terraformVersions.deprecated,
     })
-    .from(terraformVersions)
-    .all();
+    .from(terraformVersions);
 }
 
 /** Resolve an engine version against the stored release list (N6). */

@@ -14,22 +14,28 @@ import { eq } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
 import { organizations, runs as runsTable, workspaces, workspaceVars } from "../../db/schema";
 import type { ModuleSummary } from "../../lib/terraform/types";
-import { findAgentPoolInOrganization, storedIds } from "../agent-pools/repo";
+import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
 import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "../no-code-modules/document";
 import { designError } from "../no-code-modules/design";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
-import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
+import { findNoCodeModule, type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../organizations/jsonapi";
 import { requireOrgPermission } from "../permissions";
-import { findProjectInOrganization } from "../projects/repo";
-import { findModuleVersion, findRegistryModuleById, type RegistryModuleRow, type RegistryModuleVersionRow, versionSummary } from "../registry/repo";
-import { engineVersionError, resolveEngineVersion } from "../releases/resolve";
+import { projectInOrganizationQuery } from "../projects/repo";
+import {
+  moduleVersionQuery,
+  type RegistryModuleRow,
+  type RegistryModuleVersionRow,
+  registryModuleByIdQuery,
+  versionSummary,
+} from "../registry/repo";
+import { engineVersionError, pickEngineVersion, releasesQuery } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
-import { findWorkspaceByName, type WorkspaceRow } from "./repo";
+import { findWorkspaceByName, type WorkspaceRow, workspaceByNameQuery } from "./repo";
 import { checkRequiredVars, checkVarOptions, newVarRow, parseVarMembers, requireUniqueVarKeys, type VarInput } from "./vars";
 
 /** Accepted `data.type` of E4/E5 (N1: go-tfe sends `no-code-module-workspace`). */
@@ -129,8 +135,11 @@ async function readWorkspaceInput(request: Request): Promise<WorkspaceInput> {
   };
 }
 
-/** Reference §5.4 and §2.3: agent-pool rules of a workspace. */
-async function checkAgentPool(db: Db, organization: string, projectId: string, input: WorkspaceInput): Promise<void> {
+/**
+ * Reference §5.4 and §2.3: agent-pool rules of a workspace. `pool` is the row of
+ * `input.agentPoolId` in the workspace's organization, if there is one.
+ */
+function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoolRow | undefined): void {
   if (input.executionMode === "agent" && input.agentPoolId === null) {
     throw invalidAttribute("agent-pool-id", "Agent pool must be specified when using 'agent' execution mode");
   }
@@ -138,22 +147,40 @@ async function checkAgentPool(db: Db, organization: string, projectId: string, i
     throw unprocessable("Agent pool must not be specified unless using 'agent' execution mode");
   }
   if (input.agentPoolId === null) return;
-  const pool = await findAgentPoolInOrganization(db, organization, input.agentPoolId);
   if (!pool) throw invalidAttribute("agent-pool-id", "Agent pool must be an agent pool of the workspace's organization");
   if (!pool.organizationScoped && !storedIds(pool.allowedProjects).includes(projectId)) {
     throw invalidAttribute("agent-pool-id", "Agent pool is not available to the workspace's project");
   }
 }
 
+/** A no-code module's provisionable version: its registry module, the pinned version and that version's summary. */
+export interface ProvisionableVersion {
+  registryModule: RegistryModuleRow;
+  version: RegistryModuleVersionRow;
+  summary: ModuleSummary;
+}
+
 /** What E4 (and E5) need of a no-code module: enabled, with an `ok` pin (N3) that meets N12; else 422. */
-export async function provisionableVersion(
-  db: Db,
+export async function provisionableVersion(db: Db, module: NoCodeModuleRow): Promise<ProvisionableVersion> {
+  const pin = module.versionPin;
+  const [registryModules, versions] = await db.batch([
+    registryModuleByIdQuery(db, module.registryModuleId),
+    moduleVersionQuery(db, module.registryModuleId, pin ?? ""),
+  ]);
+  return checkProvisionable(module, registryModules[0], pin === null ? undefined : versions[0]);
+}
+
+/**
+ * provisionableVersion's checks on rows already read: `registryModule` is the module's
+ * registry module and `version` its pinned version (each undefined when absent).
+ */
+function checkProvisionable(
   module: NoCodeModuleRow,
-): Promise<{ registryModule: RegistryModuleRow; version: RegistryModuleVersionRow; summary: ModuleSummary }> {
+  registryModule: RegistryModuleRow | undefined,
+  version: RegistryModuleVersionRow | undefined,
+): ProvisionableVersion {
   if (!module.enabled) throw unprocessable("The no-code module is not enabled; enable it (PATCH enabled: true) before provisioning workspaces");
   if (module.versionPin === null) throw unprocessable("The no-code module has no version pin: no version of its registry module is ok yet");
-  const registryModule = await findRegistryModuleById(db, module.registryModuleId);
-  const version = registryModule ? await findModuleVersion(db, registryModule.id, module.versionPin) : undefined;
   if (!registryModule || !version) throw unprocessable(`The pinned version ${module.versionPin} no longer exists`);
   const summary = versionSummary(version);
   if (!summary) {
@@ -192,24 +219,43 @@ export async function provisionWorkspace(
   const input = await readWorkspaceInput(request);
   const organization = module.organization;
 
+  // Every other read depends only on the module and the input: one D1 batch, one round
+  // trip. The checks below then run in the order they always have, so a request with
+  // several faults gets the same error as before. Reads a check does not need (the pool
+  // of a workspace without one, the pin of a module without one) match no row.
+  const [projectRows, orgRows, poolRows, registryModuleRows, versionRows, releases, sameNameRows, optionRows] = await db.batch([
+    projectInOrganizationQuery(db, organization, input.projectId ?? ""),
+    db.select({ defaultProjectId: organizations.defaultProjectId }).from(organizations).where(eq(organizations.name, organization)).limit(1),
+    agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
+    registryModuleByIdQuery(db, module.registryModuleId),
+    moduleVersionQuery(db, module.registryModuleId, module.versionPin ?? ""),
+    releasesQuery(db),
+    workspaceByNameQuery(db, organization, input.name),
+    variableOptionsQuery(db, module.id),
+  ]);
+
   // N6: the project defaults to the organization's default project.
   let projectId = input.projectId;
   if (projectId === undefined) {
-    const org = await db.select({ defaultProjectId: organizations.defaultProjectId }).from(organizations).where(eq(organizations.name, organization)).get();
+    const org = orgRows[0];
     if (!org) throw notFound();
     projectId = org.defaultProjectId;
-  } else if (!(await findProjectInOrganization(db, organization, projectId))) {
+  } else if (!projectRows[0]) {
     throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", relationshipAt("project"));
   }
-  await checkAgentPool(db, organization, projectId, input);
+  checkAgentPool(input, projectId, poolRows[0]);
 
-  const { registryModule, version, summary } = await provisionableVersion(db, module);
-  const engine = await resolveEngineVersion(db, input.engineVersion.value);
+  const { registryModule, version, summary } = checkProvisionable(
+    module,
+    registryModuleRows[0],
+    module.versionPin === null ? undefined : versionRows[0],
+  );
+  const engine = pickEngineVersion(releases, input.engineVersion.value);
   if (!engine.ok) throw engineVersionError(engine, input.engineVersion.attribute);
-  if (await findWorkspaceByName(db, organization, input.name)) throw nameTaken();
+  if (sameNameRows[0]) throw nameTaken();
 
   // N5: the module's rules on the vars.
-  const options = await listVariableOptions(db, module.id);
+  const options = optionRows.map(optionSetOf);
   checkVarOptions(input.vars, options);
   checkRequiredVars(input.vars, summary, version.version);
 

@@ -14,12 +14,17 @@ export function findWorkspace(db: Db, id: string): Promise<WorkspaceRow | undefi
 }
 
 /** A workspace by organization and name. */
-export function findWorkspaceByName(db: Db, organization: string, name: string): Promise<WorkspaceRow | undefined> {
+export async function findWorkspaceByName(db: Db, organization: string, name: string): Promise<WorkspaceRow | undefined> {
+  return (await workspaceByNameQuery(db, organization, name))[0];
+}
+
+/** The select behind findWorkspaceByName, for a `db.batch` with other reads (at most one row). */
+export function workspaceByNameQuery(db: Db, organization: string, name: string) {
   return db
     .select()
     .from(workspaces)
     .where(and(eq(workspaces.organization, organization), eq(workspaces.name, name)))
-    .get();
+    .limit(1);
 }
 
 /** The variables of a workspace in creation order. */

@@ -256,6 +256,27 @@ describe("E4 refusals: 422 with a clear detail, nothing created", () => {
     );
   });
 
+  it("with several faults at once, the first check in E4's order decides: project, agent pool, module, engine, name, vars", async () => {
+    // E4 reads everything it checks in one batch; the checks must still run in this order.
+    const other = await bootstrapOrg();
+    const taken = (await create()).json.data.attributes.name as string;
+    const foreignProject = { project: { data: { type: "projects", id: other.defaultProjectId } } };
+    const badVars = [varEntry("prefix", "p"), varEntry("length", "7")];
+    const disabled = await noCodeOrg({ enabled: false, org: ctx });
+    const all = { name: taken, "execution-mode": "agent", "engine-version": "9.9.9" };
+    const attempt = (attributes: Record<string, unknown>, relationships: Record<string, unknown> = {}, moduleId = ctx.noCodeModuleId) =>
+      provisionWorkspace(moduleId, ctx.ownerToken, workspaceDoc(attributes, badVars, relationships));
+
+    await expectRefused(attempt(all, foreignProject, disabled.noCodeModuleId), "Project must be a project of the workspace's organization", "/data/relationships/project");
+    await expectRefused(attempt(all, {}, disabled.noCodeModuleId), "Agent pool must be specified when using 'agent' execution mode", "/data/attributes/agent-pool-id");
+    const { "execution-mode": _mode, ...noPool } = all;
+    await expectRefused(attempt(noPool, {}, disabled.noCodeModuleId), /^The no-code module is not enabled/);
+    await expectRefused(attempt(noPool), "Engine version 9.9.9 is not an available release", "/data/attributes/engine-version");
+    const { "engine-version": _engine, ...nameAndVars } = noPool;
+    await expectRefused(attempt(nameAndVars), "Name has already been taken", "/data/attributes/name");
+    await expectRefused(attempt({ name: uniqueName("ws") }), 'Value of variable "length" must be one of the allowed options: "2", "3"');
+  });
+
   it("a project of another organization; duplicate var keys; malformed vars", async () => {
     const other = await bootstrapOrg();
     await expectRefused(

@@ -107,7 +107,7 @@ async function main() {
   }
   log(
     `load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark ` +
-      `in ${options.slices} slices, each after a slice of the floor; generator in this process`,
+      `in ${options.slices} slices, each paired with a slice of the floor in ABBA order; generator in this process`,
   );
 
   const scratch = await scratchDir({ onDisk: options.disk });
@@ -285,27 +285,38 @@ async function main() {
       const benchRuns = [];
       const pairRuns = [];
       const rawRuns = [];
-      for (let i = 0; i < options.slices; i++) {
+      // The slices of one round run in ABBA order: the floor (and raw or paired slices)
+      // first in even rounds, last in odd ones. A drift of the machine's speed during the
+      // run then weighs on both sides alike instead of always favouring the later one.
+      const floorSlice = async () => {
         const f = await runLoad({ origin: runtime.origin, requests: setups.floor.requests, connections: options.connections, durationS: sliceS });
         count("floor (paired)", f);
         floorRuns.push(f);
-        settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
-        if (scenario.pairRaw) {
-          rawRuns.push(await rawSignSlice(scenario.pairRaw, sliceS));
-          settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
-        }
-        if (scenario.pairWith && setups[scenario.pairWith]) {
-          const p = await runLoad({ origin: runtime.origin, requests: setups[scenario.pairWith].requests, connections, durationS: sliceS });
-          count(`${scenario.pairWith} (paired)`, p);
-          pairRuns.push(p);
-          settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
-        }
+      };
+      const rawSlice = async () => {
+        rawRuns.push(await rawSignSlice(scenario.pairRaw, sliceS));
+      };
+      const pairSlice = async () => {
+        const p = await runLoad({ origin: runtime.origin, requests: setups[scenario.pairWith].requests, connections, durationS: sliceS });
+        count(`${scenario.pairWith} (paired)`, p);
+        pairRuns.push(p);
+      };
+      const benchSlice = async () => {
         const b = await benchRun(sliceS);
         if (b) {
           count(scenario.name, b);
           benchRuns.push(b);
         }
-        settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+      };
+      const round = [floorSlice];
+      if (scenario.pairRaw) round.push(rawSlice);
+      if (scenario.pairWith && setups[scenario.pairWith]) round.push(pairSlice);
+      round.push(benchSlice);
+      for (let i = 0; i < options.slices; i++) {
+        for (const slice of i % 2 === 0 ? round : [...round].reverse()) {
+          await slice();
+          settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+        }
       }
       const bench = combineRuns(benchRuns);
       const fl = combineRuns(floorRuns);
@@ -534,8 +545,8 @@ async function main() {
       `Last run: ${startedAt} (${fmt(report.totalSeconds)} s in all). Machine: ${machine.nproc} CPU(s), ${machine.cpuModel}, ` +
         `${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}, workerd ${machine.workerd}, wrangler ${machine.wrangler}, ` +
         `miniflare ${machine.miniflare}, autocannon ${machine.autocannon}. Load: ${options.connections} connections, ` +
-        `${options.warmup} s warm-up + ${options.duration} s timed per benchmark in ${options.slices} slices, each after a ` +
-        `slice of the floor. Local storage on ${report.storage}. ` +
+        `${options.warmup} s warm-up + ${options.duration} s timed per benchmark in ${options.slices} slices, each paired ` +
+        `with a slice of the floor in ABBA order. Local storage on ${report.storage}. ` +
         `Load average before/after: ${loadBefore.map((l) => l.toFixed(1)).join(" ")} / ${loadAfter.map((l) => l.toFixed(1)).join(" ")}.`,
       "",
       table,

@@ -4,7 +4,7 @@
  * E3's document (no-code-modules/routes.ts). A D1 round trip costs more than a whole
  * cheap request, so these are served from memory for NOCODE_CACHE_TTL_MS.
  *
- * Consistency (the pattern of src/ssh/sign/context-cache.ts): every /api/v2 request other
+ * Consistency (the pattern of src/ssh/context-cache.ts): every /api/v2 request other
  * than GET/HEAD clears the whole cache before and after it runs (app.ts), so the isolate
  * that makes a change — token revocation, membership or team changes, E1/E2/DELETE,
  * variable options, registry module deletes — sees it at once. Writes made by another

@@ -12,7 +12,7 @@ import type { Db } from "../../db/client";
 import { sshCa } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
 import { importSigningKey, type SshSigningKey } from "../../lib/crypto/ssh-ca";
-import { invalidateSignContexts } from "../sign/context-cache";
+import { invalidateMountContexts } from "../context-cache";
 
 /** A stored CA row. */
 export type CaRow = typeof sshCa.$inferSelect;
@@ -52,14 +52,14 @@ export async function writeCa(
     .onConflictDoUpdate({ target: sshCa.mount, set: row });
   if (ca.signingKey) cache.set(mount, { ciphertext: privateKeyEncrypted, key: Promise.resolve(ca.signingKey) });
   else cache.delete(mount);
-  invalidateSignContexts(mount);
+  invalidateMountContexts(mount);
 }
 
 /** Delete a mount's CA (204 even when none was configured). */
 export async function deleteCa(db: Db, mount: string): Promise<void> {
   await db.delete(sshCa).where(eq(sshCa.mount, mount));
   cache.delete(mount);
-  invalidateSignContexts(mount);
+  invalidateMountContexts(mount);
 }
 
 interface CacheEntry {

@@ -2,16 +2,45 @@
  * `POST <mount>/creds/:name` (seed row 8, reference §3.6, decision S13): issue a
  * one-time password for a username and a remote host IP, under a lease.
  */
+import type { Db } from "../../db/client";
 import { parseIp } from "../../lib/net/ip";
+import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
+import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
-import { mountTtlsFromRows, mountTuneQuery } from "../sys/mounts";
+import { type MountTtls, mountTtlsFromRows, mountTuneQuery } from "../sys/mounts";
 import { checkRoleCidrs, formatIp } from "./ip-match";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "./shard";
 import { zeroAddressFromRows, zeroAddressQuery } from "./zeroaddress";
+
+/** What creds reads of a (mount, role): the role, whether it is on the zero-address list, the mount's TTLs. */
+interface CredsContext {
+  role: Role | null;
+  zeroAddress: boolean;
+  ttls: MountTtls;
+}
+
+const credsContexts = mountContextCache<CredsContext>();
+
+/** The creds context: from the per-isolate cache (as sign's), else in one D1 round trip. */
+function loadCredsContext(db: Db, mount: string, roleName: string): Promise<CredsContext> {
+  return credsContexts.get(mount, roleName, async () => {
+    // The three reads are independent: one D1 batch, one round trip.
+    const [roleRows, zeroAddressRows, tuneRows] = await db.batch([
+      roleQuery(db, mount, roleName),
+      zeroAddressQuery(db, mount),
+      mountTuneQuery(db, mount),
+    ]);
+    return {
+      role: roleFromRows(roleRows),
+      zeroAddress: (zeroAddressFromRows(zeroAddressRows) ?? []).includes(roleName),
+      ttls: mountTtlsFromRows(tuneRows),
+    };
+  });
+}
 
 /** Vault's OTP reading of `allowed_users` (reference §5.2): `*`, or trimmed exact names. */
 function userAllowed(username: string, allowedUsers: string): boolean {
@@ -31,15 +60,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   // Reference §3.6, in Vault's order.
   const ipText = f.values.ip as string;
   if (ipText === "") throw badRequest("Missing ip");
-  // The three reads are independent: one D1 batch, one round trip.
-  const [roleRows, zeroAddressRows, tuneRows] = await req.db.batch([
-    roleQuery(req.db, req.mount, roleName),
-    zeroAddressQuery(req.db, req.mount),
-    mountTuneQuery(req.db, req.mount),
-  ]);
-  const role = roleFromRows(roleRows);
-  const zeroAddress = (zeroAddressFromRows(zeroAddressRows) ?? []).includes(roleName);
-  const ttls = mountTtlsFromRows(tuneRows);
+  const { role, zeroAddress, ttls } = await loadCredsContext(req.db, req.mount, roleName);
   if (!role) throw badRequest(`Role ${JSON.stringify(roleName)} not found`);
 
   let username = f.values.username as string;

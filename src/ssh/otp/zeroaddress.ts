@@ -4,11 +4,13 @@
  * de-duplication, as Vault).
  *
  * Deleting a role removes it from the list (reference §3.4); the roles repository does
- * that in the same batch as the deletion (`deleteRole`).
+ * that in the same batch as the deletion (`deleteRole`). Every change drops the mount's
+ * cached creds contexts (context-cache.ts), which hold the list.
  */
 import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshRoles, sshZeroAddress } from "../../db/schema";
+import { invalidateMountContexts } from "../context-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
@@ -66,11 +68,13 @@ export async function writeZeroAddressHandler(req: VaultRequest): Promise<Respon
     .insert(sshZeroAddress)
     .values({ mount: req.mount, roles: JSON.stringify(roles) })
     .onConflictDoUpdate({ target: sshZeroAddress.mount, set: { roles: JSON.stringify(roles) } });
+  invalidateMountContexts(req.mount);
   return vaultNoContent(req, unknownFieldWarnings(f.unknown));
 }
 
 /** DELETE config/zeroaddress: always 204. */
 export async function deleteZeroAddressHandler(req: VaultRequest): Promise<Response> {
   await req.db.delete(sshZeroAddress).where(eq(sshZeroAddress.mount, req.mount));
+  invalidateMountContexts(req.mount);
   return vaultNoContent(req);
 }

@@ -6,7 +6,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshRoleCidrs, sshRoles, sshZeroAddress } from "../../db/schema";
 import { parseCidr } from "../../lib/net/ip";
-import { invalidateSignContexts } from "../sign/context-cache";
+import { invalidateMountContexts } from "../context-cache";
 import { defaultRole, type Role } from "./model";
 
 /** Read one role; null when absent. */
@@ -51,7 +51,7 @@ export async function putRole(db: Db, mount: string, role: Role): Promise<void> 
     ...chunk(cidrRows, 16).map((rows) => db.insert(sshRoleCidrs).values(rows)),
   ] as const;
   await db.batch(statements as unknown as Parameters<typeof db.batch>[0]);
-  invalidateSignContexts(mount);
+  invalidateMountContexts(mount);
 }
 
 /**
@@ -70,7 +70,7 @@ export async function deleteRole(db: Db, mount: string, name: string): Promise<v
       })
       .where(eq(sshZeroAddress.mount, mount)),
   ]);
-  invalidateSignContexts(mount);
+  invalidateMountContexts(mount);
 }
 
 /** Names and key types of every role of a mount, sorted by name (byte order). */

@@ -17,7 +17,7 @@ import {
 } from "../../lib/crypto/ssh-ca";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { type CaRow, caQuery, signingKeyFor } from "../ca/store";
-import { cachedSignContext } from "./context-cache";
+import { mountContextCache } from "../context-cache";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
@@ -65,9 +65,11 @@ interface SignContext {
   ttls: SystemTtls;
 }
 
+const signContexts = mountContextCache<SignContext>();
+
 /** Role, CA and mount TTLs: from the per-isolate cache, else in one D1 round trip. */
 function loadContext(db: Db, mount: string, name: string): Promise<SignContext> {
-  return cachedSignContext(mount, name, () => readContext(db, mount, name));
+  return signContexts.get(mount, name, () => readContext(db, mount, name));
 }
 
 async function readContext(db: Db, mount: string, name: string): Promise<SignContext> {

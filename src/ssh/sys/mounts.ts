@@ -11,7 +11,7 @@ import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
-import { invalidateSignContexts } from "../sign/context-cache";
+import { invalidateMountContexts } from "../context-cache";
 
 /** Vault's system default and maximum lease TTL: 768h. */
 export const SYSTEM_LEASE_TTL_SECONDS = 768 * 3600;
@@ -95,7 +95,7 @@ export const mountRoutes: VaultRoute[] = [
           .values({ mount, ...next })
           .onConflictDoUpdate({ target: sshMountTune.mount, set: next });
         // Sign and issue cache the mount's TTLs per isolate; this isolate sees the tune at once.
-        invalidateSignContexts(mount);
+        invalidateMountContexts(mount);
         return vaultNoContent(req, unknownFieldWarnings(f.unknown));
       },
     },

@@ -1,6 +1,11 @@
-/** The per-isolate sign context cache: expiry, invalidation, shared misses, failures, bound. */
+/** The per-isolate mount context caches (sign, creds): expiry, invalidation, shared misses, failures, bound. */
 import { describe, expect, it } from "vitest";
-import { cachedSignContext, invalidateSignContexts, SIGN_CONTEXT_TTL_MS } from "../../../src/ssh/sign/context-cache";
+import { invalidateMountContexts, MOUNT_CONTEXT_TTL_MS, mountContextCache } from "../../../src/ssh/context-cache";
+
+/** The cache most tests use; values are numbers or strings. */
+const cache = mountContextCache<unknown>();
+const cached = <T>(mount: string, role: string, load: () => Promise<T>, now: number) =>
+  cache.get(mount, role, load, now) as Promise<T>;
 
 function counter() {
   let calls = 0;
@@ -12,13 +17,13 @@ function counter() {
   };
 }
 
-describe("cachedSignContext", () => {
+describe("MountContextCache", () => {
   it("serves a value until it expires, then loads again", async () => {
     const c = counter();
     const t = 1_000_000;
-    expect(await cachedSignContext("m1", "r", c.load, t)).toBe(1);
-    expect(await cachedSignContext("m1", "r", c.load, t + SIGN_CONTEXT_TTL_MS - 1)).toBe(1);
-    expect(await cachedSignContext("m1", "r", c.load, t + SIGN_CONTEXT_TTL_MS)).toBe(2);
+    expect(await cached("m1", "r", c.load, t)).toBe(1);
+    expect(await cached("m1", "r", c.load, t + MOUNT_CONTEXT_TTL_MS - 1)).toBe(1);
+    expect(await cached("m1", "r", c.load, t + MOUNT_CONTEXT_TTL_MS)).toBe(2);
     expect(c.calls).toBe(2);
   });
 
@@ -26,11 +31,11 @@ describe("cachedSignContext", () => {
     const a = counter();
     const b = counter();
     const t = 2_000_000;
-    await cachedSignContext("m2", "r1", a.load, t);
-    await cachedSignContext("m3", "r1", b.load, t);
-    invalidateSignContexts("m2");
-    expect(await cachedSignContext("m2", "r1", a.load, t)).toBe(2);
-    expect(await cachedSignContext("m3", "r1", b.load, t)).toBe(1);
+    await cached("m2", "r1", a.load, t);
+    await cached("m3", "r1", b.load, t);
+    invalidateMountContexts("m2");
+    expect(await cached("m2", "r1", a.load, t)).toBe(2);
+    expect(await cached("m3", "r1", b.load, t)).toBe(1);
   });
 
   it("concurrent misses share one load", async () => {
@@ -44,7 +49,7 @@ describe("cachedSignContext", () => {
       await gate;
       return "v";
     };
-    const all = Promise.all([1, 2, 3].map(() => cachedSignContext("m4", "r", load, 3_000_000)));
+    const all = Promise.all([1, 2, 3].map(() => cached("m4", "r", load, 3_000_000)));
     release();
     expect(await all).toEqual(["v", "v", "v"]);
     expect(calls).toBe(1);
@@ -57,17 +62,30 @@ describe("cachedSignContext", () => {
       if (calls === 1) throw new Error("d1 down");
       return "ok";
     };
-    await expect(cachedSignContext("m5", "r", load, 4_000_000)).rejects.toThrow("d1 down");
-    expect(await cachedSignContext("m5", "r", load, 4_000_000)).toBe("ok");
+    await expect(cached("m5", "r", load, 4_000_000)).rejects.toThrow("d1 down");
+    expect(await cached("m5", "r", load, 4_000_000)).toBe("ok");
   });
 
   it("stays bounded: the oldest entries go first", async () => {
     const t = 5_000_000;
     const first = counter();
-    await cachedSignContext("m6", "first", first.load, t);
-    for (let i = 0; i < 1100; i++) await cachedSignContext("m7", `r${i}`, async () => i, t);
-    expect(await cachedSignContext("m6", "first", first.load, t)).toBe(2);
+    await cached("m6", "first", first.load, t);
+    for (let i = 0; i < 1100; i++) await cached("m7", `r${i}`, async () => i, t);
+    expect(await cached("m6", "first", first.load, t)).toBe(2);
     // A recent one is still cached.
-    expect(await cachedSignContext("m7", "r1099", async () => -1, t)).toBe(1099);
+    expect(await cached("m7", "r1099", async () => -1, t)).toBe(1099);
+  });
+
+  it("invalidateMountContexts clears that mount in every cache; each cache keeps its own values", async () => {
+    const other = mountContextCache<string>();
+    const t = 6_000_000;
+    await cached("m8", "r", async () => "sign", t);
+    await other.get("m8", "r", async () => "creds", t);
+    // Same (mount, role), separate caches.
+    expect(await cached("m8", "r", async () => "x", t)).toBe("sign");
+    expect(await other.get("m8", "r", async () => "y", t)).toBe("creds");
+    invalidateMountContexts("m8");
+    expect(await cached("m8", "r", async () => "sign 2", t)).toBe("sign 2");
+    expect(await other.get("m8", "r", async () => "creds 2", t)).toBe("creds 2");
   });
 });

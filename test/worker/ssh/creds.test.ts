@@ -91,6 +91,19 @@ describe("creds", () => {
     expect(res.json.warnings).toBeNull();
   });
 
+  it("a role delete and a mount tune apply at the next request (the per-isolate context cache is dropped)", async () => {
+    const role = uniqueName("cached");
+    await writeOtpRole(role, {}, "ssh-two");
+    const creds = () => vault("POST", `ssh-two/creds/${role}`, { body: { ip: "10.1.2.3" } });
+    expect((await creds()).json.lease_duration).toBe(2764800);
+    expect((await vault("POST", "sys/mounts/ssh-two/tune", { body: { default_lease_ttl: "1h" } })).status).toBe(204);
+    expect((await creds()).json.lease_duration).toBe(3600);
+    expect((await vault("DELETE", `ssh-two/roles/${role}`)).status).toBe(204);
+    const gone = await creds();
+    expect(gone.status).toBe(400);
+    expect(gone.json).toEqual({ errors: [`Role ${JSON.stringify(role)} not found`] });
+  });
+
   it("item 10: every OTP and lease id is new", async () => {
     const role = uniqueName("fresh");
     await writeOtpRole(role);

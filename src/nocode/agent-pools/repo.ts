@@ -10,12 +10,7 @@ export async function findAgentPool(db: Db, id: string): Promise<AgentPoolRow | 
   return db.select().from(agentPools).where(eq(agentPools.id, id)).get();
 }
 
-/** An agent pool by id within `organization` (undefined when it belongs to another). */
-export async function findAgentPoolInOrganization(db: Db, organization: string, id: string): Promise<AgentPoolRow | undefined> {
-  return (await agentPoolInOrganizationQuery(db, organization, id))[0];
-}
-
-/** The select behind findAgentPoolInOrganization, for a `db.batch` with other reads (at most one row). */
+/** An agent pool by id within `organization` (no row when it belongs to another), for a `db.batch` with other reads. */
 export function agentPoolInOrganizationQuery(db: Db, organization: string, id: string) {
   return db.select().from(agentPools).where(and(eq(agentPools.id, id), eq(agentPools.organization, organization))).limit(1);
 }

@@ -10,12 +10,7 @@ export async function findProject(db: Db, id: string): Promise<ProjectRow | unde
   return db.select().from(projects).where(eq(projects.id, id)).get();
 }
 
-/** A project by id within `organization` (undefined when it belongs to another). */
-export async function findProjectInOrganization(db: Db, organization: string, id: string): Promise<ProjectRow | undefined> {
-  return (await projectInOrganizationQuery(db, organization, id))[0];
-}
-
-/** The select behind findProjectInOrganization, for a `db.batch` with other reads (at most one row). */
+/** A project by id within `organization` (no row when it belongs to another), for a `db.batch` with other reads. */
 export function projectInOrganizationQuery(db: Db, organization: string, id: string) {
   return db.select().from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).limit(1);
 }

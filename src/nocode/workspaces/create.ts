@@ -162,17 +162,17 @@ export interface ProvisionableVersion {
 
 /** What E4 (and E5) need of a no-code module: enabled, with an `ok` pin (N3) that meets N12; else 422. */
 export async function provisionableVersion(db: Db, module: NoCodeModuleRow): Promise<ProvisionableVersion> {
-  const pin = module.versionPin;
   const [registryModules, versions] = await db.batch([
     registryModuleByIdQuery(db, module.registryModuleId),
-    moduleVersionQuery(db, module.registryModuleId, pin ?? ""),
+    moduleVersionQuery(db, module.registryModuleId, module.versionPin ?? ""),
   ]);
-  return checkProvisionable(module, registryModules[0], pin === null ? undefined : versions[0]);
+  return checkProvisionable(module, registryModules[0], versions[0]);
 }
 
 /**
  * provisionableVersion's checks on rows already read: `registryModule` is the module's
- * registry module and `version` its pinned version (each undefined when absent).
+ * registry module and `version` its pinned version (each undefined when absent; `version`
+ * is not looked at when the module has no pin).
  */
 function checkProvisionable(
   module: NoCodeModuleRow,
@@ -245,11 +245,7 @@ export async function provisionWorkspace(
   }
   checkAgentPool(input, projectId, poolRows[0]);
 
-  const { registryModule, version, summary } = checkProvisionable(
-    module,
-    registryModuleRows[0],
-    module.versionPin === null ? undefined : versionRows[0],
-  );
+  const { registryModule, version, summary } = checkProvisionable(module, registryModuleRows[0], versionRows[0]);
   const engine = pickEngineVersion(releases, input.engineVersion.value);
   if (!engine.ok) throw engineVersionError(engine, input.engineVersion.attribute);
   if (sameNameRows[0]) throw nameTaken();

@@ -32,7 +32,6 @@ export function zeroAddressFromRows(rows: { roles: string }[]): string[] | null 
   return row ? (JSON.parse(row.roles) as string[]) : null;
 }
 
-
 async function existingRoles(db: Db, mount: string, names: string[]): Promise<Set<string>> {
   const unique = [...new Set(names)];
   const found = new Set<string>();

@@ -94,7 +94,7 @@ export const mountRoutes: VaultRoute[] = [
           .insert(sshMountTune)
           .values({ mount, ...next })
           .onConflictDoUpdate({ target: sshMountTune.mount, set: next });
-        // Sign and issue cache the mount's TTLs per isolate; this isolate sees the tune at once.
+        // Sign, issue and creds cache the mount's TTLs per isolate; this isolate sees the tune at once.
         invalidateMountContexts(mount);
         return vaultNoContent(req, unknownFieldWarnings(f.unknown));
       },

@@ -31,7 +31,7 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
-              bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, SSH_MOUNTS: "ssh,ssh-two" },
+              bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, SSH_MOUNTS: "ssh,ssh-two", D1_LIMIT_GUARD: "on" },
               compatibilityFlags: ["service_binding_extra_handlers"],
               queueConsumers: {
                 "keyway-provision": { maxBatchTimeout: 0.05 },

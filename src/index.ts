@@ -6,6 +6,7 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
+import { guardEnv } from "./db/d1-guard";
 import { requestId } from "./lib/http/request-id";
 import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
@@ -30,7 +31,8 @@ app.notFound((c) =>
 );
 
 /** The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. */
-export function handleFetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
+export function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionContext): Response | Promise<Response> {
+  const env = guardEnv(rawEnv); // B8: D1's limits enforced in tests (inert in production)
   if (isSecretsUrl(request.url)) return serveSecrets(request, env);
   return app.fetch(request, env, ctx);
 }

@@ -2,6 +2,7 @@
  * The Queue consumer (decision N11): one entry point, routed by queue name
  * (house style §3.2 item 10).
  */
+import { guardEnv } from "./db/d1-guard";
 import { logError } from "./lib/log";
 import { ingestModule } from "./lib/terraform";
 import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue/consumer";
@@ -14,7 +15,8 @@ export const defaultQueueDeps: ProvisionConsumerDeps = { ingest: (gzipBytes) => 
 
 /** A queue handler with the given dependencies (tests inject failures through them, N11). */
 export function createQueueHandler(deps: ProvisionConsumerDeps) {
-  return async function queue(batch: MessageBatch<unknown>, env: Env, _ctx: ExecutionContext): Promise<void> {
+  return async function queue(batch: MessageBatch<unknown>, rawEnv: Env, _ctx: ExecutionContext): Promise<void> {
+    const env = guardEnv(rawEnv); // B8: D1's limits enforced in tests (inert in production)
     switch (batch.queue) {
       case PROVISION_QUEUE_NAME:
         return handleProvisionBatch(batch, env, deps);

@@ -47,7 +47,17 @@ export function toBase64(bytes: Uint8Array): string {
 
 /** URL-safe base64 without padding (RFC 4648 §5). */
 export function toBase64Url(bytes: Uint8Array): string {
-  return toBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return trimTrailing(toBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_"), "=");
+}
+
+/**
+ * `text` without the run of `chars` at its end. A loop, not `/[…]+$/`: an unanchored
+ * `x+$` retries from every position of a long run and takes quadratic time (B9).
+ */
+export function trimTrailing(text: string, chars: string): string {
+  let end = text.length;
+  while (end > 0 && chars.includes(text[end - 1]!)) end--;
+  return end === text.length ? text : text.slice(0, end);
 }
 
 /**

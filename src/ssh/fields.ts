@@ -95,11 +95,12 @@ export function parseGoDuration(text: string): number {
   if (s === "0") return 0;
   if (s === "") throw invalid();
   let total = 0;
-  const re = /^(\d+\.?\d*|\.\d+)([a-zµμ]+)/;
+  // `\d+(?:\.\d*)?`, not `\d+\.?\d*`: the latter splits a run of digits many ways (B9).
+  const re = /^(\d+(?:\.\d*)?|\.\d+)([a-zµμ]+)/;
   while (s.length > 0) {
     const m = re.exec(s);
     if (!m) {
-      if (/^(\d+\.?\d*|\.\d+)$/.test(s)) throw new ConversionError(`time: missing unit in duration "${text}"`);
+      if (/^(\d+(?:\.\d*)?|\.\d+)$/.test(s)) throw new ConversionError(`time: missing unit in duration "${text}"`);
       throw invalid();
     }
     const unit = GO_UNITS[m[2]!];

@@ -112,6 +112,7 @@ export class VaultRouter {
         })
         .join("/");
       // A trailing slash is tolerated (Vault lists `roles/` as well as `roles`).
+      // lint-regex: built from the route table's constants: literal segments and parameter patterns joined by `/`, anchored.
       const compiled = { route, regex: new RegExp(`^${source}/?$`), names };
       const table = route.mounted ? this.mounted : this.global;
       // The first route in table order wins, so a literal is indexed only when no route

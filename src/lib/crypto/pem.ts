@@ -42,9 +42,10 @@ export function parsePem(text: string): PemBlock[] {
         break;
       }
       if (inHeaders) {
-        const h = /^([A-Za-z0-9-]+):\s*(.*)$/.exec(line);
+        // `:(.*)` then trimStart: `:\s*(.*)` backtracks quadratically over a run of spaces (B9).
+        const h = /^([A-Za-z0-9-]+):(.*)$/.exec(line);
         if (h) {
-          headers[h[1]!] = h[2]!;
+          headers[h[1]!] = h[2]!.trimStart();
           continue;
         }
         inHeaders = false;

@@ -7,7 +7,7 @@
  * application; sk-ssh-ed25519@openssh.com: string key, string application).
  */
 
-import { fromBase64, toBase64 } from "../bytes";
+import { fromBase64, toBase64, trimTrailing } from "../bytes";
 import { assertValidEcPoint } from "./ec-point";
 import { WireError } from "./errors";
 import {
@@ -259,7 +259,7 @@ export function parsePublicKeyText(text: string): ParsedPublicKeyText {
   }
   const key = decodePublicKey(blob);
   const label = parts.length > 1 ? parts[0] : undefined;
-  const rest = parts.length > 2 ? parts.slice(2).join(" ").replace(/[\r\n]+$/, "") : "";
+  const rest = parts.length > 2 ? trimTrailing(parts.slice(2).join(" "), "\r\n") : "";
   return { key, blob, ...(label !== undefined ? { label } : {}), ...(rest ? { comment: rest } : {}) };
 }
 

@@ -12,7 +12,7 @@ const MiB = 1024 * 1024;
 
 /** Limits of decision B5 for ingestion. */
 export interface TarballLimits {
-  /** Sum of the sizes of all entries' data, extended headers included. */
+  /** Sum of the sizes of all entries' data, metadata entries' header blocks and data included. */
   maxUnpackedBytes: number;
   /** Entries of any type, directories included (pax/GNU metadata entries excluded). */
   maxEntries: number;
@@ -30,14 +30,99 @@ export const MODULE_TARBALL_LIMITS: Readonly<TarballLimits> = Object.freeze({
 /** Extended-header payloads (pax, GNU long names) above this are refused: real ones are tiny. */
 const MAX_METADATA_BYTES = 64 * 1024;
 
+/**
+ * Decision B9: metadata entries (pax `x`/`g`, GNU `L`/`K`) are not entries, but each costs a
+ * header block and a parse; at most this many per archive, and their header blocks and data
+ * count towards `maxUnpackedBytes`. Without the bound, 10 MiB of gzip holds millions of them.
+ */
+export const MAX_METADATA_HEADERS = 1000;
+
+/** A `.tf` file of a subdirectory that is not valid UTF-8, found when it is first read. */
+export class TfEncodingError extends Error {
+  override name = "TfEncodingError";
+  constructor(readonly path: string) {
+    super(`${path} is not valid UTF-8`);
+  }
+}
+
+const strictUtf8 = (bytes: Uint8Array, path: string): string => {
+  try {
+    return fromUtf8(bytes);
+  } catch {
+    throw new TfEncodingError(path);
+  }
+};
+
+/**
+ * The archive's `.tf` files, by normalised path. Root files are decoded while the archive
+ * is read (every module needs them); files in subdirectories are kept as bytes and decoded
+ * on first read, so only the directories that local module calls reach are ever decoded
+ * (B9: nothing is kept decoded "just in case"). `get` of an undecodable subdirectory file
+ * throws {@link TfEncodingError}.
+ */
+export class TerraformFiles implements ReadonlyMap<string, string> {
+  private readonly decoded = new Map<string, string>();
+  private readonly encoded = new Map<string, Uint8Array>();
+  private readonly paths = new Set<string>();
+
+  /** Record a file (a later entry of the same path replaces an earlier one, as tar does). */
+  add(path: string, text: string | Uint8Array): void {
+    this.paths.add(path);
+    this.decoded.delete(path);
+    this.encoded.delete(path);
+    if (typeof text === "string") this.decoded.set(path, text);
+    else this.encoded.set(path, text);
+  }
+
+  get(path: string): string | undefined {
+    const text = this.decoded.get(path);
+    if (text !== undefined) return text;
+    const bytes = this.encoded.get(path);
+    if (bytes === undefined) return undefined;
+    const decodedText = strictUtf8(bytes, path);
+    this.encoded.delete(path);
+    this.decoded.set(path, decodedText);
+    return decodedText;
+  }
+
+  has(path: string): boolean {
+    return this.paths.has(path);
+  }
+
+  get size(): number {
+    return this.paths.size;
+  }
+
+  keys(): MapIterator<string> {
+    return this.paths.values();
+  }
+
+  *values(): MapIterator<string> {
+    for (const path of this.paths) yield this.get(path)!;
+  }
+
+  *entries(): MapIterator<[string, string]> {
+    for (const path of this.paths) yield [path, this.get(path)!];
+  }
+
+  [Symbol.iterator](): MapIterator<[string, string]> {
+    return this.entries();
+  }
+
+  forEach(callback: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
+    for (const [path, text] of this.entries()) callback.call(thisArg, text, path, this);
+  }
+}
+
 /** What an accepted archive yields. */
 export interface ExtractedModule {
   ok: true;
   /**
    * Every `*.tf` file in the archive, at any depth, keyed by its normalised path (no
-   * leading `./`, `/`-separated, e.g. `main.tf`, `modules/vpc/main.tf`), decoded as UTF-8.
+   * leading `./`, `/`-separated, e.g. `main.tf`, `modules/vpc/main.tf`), as UTF-8 text;
+   * files outside the root are decoded only when read (see {@link TerraformFiles}).
    */
-  files: Map<string, string>;
+  files: TerraformFiles;
   /**
    * Paths of `*.tf.json` files. They are not read (the reader understands native syntax
    * only); callers may mention them.
@@ -98,6 +183,8 @@ interface PendingOverrides {
  * - at most 1,000 entries (directories count), at most 50 MiB of entry data, at most
  *   1 MiB per `.tf` file: checked from the headers, so an oversized entry is refused
  *   before its data is inflated;
+ * - at most 1,000 metadata headers (pax, GNU long names; B9), whose header blocks and
+ *   data count towards the 50 MiB;
  * - no absolute paths, no `..` components, no symbolic or hard links, no device or FIFO
  *   entries, no other special types;
  * - at least one `*.tf` directly at the archive root (a leading `./` is accepted).
@@ -142,9 +229,10 @@ function describe(cause: unknown): string {
 }
 
 async function readTar(reader: ByteStreamReader, lim: TarballLimits): Promise<ExtractedModule> {
-  const files = new Map<string, string>();
+  const files = new TerraformFiles();
   const tfJsonFiles: string[] = [];
   let entries = 0;
+  let metadataHeaders = 0;
   let unpacked = 0;
   let pending: PendingOverrides = {};
   let sawHeader = false;
@@ -198,7 +286,11 @@ async function readTar(reader: ByteStreamReader, lim: TarballLimits): Promise<Ex
       if (header.size > MAX_METADATA_BYTES) {
         throw new ArchiveRejected(`archive has an extended header larger than ${MAX_METADATA_BYTES} bytes`);
       }
-      countData(header.size);
+      metadataHeaders++;
+      if (metadataHeaders > MAX_METADATA_HEADERS) {
+        throw new ArchiveRejected(`archive has more than ${MAX_METADATA_HEADERS} metadata headers (pax or GNU long-name entries)`);
+      }
+      countData(BLOCK_SIZE + header.size);
       const data = await readData(header.size);
       if (header.type === "pax-header") {
         const records = parsePaxRecords(data);
@@ -263,13 +355,17 @@ async function readTar(reader: ByteStreamReader, lim: TarballLimits): Promise<Ex
     countData(size);
     if (isTf) {
       const data = await readData(size);
-      let text: string;
-      try {
-        text = fromUtf8(data);
-      } catch {
-        throw new ArchiveRejected(`${path} is not valid UTF-8`);
+      if (path.includes("/")) {
+        files.add(path, data); // decoded only if a module call reaches its directory
+      } else {
+        let text: string;
+        try {
+          text = fromUtf8(data);
+        } catch {
+          throw new ArchiveRejected(`${path} is not valid UTF-8`);
+        }
+        files.add(path, text);
       }
-      files.set(path, text);
     } else {
       if (path.endsWith(".tf.json")) tfJsonFiles.push(path);
       await skipData(size);

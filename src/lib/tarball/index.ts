@@ -10,4 +10,6 @@ export {
   normaliseEntryPath,
   type RejectedModule,
   type TarballLimits,
+  TerraformFiles,
+  TfEncodingError,
 } from "./extract-module-tarball";

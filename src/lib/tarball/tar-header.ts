@@ -72,9 +72,9 @@ function readNumber(block: Uint8Array, offset: number, length: number, field: st
     }
     return value;
   }
-  const text = ascii(block.subarray(offset, offset + length))
-    .replace(/\0.*$/s, "")
-    .trim();
+  const raw = ascii(block.subarray(offset, offset + length));
+  const nul = raw.indexOf("\0");
+  const text = (nul < 0 ? raw : raw.slice(0, nul)).trim();
   if (text === "") return 0;
   if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`invalid tar header (bad ${field} field)`);
   return Number.parseInt(text, 8);

@@ -14,8 +14,11 @@ export {
   allErrors,
   joinArchivePath,
   MAX_MODULE_DEPTH,
+  MAX_SUMMARY_BYTES,
+  MAX_SUMMARY_NODES,
   type SummarizeOptions,
   summarizeModule,
+  summaryBoundError,
   variablesReached,
 } from "./summarize-module";
 export type * from "./types";

@@ -5,7 +5,7 @@
 
 import { extractModuleTarball, type TarballLimits } from "../tarball";
 import type { TerraformParser } from "./parser";
-import { allErrors, summarizeModule } from "./summarize-module";
+import { allErrors, summarizeModule, summaryBoundError } from "./summarize-module";
 import type { ModuleSummary } from "./types";
 
 /** Outcome of ingestion: the summary of an `ok` version, or why it is `reg_ingress_failed`. */
@@ -47,5 +47,8 @@ export async function ingestModuleWith(
     const more = errors.length - listed.length;
     return { ok: false, error: listed.join("; ") + (more > 0 ? ` (and ${more} more)` : "") };
   }
+  // B9: the stored summary is bounded (checked on the shared graph, before it is expanded).
+  const tooBig = summaryBoundError(summary);
+  if (tooBig) return { ok: false, error: tooBig };
   return { ok: true, summary };
 }

@@ -17,7 +17,7 @@ import {
   toReferences,
 } from "./cst";
 import { evaluateLiteral, meaningfulChildren, objectElemParts, stringValue } from "./hcl-values";
-import { toSyntaxTree } from "./syntax-tree";
+import { HclNestingError, MAX_HCL_NESTING, toSyntaxTree } from "./syntax-tree";
 import type { TerraformParser } from "./parser";
 import type {
   ModuleCallSummary,
@@ -266,6 +266,12 @@ export function readTerraformFile(parser: TerraformParser, file: string, source:
   let root: ReturnType<typeof toSyntaxTree>;
   try {
     root = toSyntaxTree(tree, source);
+  } catch (err) {
+    // B9: a file nested deeper than the bound is refused whole, before any walker runs.
+    if (!(err instanceof HclNestingError)) throw err;
+    const message = `${file} at line ${err.line}: blocks and expressions nested more than ${MAX_HCL_NESTING} levels deep (HCL nesting limit)`;
+    contents.errors.push({ kind: "limit", file, line: err.line, message });
+    return contents;
   } finally {
     tree.delete();
   }

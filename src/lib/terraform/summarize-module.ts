@@ -9,10 +9,18 @@ import { readTerraformFile } from "./read-file";
 import type { ModuleCallSummary, ModuleSummary, References, SummaryError } from "./types";
 
 /**
- * How deep local module calls are followed. Real modules nest two or three levels; the
- * bound keeps a hostile archive (a chain of calls) from costing unbounded CPU.
+ * Decision B9: how deep local module calls may nest (the root calling a module is depth 1).
+ * Real modules nest two or three levels; deeper calls fail ingestion.
  */
 export const MAX_MODULE_DEPTH = 8;
+
+/**
+ * Decision B9: bounds of the stored summary, which repeats a submodule under every call
+ * that reaches it. Calls that reach one module many ways (a lattice of calls) would
+ * otherwise grow it exponentially from a few KB of source.
+ */
+export const MAX_SUMMARY_NODES = 10_000;
+export const MAX_SUMMARY_BYTES = 1024 * 1024;
 
 /** Options of {@link summarizeModule}. */
 export interface SummarizeOptions {
@@ -114,7 +122,16 @@ function summarizeDirectory(
   };
   const calls: Omit<ModuleCallSummary, "module">[] = [];
   for (const file of summary.files) {
-    const contents = readTerraformFile(parser, file, files.get(file)!);
+    let source: string;
+    try {
+      source = files.get(file)!;
+    } catch (err) {
+      // A subdirectory's file is decoded when first read (TerraformFiles in src/lib/tarball).
+      if (!(err instanceof Error && err.name === "TfEncodingError")) throw err;
+      summary.errors.push({ kind: "syntax", file, line: 1, message: err.message });
+      continue;
+    }
+    const contents = readTerraformFile(parser, file, source);
     summary.requiredVersions.push(...contents.requiredVersions);
     summary.variables.push(...contents.variables);
     summary.outputs.push(...contents.outputs);
@@ -137,7 +154,12 @@ function summarizeDirectory(
       if (target === null) summary.warnings.push(`${where}: source "${call.source}" is outside the archive`);
       else if (inner.includes(target)) summary.warnings.push(`${where}: source "${call.source}" calls itself`);
       else if (inner.length > MAX_MODULE_DEPTH) {
-        summary.warnings.push(`${where}: not expanded (local modules nested more than ${MAX_MODULE_DEPTH} deep)`);
+        summary.errors.push({
+          kind: "limit",
+          file: call.file,
+          line: call.line,
+          message: `${where}: local module calls nested more than ${MAX_MODULE_DEPTH} deep (module-call depth limit)`,
+        });
       } else if (filesIn(files, target).length === 0) {
         summary.warnings.push(`${where}: source "${call.source}" has no .tf files in the archive`);
       } else module = summarizeDirectory(files, parser, target, inner, cache);
@@ -181,4 +203,39 @@ export function variablesReached(summary: ModuleSummary, references: References)
     pending.push(...local.locals);
   }
   return [...variables].sort();
+}
+
+/**
+ * Decision B9: why the stored form of `summary` (JSON, each submodule repeated under every
+ * call that reaches it) would be over {@link MAX_SUMMARY_NODES} module summaries or
+ * {@link MAX_SUMMARY_BYTES} bytes, or null when it fits. Measured on the shared graph,
+ * each module once, so the measurement itself stays small whatever the expansion.
+ */
+export function summaryBoundError(summary: ModuleSummary): string | null {
+  const encoder = new TextEncoder();
+  // Saturating counts: anything above a bound is "above", so numbers stay small.
+  const memo = new Map<ModuleSummary, { nodes: number; bytes: number }>();
+  const measure = (s: ModuleSummary): { nodes: number; bytes: number } => {
+    const known = memo.get(s);
+    if (known) return known;
+    // The node's own JSON with each expanded call shown as `null`; depth ≤ MAX_MODULE_DEPTH.
+    const own = JSON.stringify({ ...s, moduleCalls: s.moduleCalls.map((c) => ({ ...c, module: null })) });
+    let nodes = 1;
+    let bytes = encoder.encode(own).length;
+    for (const call of s.moduleCalls) {
+      if (!call.module) continue;
+      const child = measure(call.module);
+      nodes = Math.min(nodes + child.nodes, MAX_SUMMARY_NODES + 1);
+      bytes = Math.min(bytes + child.bytes - "null".length, MAX_SUMMARY_BYTES + 1);
+    }
+    const result = { nodes, bytes };
+    memo.set(s, result);
+    return result;
+  };
+  const { nodes, bytes } = measure(summary);
+  if (nodes > MAX_SUMMARY_NODES) {
+    return `module calls expand to more than ${MAX_SUMMARY_NODES} module summaries (local modules reached through many paths; summary node limit)`;
+  }
+  if (bytes > MAX_SUMMARY_BYTES) return `the module summary is larger than 1 MiB (summary size limit)`;
+  return null;
 }

@@ -56,9 +56,35 @@ function lineAt(starts: number[], offset: number): number {
 }
 
 /**
- * Copies a tree. The caller still owns `tree` and must `delete()` it.
+ * Decision B9: HCL nests at most this deep, counting blocks and expressions within each
+ * other (`[[1]]`, `f(g(x))`, `a + (b + c)`, a block in a block). Real modules stay far
+ * below it; the bound keeps every walker of the copied tree (several are recursive) far
+ * from the stack's limit.
+ */
+export const MAX_HCL_NESTING = 100;
+
+/** Backstop on the copied tree's depth for nodes that are neither blocks nor expressions. */
+const MAX_TREE_DEPTH = 1000;
+
+/** A file nested deeper than {@link MAX_HCL_NESTING}: refused before anything walks it. */
+export class HclNestingError extends Error {
+  override name = "HclNestingError";
+  constructor(readonly line: number) {
+    super(`nested more than ${MAX_HCL_NESTING} levels deep`);
+  }
+}
+
+/** Node types that open a level of HCL nesting. */
+function opensLevel(type: string): boolean {
+  return type === "expression" || type === "block";
+}
+
+/**
+ * Copies a tree. The caller still owns `tree` and must `delete()` it. The walk is
+ * iterative (a cursor), so any depth is safe here.
  *
  * @param source the string the tree was parsed from.
+ * @throws HclNestingError when blocks and expressions nest deeper than {@link MAX_HCL_NESTING}.
  */
 export function toSyntaxTree(tree: Tree, source: string): SyntaxNode {
   const starts = lineStarts(source);
@@ -81,16 +107,22 @@ export function toSyntaxTree(tree: Tree, source: string): SyntaxNode {
     const root = make();
     if (!cursor.gotoFirstChild()) return root;
     const parents = [root];
+    // levels[i]: blocks and expressions among parents[0..i].
+    const levels = [opensLevel(root.type) ? 1 : 0];
     for (;;) {
       const node = make();
       parents[parents.length - 1]!.children.push(node);
       if (cursor.gotoFirstChild()) {
+        const level = levels[levels.length - 1]! + (opensLevel(node.type) ? 1 : 0);
+        if (level > MAX_HCL_NESTING || parents.length >= MAX_TREE_DEPTH) throw new HclNestingError(node.line);
         parents.push(node);
+        levels.push(level);
         continue;
       }
       while (!cursor.gotoNextSibling()) {
         cursor.gotoParent();
         parents.pop();
+        levels.pop();
         if (parents.length === 0) return root;
       }
     }

@@ -120,7 +120,8 @@ export interface ModuleCallSummary extends SourceLocation {
 
 /** A problem that makes a version fail ingestion (N4). */
 export interface SummaryError extends SourceLocation {
-  kind: "syntax" | "duplicate-variable" | "duplicate-output";
+  /** `limit`: a bound of decision B9 (HCL nesting, module-call depth). */
+  kind: "syntax" | "duplicate-variable" | "duplicate-output" | "limit";
   /** User-facing, e.g. `syntax error in main.tf at line 12`. */
   message: string;
 }

@@ -3,9 +3,10 @@
  * `GET /agent-pools/:id`. Creating needs `manage-agent-pools` (owners and the
  * organization token have it); any member reads.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { createDb } from "../../db/client";
+import { inJsonList } from "../../db/json-list";
 import { agentPools, projects } from "../../db/schema";
 import type { NocodeEnv } from "../app";
 import { invalidAttribute, notFound } from "../errors";
@@ -67,7 +68,7 @@ agentPoolRoutes.post("/organizations/:org/agent-pools", async (c) => {
     const found = await db
       .select({ id: projects.id })
       .from(projects)
-      .where(and(eq(projects.organization, organization), inArray(projects.id, allowedProjects)))
+      .where(and(eq(projects.organization, organization), inJsonList(projects.id, allowedProjects)))
       .all();
     if (found.length !== allowedProjects.length) errors.add("allowed-projects", "Allowed projects must be projects of this organization");
   }

@@ -21,7 +21,7 @@ import {
   latestOkVersion,
   type RegistryModuleRow,
   type RegistryModuleVersionRow,
-  setRegistryModuleNoCode,
+  setRegistryModuleNoCodeStatement,
   versionSummary,
 } from "../registry";
 import { jsonApi, noContent } from "../respond";
@@ -203,13 +203,17 @@ noCodeModuleRoutes.post("/organizations/:org/no-code-modules", async (c) => {
     updatedAt: now,
   };
   try {
-    await db.batch([db.insert(noCodeModules).values(module), ...replaceOptionStatements(db, module.id, sets, now)]);
+    // One batch: the module, its options and the registry module's legacy flag (finding 13).
+    await db.batch([
+      db.insert(noCodeModules).values(module),
+      ...replaceOptionStatements(db, module.id, sets, now),
+      setRegistryModuleNoCodeStatement(db, registryModule.id, module.enabled, now),
+    ]);
   } catch (err) {
     // Two concurrent E1s for one registry module: the UNIQUE index keeps one (N3).
     if (isUniqueViolation(err) && (await findNoCodeModuleOfRegistryModule(db, registryModule.id))) throw alreadyEnabled();
     throw err;
   }
-  await setRegistryModuleNoCode(db, registryModule.id, module.enabled, now);
   return jsonApi(await render(db, module, false));
 });
 
@@ -271,6 +275,9 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
     );
   }
   if (input.options !== undefined) statements.push(...replaceOptionStatements(db, current.id, sets, now));
+  // The registry modules' legacy flags change in the same batch (finding 13).
+  if (moduleChanged) statements.push(setRegistryModuleNoCodeStatement(db, current.registryModuleId, false, now));
+  if (moduleChanged || updated.enabled !== current.enabled) statements.push(setRegistryModuleNoCodeStatement(db, registryModuleId, enabled, now));
   try {
     const [first, ...rest] = statements;
     if (first) await db.batch([first, ...rest]);
@@ -278,8 +285,6 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
     if (isUniqueViolation(err) && moduleChanged) throw alreadyEnabled();
     throw err;
   }
-  if (moduleChanged) await setRegistryModuleNoCode(db, current.registryModuleId, false, now);
-  if (moduleChanged || updated.enabled !== current.enabled) await setRegistryModuleNoCode(db, registryModuleId, enabled, now);
   // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
   return jsonApi(await render(db, changed ? updated : current, false));
 });
@@ -288,8 +293,7 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
 noCodeModuleRoutes.delete("/no-code-modules/:id", async (c) => {
   const db = createDb(c.env.DB);
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-modules");
-  await db.batch([...deleteNoCodeModuleStatements(db, module.id)]);
-  await setRegistryModuleNoCode(db, module.registryModuleId, false);
+  await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
   return noContent();
 });
 

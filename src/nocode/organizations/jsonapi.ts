@@ -148,10 +148,14 @@ export interface PageRequest {
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
+/** Decision B9: the highest `page[number]` accepted (higher → 400). */
+export const MAX_PAGE_NUMBER = 100_000;
+
 function pageParam(url: URL, name: string, fallback: number): number {
   const raw = url.searchParams.get(`page[${name}]`);
   if (raw === null || raw === "") return fallback;
   if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) throw badRequest(`page[${name}] must be a positive integer`);
+  if (name === "number" && Number(raw) > MAX_PAGE_NUMBER) throw badRequest(`page[number] must be at most ${MAX_PAGE_NUMBER}`);
   return Number(raw);
 }
 

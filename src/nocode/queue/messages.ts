@@ -46,6 +46,7 @@ export type ParsedProvisionMessage = { ok: true; message: ProvisionMessage } | {
 /** Ids are `<prefix>-` + 16 alphanumerics (reference §1.2). */
 function idField(body: Record<string, unknown>, field: string, prefix: string): string | { error: string } {
   const value = body[field];
+  // lint-regex: `prefix` is a constant id prefix; the pattern is anchored with a fixed-length tail.
   if (typeof value !== "string" || !new RegExp(`^${prefix}-[A-Za-z0-9]{16}$`).test(value)) {
     return { error: `field "${field}" must be a ${prefix}- id` };
   }

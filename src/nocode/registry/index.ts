@@ -19,7 +19,7 @@ export {
   type RegistryModuleRow,
   type RegistryModuleVersionRow,
   type RegistryModuleVersionStatus,
-  setRegistryModuleNoCode,
+  setRegistryModuleNoCodeStatement,
   versionSummary,
 } from "./repo";
 export { compareSemver, compareVersionStrings, parseSemver, pickLatestRelease, type Semver } from "./semver";

@@ -11,6 +11,7 @@ import type { NocodeEnv } from "../app";
 import type { NocodeCaller } from "../auth";
 import { badRequest, invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
+import { MAX_PAGE_NUMBER } from "../organizations/jsonapi";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { jsonApi, noContent } from "../respond";
 import { attributePointer, FieldErrors, readResourceAttributes } from "./body";
@@ -127,8 +128,13 @@ export function pageParams(url: URL): { number: number; size: number } {
     const n = Number(raw);
     return n < 1 ? fallback : Math.min(n, max);
   };
+  // B9: a well-formed page number above the bound is refused (400), not clamped.
+  const rawNumber = url.searchParams.get("page[number]");
+  if (rawNumber !== null && /^\d+$/.test(rawNumber) && Number(rawNumber) > MAX_PAGE_NUMBER) {
+    throw badRequest(`page[number] must be at most ${MAX_PAGE_NUMBER}`);
+  }
   return {
-    number: int(url.searchParams.get("page[number]"), 1, 1_000_000),
+    number: int(rawNumber, 1, MAX_PAGE_NUMBER),
     size: int(url.searchParams.get("page[size]"), 20, 100),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { inJsonList } from "../../db/json-list";
 import { registryModules, registryModuleVersions, registryUploadLinks } from "../../db/schema";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { compareVersionStrings, pickLatestRelease } from "./semver";
@@ -112,7 +113,7 @@ export async function versionStatusesOf(db: Db, moduleIds: readonly string[]): P
       error: registryModuleVersions.error,
     })
     .from(registryModuleVersions)
-    .where(inArray(registryModuleVersions.moduleId, [...moduleIds]))
+    .where(inJsonList(registryModuleVersions.moduleId, [...moduleIds]))
     .all();
   for (const row of rows) out.get(row.moduleId)?.push({ version: row.version, status: row.status, error: row.error });
   for (const list of out.values()) list.sort((a, b) => compareVersionStrings(b.version, a.version));
@@ -166,11 +167,13 @@ export function versionSummary(row: Pick<RegistryModuleVersionRow, "status" | "s
 }
 
 /**
- * Record the legacy `no-code` flag of a module (N9). The no-code modules feature calls
- * this when it enables or deletes the no-code module of a registry module.
+ * The statement that records the legacy `no-code` flag of a module (N9). The no-code
+ * modules feature batches it with its own writes when it enables, moves or deletes the
+ * no-code module of a registry module, so a failure leaves neither half-written (issue 14,
+ * finding 13).
  */
-export async function setRegistryModuleNoCode(db: Db, moduleId: string, noCode: boolean, now = Date.now()): Promise<void> {
-  await db.update(registryModules).set({ noCode, updatedAt: now }).where(eq(registryModules.id, moduleId)).run();
+export function setRegistryModuleNoCodeStatement(db: Db, moduleId: string, noCode: boolean, now = Date.now()) {
+  return db.update(registryModules).set({ noCode, updatedAt: now }).where(eq(registryModules.id, moduleId));
 }
 
 /**

@@ -7,8 +7,11 @@
  * `PUT` answers 200 once the tarball is stored in R2 (binding MODULES) and ingestion is
  * queued (N4); 413 over B5's 10 MiB (and the version becomes `reg_ingress_failed`).
  * Every other verdict, a non-gzip body included, appears on the version after ingestion.
+ * The link is spent in the same D1 batch that records the stored tarball (issue 14,
+ * finding 13): an interrupted body (400) or a failed write (500) leaves the link usable
+ * and the version `pending`, so the upload can be retried.
  */
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, exists, gt, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { registryModuleVersions, registryUploadLinks } from "../../db/schema";
@@ -20,7 +23,6 @@ import type { NocodeEnv } from "../app";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage } from "../queue/messages";
 import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
-import { markVersionFailed } from "./ingestion";
 
 /** N9: an upload link is valid for one hour. */
 export const UPLOAD_LINK_TTL_MS = 60 * 60 * 1000;
@@ -84,42 +86,62 @@ uploadRoutes.put("/uploads/:token", async (c) => {
   const db = createDb(c.env.DB);
   const now = Date.now();
   const tokenHash = await hashUploadToken(c.env, token);
-  // Spend the link in one statement, so two concurrent PUTs have exactly one winner.
-  const spent = await db
+  const linkUsable = and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt), gt(registryUploadLinks.expiresAt, now));
+  const link = await db.select({ versionId: registryUploadLinks.versionId }).from(registryUploadLinks).where(linkUsable).get();
+  if (!link) throw notFound();
+  const version = await findModuleVersionById(db, link.versionId);
+  if (version?.status !== "pending") throw notFound();
+  // Spends the link (a statement of the batches below; one winner among concurrent PUTs).
+  const spendLink = db
     .update(registryUploadLinks)
     .set({ usedAt: now })
-    .where(and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt), gt(registryUploadLinks.expiresAt, now)))
-    .returning({ versionId: registryUploadLinks.versionId })
-    .get();
-  if (!spent) throw notFound();
-  const version = await findModuleVersionById(db, spent.versionId);
-  if (version?.status !== "pending") throw notFound();
+    .where(and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt)));
 
+  // Finding 13: nothing is written before the body is complete and stored. An interrupted
+  // upload or a failed write leaves the link unspent and the version `pending`: the same
+  // PUT can simply be retried.
   let bytes: Uint8Array | null;
   try {
     bytes = await readTarball(c.req.raw, MAX_TARBALL_BYTES);
   } catch (err) {
     logError(c.var.requestId, "module tarball upload interrupted", err);
-    await markVersionFailed(db, version.id, "the tarball upload was interrupted before it completed", ["pending"]);
-    throw badRequest("the tarball upload was interrupted before it completed");
+    throw badRequest("the tarball upload was interrupted before it completed; retry the upload");
   }
   if (bytes === null) {
-    // B5: over 10 MiB → 413, and the version becomes reg_ingress_failed.
-    await markVersionFailed(db, version.id, "module tarball is larger than the limit of 10 MiB (compressed)", ["pending"]);
-    throw new NocodeError("payload_too_large", "module tarball is larger than the limit of 10 MiB (compressed)");
+    // B5: over 10 MiB → 413, and the version becomes reg_ingress_failed (link spent with it).
+    const error = "module tarball is larger than the limit of 10 MiB (compressed)";
+    await db.batch([
+      db
+        .update(registryModuleVersions)
+        .set({ status: "reg_ingress_failed", error, summary: null, tarballKey: null, updatedAt: now, ingestedAt: now })
+        .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "pending"), exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable)))),
+      spendLink,
+    ]);
+    throw new NocodeError("payload_too_large", error);
   }
 
+  // R2 first, then ONE batch that records the tarball and spends the link: either both
+  // happen or neither (a D1 failure leaves an unspent link and a pending version).
   const key = tarballKeyOf(version);
   await c.env.MODULES.put(key, bytes, { httpMetadata: { contentType: "application/gzip" } });
-  const stored = await db
-    .update(registryModuleVersions)
-    .set({ status: "reg_ingressing", tarballKey: key, tarballBytes: bytes.byteLength, uploadedAt: now, updatedAt: now })
-    .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "pending")))
-    .returning({ id: registryModuleVersions.id })
-    .get();
-  if (!stored) {
-    // The module was deleted while the body streamed in.
-    await c.env.MODULES.delete(key);
+  let stored: unknown[];
+  try {
+    [stored] = await db.batch([
+      db
+        .update(registryModuleVersions)
+        .set({ status: "reg_ingressing", tarballKey: key, tarballBytes: bytes.byteLength, uploadedAt: now, updatedAt: now })
+        .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "pending"), exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable))))
+        .returning({ id: registryModuleVersions.id }),
+      spendLink,
+    ]);
+  } catch (err) {
+    await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
+    throw err;
+  }
+  if (stored.length === 0) {
+    // Another PUT of this link won, the link expired, or the module was deleted meanwhile:
+    // the object belongs to the winner (same key) or to nobody.
+    await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
     throw notFound();
   }
   try {
@@ -127,8 +149,30 @@ uploadRoutes.put("/uploads/:token", async (c) => {
     await c.env.PROVISION_QUEUE.send(ingestModuleVersionMessage(version.id), { contentType: "json" });
   } catch (err) {
     logError(c.var.requestId, "could not queue module ingestion", err);
-    await markVersionFailed(db, version.id, "ingestion could not be queued; publish the module as a new version", ["reg_ingressing"]);
+    // Undo the upload in one batch, so the same link can be used again.
+    await db.batch([
+      db
+        .update(registryModuleVersions)
+        .set({ status: "pending", tarballKey: null, tarballBytes: null, uploadedAt: null, updatedAt: Date.now() })
+        .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "reg_ingressing"), eq(registryModuleVersions.uploadedAt, now))),
+      db.update(registryUploadLinks).set({ usedAt: null }).where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
+    ]);
+    await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
     throw err;
   }
   return c.body(null, 200);
 });
+
+/**
+ * Delete the object written by an upload that did not record it, unless the version has
+ * meanwhile recorded it (a concurrent PUT of the same link won with the same key). Best
+ * effort: a leftover is overwritten by the next successful upload of the version.
+ */
+async function deleteIfStillPending(db: Db, env: Pick<Env, "MODULES">, versionId: string, key: string, requestId: string): Promise<void> {
+  try {
+    const now = await findModuleVersionById(db, versionId);
+    if (now?.tarballKey !== key) await env.MODULES.delete(key);
+  } catch (err) {
+    logError(requestId, "could not remove an unrecorded module tarball", err);
+  }
+}

@@ -13,7 +13,7 @@
 import type { Db } from "../../db/client";
 import { terraformVersions } from "../../db/schema";
 import { invalidAttribute, type NocodeError } from "../errors";
-import { compareVersions, EXACT_VERSION, parseConstraint, parseVersion, satisfies, type Version } from "./version-constraints";
+import { compareVersions, EXACT_VERSION, MAX_CONSTRAINT_LENGTH, parseConstraint, parseVersion, satisfies, type Version } from "./version-constraints";
 
 /** A release as the resolver sees it. */
 export interface ReleaseCandidate {
@@ -52,6 +52,10 @@ export function pickEngineVersion(releases: readonly ReleaseCandidate[], input: 
     const v = parseVersion(release.version);
     return v ? [{ release, parsed: v }] : [];
   });
+  // B9: a length cap before any parsing (422 through engineVersionError).
+  if (typeof input === "string" && input.length > MAX_CONSTRAINT_LENGTH) {
+    return { ok: false, reason: "invalid", detail: `engine version is longer than ${MAX_CONSTRAINT_LENGTH} characters` };
+  }
   const text = typeof input === "string" ? input.trim() : undefined;
 
   if (text === undefined || text === "latest") {

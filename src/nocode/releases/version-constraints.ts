@@ -39,7 +39,12 @@ const IDENT = "[0-9A-Za-z~-]+";
 // dashless `1.0beta`; Terraform never writes that form, so we do not).
 const VERSION_SOURCE = `v?([0-9]+(?:\\.[0-9]+)*)(?:-(${IDENT}(?:\\.${IDENT})*))?(?:\\+(${IDENT}(?:\\.${IDENT})*))?`;
 const VERSION = new RegExp(`^${VERSION_SOURCE}$`);
-const TERM = new RegExp(`^\\s*(=|!=|>=|<=|>|<|~>)?\\s*(${VERSION_SOURCE})\\s*$`);
+// Decision B9: applied to a trimmed term, so no two `\s*` can share a run of spaces
+// (`^\s*(op)?\s*…\s*$` took quadratic time on `1.0,` + a million spaces + `x`).
+const TERM = new RegExp(`^(=|!=|>=|<=|>|<|~>)?\\s*(${VERSION_SOURCE})$`);
+
+/** Decision B9: the longest version constraint accepted (longer ones are refused unparsed). */
+export const MAX_CONSTRAINT_LENGTH = 256;
 
 /** A strict release number `X.Y.Z` with an optional `-prerelease` (the form stored in the release list). */
 export const EXACT_VERSION = /^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
@@ -93,10 +98,10 @@ export function compareVersions(a: Version, b: Version): number {
 
 /** Parse a constraint (`~> 1.5`, `>= 1.3, < 1.6`, `1.5.7`, …), or null when it is not valid. */
 export function parseConstraint(text: string): ConstraintTerm[] | null {
-  if (text.trim() === "") return null;
+  if (text.length > MAX_CONSTRAINT_LENGTH || text.trim() === "") return null;
   const terms: ConstraintTerm[] = [];
   for (const part of text.split(",")) {
-    const m = TERM.exec(part);
+    const m = TERM.exec(part.trim());
     if (!m) return null;
     const version = parseVersion(m[2]!);
     if (!version) return null;

@@ -1,6 +1,7 @@
 /** Teams, their organization access and membership (N9, N10). */
-import { and, count, eq, inArray } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { inJsonList } from "../../db/json-list";
 import { nocodeUsers, teamMemberships, teams } from "../../db/schema";
 
 export type TeamRow = typeof teams.$inferSelect;
@@ -29,7 +30,7 @@ export async function memberIds(db: Db, teamIds: string[]): Promise<Map<string, 
   const rows = await db
     .select({ teamId: teamMemberships.teamId, userId: teamMemberships.userId })
     .from(teamMemberships)
-    .where(inArray(teamMemberships.teamId, teamIds))
+    .where(inJsonList(teamMemberships.teamId, teamIds))
     .orderBy(teamMemberships.createdAt, teamMemberships.userId)
     .all();
   for (const row of rows) out.get(row.teamId)?.push(row.userId);
@@ -52,12 +53,12 @@ export async function resolveUsers(db: Db, names: string[]): Promise<{ ids: stri
   const rows = await db
     .select({ id: nocodeUsers.id, username: nocodeUsers.username })
     .from(nocodeUsers)
-    .where(inArray(nocodeUsers.username, unique))
+    .where(inJsonList(nocodeUsers.username, unique))
     .all();
   const byName = new Map(rows.map((r) => [r.username, r.id]));
   const leftover = unique.filter((n) => !byName.has(n));
   const byId = leftover.length
-    ? new Set((await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(inArray(nocodeUsers.id, leftover)).all()).map((r) => r.id))
+    ? new Set((await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(inJsonList(nocodeUsers.id, leftover)).all()).map((r) => r.id))
     : new Set<string>();
   const ids: string[] = [];
   const missing: string[] = [];
@@ -69,18 +70,21 @@ export async function resolveUsers(db: Db, names: string[]): Promise<{ ids: stri
   return { ids: [...new Set(ids)], missing };
 }
 
-/** Add users to a team (idempotent). */
+/**
+ * Add users to a team (idempotent). One statement whatever the number of users: the ids
+ * travel as one JSON parameter (B8; a row per user would bind 3 parameters each).
+ */
 export async function addMembers(db: Db, teamId: string, userIds: string[]): Promise<void> {
   if (userIds.length === 0) return;
   const now = Date.now();
-  await db
-    .insert(teamMemberships)
-    .values(userIds.map((userId) => ({ teamId, userId, createdAt: now })))
-    .onConflictDoNothing();
+  // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT (upsert parsing rule).
+  await db.run(sql`INSERT INTO ${teamMemberships} (team_id, user_id, created_at)
+    SELECT ${teamId}, value, ${now} FROM json_each(${JSON.stringify(userIds)}) WHERE true
+    ON CONFLICT DO NOTHING`);
 }
 
 /** Remove users from a team (absent members are ignored). */
 export async function removeMembers(db: Db, teamId: string, userIds: string[]): Promise<void> {
   if (userIds.length === 0) return;
-  await db.delete(teamMemberships).where(and(eq(teamMemberships.teamId, teamId), inArray(teamMemberships.userId, userIds)));
+  await db.delete(teamMemberships).where(and(eq(teamMemberships.teamId, teamId), inJsonList(teamMemberships.userId, userIds)));
 }

@@ -117,7 +117,7 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", async (c) => {
   if (!current) throw notFound();
   const doc = await readDocument(c.req.raw, VAR_TYPES);
   const errors = new FieldErrors();
-  const patch = parseVarAttributes(errors, doc.attributes, "/data/attributes");
+  const patch = parseVarAttributes(errors, doc.attributes, "/data/attributes", { hcl: current.hcl, value: current.sensitive ? null : current.value });
   errors.throwIfAny();
 
   if (current.sensitive) {

@@ -53,8 +53,41 @@ export function parseCategory(value: unknown): VarCategory | undefined {
 
 const label = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-/** Read the var attributes present in `attrs` (type errors recorded under `pointer`). */
-export function parseVarAttributes(errors: FieldErrors, attrs: Record<string, unknown>, pointer: string): Partial<VarInput> {
+/** Decision B9: an `hcl: true` value nests at most this deep (deeper → 422). */
+export const MAX_HCL_VALUE_NESTING = 100;
+
+/**
+ * Whether an HCL value's brackets (`[`, `{`, `(`) nest deeper than
+ * {@link MAX_HCL_VALUE_NESTING}. One linear pass; quoted strings are skipped, so the
+ * depth is an upper bound of the value's nesting, also when it is read as JSON.
+ */
+export function hclValueTooDeep(value: string): boolean {
+  let depth = 0;
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (quoted) {
+      if (ch === "\\") i++;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"') quoted = true;
+    else if (ch === "[" || ch === "{" || ch === "(") {
+      if (++depth > MAX_HCL_VALUE_NESTING) return true;
+    } else if ((ch === "]" || ch === "}" || ch === ")") && depth > 0) depth--;
+  }
+  return false;
+}
+
+/**
+ * Read the var attributes present in `attrs` (type errors recorded under `pointer`).
+ * `current` is the stored var a PATCH changes: its `hcl` and value apply where `attrs`
+ * omits them, for the nesting bound of `hcl: true` values (B9).
+ */
+export function parseVarAttributes(
+  errors: FieldErrors,
+  attrs: Record<string, unknown>,
+  pointer: string,
+  current?: { hcl: boolean; value: string | null },
+): Partial<VarInput> {
   const out: Partial<VarInput> = {};
   if (attrs.key !== undefined) {
     if (typeof attrs.key !== "string" || attrs.key.trim() === "") errors.add(`${pointer}/key`, "Key can't be blank");
@@ -82,6 +115,11 @@ export function parseVarAttributes(errors: FieldErrors, attrs: Record<string, un
     if (value === undefined || value === null) continue;
     if (typeof value !== "boolean") errors.add(`${pointer}/${flag}`, `${label(flag)} must be true or false`);
     else out[flag] = value;
+  }
+  const hcl = out.hcl ?? current?.hcl ?? false;
+  const value = out.value ?? current?.value ?? null;
+  if (hcl && value !== null && hclValueTooDeep(value)) {
+    errors.add(`${pointer}/value`, `Value nests more than ${MAX_HCL_VALUE_NESTING} levels deep (the limit of HCL values)`);
   }
   return out;
 }

@@ -150,6 +150,7 @@ function compilePattern(pattern: string): RegExp {
   const segments = body.split("/").map((segment) =>
     segment === "+" ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
   );
+  // lint-regex: escaped literals and `[^/]+` segments separated by `/`, at most one trailing `.*`, anchored: linear.
   return new RegExp(`^${segments.join("/")}${glob ? ".*" : ""}$`, "s");
 }
 

@@ -3,7 +3,7 @@
  * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
  */
 import { and, eq, gt, inArray, isNotNull, sql } from "drizzle-orm";
-import { randomBytes, toBase64Url, toHex } from "../../lib/bytes";
+import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
 import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
@@ -85,7 +85,7 @@ export function presentedToken(headers: Headers): string | null {
   const direct = headers.get("x-secrets-token") ?? headers.get("x-vault-token");
   if (direct?.trim()) return direct.trim();
   const auth = headers.get("authorization");
-  const m = auth ? /^Bearer\s+(.+)$/i.exec(auth.trim()) : null;
+  const m = auth ? /^Bearer\s(.+)$/i.exec(auth.trim()) : null;
   return m?.[1]?.trim() || null;
 }
 
@@ -200,7 +200,7 @@ export async function revokeTokenTree(db: Db, accessor: string): Promise<void> {
 
 /** Vault's display-name form: `token-<name>` with characters outside [A-Za-z0-9-] as `-`. */
 export function tokenDisplayName(requested: string): string {
-  const cleaned = requested.replace(/[^A-Za-z0-9-]/g, "-").replace(/-+$/, "");
+  const cleaned = trimTrailing(requested.replace(/[^A-Za-z0-9-]/g, "-"), "-");
   return cleaned === "" ? "token" : `token-${cleaned}`;
 }
 

@@ -6,6 +6,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshMountTune } from "../../db/schema";
+import { trimTrailing } from "../../lib/bytes";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
@@ -44,7 +45,7 @@ export function mountTtlsFromRows(rows: MountTtls[]): MountTtls {
 }
 
 function mountOf(req: VaultRequest): string {
-  const mount = (req.params.mount ?? "").replace(/\/+$/, "");
+  const mount = trimTrailing(req.params.mount ?? "", "/");
   if (!configuredMounts(req.env.SSH_MOUNTS).includes(mount)) {
     throw badRequest(`cannot fetch sysview for path "${mount}/"`);
   }

@@ -41,6 +41,7 @@ export const systemRoutes: VaultRoute[] = [
         const f = parseFields(req.body, { lease_id: { type: "string" }, sync: { type: "bool" } });
         const leaseId = String(f.values.lease_id).trim();
         if (!leaseId) throw badRequest("lease_id is required");
+        // lint-regex: NAME_PATTERN is a constant character class; every part is delimited by `/`, anchored.
         const m = new RegExp(`^([a-z0-9][a-z0-9_-]*)/(creds|sign|issue)/(${NAME_PATTERN})/([A-Za-z0-9-]+)$`).exec(leaseId);
         if (!m || !configuredMounts(req.env.SSH_MOUNTS).includes(m[1]!)) throw badRequest("invalid lease ID");
         // S18: sign and issue leases record nothing; revoking them is a no-op. S13: an OTP

@@ -56,14 +56,14 @@ function lineAt(starts: number[], offset: number): number {
 }
 
 /**
- * Decision B9: HCL nests at most this deep, counting blocks and expressions within each
- * other (`[[1]]`, `f(g(x))`, `a + (b + c)`, a block in a block). Real modules stay far
- * below it; the bound keeps every walker of the copied tree (several are recursive) far
- * from the stack's limit.
+ * Decision B9: HCL nests at most this deep, counting open brackets: a block's or object's
+ * `{`, a tuple's `[`, a call's or a parenthesis' `(`, a template's `${`/`%{`. Real modules
+ * stay far below it; with the depth backstop below it keeps every walker of the copied
+ * tree (several are recursive) far from the stack's limit.
  */
 export const MAX_HCL_NESTING = 100;
 
-/** Backstop on the copied tree's depth for nodes that are neither blocks nor expressions. */
+/** Backstop on the copied tree's depth, for nesting without brackets (`1 + 1 + … + 1`, `!!…x`). */
 const MAX_TREE_DEPTH = 1000;
 
 /** A file nested deeper than {@link MAX_HCL_NESTING}: refused before anything walks it. */
@@ -74,17 +74,17 @@ export class HclNestingError extends Error {
   }
 }
 
-/** Node types that open a level of HCL nesting. */
-function opensLevel(type: string): boolean {
-  return type === "expression" || type === "block";
-}
+/** Tokens (node types) that open and close a level of HCL nesting. */
+const OPENERS = new Set(["block_start", "object_start", "tuple_start", "(", "template_interpolation_start", "template_directive_start"]);
+const CLOSERS = new Set(["block_end", "object_end", "tuple_end", ")", "template_interpolation_end", "template_directive_end"]);
 
 /**
  * Copies a tree. The caller still owns `tree` and must `delete()` it. The walk is
  * iterative (a cursor), so any depth is safe here.
  *
  * @param source the string the tree was parsed from.
- * @throws HclNestingError when blocks and expressions nest deeper than {@link MAX_HCL_NESTING}.
+ * @throws HclNestingError when brackets nest deeper than {@link MAX_HCL_NESTING}, or the
+ *   tree is deeper than a backstop of 1,000 nodes.
  */
 export function toSyntaxTree(tree: Tree, source: string): SyntaxNode {
   const starts = lineStarts(source);
@@ -107,22 +107,22 @@ export function toSyntaxTree(tree: Tree, source: string): SyntaxNode {
     const root = make();
     if (!cursor.gotoFirstChild()) return root;
     const parents = [root];
-    // levels[i]: blocks and expressions among parents[0..i].
-    const levels = [opensLevel(root.type) ? 1 : 0];
+    // Open brackets so far, in document order (the walk visits tokens in source order).
+    let level = 0;
     for (;;) {
       const node = make();
       parents[parents.length - 1]!.children.push(node);
+      if (OPENERS.has(node.type)) {
+        if (++level > MAX_HCL_NESTING) throw new HclNestingError(node.line);
+      } else if (CLOSERS.has(node.type) && level > 0) level--;
       if (cursor.gotoFirstChild()) {
-        const level = levels[levels.length - 1]! + (opensLevel(node.type) ? 1 : 0);
-        if (level > MAX_HCL_NESTING || parents.length >= MAX_TREE_DEPTH) throw new HclNestingError(node.line);
+        if (parents.length >= MAX_TREE_DEPTH) throw new HclNestingError(node.line);
         parents.push(node);
-        levels.push(level);
         continue;
       }
       while (!cursor.gotoNextSibling()) {
         cursor.gotoParent();
         parents.pop();
-        levels.pop();
         if (parents.length === 0) return root;
       }
     }

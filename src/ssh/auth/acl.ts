@@ -1,8 +1,9 @@
 /**
  * Loading a token's policies from D1 and deciding a request (S5a, S6).
  */
-import { inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { inJsonList } from "../../db/json-list";
 import { identityEntities, vaultPolicies, vaultTokens } from "../../db/schema";
 import { Acl, DEFAULT_POLICY_TEXT, type PolicyRules, parsePolicy } from "./policy";
 import type { TokenContext } from "./tokens";
@@ -15,7 +16,7 @@ export async function loadPolicyRules(db: Db, names: string[]): Promise<PolicyRu
   const rows = await db
     .select({ name: vaultPolicies.name, rules: vaultPolicies.rules })
     .from(vaultPolicies)
-    .where(inArray(vaultPolicies.name, names));
+    .where(inJsonList(vaultPolicies.name, names)); // B8: any number of names, one parameter
   return policyRulesFromRows(names, rows);
 }
 

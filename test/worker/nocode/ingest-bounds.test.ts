@@ -89,12 +89,24 @@ describe("ingestion bounds (B9)", () => {
     expect(result.error).toMatch(/deep\.tf at line \d+: blocks and expressions nested more than 100 levels deep/);
   });
 
-  it("HCL nested 100 deep is accepted", async () => {
-    const n = 99; // inside `locals { deep = … }`: the attribute's own expression is a level
+  it("HCL nested 100 deep is accepted, 101 is not", async () => {
+    const n = 99; // inside `locals { … }`, whose `{` is the first level
     const result = await publish(
       await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  deep = ${"[".repeat(n)}1${"]".repeat(n)}\n}\n` }),
     );
     expect(result).toMatchObject({ status: "ok", error: null });
+    const over = await publish(
+      await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  deep = ${"[".repeat(n + 1)}1${"]".repeat(n + 1)}\n}\n` }),
+    );
+    expect(over.status).toBe("reg_ingress_failed");
+    expect(over.error).toMatch(/nested more than 100 levels deep/);
+  });
+
+  it("a 2,000-term sum (deep without brackets) is refused by the tree-depth backstop, not a stack overflow", async () => {
+    const sum = Array.from({ length: 2000 }, () => "1").join(" + ");
+    const result = await publish(await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  sum = ${sum}\n}\n` }));
+    expect(result.status).toBe("reg_ingress_failed");
+    expect(result.error).toMatch(/main\.tf at line \d+: blocks and expressions nested more than 100 levels deep/);
   });
 
   it("more than 1,000 tar metadata headers → reg_ingress_failed naming the bound", async () => {

@@ -18,6 +18,7 @@ import {
 } from "../../helpers/nocode-modules";
 import { buildTarball } from "../../support/tarball";
 import { fixtureFiles } from "../../fixtures/terraform";
+import { workerRequest } from "../../helpers/worker-request";
 import { upload } from "./registry-fixtures";
 
 /** The registry module's legacy flag, as stored. */
@@ -115,7 +116,9 @@ describe("an upload spends its link only with the stored tarball (finding 13)", 
         controller.error(new Error("client went away"));
       },
     });
-    const res = await upload(version.upload, broken);
+    // Straight to the Worker's fetch handler: a client-side stream error must reach the
+    // handler as a failed body read (through exports.default.fetch it only ends the body).
+    const res = await workerRequest(version.upload, { method: "PUT", body: broken, duplex: "half" } as RequestInit);
     expect(res.status).toBe(400);
     expect(await versionRow(version.id)).toEqual({ status: "pending", tarball_key: null });
     expect(await env.MODULES.head(key)).toBeNull();

@@ -16,6 +16,7 @@ import { jsonApi } from "../respond";
 import { findUser, type UserRow } from "./repo";
 import { serializeUser } from "./serialize";
 import { issueToken, serializeToken } from "./tokens";
+import { rights } from "../route-rights";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */
 export const USERNAME = /^[A-Za-z0-9_-]+$/;
@@ -25,7 +26,7 @@ export const TOKEN_DESCRIPTION_MAX = 256;
 
 export const userRoutes = new Hono<NocodeEnv>();
 
-userRoutes.post("/admin/users", async (c) => {
+userRoutes.post("/admin/users", rights({ caller: "admin" }), async (c) => {
   if (c.var.caller.kind !== "admin") throw notFound();
   const input = await readResource(c.req.raw, ["users", "user"]);
   const errors = new FieldErrors();
@@ -51,7 +52,7 @@ userRoutes.post("/admin/users", async (c) => {
   return jsonApi(serializeUser(user, { showEmail: true, self: false }), 201);
 });
 
-userRoutes.get("/account/details", async (c) => {
+userRoutes.get("/account/details", rights({ caller: "user" }), async (c) => {
   const caller = c.var.caller;
   if (caller.kind !== "user") throw notFound();
   const user = await findUser(createDb(c.env.DB), caller.userId);
@@ -59,7 +60,7 @@ userRoutes.get("/account/details", async (c) => {
   return jsonApi(serializeUser(user, { showEmail: true, self: true }));
 });
 
-userRoutes.post("/users/:id/authentication-tokens", async (c) => {
+userRoutes.post("/users/:id/authentication-tokens", rights({ caller: "user-self" }), async (c) => {
   const db = createDb(c.env.DB);
   const user = await findUser(db, c.req.param("id"));
   const caller = c.var.caller;

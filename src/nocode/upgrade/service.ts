@@ -208,7 +208,8 @@ export async function initiateUpgrade(
   // N5: the module's rules on the vars the workspace will have after the upgrade.
   const given = new Set(input.vars.map((v) => `${v.category}\u0000${v.key}`));
   checkVarOptions([...input.vars, ...stored.filter((v) => !given.has(`${v.category}\u0000${v.key}`))], options);
-  const merged = await mergeUpgradeVars(env, workspace.id, stored, input.vars, now);
+  const declaredSensitive = new Set(summary.variables.filter((v) => v.sensitive).map((v) => v.name));
+  const merged = await mergeUpgradeVars(env, workspace.id, stored, input.vars, now, declaredSensitive);
   checkRequiredVars(merged.rows, summary, version.version);
 
   // N8: nothing to upgrade → a message, and nothing is created.

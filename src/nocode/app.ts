@@ -3,7 +3,7 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { authenticateNocode, type NocodeCaller } from "./auth";
+import { authenticateNocode, type NocodeCaller, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
 import { renderNocodeError, unauthorized } from "./errors";
 import { agentPoolRoutes } from "./agent-pools/routes";
@@ -41,7 +41,7 @@ nocodeApp.use("*", async (c, next) => {
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
 nocodeApp.use("*", async (c, next) => {
   if (TOKENLESS_PREFIXES.some((prefix) => c.req.path.startsWith(prefix))) return next();
-  const caller = await authenticateNocode(c.env, c.req.raw.headers);
+  const caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
   if (!caller) throw unauthorized();
   c.set("caller", caller);
   await next();

@@ -9,7 +9,7 @@ import type { NocodeEnv } from "../app";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, revokeToken, serializeToken } from "../users/tokens";
+import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
 import { FieldErrors, isUniqueViolation, readResource } from "./jsonapi";
 import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { serializeOrganization } from "./serialize";
@@ -75,8 +75,11 @@ organizationRoutes.post("/organizations/:org/authentication-token", rights({ rig
   const organization = c.req.param("org");
   const db = await requireTokenManager(c, organization);
   // The body is optional (HCP sends none); when present it must be a JSON:API document.
-  await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const { token, row } = await issueToken(c.env, db, { kind: "organization", organization });
+  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
+  const errors = new FieldErrors();
+  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
+  errors.throwIfAny();
+  const { token, row } = await issueToken(c.env, db, { kind: "organization", organization }, null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
 

@@ -17,7 +17,7 @@ import { findOrganization } from "../organizations/repo";
 import { hasOrgPermission, mayDelegateTeam, orgCallerPermissions, type OrgPermission } from "../permissions";
 import { rights } from "../route-rights";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, revokeToken, serializeToken } from "../users/tokens";
+import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
 import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
 import { serializeTeam } from "./serialize";
 
@@ -117,8 +117,11 @@ teamRoutes.get("/teams/:id", rights({ right: "member" }), async (c) => {
 teamRoutes.post("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), async (c) => {
   const db = createDb(c.env.DB);
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
-  await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization });
+  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
+  const errors = new FieldErrors();
+  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
+  errors.throwIfAny();
+  const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization }, null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
 

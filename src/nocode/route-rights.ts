@@ -12,6 +12,8 @@ import type { OrgPermission } from "./permissions";
 
 /** Who may call a route. */
 export type RouteRule =
+  /** No token needed: the route carries its own credential; it must be in UNAUTHENTICATED_ROUTES (./unauthenticated.ts). */
+  | { caller: "public" }
   /** Any valid token. */
   | { caller: "any" }
   /** ADMIN_TOKEN only (N9: organizations and users; N6: the release list). */

@@ -110,21 +110,23 @@ export function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unkn
   };
 }
 
-/** Tokens whose last-used-at this isolate wrote recently: token id → when (bounded). */
-const lastUsedWrites = new Map<string, number>();
+/**
+ * Tokens whose last-used-at this isolate wrote: token id → the stored value it replaced.
+ * While the cached row still shows that value, the write is done (bounded).
+ */
+const lastUsedWrites = new Map<string, number | null>();
 const LAST_USED_MEMORY = 4096;
 
 /**
  * N13: record a use of `token`, at most once a minute per token. The UPDATE is itself
  * conditional on the stored value, so isolates racing on one token write it once; this
- * isolate's memory only saves D1 the round trip while the cached row is stale.
+ * isolate's memory only saves D1 the round trip while its cached row is not yet re-read.
  */
 async function recordUse(db: Db, token: ResolvedToken, now: number): Promise<void> {
   if (token.lastUsedAt !== null && now - token.lastUsedAt < LAST_USED_WRITE_INTERVAL_MS) return;
-  const written = lastUsedWrites.get(token.tokenId);
-  if (written !== undefined && now - written < LAST_USED_WRITE_INTERVAL_MS) return;
+  if (lastUsedWrites.has(token.tokenId) && lastUsedWrites.get(token.tokenId) === token.lastUsedAt) return;
   if (lastUsedWrites.size >= LAST_USED_MEMORY) lastUsedWrites.clear();
-  lastUsedWrites.set(token.tokenId, now);
+  lastUsedWrites.set(token.tokenId, token.lastUsedAt);
   await db
     .update(nocodeTokens)
     .set({ lastUsedAt: now })

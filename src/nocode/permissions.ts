@@ -100,8 +100,18 @@ export function teamPermissions(team: Pick<TeamRow, "name" | "manageWorkspaces" 
 export function mayDelegateTeam(caller: NocodeCaller, callerRights: ReadonlySet<OrgPermission>, team: Parameters<typeof teamPermissions>[0]): boolean {
   if (caller.kind === "admin") return true;
   if (!callerRights.has("manage-teams")) return false;
-  for (const right of teamPermissions(team)) if (!callerRights.has(right)) return false;
+  for (const right of teamPermissions(team)) if (!holdsForDelegation(callerRights, right)) return false;
   return true;
+}
+
+/**
+ * Whether holding `rights` covers `right` for delegation. `read-upgrades` (E6) shows an
+ * upgrade run's status, which `read-workspaces` reads anyway through `GET /runs/:id`:
+ * it is no escalation, so the organization token may manage a read-workspaces team, as
+ * N10a lists only owners, manage-modules and manage-workspaces teams as out of its reach.
+ */
+function holdsForDelegation(rights: ReadonlySet<OrgPermission>, right: OrgPermission): boolean {
+  return rights.has(right) || (right === "read-upgrades" && rights.has("read-workspaces"));
 }
 
 /**

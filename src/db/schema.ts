@@ -236,6 +236,10 @@ export const nocodeTokens = sqliteTable(
     organization: text("organization"),
     description: text("description"),
     createdAt: integer("created_at").notNull(),
+    /** N13: last request made with the token (epoch ms), written at most once a minute; null before the first. */
+    lastUsedAt: integer("last_used_at"),
+    /** N13: when the token stops working (epoch ms); null: never. */
+    expiredAt: integer("expired_at"),
   },
   (t) => [
     uniqueIndex("nocode_tokens_id").on(t.id),

@@ -3,8 +3,10 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { authenticateNocode, type NocodeCaller } from "./auth";
+import { authenticateNocode, type NocodeCaller, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
+import { rights } from "./route-rights";
+import { isUnauthenticatedRoute } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
 import { agentPoolRoutes } from "./agent-pools/routes";
 import { organizationRoutes } from "./organizations/routes";
@@ -23,12 +25,6 @@ export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: No
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);
 
-/**
- * N2a: paths that carry their own credential and skip the token check. The module
- * upload link (N9) is the only one under /api/v2 (the plan page of N8 lives under /app).
- */
-const TOKENLESS_PREFIXES = ["/api/v2/uploads/"];
-
 // Any write may change what ./cache.ts holds (tokens, rights, no-code modules): clear it
 // before and after, so this isolate sees its own writes at once.
 nocodeApp.use("*", async (c, next) => {
@@ -40,14 +36,15 @@ nocodeApp.use("*", async (c, next) => {
 
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
 nocodeApp.use("*", async (c, next) => {
-  if (TOKENLESS_PREFIXES.some((prefix) => c.req.path.startsWith(prefix))) return next();
-  const caller = await authenticateNocode(c.env, c.req.raw.headers);
+  // The exemptions are data (./unauthenticated.ts): the module upload link (N9); the plan page of N8 lives under /app.
+  if (isUnauthenticatedRoute(c.req.method, c.req.path)) return next();
+  const caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
   if (!caller) throw unauthorized();
   c.set("caller", caller);
   await next();
 });
 
-nocodeApp.get("/ping", (c) => c.body(null, 204));
+nocodeApp.get("/ping", rights({ caller: "any" }), (c) => c.body(null, 204));
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
 nocodeApp.route("/", registryRoutes);

@@ -5,7 +5,7 @@
  * Tokens other than ADMIN_TOKEN are stored only as
  * `keyedHash(KEYWAY_HASH_KEY, "tfe-token", token)` (B2) in `nocode_tokens`.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
 import { cachedNocode } from "./cache";
@@ -41,13 +41,28 @@ export function hashNocodeToken(env: Pick<Env, "KEYWAY_HASH_KEY">, token: string
   return keyedHash(env.KEYWAY_HASH_KEY, TOKEN_HASH_PURPOSE, token);
 }
 
-/** Resolve a stored token hash to its caller, or null when unknown or its subject is gone. */
-export async function callerForTokenHash(db: Db, hash: string): Promise<NocodeCaller | null> {
+/** A stored token as a request needs it: its caller, and its N13 lifecycle fields. */
+export interface ResolvedToken {
+  caller: NocodeCaller;
+  /** The token's public id (`at-…`). */
+  tokenId: string;
+  lastUsedAt: number | null;
+  expiredAt: number | null;
+}
+
+/** N13: last-used-at is written at most once a minute per token. */
+export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+/** Resolve a stored token hash, or null when unknown or its subject is gone. */
+export async function resolveTokenHash(db: Db, hash: string): Promise<ResolvedToken | null> {
   // One D1 statement: the token row with its user or team (left joins; only the one its kind names matches).
   const row = await db
     .select({
+      id: nocodeTokens.id,
       kind: nocodeTokens.kind,
       subjectId: nocodeTokens.subjectId,
+      lastUsedAt: nocodeTokens.lastUsedAt,
+      expiredAt: nocodeTokens.expiredAt,
       userId: nocodeUsers.id,
       username: nocodeUsers.username,
       teamOrganization: teams.organization,
@@ -58,23 +73,101 @@ export async function callerForTokenHash(db: Db, hash: string): Promise<NocodeCa
     .where(eq(nocodeTokens.hash, hash))
     .get();
   if (!row) return null;
+  let caller: NocodeCaller | null;
   switch (row.kind) {
     case "user":
-      return row.userId !== null && row.username !== null ? { kind: "user", userId: row.userId, username: row.username } : null;
+      caller = row.userId !== null && row.username !== null ? { kind: "user", userId: row.userId, username: row.username } : null;
+      break;
     case "team":
-      return row.teamOrganization !== null ? { kind: "team", teamId: row.subjectId, organization: row.teamOrganization } : null;
+      caller = row.teamOrganization !== null ? { kind: "team", teamId: row.subjectId, organization: row.teamOrganization } : null;
+      break;
     case "organization":
-      return { kind: "organization", organization: row.subjectId };
+      caller = { kind: "organization", organization: row.subjectId };
+      break;
   }
+  return caller ? { caller, tokenId: row.id, lastUsedAt: row.lastUsedAt, expiredAt: row.expiredAt } : null;
 }
 
-/** Resolve a caller from the request, or null when the token is missing or unknown (→ 401). */
-export async function authenticateNocode(env: Env, headers: Headers): Promise<NocodeCaller | null> {
+/** Resolve a stored token hash to its caller, or null when unknown, expired or its subject is gone. */
+export async function callerForTokenHash(db: Db, hash: string, now = Date.now()): Promise<NocodeCaller | null> {
+  const token = await resolveTokenHash(db, hash);
+  return token && !isExpired(token, now) ? token.caller : null;
+}
+
+/** N13: a token whose `expired-at` has passed no longer authenticates. */
+function isExpired(token: Pick<ResolvedToken, "expiredAt">, now: number): boolean {
+  return token.expiredAt !== null && token.expiredAt <= now;
+}
+
+/** The request's waitUntil; a direct `app.fetch` without an execution context just lets the promise run. */
+export function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): void } }): (promise: Promise<unknown>) => void {
+  return (promise) => {
+    try {
+      c.executionCtx.waitUntil(promise);
+    } catch {
+      // Hono throws when the app was called without an ExecutionContext.
+    }
+  };
+}
+
+/**
+ * Tokens whose last-used-at this isolate wrote: token id → the stored value it replaced.
+ * While the cached row still shows that value, the write is done (bounded).
+ */
+const lastUsedWrites = new Map<string, number | null>();
+const LAST_USED_MEMORY = 4096;
+
+/**
+ * N13: record a use of `token`, at most once a minute per token. The UPDATE is itself
+ * conditional on the stored value, so isolates racing on one token write it once; this
+ * isolate's memory only saves D1 the round trip while its cached row is not yet re-read.
+ */
+async function recordUse(db: Db, token: ResolvedToken, now: number): Promise<void> {
+  if (token.lastUsedAt !== null && now - token.lastUsedAt < LAST_USED_WRITE_INTERVAL_MS) return;
+  if (lastUsedWrites.has(token.tokenId) && lastUsedWrites.get(token.tokenId) === token.lastUsedAt) return;
+  if (lastUsedWrites.size >= LAST_USED_MEMORY) lastUsedWrites.clear();
+  lastUsedWrites.set(token.tokenId, token.lastUsedAt);
+  await db
+    .update(nocodeTokens)
+    .set({ lastUsedAt: now })
+    .where(
+      and(
+        eq(nocodeTokens.id, token.tokenId),
+        or(isNull(nocodeTokens.lastUsedAt), lte(nocodeTokens.lastUsedAt, now - LAST_USED_WRITE_INTERVAL_MS)),
+      ),
+    )
+    .run();
+}
+
+/**
+ * Resolve a caller from the request, or null when the token is missing, unknown or
+ * expired (→ 401). The only place a no-code token is looked up (the API, the plan page,
+ * the console). Lookups are served from the per-isolate cache (./cache.ts) for at most
+ * NOCODE_CACHE_TTL_MS, so a revoked token stops working at once on an isolate that has
+ * not cached it and within that TTL everywhere; expiry is checked on every request.
+ * With `waitUntil`, a use is recorded in last-used-at after the answer (N13).
+ */
+export async function authenticateNocode(
+  env: Env,
+  headers: Headers,
+  waitUntil?: (promise: Promise<unknown>) => void,
+): Promise<NocodeCaller | null> {
   const token = bearerToken(headers);
   if (!token) return null;
   if (await secretsEqual(token, env.ADMIN_TOKEN)) return { kind: "admin" };
   // Cheap shape check before touching D1: every token we issue contains ".atlasv1.".
   if (!token.includes(".atlasv1.") || token.length > 200) return null;
   const hash = await hashNocodeToken(env, token);
-  return cachedNocode(`token:${hash}`, () => callerForTokenHash(createDb(env.DB), hash));
+  const db = createDb(env.DB);
+  const resolved = await cachedNocode(`token:${hash}`, () => resolveTokenHash(db, hash));
+  const now = Date.now();
+  if (!resolved || isExpired(resolved, now)) return null;
+  if (waitUntil) {
+    waitUntil(
+      recordUse(db, resolved, now).catch(() => {
+        // A missed last-used-at is not worth failing or logging a request for; N13 lets it lag.
+      }),
+    );
+  }
+  return resolved.caller;
 }

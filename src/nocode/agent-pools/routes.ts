@@ -16,6 +16,7 @@ import { orgCallerPermissions } from "../permissions";
 import { jsonApi } from "../respond";
 import { type AgentPoolRow, findAgentPool, listAgentPools } from "./repo";
 import { serializeAgentPool } from "./serialize";
+import { rights } from "../route-rights";
 
 /** Agent pool names: letters, digits, `-` and `_` (reference §5.4), at most 90 characters (our choice). */
 export const AGENT_POOL_NAME = /^[A-Za-z0-9_-]+$/;
@@ -48,7 +49,7 @@ function relationshipIds(errors: FieldErrors, relationships: Record<string, unkn
   return [...new Set(ids)];
 }
 
-agentPoolRoutes.post("/organizations/:org/agent-pools", async (c) => {
+agentPoolRoutes.post("/organizations/:org/agent-pools", rights({ right: "manage-agent-pools" }), async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
@@ -93,7 +94,7 @@ agentPoolRoutes.post("/organizations/:org/agent-pools", async (c) => {
   return jsonApi({ data: serializeAgentPool(pool) }, 201);
 });
 
-agentPoolRoutes.get("/organizations/:org/agent-pools", async (c) => {
+agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
@@ -104,7 +105,7 @@ agentPoolRoutes.get("/organizations/:org/agent-pools", async (c) => {
   return jsonApi({ data: rows.map(serializeAgentPool), ...pageDocument(url, page, total) });
 });
 
-agentPoolRoutes.get("/agent-pools/:id", async (c) => {
+agentPoolRoutes.get("/agent-pools/:id", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const pool = await findAgentPool(db, c.req.param("id"));
   if (!pool) throw notFound();

@@ -2,7 +2,7 @@
  * No-code modules (seed E1–E3; decisions N3, N5, N9, N10, N12): enable
  * (`POST /organizations/:org/no-code-modules`), update (`PATCH /no-code-modules/:id`),
  * read (`GET /no-code-modules/:id[?include=variable_options]`), delete, and the module
- * variables of a version (N9). E1, E2 and DELETE need `manage-modules` and refuse the
+ * variables of a version (N9). E1, E2 need `manage-no-code-modules`, DELETE `manage-registry-modules`; the first refuse the
  * organization token (N10, seed §5); E3 is open to any member. Not permitted → 404.
  */
 import { eq } from "drizzle-orm";
@@ -38,6 +38,7 @@ import {
   type VariableOptionSet,
 } from "./repo";
 import { noCodeModuleResource, variableOptionsResource } from "./serialize";
+import { rights } from "../route-rights";
 
 /** Accepted `data.type` of E1/E2 (N1). */
 const NO_CODE_MODULE_TYPES = ["no-code-modules", "no-code-module"] as const;
@@ -47,9 +48,6 @@ const REGISTRY_MODULE_TYPES = ["registry-modules", "registry-module"] as const;
 /** N3: the exact text HCP Terraform answers for a bad pin (reference §2.3). */
 export const VERSION_PIN_ERROR =
   "Validation failed: Provided version pin is not equal to latest or provided string does not represent an existing version of the module.";
-
-/** N10: E1, E2, DELETE (and E4) refuse the organization token. */
-const USER_OR_TEAM = { organizationTokenAllowed: false } as const;
 
 /**
  * The version a pin names (N3): `undefined`/`null`/`latest` → the module's latest `ok`
@@ -161,11 +159,11 @@ async function moduleForCaller(
   db: Db,
   caller: NocodeEnv["Variables"]["caller"],
   id: string,
-  permission: "member" | "manage-modules",
+  permission: "member" | "manage-no-code-modules" | "manage-registry-modules",
 ): Promise<NoCodeModuleRow> {
   const module = await findNoCodeModule(db, id);
   if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, permission, permission === "member" ? {} : USER_OR_TEAM);
+  await requireOrgPermission(db, caller, module.organization, permission);
   return module;
 }
 
@@ -173,10 +171,10 @@ async function moduleForCaller(
 export const noCodeModuleRoutes = new Hono<NocodeEnv>();
 
 // E1: enable no-code provisioning for a registry module (200, seed §4 / N2).
-noCodeModuleRoutes.post("/organizations/:org/no-code-modules", async (c) => {
+noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
-  await requireOrgPermission(db, c.var.caller, org, "manage-modules", USER_OR_TEAM);
+  await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
   const input = await readNoCodeModuleInput(c.req.raw);
   if (input.registryModuleId === undefined) {
     throw new NocodeError("invalid_attribute", "Registry module is required", relationshipAt("registry-module"));
@@ -218,7 +216,7 @@ noCodeModuleRoutes.post("/organizations/:org/no-code-modules", async (c) => {
 });
 
 // E3: read, optionally with the variable options included.
-noCodeModuleRoutes.get("/no-code-modules/:id", async (c) => {
+noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const id = c.req.param("id");
   // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
@@ -230,9 +228,9 @@ noCodeModuleRoutes.get("/no-code-modules/:id", async (c) => {
 });
 
 // E2: update. Omitted attributes and relationships keep their values (N3, N5).
-noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
+noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), async (c) => {
   const db = createDb(c.env.DB);
-  const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-modules");
+  const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
   const input = await readNoCodeModuleInput(c.req.raw);
 
   let registryModuleId = current.registryModuleId;
@@ -290,15 +288,16 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
 });
 
 // Disable no-code provisioning: the module and its options go; workspaces stay (204).
-noCodeModuleRoutes.delete("/no-code-modules/:id", async (c) => {
+// N10, N10a: a registry-module write (the organization token may), unlike E1 and E2.
+noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-registry-modules" }), async (c) => {
   const db = createDb(c.env.DB);
-  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-modules");
+  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
   await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
   return noContent();
 });
 
 // N9: the input variables of a version, for building forms, with the module's options.
-noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", async (c) => {
+noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
   const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));

@@ -9,10 +9,11 @@ import type { NocodeEnv } from "../app";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, revokeToken, serializeToken } from "../users/tokens";
+import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
 import { FieldErrors, isUniqueViolation, readResource } from "./jsonapi";
 import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { serializeOrganization } from "./serialize";
+import { rights } from "../route-rights";
 
 /** Organization names: letters, digits, `-` and `_`, at most 64 characters (our choice; HCP does not publish its rule). */
 export const ORGANIZATION_NAME = /^[A-Za-z0-9_-]+$/;
@@ -22,7 +23,7 @@ export const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 export const organizationRoutes = new Hono<NocodeEnv>();
 
-organizationRoutes.post("/organizations", async (c) => {
+organizationRoutes.post("/organizations", rights({ caller: "admin" }), async (c) => {
   // N9, N10: only ADMIN_TOKEN creates organizations.
   if (c.var.caller.kind !== "admin") throw notFound();
   const input = await readResource(c.req.raw, ["organizations", "organization"]);
@@ -50,7 +51,7 @@ organizationRoutes.post("/organizations", async (c) => {
   return jsonApi(serializeOrganization(created.organization, { ownersTeamId: created.ownersTeamId, permissions: new Set() }), 201);
 });
 
-organizationRoutes.get("/organizations/:org", async (c) => {
+organizationRoutes.get("/organizations/:org", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const name = c.req.param("org");
   const permissions = await orgCallerPermissions(db, c.var.caller, name);
@@ -66,20 +67,23 @@ async function requireTokenManager(c: { env: Env; var: NocodeEnv["Variables"] },
   const db = createDb(c.env.DB);
   const org = await findOrganization(db, organization);
   if (!org) throw notFound();
-  if (c.var.caller.kind !== "admin" && !(await hasOrgPermission(db, c.var.caller, organization, "owner"))) throw notFound();
+  if (!(await hasOrgPermission(db, c.var.caller, organization, "manage-teams"))) throw notFound();
   return db;
 }
 
-organizationRoutes.post("/organizations/:org/authentication-token", async (c) => {
+organizationRoutes.post("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), async (c) => {
   const organization = c.req.param("org");
   const db = await requireTokenManager(c, organization);
   // The body is optional (HCP sends none); when present it must be a JSON:API document.
-  await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const { token, row } = await issueToken(c.env, db, { kind: "organization", organization });
+  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
+  const errors = new FieldErrors();
+  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
+  errors.throwIfAny();
+  const { token, row } = await issueToken(c.env, db, { kind: "organization", organization }, null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
 
-organizationRoutes.delete("/organizations/:org/authentication-token", async (c) => {
+organizationRoutes.delete("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), async (c) => {
   const organization = c.req.param("org");
   const db = await requireTokenManager(c, organization);
   if (!(await revokeToken(db, "organization", organization))) throw notFound();

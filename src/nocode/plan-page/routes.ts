@@ -17,7 +17,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
-import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
+import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../auth";
 import { hasOrgPermission } from "../permissions";
 import { planJson } from "./json";
 import { findPlanPageTarget, loadPlanPageModel } from "./load";
@@ -63,7 +63,7 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", async (c) => {
     let caller: NocodeCaller | null = null;
     if (!viewValid) {
       if (bearerToken(c.req.raw.headers) === null) return unauthorizedAnswer(format);
-      caller = await authenticateNocode(c.env, c.req.raw.headers);
+      caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
       if (!caller) return unauthorizedAnswer(format);
     }
     // 2. The run, and the Bearer caller's right to read it.

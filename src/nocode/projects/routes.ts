@@ -15,6 +15,7 @@ import { orgCallerPermissions } from "../permissions";
 import { jsonApi } from "../respond";
 import { findProject, listProjects, type ProjectRow } from "./repo";
 import { serializeProject } from "./serialize";
+import { rights } from "../route-rights";
 
 /** Reference §5.3: 3–40 characters of letters, digits, spaces, `-`, `_`; no leading or trailing space. */
 export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
@@ -24,7 +25,7 @@ export const PROJECT_DESCRIPTION_MAX = 256;
 
 export const projectRoutes = new Hono<NocodeEnv>();
 
-projectRoutes.post("/organizations/:org/projects", async (c) => {
+projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-projects" }), async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
@@ -55,7 +56,7 @@ projectRoutes.post("/organizations/:org/projects", async (c) => {
   return jsonApi({ data: serializeProject(project, rights, false) }, 201);
 });
 
-projectRoutes.get("/organizations/:org/projects", async (c) => {
+projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
@@ -67,7 +68,7 @@ projectRoutes.get("/organizations/:org/projects", async (c) => {
   return jsonApi({ data: rows.map((p) => serializeProject(p, rights, p.id === defaultId)), ...pageDocument(url, page, total) });
 });
 
-projectRoutes.get("/projects/:id", async (c) => {
+projectRoutes.get("/projects/:id", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const project = await findProject(db, c.req.param("id"));
   if (!project) throw notFound();

@@ -1,8 +1,9 @@
 /**
  * Private registry modules (decision N9; reference §5.1): create (private, no VCS),
- * read by id and by address, list, delete. Permissions (N10): writes need
- * `manage-modules` (the organization token may), reads need membership; ADMIN_TOKEN has
- * no organization rights; anything not permitted is 404.
+ * read by id and by address, list, delete. Permissions (N10, N10a): writes need
+ * `manage-registry-modules` (the organization token has it), the legacy `no-code: true`
+ * also `manage-no-code-modules` (it does not); reads need membership; anything not
+ * permitted is 404.
  */
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
@@ -26,6 +27,7 @@ import {
   versionStatusesOf,
 } from "./repo";
 import { paginationOf, registryModuleResource } from "./serializers";
+import { rights } from "../route-rights";
 
 /** Module names: letters, digits, inner `-` and `_`, at most 64 characters (reference §5.1). */
 const MODULE_NAME_RE = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?$/;
@@ -52,7 +54,7 @@ export async function resolveModule(
   db: Db,
   caller: NocodeCaller,
   p: ModuleAddressParams,
-  permission: "member" | "manage-modules",
+  permission: "member" | "manage-registry-modules",
 ): Promise<RegistryModuleRow> {
   await requireOrgPermission(db, caller, p.org, permission);
   // Only the private registry exists; a private module's namespace is its organization.
@@ -73,7 +75,7 @@ export async function renderModule(db: Db, caller: NocodeCaller, module: Registr
   const [statuses, noCode, canManage] = await Promise.all([
     versionStatusesOf(db, [module.id]),
     noCodeModulesOf(db, [module.id]),
-    hasOrgPermission(db, caller, module.organization, "manage-modules"),
+    hasOrgPermission(db, caller, module.organization, "manage-registry-modules"),
   ]);
   return registryModuleResource(module, {
     versionStatuses: statuses.get(module.id) ?? [],
@@ -142,14 +144,17 @@ export function pageParams(url: URL): { number: number; size: number } {
 /** Routes of registry modules. */
 export const moduleRoutes = new Hono<NocodeEnv>();
 
-moduleRoutes.post("/organizations/:org/registry-modules", async (c) => {
+moduleRoutes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
   const caller = c.var.caller;
-  // N10: registry-module writes need manage-modules (the organization token may).
-  await requireOrgPermission(db, caller, org, "manage-modules");
+  // N10: registry-module writes need manage-registry-modules (the organization token has it).
+  await requireOrgPermission(db, caller, org, "manage-registry-modules");
   const attrs = await readResourceAttributes(c.req.raw, MODULE_TYPES);
   const input = parseModuleCreate(org, attrs);
+  // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
+  // E1's right (the organization token lacks it → 404, as E1 answers it).
+  if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
   const address = { organization: org, registryName: PRIVATE_REGISTRY, namespace: org, name: input.name, provider: input.provider };
   const taken = () => invalidAttribute("name", "Name has already been taken for this provider");
   if (await findRegistryModule(db, address)) throw taken();
@@ -167,7 +172,7 @@ moduleRoutes.post("/organizations/:org/registry-modules", async (c) => {
   return jsonApi({ data: await renderModule(db, caller, row) }, 201);
 });
 
-moduleRoutes.get("/organizations/:org/registry-modules", async (c) => {
+moduleRoutes.get("/organizations/:org/registry-modules", rights({ right: "member" }), async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
   const caller = c.var.caller;
@@ -187,7 +192,7 @@ moduleRoutes.get("/organizations/:org/registry-modules", async (c) => {
   const [statuses, noCode, canManage] = await Promise.all([
     versionStatusesOf(db, ids),
     noCodeModulesOf(db, ids),
-    hasOrgPermission(db, caller, org, "manage-modules"),
+    hasOrgPermission(db, caller, org, "manage-registry-modules"),
   ]);
   const data = rows.map((m) =>
     registryModuleResource(m, { versionStatuses: statuses.get(m.id) ?? [], noCodeModules: noCode.get(m.id) ?? [], canManage }),
@@ -197,7 +202,7 @@ moduleRoutes.get("/organizations/:org/registry-modules", async (c) => {
   return jsonApi(doc);
 });
 
-moduleRoutes.get("/registry-modules/:id", async (c) => {
+moduleRoutes.get("/registry-modules/:id", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const module = await findRegistryModuleById(db, c.req.param("id"));
   if (!module) throw notFound();
@@ -205,15 +210,15 @@ moduleRoutes.get("/registry-modules/:id", async (c) => {
   return jsonApi({ data: await renderModule(db, c.var.caller, module) });
 });
 
-moduleRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", async (c) => {
+moduleRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
   return jsonApi({ data: await renderModule(db, c.var.caller, module) });
 });
 
-moduleRoutes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", async (c) => {
+moduleRoutes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), async (c) => {
   const db = createDb(c.env.DB);
-  const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-modules");
+  const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
   await beforeRegistryModuleDelete(db, module);
   const keys = await deleteRegistryModuleRows(db, module.id);
   if (keys.length > 0) await c.env.MODULES.delete(keys);

@@ -23,6 +23,7 @@ import type { NocodeEnv } from "../app";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage } from "../queue/messages";
 import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
+import { rights } from "../route-rights";
 
 /** N9: an upload link is valid for one hour. */
 export const UPLOAD_LINK_TTL_MS = 60 * 60 * 1000;
@@ -79,7 +80,7 @@ async function readTarball(request: Request, limit: number): Promise<Uint8Array 
 /** Routes of the upload link (tokenless, N2a). */
 export const uploadRoutes = new Hono<NocodeEnv>();
 
-uploadRoutes.put("/uploads/:token", async (c) => {
+uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), async (c) => {
   const token = c.req.param("token");
   // An unknown, spent or expired link is simply not there: 404 (N2).
   if (!TOKEN_RE.test(token)) throw notFound();

@@ -17,6 +17,7 @@ import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } fr
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
 import { registryModuleVersionResource } from "./serializers";
 import { newUploadLink } from "./uploads";
+import { rights } from "../route-rights";
 
 /** Accepted `data.type` of a version create (N1: tolerant input). */
 const VERSION_TYPES = ["registry-module-versions", "registry-module-version"] as const;
@@ -45,7 +46,7 @@ function parseVersionCreate(attrs: Record<string, unknown>): { version: string; 
 /** Create a version of the addressed module; shared by the current and the deprecated path. */
 async function createVersion(db: Db, env: Env, caller: NocodeCaller, params: ModuleAddressParams, request: Request) {
   // N10: a registry-module write needs manage-modules.
-  const module = await resolveModule(db, caller, params, "manage-modules");
+  const module = await resolveModule(db, caller, params, "manage-registry-modules");
   const attrs = await readResourceAttributes(request, VERSION_TYPES);
   const input = parseVersionCreate(attrs);
   const taken = () => invalidAttribute("version", "Version has already been taken");
@@ -79,18 +80,18 @@ async function createVersion(db: Db, env: Env, caller: NocodeCaller, params: Mod
 /** Routes of registry module versions. */
 export const versionRoutes = new Hono<NocodeEnv>();
 
-versionRoutes.post("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions", async (c) =>
+versionRoutes.post("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), async (c) =>
   createVersion(createDb(c.env.DB), c.env, c.var.caller, c.req.param(), c.req.raw),
 );
 
 // The deprecated path go-tfe still uses (reference §5.1): the namespace is the organization.
-versionRoutes.post("/registry-modules/:namespace/:name/:provider/versions", async (c) => {
+versionRoutes.post("/registry-modules/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), async (c) => {
   const { namespace, name, provider } = c.req.param();
   const params = { org: namespace, registry: PRIVATE_REGISTRY, namespace, name, provider };
   return createVersion(createDb(c.env.DB), c.env, c.var.caller, params, c.req.raw);
 });
 
-versionRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version", async (c) => {
+versionRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
   const wanted = c.req.query("module_version");

@@ -14,6 +14,7 @@ import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource
 import { jsonApi, noContent } from "../respond";
 import { type ReleaseRow, serializeRelease } from "./serialize";
 import { compareVersions, EXACT_VERSION, parseVersion } from "./version-constraints";
+import { rights } from "../route-rights";
 
 export const releaseRoutes = new Hono<NocodeEnv>();
 
@@ -70,7 +71,7 @@ async function versionInUse(db: Db, version: string, exceptId?: string): Promise
   return row !== undefined && row.id !== exceptId;
 }
 
-releaseRoutes.get("/admin/terraform-versions", async (c) => {
+releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), async (c) => {
   const db = createDb(c.env.DB);
   const url = new URL(c.req.url);
   const page = pageRequest(url);
@@ -89,7 +90,7 @@ releaseRoutes.get("/admin/terraform-versions", async (c) => {
   return jsonApi({ data: slice.map(serializeRelease), ...pageDocument(url, page, rows.length) });
 });
 
-releaseRoutes.post("/admin/terraform-versions", async (c) => {
+releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), async (c) => {
   const input = await readResource(c.req.raw, TYPES);
   const a = readAttributes(input.attributes, true);
   const db = createDb(c.env.DB);
@@ -118,12 +119,12 @@ releaseRoutes.post("/admin/terraform-versions", async (c) => {
   return jsonApi({ data: serializeRelease(row) }, 201);
 });
 
-releaseRoutes.get("/admin/terraform-versions/:id", async (c) => {
+releaseRoutes.get("/admin/terraform-versions/:id", rights({ caller: "admin" }), async (c) => {
   const row = await findRelease(createDb(c.env.DB), c.req.param("id"));
   return jsonApi({ data: serializeRelease(row) });
 });
 
-releaseRoutes.patch("/admin/terraform-versions/:id", async (c) => {
+releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" }), async (c) => {
   const db = createDb(c.env.DB);
   const existing = await findRelease(db, c.req.param("id"));
   const input = await readResource(c.req.raw, TYPES);
@@ -150,7 +151,7 @@ releaseRoutes.patch("/admin/terraform-versions/:id", async (c) => {
   return jsonApi({ data: serializeRelease(updated) });
 });
 
-releaseRoutes.delete("/admin/terraform-versions/:id", async (c) => {
+releaseRoutes.delete("/admin/terraform-versions/:id", rights({ caller: "admin" }), async (c) => {
   const db = createDb(c.env.DB);
   const existing = await findRelease(db, c.req.param("id"));
   await db.delete(terraformVersions).where(eq(terraformVersions.id, existing.id));

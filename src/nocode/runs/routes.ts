@@ -19,9 +19,7 @@ import { findWorkspace } from "../workspaces/repo";
 import { confirmRun, discardRun } from "./create";
 import { findRun, findRunByPlanId, findStateVersion, type RunRow } from "./repo";
 import { planJsonOutput, planOf, planResource, runResource, stateVersionResource } from "./serialize";
-
-/** N10: run actions refuse the organization token. */
-const USER_OR_TEAM = { organizationTokenAllowed: false } as const;
+import { rights } from "../route-rights";
 
 /** A run the caller may read (read-workspaces); 404 otherwise. */
 async function readableRun(db: Db, caller: NocodeCaller, run: RunRow | undefined): Promise<RunRow> {
@@ -32,7 +30,7 @@ async function readableRun(db: Db, caller: NocodeCaller, run: RunRow | undefined
 
 /** Render a run with the caller's rights. */
 export async function renderRun(db: Db, caller: NocodeCaller, run: RunRow) {
-  const canAct = await hasOrgPermission(db, caller, run.organization, "manage-workspaces", USER_OR_TEAM);
+  const canAct = await hasOrgPermission(db, caller, run.organization, "run-workspaces");
   return runResource(run, { canAct });
 }
 
@@ -40,32 +38,32 @@ export async function renderRun(db: Db, caller: NocodeCaller, run: RunRow) {
 async function actionableRun(db: Db, caller: NocodeCaller, id: string): Promise<RunRow> {
   const run = await findRun(db, id);
   if (!run) throw notFound();
-  await requireOrgPermission(db, caller, run.organization, "manage-workspaces", USER_OR_TEAM);
+  await requireOrgPermission(db, caller, run.organization, "run-workspaces");
   return run;
 }
 
 /** Routes of runs and plans. */
 export const runRoutes = new Hono<NocodeEnv>();
 
-runRoutes.get("/runs/:id", async (c) => {
+runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
   return jsonApi({ data: await renderRun(db, c.var.caller, run) });
 });
 
-runRoutes.get("/runs/:id/plan", async (c) => {
+runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
   return jsonApi({ data: planResource(run) });
 });
 
-runRoutes.get("/plans/:id", async (c) => {
+runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
   return jsonApi({ data: planResource(run) });
 });
 
-runRoutes.get("/plans/:id/json-output", async (c) => {
+runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
   const plan = planOf(run);
@@ -74,7 +72,7 @@ runRoutes.get("/plans/:id/json-output", async (c) => {
 });
 
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
-runRoutes.post("/runs/:id/actions/apply", async (c) => {
+runRoutes.post("/runs/:id/actions/apply", rights({ right: "run-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const run = await actionableRun(db, c.var.caller, c.req.param("id"));
   if (run.kind === "upgrade") {
@@ -86,14 +84,14 @@ runRoutes.post("/runs/:id/actions/apply", async (c) => {
 });
 
 // N7 run action: discard a run waiting at `planned`.
-runRoutes.post("/runs/:id/actions/discard", async (c) => {
+runRoutes.post("/runs/:id/actions/discard", rights({ right: "run-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const run = await actionableRun(db, c.var.caller, c.req.param("id"));
   if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
   return c.body(null, 202);
 });
 
-runRoutes.get("/workspaces/:id/runs", async (c) => {
+runRoutes.get("/workspaces/:id/runs", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const workspace = await findWorkspace(db, c.req.param("id"));
   if (!workspace) throw notFound();
@@ -105,11 +103,11 @@ runRoutes.get("/workspaces/:id/runs", async (c) => {
     db.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.size).offset(page.offset),
     db.select({ n: count() }).from(runs).where(where),
   ]);
-  const canAct = await hasOrgPermission(db, c.var.caller, workspace.organization, "manage-workspaces", USER_OR_TEAM);
+  const canAct = await hasOrgPermission(db, c.var.caller, workspace.organization, "run-workspaces");
   return jsonApi({ data: rows.map((r) => runResource(r, { canAct })), ...pageDocument(url, page, totals[0]?.n ?? 0) });
 });
 
-runRoutes.get("/state-versions/:id", async (c) => {
+runRoutes.get("/state-versions/:id", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const sv = await findStateVersion(db, c.req.param("id"));
   const workspace = sv ? await findWorkspace(db, sv.workspaceId) : undefined;

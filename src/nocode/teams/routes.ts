@@ -2,7 +2,8 @@
  * Teams (N9, N10): `POST|GET /organizations/:org/teams`, `GET /teams/:id`,
  * `POST|DELETE /teams/:id/authentication-token`, `POST|DELETE /teams/:id/relationships/users`.
  * Creating teams, team tokens and memberships: ADMIN_TOKEN, owners, or the organization
- * token. Reading: any member of the organization.
+ * token (`manage-teams`); a team's tokens and membership only when the caller holds every
+ * right the team grants (N10a, permissions.ts mayDelegateTeam). Reading: any member.
  */
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
@@ -13,9 +14,10 @@ import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readIdentifiers, readResource } from "../organizations/jsonapi";
 import { findOrganization } from "../organizations/repo";
-import { hasOrgPermission, orgCallerPermissions, type OrgPermission } from "../permissions";
+import { hasOrgPermission, mayDelegateTeam, orgCallerPermissions, type OrgPermission } from "../permissions";
+import { rights } from "../route-rights";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, revokeToken, serializeToken } from "../users/tokens";
+import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
 import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
 import { serializeTeam } from "./serialize";
 
@@ -25,19 +27,19 @@ export const TEAM_NAME_MAX = 64;
 
 export const teamRoutes = new Hono<NocodeEnv>();
 
-/** N9: ADMIN_TOKEN, an owner, or the organization token (owner rights) may manage teams. */
-async function canManageTeams(db: Db, caller: NocodeCaller, organization: string): Promise<boolean> {
-  return caller.kind === "admin" || hasOrgPermission(db, caller, organization, "owner");
+/** N9: ADMIN_TOKEN, an owner, or the organization token (`manage-teams`) may create teams. */
+function canManageTeams(db: Db, caller: NocodeCaller, organization: string): Promise<boolean> {
+  return hasOrgPermission(db, caller, organization, "manage-teams");
 }
 
-/** The team `id` when the caller may manage it (else 404, N10). */
-async function manageableTeam(db: Db, caller: NocodeCaller, id: string): Promise<TeamRow> {
+/** The team `id` when the caller may manage its tokens and membership (else 404, N10, N10a). */
+export async function manageableTeam(db: Db, caller: NocodeCaller, id: string): Promise<TeamRow> {
   const team = await findTeam(db, id);
-  if (!team || !(await canManageTeams(db, caller, team.organization))) throw notFound();
+  if (!team || !mayDelegateTeam(caller, await orgCallerPermissions(db, caller, team.organization), team)) throw notFound();
   return team;
 }
 
-teamRoutes.post("/organizations/:org/teams", async (c) => {
+teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   if (!(await findOrganization(db, organization)) || !(await canManageTeams(db, c.var.caller, organization))) throw notFound();
@@ -83,14 +85,14 @@ teamRoutes.post("/organizations/:org/teams", async (c) => {
     if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
     throw err;
   }
-  return jsonApi({ data: serializeTeam(team, [], await callerRights(db, c.var.caller, organization)) }, 201);
+  return jsonApi({ data: serializeTeam(team, [], mayDelegateTeam(c.var.caller, await callerRights(db, c.var.caller, organization), team)) }, 201);
 });
 
 async function callerRights(db: Db, caller: NocodeCaller, organization: string): Promise<Set<OrgPermission>> {
   return orgCallerPermissions(db, caller, organization);
 }
 
-teamRoutes.get("/organizations/:org/teams", async (c) => {
+teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await callerRights(db, c.var.caller, organization);
@@ -99,28 +101,31 @@ teamRoutes.get("/organizations/:org/teams", async (c) => {
   const page = pageRequest(url);
   const { rows, total } = await listTeams(db, organization, page);
   const members = await memberIds(db, rows.map((t) => t.id));
-  return jsonApi({ data: rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], rights)), ...pageDocument(url, page, total) });
+  return jsonApi({ data: rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], mayDelegateTeam(c.var.caller, rights, t))), ...pageDocument(url, page, total) });
 });
 
-teamRoutes.get("/teams/:id", async (c) => {
+teamRoutes.get("/teams/:id", rights({ right: "member" }), async (c) => {
   const db = createDb(c.env.DB);
   const team = await findTeam(db, c.req.param("id"));
   if (!team) throw notFound();
   const rights = await callerRights(db, c.var.caller, team.organization);
   if (!rights.has("member")) throw notFound();
   const members = await memberIds(db, [team.id]);
-  return jsonApi({ data: serializeTeam(team, members.get(team.id) ?? [], rights) });
+  return jsonApi({ data: serializeTeam(team, members.get(team.id) ?? [], mayDelegateTeam(c.var.caller, rights, team)) });
 });
 
-teamRoutes.post("/teams/:id/authentication-token", async (c) => {
+teamRoutes.post("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), async (c) => {
   const db = createDb(c.env.DB);
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
-  await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization });
+  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
+  const errors = new FieldErrors();
+  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
+  errors.throwIfAny();
+  const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization }, null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
 
-teamRoutes.delete("/teams/:id/authentication-token", async (c) => {
+teamRoutes.delete("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), async (c) => {
   const db = createDb(c.env.DB);
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
   if (!(await revokeToken(db, "team", team.id))) throw notFound();
@@ -138,5 +143,5 @@ async function membershipChange(c: { env: Env; var: NocodeEnv["Variables"]; req:
   return noContent();
 }
 
-teamRoutes.post("/teams/:id/relationships/users", (c) => membershipChange(c, addMembers));
-teamRoutes.delete("/teams/:id/relationships/users", (c) => membershipChange(c, removeMembers));
+teamRoutes.post("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), (c) => membershipChange(c, addMembers));
+teamRoutes.delete("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), (c) => membershipChange(c, removeMembers));

@@ -1,5 +1,5 @@
 /** The `teams` resource (HCP's shape). */
-import { OWNERS_TEAM, type OrgPermission } from "../permissions";
+import { OWNERS_TEAM } from "../permissions";
 import { ORGANIZATION_ACCESS, type TeamRow } from "./repo";
 
 /** The `organization-access` object: the owners team has every right (N10). */
@@ -10,8 +10,8 @@ export function organizationAccess(team: TeamRow): Record<string, boolean> {
   return out;
 }
 
-/** Serialize a team; `permissions` are the caller's rights in the team's organization. */
-export function serializeTeam(team: TeamRow, members: string[], permissions: Set<OrgPermission>) {
+/** Serialize a team; `canManage`: the caller may manage its tokens and membership (N10a). */
+export function serializeTeam(team: TeamRow, members: string[], canManage: boolean) {
   return {
     id: team.id,
     type: "teams",
@@ -22,10 +22,10 @@ export function serializeTeam(team: TeamRow, members: string[], permissions: Set
       "allow-member-token-management": true,
       "organization-access": organizationAccess(team),
       permissions: {
-        "can-update-membership": permissions.has("owner"),
+        "can-update-membership": canManage,
         "can-destroy": false,
         "can-update-organization-access": false,
-        "can-update-api-token": permissions.has("owner"),
+        "can-update-api-token": canManage,
         "can-update-visibility": false,
       },
     },

@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import type { NocodeEnv } from "../app";
 import { jsonApi } from "../respond";
+import { rights } from "../route-rights";
 import { confirmUpgrade, defaultUpgradeDeps, findUpgradeRun, initiateUpgrade } from "./service";
 import { noUpgradeResource, planUrl, WORKSPACE_UPDATE_COMPLETED, workspaceUpgradeResource } from "./serialize";
 
@@ -18,7 +19,7 @@ export const upgradeRoutes = new Hono<NocodeEnv>();
 const BASE = "/no-code-modules/:id/workspaces/:workspace_id/upgrade";
 
 // E5
-upgradeRoutes.post(BASE, async (c) => {
+upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), async (c) => {
   const result = await initiateUpgrade(c.env, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.raw);
   if (result.kind === "no-upgrade") return jsonApi({ data: noUpgradeResource(result.workspace.id, result.message) });
   const url = await planUrl(c.env, new URL(c.req.url).origin, result.workspace, result.run.id);
@@ -26,14 +27,14 @@ upgradeRoutes.post(BASE, async (c) => {
 });
 
 // E6
-upgradeRoutes.get(`${BASE}/:run_id`, async (c) => {
+upgradeRoutes.get(`${BASE}/:run_id`, rights({ right: "read-upgrades" }), async (c) => {
   const { workspace, run } = await findUpgradeRun(c.env, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"));
   const url = await planUrl(c.env, new URL(c.req.url).origin, workspace, run.id);
   return jsonApi({ data: workspaceUpgradeResource(run, workspace.id, url) });
 });
 
 // E7
-upgradeRoutes.post(`${BASE}/:run_id`, async (c) => {
+upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }), async (c) => {
   await confirmUpgrade(c.env, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
   return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
 });

@@ -15,7 +15,7 @@
  *   `planned → confirmed → apply_queued` in the same D1 batch, then queues the apply of
  *   that same run (the Queue consumer's `apply-run` step, idempotent by run id).
  *
- * Permissions (N10): E5 and E7 need `manage-workspaces`, E6 `read-workspaces`; all three
+ * Permissions (N10): E5 and E7 need `run-workspaces` (manage-workspaces), E6 `read-upgrades` (read-workspaces); all three
  * refuse the organization token. Everything not permitted or not found is 404.
  */
 import { and, eq, exists, inArray, not, sql } from "drizzle-orm";
@@ -50,9 +50,6 @@ import { checkRequiredVars, checkVarOptions, parseVarMembers, requireUniqueVarKe
 import { upgradeStaleness } from "./staleness";
 import { mergeUpgradeVars, type PendingVarChange, withoutFlag } from "./vars";
 
-/** N10: E5–E7 refuse the organization token. */
-const USER_OR_TEAM = { organizationTokenAllowed: false } as const;
-
 /** The configuration of an upgrade run: what it plans, plus the vars E7 will write. */
 export interface UpgradeRunConfiguration extends RunConfiguration {
   /** Removed from the stored configuration once E7 wrote them (or the run was discarded). */
@@ -65,11 +62,11 @@ async function moduleAndWorkspace(
   caller: NocodeCaller,
   noCodeModuleId: string,
   workspaceId: string,
-  permission: "manage-workspaces" | "read-workspaces",
+  permission: "run-workspaces" | "read-upgrades",
 ): Promise<{ module: NoCodeModuleRow; workspace: WorkspaceRow }> {
   const module = await findNoCodeModule(db, noCodeModuleId);
   if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, permission, USER_OR_TEAM);
+  await requireOrgPermission(db, caller, module.organization, permission);
   const workspace = await findWorkspace(db, workspaceId);
   // A workspace not created from this module is not one of its workspaces: 404.
   if (!workspace || workspace.organization !== module.organization || workspace.noCodeModuleId !== module.id) throw notFound();
@@ -202,7 +199,7 @@ export async function initiateUpgrade(
   now = Date.now(),
 ): Promise<InitiateResult> {
   const db = createDb(env.DB);
-  const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "manage-workspaces");
+  const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "run-workspaces");
   const input = await readUpgradeInput(request);
   // N3: E5 needs an enabled module with an `ok` pin (422).
   const { version, summary } = await provisionableVersion(db, module);
@@ -211,7 +208,8 @@ export async function initiateUpgrade(
   // N5: the module's rules on the vars the workspace will have after the upgrade.
   const given = new Set(input.vars.map((v) => `${v.category}\u0000${v.key}`));
   checkVarOptions([...input.vars, ...stored.filter((v) => !given.has(`${v.category}\u0000${v.key}`))], options);
-  const merged = await mergeUpgradeVars(env, workspace.id, stored, input.vars, now);
+  const declaredSensitive = new Set(summary.variables.filter((v) => v.sensitive).map((v) => v.name));
+  const merged = await mergeUpgradeVars(env, workspace.id, stored, input.vars, now, declaredSensitive);
   checkRequiredVars(merged.rows, summary, version.version);
 
   // N8: nothing to upgrade → a message, and nothing is created.
@@ -296,7 +294,7 @@ export async function findUpgradeRun(
   runId: string,
 ): Promise<{ workspace: WorkspaceRow; run: RunRow }> {
   const db = createDb(env.DB);
-  const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "read-workspaces");
+  const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "read-upgrades");
   return { workspace, run: await upgradeRunOf(db, module, workspace, runId) };
 }
 
@@ -360,7 +358,7 @@ export async function confirmUpgrade(
   deps: UpgradeDeps,
 ): Promise<void> {
   const db = createDb(env.DB);
-  const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "manage-workspaces");
+  const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "run-workspaces");
   const run = await upgradeRunOf(db, module, workspace, runId);
   const notAwaiting = (status: string) => conflict(`The upgrade run is ${status}, not awaiting confirmation`);
   if (run.status !== "planned") throw notAwaiting(run.status);

@@ -11,8 +11,16 @@
  * - a replaced var keeps its description unless the new one gives one;
  * - a sensitive var stays sensitive even when E5 sends `sensitive: false` (go-tfe always
  *   sends the flag): an upgrade never reveals a write-only value;
- * - a given var identical to the stored one (same value or keyed hash, same `hcl`, same
- *   description) is no change at all, so it neither rewrites the var nor counts as one.
+ * - a given var identical to the stored one (same value, same `hcl`, same description) is
+ *   no change at all, so it neither rewrites the var nor counts as one — except a
+ *   sensitive one (N8a, below).
+ *
+ * N8a: a value given for a sensitive variable — stored as sensitive on the workspace, or
+ * declared sensitive by the module, whatever flag E5's body carries — always counts as
+ * changed, so neither E5's answer nor its plan tells whether a guess equals the stored
+ * value. The pending row is stored sensitive and its keyed hash is bound to the new var
+ * version (`<hash>.<version id>`), so it equals no earlier hash: the planner sees the
+ * variable changed whatever the value.
  */
 import type { WorkspaceVarRow } from "../workspaces/repo";
 import { newVarRow, newVarVersionId, storedValue, type VarInput } from "../workspaces/vars";
@@ -42,6 +50,7 @@ export async function mergeUpgradeVars(
   stored: readonly WorkspaceVarRow[],
   given: readonly VarInput[],
   now: number,
+  declaredSensitive: ReadonlySet<string> = new Set(),
 ): Promise<MergedVars> {
   const bySlot = new Map(stored.map((v) => [slot(v), v]));
   const changes: PendingVarChange[] = [];
@@ -51,18 +60,22 @@ export async function mergeUpgradeVars(
       changes.push({ ...(await newVarRow(env, workspaceId, input, now)), replaces: false });
       continue;
     }
-    const sensitive = existing.sensitive || input.sensitive;
+    // N8a: sensitive on the workspace or in the module, whatever the body's flag says.
+    const guarded = existing.sensitive || (existing.category === "engine" && declaredSensitive.has(existing.key));
+    const sensitive = guarded || input.sensitive;
     const value = await storedValue(env, workspaceId, existing.id, existing.key, input.value, sensitive);
     const description = input.description ?? existing.description;
-    const sameValue = sensitive ? existing.sensitive && value.sensitiveHash === existing.sensitiveHash : !existing.sensitive && value.value === existing.value;
+    const sameValue = !sensitive && !existing.sensitive && value.value === existing.value;
     if (sameValue && input.hcl === existing.hcl && description === existing.description) continue;
+    const versionId = newVarVersionId();
+    if (sensitive) value.sensitiveHash = `${value.sensitiveHash}.${versionId}`;
     changes.push({
       ...existing,
       ...value,
       description,
       hcl: input.hcl,
       sensitive,
-      versionId: newVarVersionId(),
+      versionId,
       updatedAt: now,
       replaces: true,
     });

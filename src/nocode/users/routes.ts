@@ -1,21 +1,25 @@
 /**
  * `POST /admin/users` (ADMIN_TOKEN; HCP has no such endpoint), `GET /account/details`
- * (a user token), `POST /users/:id/authentication-tokens` (ADMIN_TOKEN or that user) —
- * decisions N9, N10.
+ * (a user token), `POST|GET /users/:id/authentication-tokens` (ADMIN_TOKEN or that user),
+ * `GET|DELETE /authentication-tokens/:id` (N13; HCP's shapes) — decisions N9, N10, N13.
  */
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
-import { createDb } from "../../db/client";
+import { createDb, type Db } from "../../db/client";
 import { nocodeUsers } from "../../db/schema";
 import type { NocodeEnv } from "../app";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
-import { FieldErrors, isUniqueViolation, readResource } from "../organizations/jsonapi";
-import { jsonApi } from "../respond";
+import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
+import { jsonApi, noContent } from "../respond";
+import { hasOrgPermission } from "../permissions";
+import { manageableTeam } from "../teams/routes";
+import type { NocodeCaller } from "../auth";
 import { findUser, type UserRow } from "./repo";
 import { serializeUser } from "./serialize";
-import { issueToken, serializeToken } from "./tokens";
+import { findTokenById, issueToken, listUserTokens, readExpiredAt, revokeTokenById, serializeToken, type TokenRow } from "./tokens";
+import { rights } from "../route-rights";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */
 export const USERNAME = /^[A-Za-z0-9_-]+$/;
@@ -25,7 +29,7 @@ export const TOKEN_DESCRIPTION_MAX = 256;
 
 export const userRoutes = new Hono<NocodeEnv>();
 
-userRoutes.post("/admin/users", async (c) => {
+userRoutes.post("/admin/users", rights({ caller: "admin" }), async (c) => {
   if (c.var.caller.kind !== "admin") throw notFound();
   const input = await readResource(c.req.raw, ["users", "user"]);
   const errors = new FieldErrors();
@@ -51,7 +55,7 @@ userRoutes.post("/admin/users", async (c) => {
   return jsonApi(serializeUser(user, { showEmail: true, self: false }), 201);
 });
 
-userRoutes.get("/account/details", async (c) => {
+userRoutes.get("/account/details", rights({ caller: "user" }), async (c) => {
   const caller = c.var.caller;
   if (caller.kind !== "user") throw notFound();
   const user = await findUser(createDb(c.env.DB), caller.userId);
@@ -59,7 +63,7 @@ userRoutes.get("/account/details", async (c) => {
   return jsonApi(serializeUser(user, { showEmail: true, self: true }));
 });
 
-userRoutes.post("/users/:id/authentication-tokens", async (c) => {
+userRoutes.post("/users/:id/authentication-tokens", rights({ caller: "user-self" }), async (c) => {
   const db = createDb(c.env.DB);
   const user = await findUser(db, c.req.param("id"));
   const caller = c.var.caller;
@@ -71,10 +75,59 @@ userRoutes.post("/users/:id/authentication-tokens", async (c) => {
   if (typeof description === "string" && description.length > TOKEN_DESCRIPTION_MAX) {
     errors.add("description", `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`);
   }
-  // Expiring tokens are not implemented; refuse rather than issue a token that outlives its request.
-  const expiredAt = input.attributes["expired-at"];
-  if (expiredAt !== undefined && expiredAt !== null) errors.add("expired-at", "Expired at is not supported: tokens do not expire");
+  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
   errors.throwIfAny();
-  const { token, row } = await issueToken(c.env, db, { kind: "user", userId: user.id }, description ?? null);
+  const { token, row } = await issueToken(c.env, db, { kind: "user", userId: user.id }, description ?? null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
+});
+
+/** The user `id` when the caller is that user or ADMIN_TOKEN; else 404 as if it did not exist (N9, N10). */
+async function selfOrAdmin(db: Db, caller: NocodeCaller, id: string): Promise<UserRow> {
+  const user = await findUser(db, id);
+  if (!user || !(caller.kind === "admin" || (caller.kind === "user" && caller.userId === user.id))) throw notFound();
+  return user;
+}
+
+userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" }), async (c) => {
+  const db = createDb(c.env.DB);
+  const user = await selfOrAdmin(db, c.var.caller, c.req.param("id"));
+  const url = new URL(c.req.url);
+  const page = pageRequest(url);
+  const { rows, total } = await listUserTokens(db, user.id, { offset: (page.number - 1) * page.size, limit: page.size });
+  return jsonApi({ data: rows.map((row) => serializeToken(row, null).data), ...pageDocument(url, page, total) });
+});
+
+/**
+ * The token `id` when the caller may see and revoke it (N13): a user token — that user
+ * or ADMIN_TOKEN; a team token — whoever may manage the team's tokens (N10a); the
+ * organization token — ADMIN_TOKEN, owners, or the organization token. Else 404.
+ */
+async function visibleToken(db: Db, caller: NocodeCaller, id: string): Promise<TokenRow> {
+  const row = await findTokenById(db, id);
+  if (!row) throw notFound();
+  switch (row.kind) {
+    case "user":
+      await selfOrAdmin(db, caller, row.subjectId);
+      break;
+    case "team":
+      await manageableTeam(db, caller, row.subjectId);
+      break;
+    case "organization":
+      if (!(await hasOrgPermission(db, caller, row.subjectId, "manage-teams"))) throw notFound();
+      break;
+  }
+  return row;
+}
+
+userRoutes.get("/authentication-tokens/:id", rights({ caller: "user-self" }), async (c) => {
+  const db = createDb(c.env.DB);
+  return jsonApi(serializeToken(await visibleToken(db, c.var.caller, c.req.param("id")), null));
+});
+
+userRoutes.delete("/authentication-tokens/:id", rights({ caller: "user-self" }), async (c) => {
+  const db = createDb(c.env.DB);
+  const row = await visibleToken(db, c.var.caller, c.req.param("id"));
+  // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.
+  if (!(await revokeTokenById(db, row.id))) throw notFound();
+  return noContent();
 });

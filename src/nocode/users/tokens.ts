@@ -1,16 +1,18 @@
 /**
- * API tokens of the no-code service (N9): user tokens (many per user), team tokens and
- * organization tokens (one each; a new one replaces the old). Only the keyed hash is
- * stored (B2); the token itself appears once, in the create response.
+ * API tokens of the no-code service (N9, N13): user tokens (many per user), team tokens
+ * and organization tokens (one each; a new one replaces the old). Only the keyed hash is
+ * stored (B2); the token itself appears once, in the create response. Each carries
+ * `created-at`, `last-used-at` (written by ../auth.ts) and an optional `expired-at`.
  */
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { nocodeTokens } from "../../db/schema";
 import { generateNocodeToken, hashNocodeToken } from "../auth";
 import { newId } from "../ids";
+import type { FieldErrors } from "../organizations/jsonapi";
 import { isoTime } from "../respond";
 
-type TokenRow = typeof nocodeTokens.$inferSelect;
+export type TokenRow = typeof nocodeTokens.$inferSelect;
 
 /** What a token is for. */
 export type TokenSubject =
@@ -24,6 +26,7 @@ export async function issueToken(
   db: Db,
   subject: TokenSubject,
   description: string | null = null,
+  expiredAt: number | null = null,
 ): Promise<{ token: string; row: TokenRow }> {
   const token = generateNocodeToken();
   const row: TokenRow = {
@@ -34,6 +37,8 @@ export async function issueToken(
     organization: subject.kind === "user" ? null : subject.organization,
     description,
     createdAt: Date.now(),
+    lastUsedAt: null,
+    expiredAt,
   };
   const insert = db.insert(nocodeTokens).values(row);
   if (subject.kind === "user") {
@@ -55,6 +60,49 @@ export async function revokeToken(db: Db, kind: "team" | "organization", subject
   return gone.length > 0;
 }
 
+/** ISO 8601 date-time with a zone (HCP sends `2026-01-02T03:04:05.000Z`). */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * N13: the optional `expired-at` of a token create (HCP's attribute): absent or null →
+ * never expires; otherwise an ISO 8601 date-time in the future. Errors go to `errors`.
+ */
+export function readExpiredAt(errors: FieldErrors, attrs: Record<string, unknown>, now: number): number | null {
+  const raw = attrs["expired-at"];
+  if (raw === undefined || raw === null) return null;
+  const at = typeof raw === "string" && ISO_DATE_TIME.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (!Number.isFinite(at)) {
+    errors.add("expired-at", "Expired at must be an ISO 8601 date and time, such as 2030-01-31T12:00:00Z");
+    return null;
+  }
+  if (at <= now) {
+    errors.add("expired-at", "Expired at must be in the future");
+    return null;
+  }
+  return at;
+}
+
+/** A token by its public id (`at-…`). */
+export function findTokenById(db: Db, id: string): Promise<TokenRow | undefined> {
+  return db.select().from(nocodeTokens).where(eq(nocodeTokens.id, id)).get();
+}
+
+/** Delete a token by its public id; true when there was one. */
+export async function revokeTokenById(db: Db, id: string): Promise<boolean> {
+  const gone = await db.delete(nocodeTokens).where(eq(nocodeTokens.id, id)).returning({ id: nocodeTokens.id });
+  return gone.length > 0;
+}
+
+/** A user's tokens, newest first (one page). */
+export async function listUserTokens(db: Db, userId: string, page: { offset: number; limit: number }): Promise<{ rows: TokenRow[]; total: number }> {
+  const where = and(eq(nocodeTokens.kind, "user"), eq(nocodeTokens.subjectId, userId));
+  const [rows, count] = await db.batch([
+    db.select().from(nocodeTokens).where(where).orderBy(desc(nocodeTokens.createdAt), desc(nocodeTokens.id)).limit(page.limit).offset(page.offset),
+    db.select({ n: sql<number>`count(*)` }).from(nocodeTokens).where(where),
+  ]);
+  return { rows, total: count[0]?.n ?? 0 };
+}
+
 /** The `authentication-tokens` resource (HCP's shape); `token` only on create. */
 export function serializeToken(row: TokenRow, token: string | null) {
   const relationships: Record<string, unknown> = {};
@@ -67,10 +115,10 @@ export function serializeToken(row: TokenRow, token: string | null) {
       type: "authentication-tokens",
       attributes: {
         "created-at": isoTime(row.createdAt),
-        "last-used-at": null,
+        "last-used-at": row.lastUsedAt === null ? null : isoTime(row.lastUsedAt),
         description: row.description,
         token,
-        "expired-at": null,
+        "expired-at": row.expiredAt === null ? null : isoTime(row.expiredAt),
       },
       relationships,
     },

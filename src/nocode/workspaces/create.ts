@@ -214,8 +214,8 @@ export async function provisionWorkspace(
   const db = createDb(env.DB);
   const module = await findNoCodeModule(db, noCodeModuleId);
   if (!module) throw notFound();
-  // N10: manage-workspaces; seed §5: not with an organization token.
-  await requireOrgPermission(db, caller, module.organization, "manage-workspaces", { organizationTokenAllowed: false });
+  // N10: manage-workspaces' run right; seed §5: not with an organization token (it lacks it).
+  await requireOrgPermission(db, caller, module.organization, "run-workspaces");
   const input = await readWorkspaceInput(request);
   const organization = module.organization;
 

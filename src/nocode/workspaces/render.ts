@@ -28,11 +28,10 @@ export async function noCodeUpgradeAvailable(
 
 /** The workspace resource as `caller` sees it. */
 export async function renderWorkspace(db: Db, caller: NocodeCaller, ws: WorkspaceRow) {
-  const [rights, runRights, vars, upgrade] = await Promise.all([
+  const [rights, vars, upgrade] = await Promise.all([
     orgCallerPermissions(db, caller, ws.organization),
-    orgCallerPermissions(db, caller, ws.organization, { organizationTokenAllowed: false }),
     listWorkspaceVars(db, ws.id),
     noCodeUpgradeAvailable(db, ws),
   ]);
-  return workspaceResource(ws, { rights, runRights, varIds: vars.map((v) => v.id), noCodeUpgradeAvailable: upgrade });
+  return workspaceResource(ws, { rights, varIds: vars.map((v) => v.id), noCodeUpgradeAvailable: upgrade });
 }

@@ -35,9 +35,10 @@ import {
   VAR_TYPES,
   varResource,
 } from "./vars";
+import { rights } from "../route-rights";
 
 /** A workspace the caller holds `permission` on; 404 otherwise (N10). */
-async function workspaceForCaller(db: Db, caller: NocodeCaller, id: string, permission: "read-workspaces" | "manage-workspaces"): Promise<WorkspaceRow> {
+async function workspaceForCaller(db: Db, caller: NocodeCaller, id: string, permission: "read-workspaces" | "write-vars"): Promise<WorkspaceRow> {
   const ws = await findWorkspace(db, id);
   if (!ws) throw notFound();
   await requireOrgPermission(db, caller, ws.organization, permission);
@@ -63,18 +64,18 @@ const sameSlot = (a: Pick<WorkspaceVarRow, "key" | "category">, b: Pick<Workspac
 export const workspaceRoutes = new Hono<NocodeEnv>();
 
 // E4 (200, seed §4 / N2).
-workspaceRoutes.post("/no-code-modules/:id/workspaces", async (c) => {
+workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), async (c) => {
   const ws = await provisionWorkspace(c.env, c.var.caller, c.req.param("id"), c.req.raw, c.var.requestId);
   return jsonApi({ data: await renderWorkspace(createDb(c.env.DB), c.var.caller, ws) });
 });
 
-workspaceRoutes.get("/workspaces/:id", async (c) => {
+workspaceRoutes.get("/workspaces/:id", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
   return jsonApi({ data: await renderWorkspace(db, c.var.caller, ws) });
 });
 
-workspaceRoutes.get("/organizations/:org/workspaces/:name", async (c) => {
+workspaceRoutes.get("/organizations/:org/workspaces/:name", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const org = c.req.param("org");
   await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
@@ -83,16 +84,16 @@ workspaceRoutes.get("/organizations/:org/workspaces/:name", async (c) => {
   return jsonApi({ data: await renderWorkspace(db, c.var.caller, ws) });
 });
 
-workspaceRoutes.get("/workspaces/:id/vars", async (c) => {
+workspaceRoutes.get("/workspaces/:id/vars", rights({ right: "read-workspaces" }), async (c) => {
   const db = createDb(c.env.DB);
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
   const vars = await listWorkspaceVars(db, ws.id);
   return jsonApi({ data: vars.map((v) => varResource(v, ws)) });
 });
 
-workspaceRoutes.post("/workspaces/:id/vars", async (c) => {
+workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), async (c) => {
   const db = createDb(c.env.DB);
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "manage-workspaces");
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const doc = await readDocument(c.req.raw, VAR_TYPES);
   const errors = new FieldErrors();
   const input = parseVarCreate(errors, doc.attributes, "/data/attributes");
@@ -110,9 +111,9 @@ workspaceRoutes.post("/workspaces/:id/vars", async (c) => {
   return jsonApi({ data: varResource(row, ws) }, 201);
 });
 
-workspaceRoutes.patch("/workspaces/:id/vars/:var_id", async (c) => {
+workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), async (c) => {
   const db = createDb(c.env.DB);
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "manage-workspaces");
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
   if (!current) throw notFound();
   const doc = await readDocument(c.req.raw, VAR_TYPES);
@@ -181,9 +182,9 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", async (c) => {
   return jsonApi({ data: varResource(updated, ws) });
 });
 
-workspaceRoutes.delete("/workspaces/:id/vars/:var_id", async (c) => {
+workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), async (c) => {
   const db = createDb(c.env.DB);
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "manage-workspaces");
+  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
   if (!current) throw notFound();
   // N5: a required module variable must keep a value.

@@ -17,10 +17,8 @@ export function workspacePath(ws: Pick<WorkspaceRow, "organization" | "name">): 
 
 /** What the serializer needs besides the row. */
 export interface WorkspaceContext {
-  /** The caller's rights in the organization (organization token included). */
+  /** The caller's rights in the organization (N10). */
   rights: ReadonlySet<OrgPermission>;
-  /** The caller's rights for runs (N10: the organization token may not queue or apply). */
-  runRights: ReadonlySet<OrgPermission>;
   /** Ids of the workspace's vars. */
   varIds: readonly string[];
   /** N8. */
@@ -28,10 +26,10 @@ export interface WorkspaceContext {
 }
 
 /** The `permissions` object: the caller's rights on the workspace (N10). */
-export function workspacePermissions(rights: ReadonlySet<OrgPermission>, runRights: ReadonlySet<OrgPermission>) {
+export function workspacePermissions(rights: ReadonlySet<OrgPermission>) {
   const read = rights.has("read-workspaces");
-  const manage = rights.has("manage-workspaces");
-  const run = runRights.has("manage-workspaces");
+  const manage = rights.has("write-vars");
+  const run = rights.has("run-workspaces");
   return {
     "can-update": manage,
     "can-destroy": manage,
@@ -104,7 +102,7 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "setting-overwrites": { "execution-mode": ws.executionModeSet, "agent-pool": ws.agentPoolId !== null },
       "vcs-repo": null,
       "vcs-repo-identifier": null,
-      permissions: workspacePermissions(ctx.rights, ctx.runRights),
+      permissions: workspacePermissions(ctx.rights),
       actions: { "is-destroyable": ws.resourceCount === 0 },
       description: ws.description,
       "file-triggers-enabled": true,

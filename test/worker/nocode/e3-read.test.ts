@@ -134,13 +134,19 @@ describe("DELETE /no-code-modules/:id", () => {
     expect(res.status).toBe(404);
   });
 
-  it("needs manage-modules; the organization token is refused (N10) and nothing is deleted", async () => {
+  it("needs manage-modules (a workspace manager and ADMIN_TOKEN are refused and nothing is deleted)", async () => {
     const { data } = await moduleWithOptions();
     const workspaceManager = await createMember(ctx.org, { "manage-workspaces": true });
-    for (const token of [await createOrgToken(ctx.org), workspaceManager.token, ADMIN]) {
+    for (const token of [workspaceManager.token, ADMIN]) {
       expect((await tfe("DELETE", `no-code-modules/${data.id}`, { token })).status).toBe(404);
     }
     expect((await tfe("GET", `no-code-modules/${data.id}`, { token: ctx.ownerToken })).status).toBe(200);
+  });
+
+  it("N10, N10a (issue 14 finding 7): the organization token may DELETE a no-code module", async () => {
+    const { data } = await moduleWithOptions();
+    expect((await tfe("DELETE", `no-code-modules/${data.id}`, { token: await createOrgToken(ctx.org) })).status).toBe(204);
+    expect((await tfe("GET", `no-code-modules/${data.id}`, { token: ctx.ownerToken })).status).toBe(404);
   });
 
   it("workspaces provisioned from a deleted module stay, with their source-module-id and no upgrade available", async () => {

@@ -32,6 +32,8 @@ beforeAll(async () => {
     ...[0, 1, 2, 3].map(() => upgradeWorkspace(samePin)),
     // [4] and [5]: first runs waiting at planned (no auto-apply)
     ...[4, 5].map(() => upgradeWorkspace(samePin, { applied: false })),
+    // [6], [7], [8]: N8a guesses of the sensitive db_password
+    ...[6, 7, 8].map(() => upgradeWorkspace(samePin)),
   ]);
 }, UPGRADE_TEST_TIMEOUT);
 
@@ -201,19 +203,43 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
     expect((await runsOf(workspace.id, ctx.ownerToken)).map((r) => r.id)).toEqual([firstRunId]);
   });
 
-  it("given vars that change no effective value (a default restated, the same secret) still create nothing", async () => {
+  it("given vars that change no effective value (a default restated) still create nothing", async () => {
     const ctx = samePin;
     const { workspace, firstRunId } = samePinWorkspaces[1]!;
-    const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken, [
-      varEntry("region", "eu-west-1"),
-      varEntry("db_password", FIRST_PASSWORD, { sensitive: true }),
-    ]);
+    const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken, [varEntry("region", "eu-west-1")]);
     expect(res.status, res.text).toBe(200);
     expect(res.json.data.attributes.message).toContain("No upgrade available");
     expect((await runsOf(workspace.id, ctx.ownerToken)).map((r) => r.id)).toEqual([firstRunId]);
     // and no var was written
     const vars = await tfe("GET", `workspaces/${workspace.id}/vars`, { token: ctx.ownerToken });
     expect(vars.json.data.map((v: { attributes: { key: string } }) => v.attributes.key)).toEqual(["db_password"]);
+  });
+
+  it("N8a (issue 14 finding 8): a right and a wrong guess of a sensitive value answer alike — both plan, both update what it reaches", async () => {
+    const ctx = samePin;
+    const answers = [];
+    for (const [index, guess, flag] of [
+      [6, FIRST_PASSWORD, true],
+      [7, "a-wrong-guess", true],
+      // the body's flag does not matter: the stored var is sensitive
+      [8, FIRST_PASSWORD, false],
+    ] as const) {
+      const { workspace, firstRunId } = samePinWorkspaces[index]!;
+      const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken, [varEntry("db_password", guess, { sensitive: flag })]);
+      expect(res.status, res.text).toBe(200);
+      expect(res.json.data.attributes.status, `guess ${index}`).toBe("planned");
+      expect(res.json.data.attributes).not.toHaveProperty("message");
+      expect((await runsOf(workspace.id, ctx.ownerToken)).map((r) => r.id)).toEqual([res.json.data.id, firstRunId]);
+      const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
+      const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+      expect(json.text).not.toContain(guess);
+      answers.push({ attributes: plan.json.data.attributes, actions: actionsByAddress(json.json.resource_changes) });
+    }
+    expect(answers[0]!.actions["random_password.db"]).toBe("update");
+    for (const answer of answers.slice(1)) {
+      expect(answer.actions).toEqual(answers[0]!.actions);
+      expect(answer.attributes["resource-changes"]).toBe(answers[0]!.attributes["resource-changes"]);
+    }
   });
 
   it("item 34 right after E4: the first run is still in progress → the message, nothing created", async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
 import type { NocodeCaller } from "../../../src/nocode/auth";
 import { NocodeError } from "../../../src/nocode/errors";
-import { ALL_ORG_PERMISSIONS, hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "../../../src/nocode/permissions";
+import { ADMIN_BOOTSTRAP_RIGHTS, ALL_ORG_PERMISSIONS, hasOrgPermission, ORGANIZATION_TOKEN_RIGHTS, orgCallerPermissions, requireOrgPermission } from "../../../src/nocode/permissions";
 import { ADMIN, addTeamMembers, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
 
 const db = () => createDb(env.DB);
@@ -30,7 +30,7 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     await addTeamMembers(await createTeam(org, { "manage-projects": true }), [user.username]);
     await addTeamMembers(await createTeam(org, { "manage-agent-pools": true }), [user.username]);
     expect(sorted(await orgCallerPermissions(db(), userCaller(user), org))).toEqual(["manage-agent-pools", "manage-projects", "member"]);
-    expect(await hasOrgPermission(db(), userCaller(user), org, "manage-modules")).toBe(false);
+    expect(await hasOrgPermission(db(), userCaller(user), org, "manage-registry-modules")).toBe(false);
     expect(await hasOrgPermission(db(), userCaller(user), org, "owner")).toBe(false);
   });
 
@@ -40,14 +40,14 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     const readers = await createTeam(org, { "read-workspaces": true });
     const m = { kind: "team", teamId: managers, organization: org } as const;
     const r = { kind: "team", teamId: readers, organization: org } as const;
-    expect(sorted(await orgCallerPermissions(db(), m, org))).toEqual(["manage-workspaces", "member", "read-workspaces"]);
-    expect(sorted(await orgCallerPermissions(db(), r, org))).toEqual(["member", "read-workspaces"]);
+    expect(sorted(await orgCallerPermissions(db(), m, org))).toEqual(["member", "read-upgrades", "read-workspaces", "run-workspaces", "write-vars"]);
+    expect(sorted(await orgCallerPermissions(db(), r, org))).toEqual(["member", "read-upgrades", "read-workspaces"]);
   });
 
   it("each organization-access flag grants exactly its right (read-projects adds nothing beyond membership)", async () => {
     const { org } = await bootstrapOrg();
     const cases: [string, string[]][] = [
-      ["manage-modules", ["manage-modules", "member"]],
+      ["manage-modules", ["manage-no-code-modules", "manage-registry-modules", "member"]],
       ["manage-projects", ["manage-projects", "member"]],
       ["manage-agent-pools", ["manage-agent-pools", "member"]],
       ["read-projects", ["member"]],
@@ -66,29 +66,35 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     expect(await hasOrgPermission(db(), userCaller(stranger), org, "member")).toBe(false);
   });
 
-  it("the organization token may do everything in its organization unless organizationTokenAllowed is false", async () => {
+  it("the organization token holds everything in its organization but E1/E2/E4–E7/run rights and owner (N10, N10a)", async () => {
     const { org } = await bootstrapOrg();
     const other = await bootstrapOrg();
     const caller: NocodeCaller = { kind: "organization", organization: org };
-    for (const p of ALL_ORG_PERMISSIONS) {
-      expect(await hasOrgPermission(db(), caller, org, p)).toBe(true);
-      expect(await hasOrgPermission(db(), caller, org, p, { organizationTokenAllowed: true })).toBe(true);
-      expect(await hasOrgPermission(db(), caller, org, p, { organizationTokenAllowed: false })).toBe(false);
-      expect(await hasOrgPermission(db(), caller, other.org, p)).toBe(false);
-    }
+    expect(sorted(await orgCallerPermissions(db(), caller, org))).toEqual([
+      "manage-agent-pools",
+      "manage-projects",
+      "manage-registry-modules",
+      "manage-teams",
+      "member",
+      "read-workspaces",
+      "write-vars",
+    ]);
+    expect(sorted(new Set(ORGANIZATION_TOKEN_RIGHTS))).toEqual(sorted(await orgCallerPermissions(db(), caller, org)));
+    for (const p of ALL_ORG_PERMISSIONS) expect(await hasOrgPermission(db(), caller, other.org, p)).toBe(false);
   });
 
-  it("organizationTokenAllowed: false leaves users and teams alone (E1, E2, E4–E7 stay open to them)", async () => {
+  it("owners and manage-modules members keep E1/E2 rights the organization token lacks", async () => {
     const { org, owner } = await bootstrapOrg();
     const modules = await createMember(org, { "manage-modules": true });
-    expect(await hasOrgPermission(db(), userCaller(owner), org, "manage-modules", { organizationTokenAllowed: false })).toBe(true);
-    expect(await hasOrgPermission(db(), userCaller(modules), org, "manage-modules", { organizationTokenAllowed: false })).toBe(true);
-    expect(await hasOrgPermission(db(), { kind: "team", teamId: modules.teamId, organization: org }, org, "manage-modules", { organizationTokenAllowed: false })).toBe(true);
+    expect(await hasOrgPermission(db(), userCaller(owner), org, "manage-no-code-modules")).toBe(true);
+    expect(await hasOrgPermission(db(), userCaller(modules), org, "manage-no-code-modules")).toBe(true);
+    expect(await hasOrgPermission(db(), { kind: "team", teamId: modules.teamId, organization: org }, org, "manage-no-code-modules")).toBe(true);
   });
 
-  it("ADMIN_TOKEN has no organization rights", async () => {
+  it("ADMIN_TOKEN holds only the bootstrap right (manage-teams) in an organization (N10a)", async () => {
     const { org } = await bootstrapOrg();
-    for (const p of ALL_ORG_PERMISSIONS) expect(await hasOrgPermission(db(), { kind: "admin" }, org, p)).toBe(false);
+    expect(sorted(await orgCallerPermissions(db(), { kind: "admin" }, org))).toEqual([...ADMIN_BOOTSTRAP_RIGHTS]);
+    expect([...ADMIN_BOOTSTRAP_RIGHTS]).toEqual(["manage-teams"]);
   });
 
   it("a team caller claiming another organization gets nothing", async () => {
@@ -105,7 +111,7 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     const err = await requireOrgPermission(db(), userCaller(member), org, "manage-projects").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NocodeError);
     expect((err as NocodeError).code).toBe("not_found");
-    await expect(requireOrgPermission(db(), { kind: "organization", organization: org }, org, "manage-modules", { organizationTokenAllowed: false })).rejects.toBeInstanceOf(NocodeError);
+    await expect(requireOrgPermission(db(), { kind: "organization", organization: org }, org, "manage-no-code-modules")).rejects.toBeInstanceOf(NocodeError);
   });
 });
 

@@ -46,14 +46,16 @@ describe("user tokens", () => {
     expect((await tfe("POST", "users/user-AAAAAAAAAAAAAAAA/authentication-tokens")).status).toBe(404);
   });
 
-  it("422 for a non-string description or an expiry (tokens do not expire); 400 for malformed JSON", async () => {
+  it("422 for a non-string description or an expiry that is not a future ISO 8601 time (N13); 400 for malformed JSON", async () => {
     const user = await createUser();
     const bad = await tfe("POST", `users/${user.id}/authentication-tokens`, { body: { data: { attributes: { description: 5 } } } });
     expect(bad.status).toBe(422);
     expect(bad.json.errors[0].source.pointer).toBe("/data/attributes/description");
-    const exp = await tfe("POST", `users/${user.id}/authentication-tokens`, { body: { data: { attributes: { "expired-at": "2030-01-01T00:00:00Z" } } } });
-    expect(exp.status).toBe(422);
-    expect(exp.json.errors[0].source.pointer).toBe("/data/attributes/expired-at");
+    for (const expiredAt of ["2020-01-01T00:00:00Z", "tomorrow", 5, "2030-01-01"]) {
+      const exp = await tfe("POST", `users/${user.id}/authentication-tokens`, { body: { data: { attributes: { "expired-at": expiredAt } } } });
+      expect(exp.status, String(expiredAt)).toBe(422);
+      expect(exp.json.errors[0].source.pointer).toBe("/data/attributes/expired-at");
+    }
     expect((await tfe("POST", `users/${user.id}/authentication-tokens`, { rawBody: "{nope" })).status).toBe(400);
   });
 

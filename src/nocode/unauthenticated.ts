@@ -1,0 +1,33 @@
+/**
+ * N2a: the /api/v2 routes that skip the token check, as data. It is the only exemption:
+ * the token check in ./app.ts and the authorization matrix test
+ * (test/worker/nocode/authorization-matrix.test.ts) both read this list, so a route
+ * made public here is public in both, and nowhere else.
+ */
+
+/** A route pattern in Hono's syntax (`:name` matches one non-empty path segment). */
+export interface UnauthenticatedRoute {
+  /** An HTTP method, or `*` for every method. */
+  method: string;
+  path: string;
+  /** Why it needs no token (each carries its own credential, or is public by decision). */
+  why: string;
+}
+
+export const UNAUTHENTICATED_ROUTES: readonly UnauthenticatedRoute[] = [
+  // Any method: an unknown, spent or expired link is simply not there (404), token or not.
+  { method: "*", path: "/api/v2/uploads/:token", why: "N9: the single-use upload link is its own credential" },
+];
+
+/** Whether `path` matches the pattern `pattern` segment by segment. */
+function pathMatches(pattern: string, path: string): boolean {
+  const want = pattern.split("/");
+  const got = path.split("/");
+  if (want.length !== got.length) return false;
+  return want.every((segment, i) => (segment.startsWith(":") ? got[i] !== "" : segment === got[i]));
+}
+
+/** Whether a request may skip the token check (N2a). */
+export function isUnauthenticatedRoute(method: string, path: string): boolean {
+  return UNAUTHENTICATED_ROUTES.some((r) => (r.method === "*" || r.method === method) && pathMatches(r.path, path));
+}

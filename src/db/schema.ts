@@ -544,3 +544,81 @@ export const stateVersions = sqliteTable(
   },
   (t) => [uniqueIndex("state_versions_run").on(t.runId), index("state_versions_workspace").on(t.workspaceId, t.serial)],
 );
+
+// ---------------------------------------------------------------------------
+// SSH certificate inventory, revocation and KRL (decisions S22, S23; migration 0010)
+// ---------------------------------------------------------------------------
+
+/**
+ * S22: certificates signed or issued through a role with `store_certificates`; never a
+ * private key. `serial` is 16-digit lower-case hex, unique per issuer (the primary key).
+ * Times are seconds since the epoch, as in the certificate.
+ */
+export const sshCertificates = sqliteTable(
+  "ssh_certificates",
+  {
+    mount: text("mount").notNull(),
+    issuerId: text("issuer_id").notNull(),
+    serial: text("serial").notNull(),
+    role: text("role").notNull(),
+    /** `user` or `host`. */
+    certType: text("cert_type").notNull(),
+    keyId: text("key_id").notNull(),
+    /** JSON array of strings. */
+    principals: text("principals").notNull(),
+    validAfter: integer("valid_after").notNull(),
+    validBefore: integer("valid_before").notNull(),
+    /** `SHA256:…` of the subject key, as `ssh-keygen -l` prints it. */
+    publicKeyFingerprint: text("public_key_fingerprint").notNull(),
+    requesterDisplayName: text("requester_display_name").notNull(),
+    requesterAccessor: text("requester_accessor").notNull(),
+    requesterEntityId: text("requester_entity_id"),
+    clientAddress: text("client_address"),
+    /** Milliseconds since the epoch. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.issuerId, t.serial] }),
+    index("ssh_certificates_mount_serial").on(t.mount, t.serial),
+    index("ssh_certificates_mount_valid_before").on(t.mount, t.validBefore),
+  ],
+);
+
+/**
+ * S23: revocations of a mount. `kind` is `serial` (issuer_id + serial), `key_id`
+ * (issuer_id, or null for every issuer of the mount) or `public_key` (the plain key and
+ * its SHA256 fingerprint). `expires_at` (seconds) is when the entry may leave the KRL.
+ */
+export const sshRevocations = sqliteTable(
+  "ssh_revocations",
+  {
+    id: text("id").primaryKey(),
+    mount: text("mount").notNull(),
+    kind: text("kind").notNull(),
+    issuerId: text("issuer_id"),
+    serial: text("serial"),
+    keyId: text("key_id"),
+    /** `type base64` of the plain key. */
+    publicKey: text("public_key"),
+    publicKeyFingerprint: text("public_key_fingerprint"),
+    expiresAt: integer("expires_at"),
+    requesterDisplayName: text("requester_display_name").notNull(),
+    requesterAccessor: text("requester_accessor").notNull(),
+    /** Milliseconds since the epoch. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ssh_revocations_mount_created").on(t.mount, t.createdAt)],
+);
+
+/**
+ * S23: each mount's KRL. `krl_version` grows with every change (in the same batch as the
+ * change); `built_version` is the version whose KRL is in R2 (`ssh-krl/<mount>/<version>`).
+ * `changed_at` (seconds) is the KRL's generated_date, so every build of a version is the
+ * same bytes.
+ */
+export const sshKrlState = sqliteTable("ssh_krl_state", {
+  mount: text("mount").primaryKey(),
+  krlVersion: integer("krl_version").notNull(),
+  changedAt: integer("changed_at").notNull(),
+  builtVersion: integer("built_version").notNull().default(0),
+});

@@ -24,6 +24,7 @@
  */
 
 import { utf8 } from "../bytes";
+import { compareBytes } from "./certificate";
 import { WireError } from "./errors";
 import { isCertificateTypeName } from "./key-types";
 import { SshReader } from "./reader";
@@ -82,15 +83,6 @@ export interface KrlContents {
   readonly explicitKeys?: readonly Uint8Array[];
   /** PROTOCOL.krl §4: SHA256 hashes of plain public key blobs revoked. */
   readonly sha256Fingerprints?: readonly Uint8Array[];
-}
-
-/** Unsigned byte order, shorter first on a common prefix (how OpenSSH orders blobs). */
-export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return a[i]! - b[i]!;
-  }
-  return a.length - b.length;
 }
 
 function checkUint64(value: bigint, what: string): void {

@@ -43,5 +43,6 @@ export function roleData(role: Role): Record<string, unknown> {
     algorithm_signer: role.algorithmSigner,
     not_before_duration: formatDuration(role.notBeforeDuration),
     allow_empty_principals: role.allowEmptyPrincipals,
+    store_certificates: role.storeCertificates,
   };
 }

@@ -39,6 +39,7 @@ export const ROLE_FIELDS: FieldSchema = {
   algorithm_signer: { type: "string" },
   not_before_duration: { type: "duration", default: 30 },
   allow_empty_principals: { type: "bool" },
+  store_certificates: { type: "bool" },
 };
 
 /** The largest Go time.Duration, in whole seconds (2562047h47m16s). */
@@ -179,6 +180,7 @@ export function buildRole(name: string, body: Record<string, unknown>): BuiltRol
     algorithmSigner: signer === "" ? "default" : signer,
     notBeforeDuration: v.not_before_duration as number,
     allowEmptyPrincipals: v.allow_empty_principals as boolean,
+    storeCertificates: v.store_certificates as boolean,
   };
   checkTemplates(role);
   return { role, warnings };

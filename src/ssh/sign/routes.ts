@@ -17,6 +17,8 @@ import {
 } from "../../lib/crypto/ssh-ca";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { type CaRow, caQuery, signingKeyFor } from "../ca/store";
+import { caIssuerId } from "../revocation/issuers";
+import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
 import { mountContextCache } from "../context-cache";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
 import { badRequest } from "../errors";
@@ -161,6 +163,8 @@ interface CertificateResult {
   signedKey: string;
   ttl: number;
   warnings: string[];
+  /** What the inventory records (S22). */
+  record: Omit<CertificateRecord, "mount" | "issuerId" | "role">;
 }
 
 /** Sign `subjectKeyBlob` as planned (S11 algorithm choice; S4 for a mismatched signer). */
@@ -197,7 +201,30 @@ async function certify(role: Role, p: CertificatePlan, subjectKeyBlob: Uint8Arra
   }
   const warnings = [...p.warnings];
   if (signed.algorithm === "ssh-rsa") warnings.push(SSH_RSA_WARNING);
-  return { serialHex: serial.toString(16), signedKey: signed.text, ttl: p.ttl, warnings };
+  return {
+    serialHex: serial.toString(16),
+    signedKey: signed.text,
+    ttl: p.ttl,
+    warnings,
+    record: { serial, certType: p.certType, keyId, principals: p.principals, validAfter, validBefore, subjectKeyBlob },
+  };
+}
+
+/** S22: a recorded serial must be new for its issuer; past this many draws something is wrong. */
+const MAX_SERIAL_DRAWS = 4;
+
+/**
+ * certify, and with the role's `store_certificates` (S22) record the certificate first:
+ * the answer leaves only after its row commits, and a serial the issuer already recorded
+ * is drawn again (and the certificate signed again).
+ */
+async function certifyAndRecord(req: VaultRequest, role: Role, p: CertificatePlan, ca: CaRow, subjectKeyBlob: Uint8Array): Promise<CertificateResult> {
+  for (let draw = 1; ; draw++) {
+    const cert = await certify(role, p, subjectKeyBlob);
+    if (!role.storeCertificates) return cert;
+    if (await recordCertificate(req, { ...cert.record, mount: req.mount, issuerId: caIssuerId(ca.mount), role: role.name })) return cert;
+    if (draw >= MAX_SERIAL_DRAWS) throw new Error("no unused certificate serial after repeated draws");
+  }
 }
 
 /** A random uint64 serial (reference §4.9). */
@@ -229,7 +256,8 @@ async function sign(req: VaultRequest): Promise<Response> {
     if (e instanceof KeyLengthError) throw badRequest(`public_key failed to meet the key requirements: ${e.message}`);
     throw e;
   }
-  const cert = await certify(role, await plan(req, role, ca, ttls, f.values, f.provided), subject.blob);
+  const p = await plan(req, role, ca, ttls, f.values, f.provided);
+  const cert = await certifyAndRecord(req, role, p, ca!, subject.blob);
   return vaultJson(req, {
     data: { serial_number: cert.serialHex, signed_key: cert.signedKey },
     warnings: [...warnings, ...cert.warnings],
@@ -252,7 +280,7 @@ async function issue(req: VaultRequest): Promise<Response> {
   const p = await plan(req, role, ca, ttls, f.values, f.provided);
   // Only now, with every check passed, pay for key generation.
   const pair = await generateSshKeyPair(spec.kind, spec.bits);
-  const cert = await certify(role, p, pair.signingKey.publicKeyBlob);
+  const cert = await certifyAndRecord(req, role, p, ca!, pair.signingKey.publicKeyBlob);
   return vaultJson(req, {
     data: {
       serial_number: cert.serialHex,

@@ -42,5 +42,6 @@ CREATE TABLE `ssh_krl_state` (
 	`mount` text PRIMARY KEY NOT NULL,
 	`krl_version` integer NOT NULL,
 	`changed_at` integer NOT NULL,
-	`built_version` integer DEFAULT 0 NOT NULL
+	`built_version` integer DEFAULT 0 NOT NULL,
+	`built_issuers` text DEFAULT '' NOT NULL
 );

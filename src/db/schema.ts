@@ -139,15 +139,6 @@ export const sshZeroAddress = sqliteTable("ssh_zeroaddress", {
   roles: text("roles").notNull(),
 });
 
-/** The CA key pair of each mount (S9). The private key is AES-GCM encrypted (B2). */
-export const sshCa = sqliteTable("ssh_ca", {
-  mount: text("mount").primaryKey(),
-  publicKey: text("public_key").notNull(),
-  privateKeyEncrypted: text("private_key_encrypted").notNull(),
-  keyType: text("key_type").notNull(),
-  createdAt: integer("created_at").notNull(),
-});
-
 /** Legacy dynamic host keys, only filled by data migrated from older deployments (S15). */
 export const sshLegacyHostKeys = sqliteTable(
   "ssh_legacy_host_keys",
@@ -546,6 +537,47 @@ export const stateVersions = sqliteTable(
 );
 
 // ---------------------------------------------------------------------------
+// SSH issuers (decisions S20, S21; migration 0009): a mount's CA key pairs
+// ---------------------------------------------------------------------------
+
+/**
+ * The CA key pairs ("issuers") of each mount, OpenBao's issuer model (S20). Migration 0009
+ * turned each mount's former single CA (`ssh_ca`) into its default issuer. `public_key` is
+ * kept verbatim as written (served byte for byte by `public_key`); the private key is
+ * AES-GCM encrypted under KEYWAY_KEK with the context `ssh-ca:<mount>` (B2), the context
+ * the former table used, so migrated ciphertexts stay readable as they are.
+ */
+export const sshIssuers = sqliteTable(
+  "ssh_issuers",
+  {
+    /** UUID, OpenBao's `issuer_id`. */
+    id: text("id").primaryKey(),
+    mount: text("mount").notNull(),
+    /** Optional unique name (OpenBao's grammar, never `default`); null when unnamed. */
+    name: text("name"),
+    publicKey: text("public_key").notNull(),
+    privateKeyEncrypted: text("private_key_encrypted").notNull(),
+    /** SSH key type name of the CA key (`ssh-rsa`, `ssh-ed25519`, `ecdsa-sha2-nistp256`, …). */
+    keyType: text("key_type").notNull(),
+    /** S21: a trusted issuer is in `trusted_keys`/`known_hosts`; an untrusted one is retired. */
+    trusted: integer("trusted", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // SQLite treats NULLs as distinct, so any number of unnamed issuers may share a mount.
+    uniqueIndex("ssh_issuers_mount_name").on(t.mount, t.name),
+    index("ssh_issuers_mount_created").on(t.mount, t.createdAt),
+  ],
+);
+
+/** OpenBao's `config/issuers` per mount: which issuer is the default (null: none). No row = none. */
+export const sshIssuerConfig = sqliteTable("ssh_issuer_config", {
+  mount: text("mount").primaryKey(),
+  defaultIssuerId: text("default_issuer_id"),
+});
+
+// ---------------------------------------------------------------------------
 // SSH certificate inventory, revocation and KRL (decisions S22, S23; migration 0010)
 // ---------------------------------------------------------------------------
 
@@ -621,4 +653,6 @@ export const sshKrlState = sqliteTable("ssh_krl_state", {
   krlVersion: integer("krl_version").notNull(),
   changedAt: integer("changed_at").notNull(),
   builtVersion: integer("built_version").notNull().default(0),
+  /** The ids of the issuers the built KRL covers: a change of issuers is a change of the KRL. */
+  builtIssuers: text("built_issuers").notNull().default(""),
 });

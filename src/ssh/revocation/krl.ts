@@ -9,14 +9,14 @@
  * (a rebuild that failed) builds it then. The KRL's generated_date is the time of the
  * change, so two builds of one version are the same bytes.
  */
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshKrlState, sshRevocations } from "../../db/schema";
+import { sshIssuers, sshKrlState, sshRevocations } from "../../db/schema";
 import { fromBase64 } from "../../lib/bytes";
 import { encodeKrl, type KrlCertificateSection } from "../../lib/sshwire/krl";
 import { parsePublicKeyText } from "../../lib/sshwire/public-key";
 import { mountContextCache } from "../context-cache";
-import { issuerSetFromRows, issuerSetQuery } from "./issuers";
+import { issuerSetFromRows, issuerSetQueries } from "./issuers";
 
 /** The bytes and validators of one built KRL. */
 interface BuiltKrl {
@@ -80,19 +80,22 @@ function krlBytes(
  * it. Returns what is now the built KRL (null when the mount has never changed).
  */
 export async function rebuildKrl(env: Env, db: Db, mount: string, force = false): Promise<BuiltKrl | null> {
-  const [stateRows, revocations, issuerRows] = await db.batch([
+  const [issuersQuery, configQuery] = issuerSetQueries(db, mount);
+  const [stateRows, revocations, issuerRows, configRows] = await db.batch([
     db.select().from(sshKrlState).where(eq(sshKrlState.mount, mount)).limit(1),
     db.select().from(sshRevocations).where(eq(sshRevocations.mount, mount)),
-    issuerSetQuery(db, mount),
+    issuersQuery,
+    configQuery,
   ]);
   const state = stateRows[0];
   if (!state) return null;
   if (!force && state.builtVersion >= state.krlVersion) return null;
-  const bytes = krlBytes(state.krlVersion, state.changedAt, issuerSetFromRows(issuerRows), revocations, Math.floor(Date.now() / 1000));
+  const issuers = issuerSetFromRows(issuerRows, configRows);
+  const bytes = krlBytes(state.krlVersion, state.changedAt, issuers, revocations, Math.floor(Date.now() / 1000));
   await env.SSH_KRLS.put(objectKey(mount, state.krlVersion), bytes, { httpMetadata: { contentType: "application/octet-stream" } });
   await db
     .update(sshKrlState)
-    .set({ builtVersion: state.krlVersion })
+    .set({ builtVersion: state.krlVersion, builtIssuers: issuerIds(issuers.issuers) })
     .where(and(eq(sshKrlState.mount, mount), lt(sshKrlState.builtVersion, state.krlVersion)));
   if (state.builtVersion > 0 && state.builtVersion < state.krlVersion) {
     // The superseded object; a reader still holding its version falls back to a rebuild.
@@ -105,9 +108,24 @@ export async function rebuildKrl(env: Env, db: Db, mount: string, force = false)
 /** The KRL of a mount with no change yet: version 0, nothing revoked. */
 const EMPTY_KRL: BuiltKrl = { version: 0, etag: etagOf(0), bytes: encodeKrl({ krlVersion: 0n, generatedDate: 0n }) };
 
+/** The issuers a KRL covers, as recorded with the build. */
+function issuerIds(issuers: { id: string }[]): string {
+  return issuers.map((i) => i.id).join(",");
+}
+
 async function loadServed(env: Env, db: Db, mount: string): Promise<BuiltKrl> {
-  const state = (await db.select().from(sshKrlState).where(eq(sshKrlState.mount, mount)).limit(1))[0];
+  const [stateRows, issuerRows] = await db.batch([
+    db.select().from(sshKrlState).where(eq(sshKrlState.mount, mount)).limit(1),
+    db.select({ id: sshIssuers.id }).from(sshIssuers).where(eq(sshIssuers.mount, mount)).orderBy(asc(sshIssuers.createdAt), asc(sshIssuers.id)),
+  ]);
+  const state = stateRows[0];
   if (!state) return EMPTY_KRL;
+  if (state.builtVersion >= state.krlVersion && state.builtIssuers !== issuerIds(issuerRows)) {
+    // Issuers came or went since the build (a key id revoked mount-wide reaches a new
+    // issuer; a deleted issuer's section goes): that is a change of the KRL.
+    await krlChangeStatement(db, mount, Date.now());
+    return (await rebuildKrl(env, db, mount)) ?? loadServed(env, db, mount);
+  }
   if (state.builtVersion < state.krlVersion) return (await rebuildKrl(env, db, mount)) ?? loadServed(env, db, mount);
   const object = await env.SSH_KRLS.get(objectKey(mount, state.builtVersion));
   if (!object) return (await rebuildKrl(env, db, mount, true)) ?? EMPTY_KRL;

@@ -40,6 +40,8 @@ export interface Role {
   algorithmSigner: string;
   notBeforeDuration: number;
   allowEmptyPrincipals: boolean;
+  /** S20: the issuer that signs (`default`, an issuer id or name), resolved at sign time. */
+  issuerRef: string;
   /** S22: record every certificate signed or issued through the role (inventory). */
   storeCertificates: boolean;
 }
@@ -75,6 +77,7 @@ export function defaultRole(name: string, keyType: Role["keyType"]): Role {
     algorithmSigner: "default",
     notBeforeDuration: 30,
     allowEmptyPrincipals: false,
+    issuerRef: "default",
     storeCertificates: false,
   };
 }

@@ -172,7 +172,7 @@ describe("§8 item 6: role write errors (Vault's texts; S4 makes the 500s 400)",
   });
 });
 
-describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principals + S20's issuer_ref, compact durations)", () => {
+describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principals + S20's issuer_ref + S22's store_certificates, compact durations)", () => {
   it("returns every field with defaults", async () => {
     const name = uniqueName("ca");
     await writeRole(name, { ...CA_ROLE, allowed_user_key_lengths: { rsa: 2048 } });
@@ -204,8 +204,9 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
       not_before_duration: "30s",
       allow_empty_principals: false,
       issuer_ref: "default",
+      store_certificates: false,
     });
-    expect(Object.keys(read.json.data)).toHaveLength(25);
+    expect(Object.keys(read.json.data)).toHaveLength(26);
   });
 
   it("reads every written value back, durations in compact form", async () => {
@@ -235,6 +236,7 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
       algorithm_signer: "rsa-sha2-512",
       not_before_duration: 45,
       allow_empty_principals: true,
+      store_certificates: true,
     };
     expect((await writeRole(name, body)).status).toBe(204);
     const data = (await readRole(name)).json.data;
@@ -246,6 +248,7 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
       allowed_user_key_lengths: { "ssh-rsa": [2048, 4096], ec: [256, 384], ed25519: [0] },
       algorithm_signer: "rsa-sha2-512",
       allow_empty_principals: true,
+      store_certificates: true,
       key_id_format: "{{role_name}}",
     });
   });

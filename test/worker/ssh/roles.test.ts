@@ -469,7 +469,7 @@ describe("POST is a full replace; PATCH is a JSON merge patch (S12)", () => {
     const data = (await readRole(name)).json.data;
     expect(data.key_type).toBe("ca");
     expect(data.default_user).toBe("u");
-    expect(Object.keys(data)).toHaveLength(25);
+    expect(Object.keys(data)).toHaveLength(26);
   });
 });
 

@@ -137,7 +137,7 @@ export async function serveKrl(env: Env, db: Db, mount: string, headers: Headers
   const krl = await served.get(mount, "krl", () => loadServed(env, db, mount));
   const common = { ETag: krl.etag, "Cache-Control": "public, max-age=60" };
   const match = headers.get("If-None-Match");
-  if (match && match.split(",").some((tag) => tag.trim().replace(/^W\//, "") === krl.etag || tag.trim() === "*")) {
+  if (match?.split(",").some((tag) => tag.trim().replace(/^W\//, "") === krl.etag || tag.trim() === "*")) {
     return new Response(null, { status: 304, headers: common });
   }
   return new Response(krl.bytes, { status: 200, headers: { ...common, "Content-Type": "application/octet-stream" } });

@@ -434,6 +434,14 @@ async function main() {
     },
     { name: "verify", kind: "min", floor: 0.5, ratio: pick("verify", "xFloor"), means: "verify req/s ÷ paired floor req/s" },
     {
+      name: "sign-ed25519-stored",
+      kind: "min",
+      floor: 0.35,
+      ratio: pick("sign-ed25519-stored", "pairRps") ? pick("sign-ed25519-stored", "rps") / pick("sign-ed25519-stored", "pairRps") : null,
+      means: "sign with store_certificates req/s ÷ sign without it req/s, in alternating slices (S22)",
+    },
+    { name: "krl-read", kind: "min", floor: 0.8, ratio: pick("krl-read", "xFloor"), means: "GET krl req/s ÷ paired floor req/s (S23)" },
+    {
       name: "lookup-10k",
       kind: "max",
       floor: 2,

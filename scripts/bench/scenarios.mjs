@@ -7,7 +7,7 @@ import { projectRoot } from "./runtime.mjs";
 import { moduleTarball } from "./tarball.mjs";
 
 /** SSH mounts (S1): one per benchmark family, so no benchmark sees another's state. */
-export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "lookup-small", "lookup-big"];
+export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "lookup-small", "lookup-big", "bench-krl"];
 
 /** Roles in the two lookup mounts. */
 export const LOOKUP_SMALL_ROLES = 10;
@@ -134,6 +134,36 @@ export function scenarios({ api, state }) {
     }
     return { requests: [{ method: "POST", path: `/v1/${mount}/sign/signer`, headers: vaultJson(token), body: signBody }] };
   }
+
+  // S22: the same signer with store_certificates, on the Ed25519 mount (one D1 write per sign).
+  const storingRole = once(async () => {
+    await edCa();
+    await api.expectOk("create the storing role", "POST", "/v1/bench-ed/roles/storing", {
+      token: api.root,
+      body: { ...SIGNER_ROLE, store_certificates: true },
+    });
+  });
+
+  async function storingSignSetup() {
+    await storingRole();
+    const res = await api.expectOk("sign once (stored)", "POST", "/v1/bench-ed/sign/storing", { token: api.root, body: JSON.parse(signBody) });
+    const serial = res.json?.data?.serial_number;
+    if (!serial) throw new Unavailable(`sign answered ${res.status} without a serial`);
+    await api.expectOk("read the recorded certificate", "GET", `/v1/bench-ed/cert/${serial}`, { token: api.root });
+    return { requests: [{ method: "POST", path: "/v1/bench-ed/sign/storing", headers: vaultJson(api.root), body: signBody }] };
+  }
+
+  // S23: a KRL with 1,000 revoked serials and 100 key ids, read without a token.
+  const krlMount = once(async () => {
+    await api.expectOk("import the KRL mount's CA", "POST", "/v1/bench-krl/config/ca", {
+      token: api.root,
+      body: { private_key: KEYS.ed25519.privateKey, public_key: KEYS.ed25519.publicKey },
+    });
+    for (let i = 0; i < 1100; i++) {
+      const body = i < 1000 ? { serial_number: (0x1000 + i * 7919).toString(16) } : { key_id: `bench-user-${i}` };
+      await api.expectOk("revoke", "POST", "/v1/bench-krl/revoke", { token: api.root, body });
+    }
+  });
 
   async function issueSetup(body) {
     await edCa();
@@ -370,6 +400,24 @@ export function scenarios({ api, state }) {
       // Its target compares it with the raw RSA-4096 rate: measure that in slices beside it.
       pairRaw: "rsa4096",
       setup: () => signSetup("bench-rsa", rsaCa, api.root),
+    },
+    {
+      name: "sign-ed25519-stored",
+      title: "POST sign, Ed25519 CA, store_certificates (paired with sign-ed25519)",
+      raw: "ed25519",
+      // Its target compares it with sign without the inventory: run the two in alternating slices.
+      pairWith: "sign-ed25519",
+      setup: storingSignSetup,
+    },
+    {
+      name: "krl-read",
+      title: "GET krl (1,000 serials + 100 key ids, no token)",
+      setup: async () => {
+        await krlMount();
+        const res = await api.expectOk("read the KRL", "GET", "/v1/bench-krl/krl", {});
+        if (!res.text.startsWith("SSHKRL")) throw new Unavailable("krl answered something other than a KRL");
+        return { requests: [{ method: "GET", path: "/v1/bench-krl/krl" }] };
+      },
     },
     { name: "issue-ed25519", title: "POST issue ed25519 (Ed25519 CA)", raw: "ed25519", setup: () => issueSetup({ key_type: "ed25519" }) },
     {

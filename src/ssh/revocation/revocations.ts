@@ -64,6 +64,7 @@ async function describeRevocation(req: VaultRequest, values: Record<string, unkn
   const given = ["serial_number", "key_id", "public_key"].filter((k) => provided.has(k) && values[k] !== "");
   if (given.length !== 1) throw badRequest("exactly one of serial_number, key_id or public_key must be given");
   const expiresAt = provided.has("expires_at") && values.expires_at !== "" ? parseExpiresAt(values.expires_at as string) : null;
+  if (expiresAt !== null && expiresAt * 1000 <= Date.now()) throw badRequest("expires_at is in the past: the revocation would never be in the KRL");
   const ref = provided.has("issuer_ref") && values.issuer_ref !== "" ? (values.issuer_ref as string) : null;
   const base = { issuerId: null, serial: null, keyId: null, publicKey: null, publicKeyFingerprint: null, expiresAt };
 

@@ -6,12 +6,16 @@
  * test (test/interop/ssh/krl-sshd.test.ts).
  */
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import worker from "../../../src/index";
 import { createDb } from "../../../src/db/client";
 import { fromBase64 } from "../../../src/lib/bytes";
 import { encodeKrl, krlVersionOf } from "../../../src/lib/sshwire/krl";
 import { insertIssuer } from "../../../src/ssh/issuers/repo";
 import { scheduledTidy } from "../../../src/ssh/revocation";
+import { recordCertificate } from "../../../src/ssh/revocation/inventory";
+import type { VaultRequest } from "../../../src/ssh/router";
 import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
 import { blobOf, CA_KEYS, decodeSignedKey, SUBJECT_KEYS } from "./ca-fixtures";
 
@@ -173,6 +177,25 @@ describe("S22 inventory", () => {
     expect((await vault("GET", `${MOUNT}/cert/00000000000000ab`)).status).toBe(404);
   });
 
+  it("recordCertificate refuses a serial its issuer already recorded (sign then draws a new one)", async () => {
+    const req = { db: createDb(env.DB), token: null, headers: new Headers() } as unknown as VaultRequest;
+    const cert = {
+      mount: MOUNT,
+      issuerId: defaultIssuerId,
+      serial: 0xfeedn,
+      role: "direct",
+      certType: 1 as const,
+      keyId: "k",
+      principals: ["p"],
+      validAfter: 0n,
+      validBefore: 10n,
+      subjectKeyBlob: blobOf(SUBJECT_KEYS.ed25519),
+    };
+    expect(await recordCertificate(req, cert)).toBe(true);
+    expect(await recordCertificate(req, cert)).toBe(false);
+    expect(await recordCertificate(req, { ...cert, issuerId: secondIssuerId })).toBe(true);
+  });
+
   it("tidy/certs removes certificates expired for longer than safety_buffer; the scheduled tidy too", async () => {
     const now = Math.floor(Date.now() / 1000);
     const put = (serial: string, validBefore: number) =>
@@ -189,12 +212,14 @@ describe("S22 inventory", () => {
     expect((await vault("POST", `${MOUNT}/tidy/certs`, { body: { safety_buffer: "soon" } })).status).toBe(400);
     const tidy = await vault("POST", `${MOUNT}/tidy/certs`, { body: { safety_buffer: "90h" } });
     expect(tidy.status, tidy.text).toBe(200);
-    // b01, and the two rows of the uniqueness test (valid before 1970-01-01T00:00:01Z).
-    expect(tidy.json.data.certificates_removed).toBe(3);
+    // b01, and the two rows each of the uniqueness and recordCertificate tests (valid before 1970).
+    expect(tidy.json.data.certificates_removed).toBe(5);
     let left = await vault("GET", `${MOUNT}/certs?list=true&role=tidy-role`);
     expect(left.json.data.keys).toEqual(["0000000000000b02", "0000000000000b03", "0000000000000b04"]);
-    // The cron trigger: a 72h buffer.
-    await scheduledTidy(env);
+    // The cron trigger (the Worker's scheduled handler): a 72h buffer.
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "17 * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
     left = await vault("GET", `${MOUNT}/certs?list=true&role=tidy-role`);
     expect(left.json.data.keys).toEqual(["0000000000000b02", "0000000000000b03"]);
     expect((await vault("POST", `${MOUNT}/tidy/certs`, { body: { safety_buffer: "1s" } })).json.data.certificates_removed).toBeGreaterThanOrEqual(1);
@@ -219,6 +244,7 @@ describe("S23 revocation and the KRL", () => {
       [{ public_key: SUBJECT_KEYS.certificate }, "public_key must be a plain public key, not a certificate"],
       [{ public_key: SUBJECT_KEYS.ed25519, issuer_ref: "default" }, "issuer_ref applies to serial_number and key_id only"],
       [{ key_id: "x", expires_at: "tomorrow" }, /expires_at must be an RFC 3339 time/],
+      [{ key_id: "x", expires_at: "2020-01-01T00:00:00Z" }, "expires_at is in the past: the revocation would never be in the KRL"],
     ];
     for (const [body, message] of cases) {
       const res = await revoke(body);
@@ -230,6 +256,24 @@ describe("S23 revocation and the KRL", () => {
     const after = await krl();
     expect(after.headers.get("ETag")).not.toBe(before.headers.get("ETag"));
     expect((await vault("GET", `${MOUNT}/revocations?list=true`)).json.data.keys).toHaveLength(1);
+  });
+
+  it("logs each revocation change as one structured line, without secrets", async () => {
+    const spy = vi.spyOn(console, "log");
+    try {
+      const made = await revoke({ public_key: SUBJECT_KEYS.ecdsa384 });
+      expect(made.status).toBe(200);
+      const id = made.json.data.revocation_id;
+      expect((await vault("DELETE", `${MOUNT}/revocation/${id}`)).status).toBe(204);
+      const lines = spy.mock.calls.map((c) => String(c[0])).filter((l) => l.includes(id));
+      const events = lines.map((l) => JSON.parse(l));
+      expect(events.map((e) => e.message)).toEqual(["ssh revocation created", "ssh revocation deleted"]);
+      expect(events[0]).toMatchObject({ level: "info", mount: MOUNT, kind: "public_key", accessor: "root" });
+      expect(events[0].public_key_fingerprint).toMatch(/^SHA256:/);
+      for (const line of lines) expect(line).not.toContain(env.ROOT_TOKEN);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("needs update to revoke and delete to delete a revocation; the KRL needs no token", async () => {

@@ -218,7 +218,7 @@ async function trustFileResponse(req: VaultRequest, body: string): Promise<Respo
   const etag = `"${toHex(digest.subarray(0, 16))}"`;
   const headers = { "Content-Type": "text/plain", ETag: etag, "Cache-Control": "public, max-age=60" };
   const match = req.headers.get("If-None-Match");
-  if (match && match.split(",").some((t) => t.trim().replace(/^W\//, "") === etag || t.trim() === "*")) {
+  if (match?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag || t.trim() === "*")) {
     return new Response(null, { status: 304, headers });
   }
   return new Response(body, { status: 200, headers });

@@ -123,16 +123,16 @@ export function scenarios({ api, state }) {
   const rsaCa = caMount("bench-rsa", "rsa4096");
   const signBody = JSON.stringify({ public_key: SUBJECT_PUBLIC_KEY, valid_principals: "alice" });
 
-  async function signSetup(mount, ready, token) {
+  async function signSetup(mount, ready, token, role = "signer") {
     await ready();
-    const res = await api.expectOk("sign once", "POST", `/v1/${mount}/sign/signer`, {
+    const res = await api.expectOk("sign once", "POST", `/v1/${mount}/sign/${role}`, {
       token,
       body: JSON.parse(signBody),
     });
     if (!res.json?.data?.signed_key?.startsWith("ssh-ed25519-cert-v01@openssh.com ")) {
       throw new Unavailable(`sign answered ${res.status} without a certificate: ${res.text.slice(0, 160)}`);
     }
-    return { requests: [{ method: "POST", path: `/v1/${mount}/sign/signer`, headers: vaultJson(token), body: signBody }] };
+    return { requests: [{ method: "POST", path: `/v1/${mount}/sign/${role}`, headers: vaultJson(token), body: signBody }] };
   }
 
   // S22: the same signer with store_certificates, on the Ed25519 mount (one D1 write per sign).
@@ -163,6 +163,20 @@ export function scenarios({ api, state }) {
       const body = i < 1000 ? { serial_number: (0x1000 + i * 7919).toString(16) } : { key_id: `bench-user-${i}` };
       await api.expectOk("revoke", "POST", "/v1/bench-krl/revoke", { token: api.root, body });
     }
+  });
+
+  // S20: a second, named Ed25519 issuer on bench-ed (not the default) and a role bound to it.
+  const namedIssuer = once(async () => {
+    await edCa();
+    const res = await api.expectOk("generate the named issuer", "POST", "/v1/bench-ed/issuers/import/bench-next", {
+      token: api.root,
+      body: { key_type: "ed25519" },
+    });
+    if (!res.json?.data?.issuer_id) throw new Unavailable(`issuers/import answered without issuer_id: ${res.text.slice(0, 160)}`);
+    await api.expectOk("create the named-issuer role", "POST", "/v1/bench-ed/roles/signer-next", {
+      token: api.root,
+      body: { ...SIGNER_ROLE, issuer_ref: "bench-next" },
+    });
   });
 
   async function issueSetup(body) {
@@ -392,6 +406,14 @@ export function scenarios({ api, state }) {
       title: "POST sign, Ed25519 CA, policy token",
       raw: "ed25519",
       setup: async () => signSetup("bench-ed", edCa, await policyToken()),
+    },
+    {
+      name: "sign-ed25519-named-issuer",
+      title: "POST sign, role bound to a named non-default Ed25519 issuer",
+      raw: "ed25519",
+      // Its target compares it with sign-ed25519 (the default issuer): run the two in alternating slices.
+      pairWith: "sign-ed25519",
+      setup: () => signSetup("bench-ed", namedIssuer, api.root, "signer-next"),
     },
     {
       name: "sign-rsa4096",

@@ -12,7 +12,6 @@ import worker from "../../../src/index";
 import { createDb } from "../../../src/db/client";
 import { fromBase64 } from "../../../src/lib/bytes";
 import { encodeKrl, krlVersionOf } from "../../../src/lib/sshwire/krl";
-import { insertIssuer } from "../../../src/ssh/issuers/repo";
 import { scheduledTidy } from "../../../src/ssh/revocation";
 import { recordCertificate } from "../../../src/ssh/revocation/inventory";
 import type { VaultRequest } from "../../../src/ssh/router";
@@ -26,17 +25,10 @@ let secondIssuerId: string;
 beforeAll(async () => {
   const ca = await vault("POST", `${MOUNT}/config/ca`, { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
   if (ca.status !== 204) throw new Error(`CA import failed: ${ca.status} ${ca.text}`);
-  const db = createDb(env.DB);
-  const rows = await env.DB.prepare("SELECT id FROM ssh_issuers WHERE mount = ?").bind(MOUNT).all<{ id: string }>();
-  defaultIssuerId = rows.results[0]!.id;
-  const second = await insertIssuer(
-    env,
-    db,
-    MOUNT,
-    { name: "second", publicKeyText: CA_KEYS.ecdsa256.publicKey, privateKeyPem: CA_KEYS.ecdsa256.privateKey, keyType: "ecdsa-sha2-nistp256" },
-    false,
-  );
-  secondIssuerId = second.id;
+  defaultIssuerId = (await vault("GET", `${MOUNT}/config/issuers`)).json.data.default;
+  const second = await vault("POST", `${MOUNT}/issuers/import/second`, { body: { private_key: CA_KEYS.ecdsa256.privateKey, public_key: CA_KEYS.ecdsa256.publicKey } });
+  if (second.status !== 200) throw new Error(`issuer import failed: ${second.status} ${second.text}`);
+  secondIssuerId = second.json.data.issuer_id;
 });
 
 async function role(body: Record<string, unknown>): Promise<string> {
@@ -377,12 +369,20 @@ describe("S23 revocation and the KRL", () => {
     expect(new Uint8Array(await (await fetchKrlRaw()).arrayBuffer())).toEqual(marker);
 
     // A new issuer: a key id revoked mount-wide reaches it at the next read.
-    await insertIssuer(env, createDb(env.DB), MOUNT, { name: "third", publicKeyText: CA_KEYS.ecdsa384.publicKey, privateKeyPem: CA_KEYS.ecdsa384.privateKey, keyType: "ecdsa-sha2-nistp384" }, false);
+    const third = await vault("POST", `${MOUNT}/issuers/import/third`, { body: { private_key: CA_KEYS.ecdsa384.privateKey, public_key: CA_KEYS.ecdsa384.publicKey } });
+    expect(third.status, third.text).toBe(200);
     await new Promise((r) => setTimeout(r, 1100));
     const rebuilt = new Uint8Array(await (await fetchKrlRaw()).arrayBuffer());
     expect(krlVersionOf(rebuilt)).toBe(version + 1n);
     const ca384 = blobOf(CA_KEYS.ecdsa384.publicKey);
     expect(contains(rebuilt, ca384)).toBe(true);
+
+    // A deleted issuer's section leaves the KRL.
+    expect((await vault("DELETE", `${MOUNT}/issuer/third`)).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 1100));
+    const withoutThird = new Uint8Array(await (await fetchKrlRaw()).arrayBuffer());
+    expect(krlVersionOf(withoutThird)).toBe(version + 2n);
+    expect(contains(withoutThird, ca384)).toBe(false);
   });
 
   it("the scheduled tidy drops expired revocations and bumps the KRL", async () => {

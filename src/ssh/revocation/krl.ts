@@ -45,6 +45,17 @@ export function krlChangeStatement(db: Db, mount: string, nowMs: number) {
 }
 
 /**
+ * For a batch right after a DELETE: bumps the version only when that DELETE removed rows
+ * (SQLite's changes() is the previous statement's count within the batch's transaction).
+ */
+export function krlChangeIfDeletedStatement(db: Db, mount: string, nowMs: number) {
+  return db
+    .update(sshKrlState)
+    .set({ krlVersion: sql`${sshKrlState.krlVersion} + 1`, changedAt: Math.floor(nowMs / 1000) })
+    .where(and(eq(sshKrlState.mount, mount), sql`changes() > 0`));
+}
+
+/**
  * The KRL contents from the rows of one batch: one certificate section per issuer that has
  * something revoked (key ids revoked mount-wide go into every issuer's section: S23 never
  * writes the empty-CA wildcard), then the SHA256 fingerprints of revoked keys. Entries

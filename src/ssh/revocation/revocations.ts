@@ -19,7 +19,7 @@ import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
 import { parseSerialText, sha256Fingerprint } from "./inventory";
-import { krlChangeStatement, rebuildKrl } from "./krl";
+import { krlChangeIfDeletedStatement, krlChangeStatement, rebuildKrl } from "./krl";
 
 /** S23: the longest key id that can be revoked, in bytes. */
 export const MAX_REVOKED_KEY_ID_BYTES = 1024;
@@ -185,14 +185,15 @@ async function readRevocation(req: VaultRequest): Promise<Response> {
 async function deleteRevocation(req: VaultRequest): Promise<Response> {
   const id = req.params.id!;
   const now = Date.now();
+  // One batch (one transaction): the row goes and the KRL version grows together.
   const [removed] = await req.db.batch([
     req.db
       .delete(sshRevocations)
       .where(and(eq(sshRevocations.mount, req.mount), eq(sshRevocations.id, id)))
       .returning({ kind: sshRevocations.kind }),
+    krlChangeIfDeletedStatement(req.db, req.mount, now),
   ]);
   if (removed.length > 0) {
-    await krlChangeStatement(req.db, req.mount, now);
     logInfo("ssh revocation deleted", { request_id: req.requestId, mount: req.mount, revocation_id: id, kind: removed[0]!.kind, accessor: req.token?.accessor ?? "" });
     await rebuildAfterChange(req);
   }
@@ -201,12 +202,14 @@ async function deleteRevocation(req: VaultRequest): Promise<Response> {
 
 /** Remove a mount's revocations past their `expires_at`; the KRL changes when any went. */
 export async function tidyRevocations(env: Env, db: Db, mount: string, nowMs = Date.now()): Promise<number> {
-  const removed = await db
-    .delete(sshRevocations)
-    .where(and(eq(sshRevocations.mount, mount), lte(sshRevocations.expiresAt, Math.floor(nowMs / 1000))))
-    .returning({ id: sshRevocations.id });
+  const [removed] = await db.batch([
+    db
+      .delete(sshRevocations)
+      .where(and(eq(sshRevocations.mount, mount), lte(sshRevocations.expiresAt, Math.floor(nowMs / 1000))))
+      .returning({ id: sshRevocations.id }),
+    krlChangeIfDeletedStatement(db, mount, nowMs),
+  ]);
   if (removed.length > 0) {
-    await krlChangeStatement(db, mount, nowMs);
     logInfo("ssh expired revocations tidied", { mount, removed: removed.length });
     await rebuildKrl(env, db, mount);
   }

@@ -9,8 +9,8 @@
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "../issuers/key-material";
-import { deleteAllIssuers, defaultIssuerOf, type MountIssuers } from "../issuers/repo";
-import { cachedIssuersOfMount, createIssuer, noDefaultIssuer } from "../issuers/service";
+import { deleteAllIssuers, defaultIssuerOf, issuersOfMount, type MountIssuers } from "../issuers/repo";
+import { cachedIssuersOfMount, checkIssuerName, createIssuer, noDefaultIssuer } from "../issuers/service";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
@@ -19,6 +19,8 @@ const CONFIG_CA_FIELDS = { ...KEY_MATERIAL_FIELDS, issuer_name: { type: "string"
 async function writeConfigCa(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, CONFIG_CA_FIELDS);
   const warnings = unknownFieldWarnings(f.unknown);
+  // A bad or taken name is refused before any key is generated (S9).
+  checkIssuerName(await issuersOfMount(req.db, req.mount), f.values.issuer_name as string, { emptyAllowed: true });
   const material = await keyMaterialFrom(f.values, f.provided);
   const created = await createIssuer(req.env, req.db, req.mount, {
     name: f.values.issuer_name as string,

@@ -29,6 +29,7 @@ import {
   checkIssuerName,
   createIssuer,
   ISSUER_NAME_PATTERN,
+  isNameConflict,
   noDefaultIssuer,
   normaliseIssuerRef,
   pathIssuerRef,
@@ -136,7 +137,13 @@ async function writeIssuer(req: VaultRequest): Promise<Response> {
     change.trusted = f.values.trusted as boolean;
   }
   if (Object.keys(change).length === 0) return vaultJson(req, { data: issuerData(issuer), warnings });
-  await updateIssuer(req.db, req.mount, issuer.id, change);
+  try {
+    await updateIssuer(req.db, req.mount, issuer.id, change);
+  } catch (e) {
+    // A concurrent rename took the name between the check and the write.
+    if (isNameConflict(e)) throw badRequest("issuer name already in use");
+    throw e;
+  }
   if (change.name !== undefined && issuer.name) await dereferenceWarning(req, issuer.name, warnings);
   return vaultJson(req, { data: issuerData({ ...issuer, ...change }), warnings });
 }

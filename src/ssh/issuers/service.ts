@@ -121,7 +121,7 @@ function issuerHolding(set: MountIssuers, material: KeyMaterial): IssuerRow | nu
 }
 
 /** Is a D1 failure the (mount, name) unique index refusing a concurrent duplicate? */
-function isNameConflict(e: unknown): boolean {
+export function isNameConflict(e: unknown): boolean {
   return e instanceof Error && /UNIQUE constraint failed: ssh_issuers\.mount, ssh_issuers\.name/.test(`${e.message} ${String(e.cause ?? "")}`);
 }
 

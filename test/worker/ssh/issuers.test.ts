@@ -4,8 +4,12 @@
  * through named issuers, retirement, `trusted_keys` and `known_hosts`. Each test starts
  * from a mount without issuers (`DELETE config/ca` removes them all) nor roles.
  */
+import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { createDb } from "../../../src/db/client";
 import { bytesEqual } from "../../../src/lib/bytes";
+import { insertIssuer } from "../../../src/ssh/issuers/repo";
+import { isNameConflict } from "../../../src/ssh/issuers/service";
 import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
 import { blobOf, CA_KEYS, decodeSignedKey, SUBJECT_KEYS } from "./ca-fixtures";
 
@@ -131,6 +135,15 @@ describe("import and list (S20)", () => {
       expect(res.json).toEqual({ errors: [message] });
     }
     expect((await vault("GET", `${MOUNT}/issuers?list=true`)).json.data.keys).toHaveLength(1);
+  });
+
+  it("the unique index refuses a duplicate name that slips past the check (a race), recognised as such", async () => {
+    const db = createDb(env.DB);
+    const issuer = { name: "racy", publicKeyText: CA_KEYS.ed25519.publicKey, privateKeyPem: CA_KEYS.ed25519.privateKey, keyType: "ssh-ed25519" };
+    await insertIssuer(env, db, MOUNT, issuer, false);
+    const second = await insertIssuer(env, db, MOUNT, { ...issuer, publicKeyText: CA_KEYS.ecdsa256.publicKey }, false).catch((e: unknown) => e);
+    expect(isNameConflict(second)).toBe(true);
+    expect(isNameConflict(new Error("something else"))).toBe(false);
   });
 
   it("a supplied pair that does not match is refused (S9)", async () => {

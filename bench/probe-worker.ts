@@ -16,7 +16,7 @@
  */
 import { createDb } from "../src/db/client";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
-import { caQuery } from "../src/ssh/ca/store";
+import { issuersOfMountQuery } from "../src/ssh/issuers/repo";
 import type { OtpStore } from "../src/ssh/otp/otp-store";
 import { sshRoleCidrs, sshRoles } from "../src/db/schema";
 import { parseCidr } from "../src/lib/net/ip";
@@ -127,14 +127,14 @@ const PROBES: [string, (env: ProbeEnv) => unknown][] = [
     "d1: batch of 3 drizzle selects (sign's context)",
     (env) => {
       const db = createDb(env.DB);
-      return db.batch([roleQuery(db, "bench-ed", "signer"), caQuery(db, "bench-ed"), caQuery(db, "bench-rsa")]);
+      return db.batch([roleQuery(db, "bench-ed", "signer"), issuersOfMountQuery(db, "bench-ed"), issuersOfMountQuery(db, "bench-rsa")]);
     },
   ],
   ["d1: 3 sequential drizzle selects", async (env) => {
     const db = createDb(env.DB);
     await roleQuery(db, "bench-ed", "signer");
-    await caQuery(db, "bench-ed");
-    await caQuery(db, "bench-rsa");
+    await issuersOfMountQuery(db, "bench-ed");
+    await issuersOfMountQuery(db, "bench-rsa");
   }],
   [
     "do: OtpStore RPC, consume of an absent hash",

@@ -13,6 +13,7 @@ import { nocodeApp } from "./nocode/app";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { handleQueue } from "./queue";
 import { isSecretsUrl, serveSecrets } from "./ssh/app";
+import { scheduledTidy } from "./ssh/revocation";
 
 export { OtpStore } from "./ssh/otp/otp-store";
 
@@ -40,4 +41,8 @@ export function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionContext
 export default {
   fetch: handleFetch,
   queue: handleQueue,
+  // S22/S23: the cron trigger of wrangler.toml tidies the certificate inventory and revocations.
+  scheduled: (_controller, env, ctx) => {
+    ctx.waitUntil(scheduledTidy(env));
+  },
 } satisfies ExportedHandler<Env>;

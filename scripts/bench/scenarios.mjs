@@ -7,7 +7,7 @@ import { projectRoot } from "./runtime.mjs";
 import { moduleTarball } from "./tarball.mjs";
 
 /** SSH mounts (S1): one per benchmark family, so no benchmark sees another's state. */
-export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "lookup-small", "lookup-big"];
+export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "lookup-small", "lookup-big", "bench-krl"];
 
 /** Roles in the two lookup mounts. */
 export const LOOKUP_SMALL_ROLES = 10;
@@ -123,17 +123,62 @@ export function scenarios({ api, state }) {
   const rsaCa = caMount("bench-rsa", "rsa4096");
   const signBody = JSON.stringify({ public_key: SUBJECT_PUBLIC_KEY, valid_principals: "alice" });
 
-  async function signSetup(mount, ready, token) {
+  async function signSetup(mount, ready, token, role = "signer") {
     await ready();
-    const res = await api.expectOk("sign once", "POST", `/v1/${mount}/sign/signer`, {
+    const res = await api.expectOk("sign once", "POST", `/v1/${mount}/sign/${role}`, {
       token,
       body: JSON.parse(signBody),
     });
     if (!res.json?.data?.signed_key?.startsWith("ssh-ed25519-cert-v01@openssh.com ")) {
       throw new Unavailable(`sign answered ${res.status} without a certificate: ${res.text.slice(0, 160)}`);
     }
-    return { requests: [{ method: "POST", path: `/v1/${mount}/sign/signer`, headers: vaultJson(token), body: signBody }] };
+    return { requests: [{ method: "POST", path: `/v1/${mount}/sign/${role}`, headers: vaultJson(token), body: signBody }] };
   }
+
+  // S22: the same signer with store_certificates, on the Ed25519 mount (one D1 write per sign).
+  const storingRole = once(async () => {
+    await edCa();
+    await api.expectOk("create the storing role", "POST", "/v1/bench-ed/roles/storing", {
+      token: api.root,
+      body: { ...SIGNER_ROLE, store_certificates: true },
+    });
+  });
+
+  async function storingSignSetup() {
+    await storingRole();
+    const res = await api.expectOk("sign once (stored)", "POST", "/v1/bench-ed/sign/storing", { token: api.root, body: JSON.parse(signBody) });
+    const serial = res.json?.data?.serial_number;
+    if (!serial) throw new Unavailable(`sign answered ${res.status} without a serial`);
+    await api.expectOk("read the recorded certificate", "GET", `/v1/bench-ed/cert/${serial}`, { token: api.root });
+    return { requests: [{ method: "POST", path: "/v1/bench-ed/sign/storing", headers: vaultJson(api.root), body: signBody }] };
+  }
+
+  // S23: a KRL with 200 revoked serials and 50 key ids (about 2 KB), read without a token.
+  // Each revoke rebuilds the KRL, so a larger one makes the setup slow, not the read.
+  const krlMount = once(async () => {
+    await api.expectOk("import the KRL mount's CA", "POST", "/v1/bench-krl/config/ca", {
+      token: api.root,
+      body: { private_key: KEYS.ed25519.privateKey, public_key: KEYS.ed25519.publicKey },
+    });
+    for (let i = 0; i < 250; i++) {
+      const body = i < 200 ? { serial_number: (0x1000 + i * 7919).toString(16) } : { key_id: `bench-user-${i}` };
+      await api.expectOk("revoke", "POST", "/v1/bench-krl/revoke", { token: api.root, body });
+    }
+  });
+
+  // S20: a second, named Ed25519 issuer on bench-ed (not the default) and a role bound to it.
+  const namedIssuer = once(async () => {
+    await edCa();
+    const res = await api.expectOk("generate the named issuer", "POST", "/v1/bench-ed/issuers/import/bench-next", {
+      token: api.root,
+      body: { key_type: "ed25519" },
+    });
+    if (!res.json?.data?.issuer_id) throw new Unavailable(`issuers/import answered without issuer_id: ${res.text.slice(0, 160)}`);
+    await api.expectOk("create the named-issuer role", "POST", "/v1/bench-ed/roles/signer-next", {
+      token: api.root,
+      body: { ...SIGNER_ROLE, issuer_ref: "bench-next" },
+    });
+  });
 
   async function issueSetup(body) {
     await edCa();
@@ -364,12 +409,38 @@ export function scenarios({ api, state }) {
       setup: async () => signSetup("bench-ed", edCa, await policyToken()),
     },
     {
+      name: "sign-ed25519-named-issuer",
+      title: "POST sign, role bound to a named non-default Ed25519 issuer",
+      raw: "ed25519",
+      // Its target compares it with sign-ed25519 (the default issuer): run the two in alternating slices.
+      pairWith: "sign-ed25519",
+      setup: () => signSetup("bench-ed", namedIssuer, api.root, "signer-next"),
+    },
+    {
       name: "sign-rsa4096",
       title: "POST sign, RSA-4096 CA (rsa-sha2-256)",
       raw: "rsa4096",
       // Its target compares it with the raw RSA-4096 rate: measure that in slices beside it.
       pairRaw: "rsa4096",
       setup: () => signSetup("bench-rsa", rsaCa, api.root),
+    },
+    {
+      name: "sign-ed25519-stored",
+      title: "POST sign, Ed25519 CA, store_certificates (paired with sign-ed25519)",
+      raw: "ed25519",
+      // Its target compares it with sign without the inventory: run the two in alternating slices.
+      pairWith: "sign-ed25519",
+      setup: storingSignSetup,
+    },
+    {
+      name: "krl-read",
+      title: "GET krl (200 serials + 50 key ids, no token)",
+      setup: async () => {
+        await krlMount();
+        const res = await api.expectOk("read the KRL", "GET", "/v1/bench-krl/krl", {});
+        if (!res.text.startsWith("SSHKRL")) throw new Unavailable("krl answered something other than a KRL");
+        return { requests: [{ method: "GET", path: "/v1/bench-krl/krl" }] };
+      },
     },
     { name: "issue-ed25519", title: "POST issue ed25519 (Ed25519 CA)", raw: "ed25519", setup: () => issueSetup({ key_type: "ed25519" }) },
     {

@@ -139,15 +139,6 @@ export const sshZeroAddress = sqliteTable("ssh_zeroaddress", {
   roles: text("roles").notNull(),
 });
 
-/** The CA key pair of each mount (S9). The private key is AES-GCM encrypted (B2). */
-export const sshCa = sqliteTable("ssh_ca", {
-  mount: text("mount").primaryKey(),
-  publicKey: text("public_key").notNull(),
-  privateKeyEncrypted: text("private_key_encrypted").notNull(),
-  keyType: text("key_type").notNull(),
-  createdAt: integer("created_at").notNull(),
-});
-
 /** Legacy dynamic host keys, only filled by data migrated from older deployments (S15). */
 export const sshLegacyHostKeys = sqliteTable(
   "ssh_legacy_host_keys",
@@ -548,3 +539,124 @@ export const stateVersions = sqliteTable(
   },
   (t) => [uniqueIndex("state_versions_run").on(t.runId), index("state_versions_workspace").on(t.workspaceId, t.serial)],
 );
+
+// ---------------------------------------------------------------------------
+// SSH issuers (decisions S20, S21; migration 0009): a mount's CA key pairs
+// ---------------------------------------------------------------------------
+
+/**
+ * The CA key pairs ("issuers") of each mount, OpenBao's issuer model (S20). Migration 0009
+ * turned each mount's former single CA (`ssh_ca`) into its default issuer. `public_key` is
+ * kept verbatim as written (served byte for byte by `public_key`); the private key is
+ * AES-GCM encrypted under KEYWAY_KEK with the context `ssh-ca:<mount>` (B2), the context
+ * the former table used, so migrated ciphertexts stay readable as they are.
+ */
+export const sshIssuers = sqliteTable(
+  "ssh_issuers",
+  {
+    /** UUID, OpenBao's `issuer_id`. */
+    id: text("id").primaryKey(),
+    mount: text("mount").notNull(),
+    /** Optional unique name (OpenBao's grammar, never `default`); null when unnamed. */
+    name: text("name"),
+    publicKey: text("public_key").notNull(),
+    privateKeyEncrypted: text("private_key_encrypted").notNull(),
+    /** SSH key type name of the CA key (`ssh-rsa`, `ssh-ed25519`, `ecdsa-sha2-nistp256`, …). */
+    keyType: text("key_type").notNull(),
+    /** S21: a trusted issuer is in `trusted_keys`/`known_hosts`; an untrusted one is retired. */
+    trusted: integer("trusted", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // SQLite treats NULLs as distinct, so any number of unnamed issuers may share a mount.
+    uniqueIndex("ssh_issuers_mount_name").on(t.mount, t.name),
+    index("ssh_issuers_mount_created").on(t.mount, t.createdAt),
+  ],
+);
+
+/** OpenBao's `config/issuers` per mount: which issuer is the default (null: none). No row = none. */
+export const sshIssuerConfig = sqliteTable("ssh_issuer_config", {
+  mount: text("mount").primaryKey(),
+  defaultIssuerId: text("default_issuer_id"),
+});
+
+// ---------------------------------------------------------------------------
+// SSH certificate inventory, revocation and KRL (decisions S22, S23; migration 0010)
+// ---------------------------------------------------------------------------
+
+/**
+ * S22: certificates signed or issued through a role with `store_certificates`; never a
+ * private key. `serial` is 16-digit lower-case hex, unique per issuer (the primary key).
+ * Times are seconds since the epoch, as in the certificate.
+ */
+export const sshCertificates = sqliteTable(
+  "ssh_certificates",
+  {
+    mount: text("mount").notNull(),
+    issuerId: text("issuer_id").notNull(),
+    serial: text("serial").notNull(),
+    role: text("role").notNull(),
+    /** `user` or `host`. */
+    certType: text("cert_type").notNull(),
+    keyId: text("key_id").notNull(),
+    /** JSON array of strings. */
+    principals: text("principals").notNull(),
+    validAfter: integer("valid_after").notNull(),
+    validBefore: integer("valid_before").notNull(),
+    /** `SHA256:…` of the subject key, as `ssh-keygen -l` prints it. */
+    publicKeyFingerprint: text("public_key_fingerprint").notNull(),
+    requesterDisplayName: text("requester_display_name").notNull(),
+    requesterAccessor: text("requester_accessor").notNull(),
+    requesterEntityId: text("requester_entity_id"),
+    clientAddress: text("client_address"),
+    /** Milliseconds since the epoch. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.issuerId, t.serial] }),
+    index("ssh_certificates_mount_serial").on(t.mount, t.serial),
+    index("ssh_certificates_mount_valid_before").on(t.mount, t.validBefore),
+  ],
+);
+
+/**
+ * S23: revocations of a mount. `kind` is `serial` (issuer_id + serial), `key_id`
+ * (issuer_id, or null for every issuer of the mount) or `public_key` (the plain key and
+ * its SHA256 fingerprint). `expires_at` (seconds) is when the entry may leave the KRL.
+ */
+export const sshRevocations = sqliteTable(
+  "ssh_revocations",
+  {
+    id: text("id").primaryKey(),
+    mount: text("mount").notNull(),
+    kind: text("kind").notNull(),
+    issuerId: text("issuer_id"),
+    serial: text("serial"),
+    keyId: text("key_id"),
+    /** `type base64` of the plain key. */
+    publicKey: text("public_key"),
+    publicKeyFingerprint: text("public_key_fingerprint"),
+    expiresAt: integer("expires_at"),
+    requesterDisplayName: text("requester_display_name").notNull(),
+    requesterAccessor: text("requester_accessor").notNull(),
+    /** Milliseconds since the epoch. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("ssh_revocations_mount_created").on(t.mount, t.createdAt)],
+);
+
+/**
+ * S23: each mount's KRL. `krl_version` grows with every change (in the same batch as the
+ * change); `built_version` is the version whose KRL is in R2 (`ssh-krl/<mount>/<version>`).
+ * `changed_at` (seconds) is the KRL's generated_date, so every build of a version is the
+ * same bytes.
+ */
+export const sshKrlState = sqliteTable("ssh_krl_state", {
+  mount: text("mount").primaryKey(),
+  krlVersion: integer("krl_version").notNull(),
+  changedAt: integer("changed_at").notNull(),
+  builtVersion: integer("built_version").notNull().default(0),
+  /** The ids of the issuers the built KRL covers: a change of issuers is a change of the KRL. */
+  builtIssuers: text("built_issuers").notNull().default(""),
+});

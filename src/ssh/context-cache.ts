@@ -5,7 +5,7 @@
  * such a request, so these are served from memory.
  *
  * Consistency: every write that changes them in this isolate — role writes and deletes
- * (roles/repo.ts), CA writes and deletes (ca/store.ts), mount tunes (sys/mounts.ts), the
+ * (roles/repo.ts), issuer writes and deletes (issuers/repo.ts), mount tunes (sys/mounts.ts), the
  * zero-address list (otp/zeroaddress.ts) — drops the mount's entries in every cache at
  * once, so a client sees its own writes. Writes made by another isolate are seen after at
  * most MOUNT_CONTEXT_TTL_MS (the eventual consistency Vault's standby nodes have too).

@@ -7,6 +7,7 @@ import { certificateAuthorityRoutes } from "./ca";
 import { identityRoutes } from "./identity/entities";
 import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
+import { revocationFeatureRoutes } from "./revocation";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
 import { systemRoutes } from "./sys/system";
@@ -20,4 +21,5 @@ export const vaultRoutes: VaultRoute[] = [
   // SSH engine routes (mounted: relative to each SSH mount, S1)
   ...certificateAuthorityRoutes,
   ...otpRoutes,
+  ...revocationFeatureRoutes,
 ];

@@ -13,3 +13,4 @@ export * from "./public-key";
 export * from "./reader";
 export * from "./signature";
 export * from "./writer";
+export * from "./krl";

@@ -40,6 +40,10 @@ export interface Role {
   algorithmSigner: string;
   notBeforeDuration: number;
   allowEmptyPrincipals: boolean;
+  /** S20: the issuer that signs (`default`, an issuer id or name), resolved at sign time. */
+  issuerRef: string;
+  /** S22: record every certificate signed or issued through the role (inventory). */
+  storeCertificates: boolean;
 }
 
 /** A role with every field at its default (what a fresh write starts from). */
@@ -73,5 +77,7 @@ export function defaultRole(name: string, keyType: Role["keyType"]): Role {
     algorithmSigner: "default",
     notBeforeDuration: 30,
     allowEmptyPrincipals: false,
+    issuerRef: "default",
+    storeCertificates: false,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Role read output (decision S12, vault-ssh-behaviour §3.2): Vault's six fields for OTP
- * roles; Vault's 23 CA fields plus `allow_empty_principals` for CA roles, with `ttl`,
+ * roles; Vault's 23 CA fields plus `allow_empty_principals` and OpenBao's `issuer_ref` (S20) for CA roles, with `ttl`,
  * `max_ttl` and `not_before_duration` as compact duration strings.
  */
 import { formatDuration } from "../fields";
@@ -43,5 +43,7 @@ export function roleData(role: Role): Record<string, unknown> {
     algorithm_signer: role.algorithmSigner,
     not_before_duration: formatDuration(role.notBeforeDuration),
     allow_empty_principals: role.allowEmptyPrincipals,
+    issuer_ref: role.issuerRef,
+    store_certificates: role.storeCertificates,
   };
 }

@@ -73,13 +73,33 @@ export async function deleteRole(db: Db, mount: string, name: string): Promise<v
   invalidateMountContexts(mount);
 }
 
-/** Names and key types of every role of a mount, sorted by name (byte order). */
-export async function listRoles(db: Db, mount: string): Promise<{ name: string; keyType: string }[]> {
+/** Names, key types and issuer references (S20) of every role of a mount, sorted by name (byte order). */
+export async function listRoles(db: Db, mount: string): Promise<{ name: string; keyType: string; issuerRef: string }[]> {
   return db
-    .select({ name: sshRoles.name, keyType: sshRoles.keyType })
+    .select({
+      name: sshRoles.name,
+      keyType: sshRoles.keyType,
+      // Roles stored before S20 have no issuerRef: they sign with the default issuer.
+      issuerRef: sql<string>`coalesce(json_extract(${sshRoles.config}, '$.issuerRef'), 'default')`,
+    })
     .from(sshRoles)
     .where(eq(sshRoles.mount, mount))
     .orderBy(asc(sshRoles.name));
+}
+
+/** How many CA roles of a mount name `ref` as their issuer (OpenBao's warning on rename and delete). */
+export async function countRolesReferencingIssuer(db: Db, mount: string, ref: string): Promise<number> {
+  const rows = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(sshRoles)
+    .where(
+      and(
+        eq(sshRoles.mount, mount),
+        eq(sshRoles.keyType, "ca"),
+        sql`coalesce(json_extract(${sshRoles.config}, '$.issuerRef'), 'default') = ${ref}`,
+      ),
+    );
+  return rows[0]?.n ?? 0;
 }
 
 function cidrIndexRows(mount: string, role: Role) {

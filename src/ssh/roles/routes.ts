@@ -2,13 +2,27 @@
  * Seed rows 1–4 and S12's PATCH: `roles/:name` (read, write, patch, delete) and the list
  * `GET roles?list=true` (S2) on every SSH mount (S1).
  */
+import type { Db } from "../../db/client";
 import { notFound } from "../errors";
+import { DEFAULT_ISSUER_REF, issuerByRef, issuersOfMount } from "../issuers/repo";
+import { unknownIssuer } from "../issuers/service";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
+import type { Role } from "./model";
 import { roleData } from "./output";
 import { mergeRolePatch } from "./patch";
 import { deleteRole, getRole, listRoles, putRole } from "./repo";
 import { buildRole } from "./validate";
+
+/**
+ * S20: a CA role's `issuer_ref` must name an issuer of the mount when it is written
+ * (`default` is resolved at sign time, as OpenBao does, so a role may be written before
+ * the mount has a CA).
+ */
+async function checkRoleIssuer(db: Db, mount: string, role: Role): Promise<void> {
+  if (role.keyType !== "ca" || role.issuerRef === DEFAULT_ISSUER_REF) return;
+  if (!issuerByRef(await issuersOfMount(db, mount), role.issuerRef)) throw unknownIssuer(role.issuerRef);
+}
 
 /** Mount-relative routes of roles (list, read, write, patch, delete). */
 export const roleRoutes: VaultRoute[] = [
@@ -20,8 +34,9 @@ export const roleRoutes: VaultRoute[] = [
       list: async (req) => {
         const roles = await listRoles(req.db, req.mount);
         if (roles.length === 0) throw notFound();
-        const keyInfo: Record<string, { key_type: string }> = {};
-        for (const r of roles) keyInfo[r.name] = { key_type: r.keyType };
+        // S20: CA roles show the issuer they sign with.
+        const keyInfo: Record<string, { key_type: string; issuer_ref?: string }> = {};
+        for (const r of roles) keyInfo[r.name] = r.keyType === "ca" ? { key_type: r.keyType, issuer_ref: r.issuerRef } : { key_type: r.keyType };
         return vaultJson(req, { data: { keys: roles.map((r) => r.name), key_info: keyInfo } });
       },
     },
@@ -38,6 +53,7 @@ export const roleRoutes: VaultRoute[] = [
       // POST/PUT: full replace (S12). Validation throws before anything is stored.
       update: async (req) => {
         const { role, warnings } = buildRole(req.params.name!, req.body);
+        await checkRoleIssuer(req.db, req.mount, role);
         await putRole(req.db, req.mount, role);
         return vaultNoContent(req, warnings);
       },
@@ -46,6 +62,7 @@ export const roleRoutes: VaultRoute[] = [
         const current = await getRole(req.db, req.mount, req.params.name!);
         if (!current) throw notFound();
         const { role, warnings } = buildRole(req.params.name!, mergeRolePatch(roleData(current), req.body));
+        await checkRoleIssuer(req.db, req.mount, role);
         await putRole(req.db, req.mount, role);
         return vaultNoContent(req, warnings);
       },

@@ -6,6 +6,7 @@
 import { parseCidr } from "../../lib/net/ip";
 import { badRequest } from "../errors";
 import { type FieldSchema, goFormat, parseFields, unknownFieldWarnings } from "../fields";
+import { isWellFormedIssuerRef, normaliseIssuerRef } from "../issuers/service";
 import { templateSyntaxError } from "../templates";
 import { KeyLengthError, NotAMapError, parseAllowedUserKeyLengths } from "./key-lengths";
 import { defaultRole, type Role } from "./model";
@@ -39,6 +40,8 @@ export const ROLE_FIELDS: FieldSchema = {
   algorithm_signer: { type: "string" },
   not_before_duration: { type: "duration", default: 30 },
   allow_empty_principals: { type: "bool" },
+  issuer_ref: { type: "string" },
+  store_certificates: { type: "bool" },
 };
 
 /** The largest Go time.Duration, in whole seconds (2562047h47m16s). */
@@ -179,9 +182,25 @@ export function buildRole(name: string, body: Record<string, unknown>): BuiltRol
     algorithmSigner: signer === "" ? "default" : signer,
     notBeforeDuration: v.not_before_duration as number,
     allowEmptyPrincipals: v.allow_empty_principals as boolean,
+    issuerRef: roleIssuerRef(v.issuer_ref as string),
+    storeCertificates: v.store_certificates as boolean,
   };
   checkTemplates(role);
   return { role, warnings };
+}
+
+/**
+ * S20: a role's `issuer_ref`, read as OpenBao reads it (trimmed, any spelling of
+ * `default` is `default`, blank is `default`) and checked for shape here; that it names
+ * an existing issuer is checked by the handler, which reads the mount's issuers.
+ */
+function roleIssuerRef(raw: string): string {
+  const ref = normaliseIssuerRef(raw);
+  if (ref === "") return "default";
+  if (!isWellFormedIssuerRef(ref)) {
+    throw badRequest(`invalid issuer_ref "${ref.slice(0, 128)}": must be "default", an issuer id or an issuer name`);
+  }
+  return ref;
 }
 
 /**

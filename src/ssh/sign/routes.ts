@@ -1,7 +1,8 @@
 /**
  * Seed rows 15–16: `POST sign/:name` and `POST issue/:name` (vault-ssh-behaviour §3.11,
- * §3.12, §4; decisions S4, S6–S11, S17, S18). Both read the role, the CA and the mount TTLs
- * in one D1 batch, reuse the per-isolate CA signing key, and store nothing.
+ * §3.12, §4; decisions S4, S6–S11, S17, S18, S20, S21). Both read the role, the mount's
+ * issuers and its TTLs in one D1 batch (cached per isolate), sign with the issuer the
+ * role's `issuer_ref` names, reuse the per-isolate signing key, and store nothing.
  */
 import type { Db } from "../../db/client";
 import { randomBytes } from "../../lib/bytes";
@@ -16,12 +17,15 @@ import {
   WireError,
 } from "../../lib/crypto/ssh-ca";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
-import { type CaRow, caQuery, signingKeyFor } from "../ca/store";
+import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
 import { mountContextCache } from "../context-cache";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { loadEntity } from "../identity/entities";
+import { signingKeyFor } from "../issuers/keys";
+import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
+import { signingIssuer } from "../issuers/service";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
@@ -61,20 +65,25 @@ export const SSH_RSA_WARNING =
 
 interface SignContext {
   role: Role | null;
-  ca: CaRow | null;
+  issuers: MountIssuers;
   ttls: SystemTtls;
 }
 
 const signContexts = mountContextCache<SignContext>();
 
-/** Role, CA and mount TTLs: from the per-isolate cache, else in one D1 round trip. */
+/** Role, issuers and mount TTLs: from the per-isolate cache, else in one D1 round trip. */
 function loadContext(db: Db, mount: string, name: string): Promise<SignContext> {
   return signContexts.get(mount, name, () => readContext(db, mount, name));
 }
 
 async function readContext(db: Db, mount: string, name: string): Promise<SignContext> {
-  const [roleRows, caRows, tuneRows] = await db.batch([roleQuery(db, mount, name), caQuery(db, mount), mountTuneQuery(db, mount)]);
-  return { role: roleFromRows(roleRows), ca: caRows[0] ?? null, ttls: mountTtlsFromRows(tuneRows) };
+  const [roleRows, issuerRows, configRows, tuneRows] = await db.batch([
+    roleQuery(db, mount, name),
+    issuersOfMountQuery(db, mount),
+    issuerConfigQuery(db, mount),
+    mountTuneQuery(db, mount),
+  ]);
+  return { role: roleFromRows(roleRows), issuers: mountIssuersFromRows(issuerRows, configRows), ttls: mountTtlsFromRows(tuneRows) };
 }
 
 /** Does rendering this role need the caller's entity? (Only then is it loaded.) */
@@ -115,17 +124,19 @@ interface CertificatePlan {
   extensions: Record<string, string>;
   warnings: string[];
   caKey: Promise<SshSigningKey>;
+  /** OpenBao's `issuer_id` of the answer. */
+  issuerId: string;
 }
 
 /**
  * The shared pipeline's checks (reference §4, in Vault's order): key ID → certificate type
- * → principals → TTL → critical options → extensions → CA key. Issue runs them before it
+ * → principals → TTL → critical options → extensions → CA key (the role's issuer). Issue runs them before it
  * generates a key pair, so a refused request costs no key generation.
  */
 async function plan(
   req: VaultRequest,
   role: Role,
-  ca: CaRow | null,
+  issuers: MountIssuers,
   ttls: SystemTtls,
   values: Record<string, unknown>,
   provided: Set<string>,
@@ -148,19 +159,22 @@ async function plan(
   const criticalOptions = policy(() => criticalOptionsFor(role, values.critical_options as Record<string, string>));
   const ext = policy(() => extensionsFor(role, values.extensions as Record<string, string>, entity, now));
   if (ext.skipped) warnings.push(SKIPPED_EXTENSIONS_WARNING);
-  // S4: no CA is a 400 with Vault's text, after every other check (as in Vault).
-  if (!ca) throw badRequest("failed to read CA private key");
-  const caKey = signingKeyFor(req.env, req.mount, ca);
+  // S4/S20/S21: no issuer, no default, unknown or retired issuer: 400s after every other check (as in Vault).
+  const issuer = signingIssuer(issuers, role.issuerRef);
+  const caKey = signingKeyFor(req.env, issuer);
   // Consumed by certify; a rejection before then must not go unhandled.
   caKey.catch(() => {});
-  return { keyIdParts, certType, principals, ttl, criticalOptions, extensions: ext.extensions, warnings, caKey };
+  return { keyIdParts, certType, principals, ttl, criticalOptions, extensions: ext.extensions, warnings, caKey, issuerId: issuer.id };
 }
 
 interface CertificateResult {
+  issuerId: string;
   serialHex: string;
   signedKey: string;
   ttl: number;
   warnings: string[];
+  /** What the inventory records (S22). */
+  record: Omit<CertificateRecord, "mount" | "issuerId" | "role">;
 }
 
 /** Sign `subjectKeyBlob` as planned (S11 algorithm choice; S4 for a mismatched signer). */
@@ -197,7 +211,31 @@ async function certify(role: Role, p: CertificatePlan, subjectKeyBlob: Uint8Arra
   }
   const warnings = [...p.warnings];
   if (signed.algorithm === "ssh-rsa") warnings.push(SSH_RSA_WARNING);
-  return { serialHex: serial.toString(16), signedKey: signed.text, ttl: p.ttl, warnings };
+  return {
+    issuerId: p.issuerId,
+    serialHex: serial.toString(16),
+    signedKey: signed.text,
+    ttl: p.ttl,
+    warnings,
+    record: { serial, certType: p.certType, keyId, principals: p.principals, validAfter, validBefore, subjectKeyBlob },
+  };
+}
+
+/** S22: a recorded serial must be new for its issuer; past this many draws something is wrong. */
+const MAX_SERIAL_DRAWS = 4;
+
+/**
+ * certify, and with the role's `store_certificates` (S22) record the certificate first:
+ * the answer leaves only after its row commits, and a serial the issuer already recorded
+ * is drawn again (and the certificate signed again).
+ */
+async function certifyAndRecord(req: VaultRequest, role: Role, p: CertificatePlan, subjectKeyBlob: Uint8Array): Promise<CertificateResult> {
+  for (let draw = 1; ; draw++) {
+    const cert = await certify(role, p, subjectKeyBlob);
+    if (!role.storeCertificates) return cert;
+    if (await recordCertificate(req, { ...cert.record, mount: req.mount, issuerId: p.issuerId, role: role.name })) return cert;
+    if (draw >= MAX_SERIAL_DRAWS) throw new Error("no unused certificate serial after repeated draws");
+  }
 }
 
 /** A random uint64 serial (reference §4.9). */
@@ -211,7 +249,7 @@ async function sign(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, SIGN_FIELDS);
   const warnings = requestWarnings(req.body, f.unknown);
   const name = req.params.name!;
-  const { role, ca, ttls } = await loadContext(req.db, req.mount, name);
+  const { role, issuers, ttls } = await loadContext(req.db, req.mount, name);
   if (!role) throw badRequest(`Unknown role: ${name}`);
   const publicKeyText = f.values.public_key as string;
   if (publicKeyText === "") throw badRequest("missing public_key");
@@ -229,9 +267,10 @@ async function sign(req: VaultRequest): Promise<Response> {
     if (e instanceof KeyLengthError) throw badRequest(`public_key failed to meet the key requirements: ${e.message}`);
     throw e;
   }
-  const cert = await certify(role, await plan(req, role, ca, ttls, f.values, f.provided), subject.blob);
+  const p = await plan(req, role, issuers, ttls, f.values, f.provided);
+  const cert = await certifyAndRecord(req, role, p, subject.blob);
   return vaultJson(req, {
-    data: { serial_number: cert.serialHex, signed_key: cert.signedKey },
+    data: { serial_number: cert.serialHex, signed_key: cert.signedKey, issuer_id: cert.issuerId },
     warnings: [...warnings, ...cert.warnings],
     // S18: a lease id naming the certificate, not renewable, as long as the certificate.
     leaseId: `${req.mount}/sign/${name}/${cert.serialHex}`,
@@ -243,16 +282,16 @@ async function issue(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, ISSUE_FIELDS);
   const warnings = requestWarnings(req.body, f.unknown);
   const name = req.params.name!;
-  const { role, ca, ttls } = await loadContext(req.db, req.mount, name);
+  const { role, issuers, ttls } = await loadContext(req.db, req.mount, name);
   if (!role) throw badRequest(`unknown role: ${name}`);
   if (role.keyType !== "ca") throw badRequest(`role key type '${role.keyType}' not allowed to issue key pairs`);
   const keyType = f.values.key_type as string;
   const keyBits = f.values.key_bits as number;
   const spec = issueSpec(role, keyType, keyBits);
-  const p = await plan(req, role, ca, ttls, f.values, f.provided);
+  const p = await plan(req, role, issuers, ttls, f.values, f.provided);
   // Only now, with every check passed, pay for key generation.
   const pair = await generateSshKeyPair(spec.kind, spec.bits);
-  const cert = await certify(role, p, pair.signingKey.publicKeyBlob);
+  const cert = await certifyAndRecord(req, role, p, pair.signingKey.publicKeyBlob);
   return vaultJson(req, {
     data: {
       serial_number: cert.serialHex,
@@ -260,6 +299,7 @@ async function issue(req: VaultRequest): Promise<Response> {
       private_key: pair.privateKeyPem,
       // Vault echoes the requested key type (reference §3.12).
       private_key_type: keyType,
+      issuer_id: cert.issuerId,
     },
     warnings: [...warnings, ...cert.warnings],
     leaseId: `${req.mount}/issue/${name}/${cert.serialHex}`,

@@ -260,7 +260,10 @@ describe("the CA private key at rest and in answers (B2)", () => {
   it("is stored encrypted under KEYWAY_KEK bound to the mount and never returned", async () => {
     const mount = "ssh-two";
     const gen = await configure(mount, { key_type: "ed25519" });
-    const row = await env.DB.prepare("SELECT * FROM ssh_ca WHERE mount = ?").bind(mount).first<Record<string, string>>();
+    const row = await env.DB.prepare(
+      // S20: the mount's CA is its default issuer.
+      "SELECT i.* FROM ssh_issuers i JOIN ssh_issuer_config c ON c.default_issuer_id = i.id WHERE i.mount = ?",
+    ).bind(mount).first<Record<string, string>>();
     expect(row).not.toBeNull();
     const stored = row!.private_key_encrypted!;
     expect(stored).toMatch(/^v1\.t1\./);

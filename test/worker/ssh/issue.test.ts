@@ -98,7 +98,7 @@ describe("§8 item 46: private key formats (S10)", () => {
     const res = await issue(name, { key_type: keyType, key_bits: keyBits, valid_principals: "u" });
     expect(res.status).toBe(200);
     const data = res.json.data;
-    expect(Object.keys(data).sort()).toEqual(["private_key", "private_key_type", "serial_number", "signed_key"]);
+    expect(Object.keys(data).sort()).toEqual(["issuer_id", "private_key", "private_key_type", "serial_number", "signed_key"]);
     expect(data.private_key.startsWith(`-----BEGIN ${pem}-----\n`)).toBe(true);
     expect(data.private_key.endsWith(`-----END ${pem}-----\n`)).toBe(true);
     expect(data.private_key_type).toBe(keyType);

@@ -86,11 +86,11 @@ describe("§8 item 2: list (TestSSHBackend_RoleList, S2 list flag)", () => {
     expect((await vault("GET", "ssh-two/roles?list=true")).status).toBe(404);
   });
 
-  it("key_info carries ca for CA roles", async () => {
+  it("key_info carries ca and the issuer reference (S20) for CA roles", async () => {
     const name = uniqueName("list-ca");
     await writeRole(name, CA_ROLE);
     const list = await vault("GET", "ssh/roles?list=True");
-    expect(list.json.data.key_info[name]).toEqual({ key_type: "ca" });
+    expect(list.json.data.key_info[name]).toEqual({ key_type: "ca", issuer_ref: "default" });
   });
 
   it("parses the flag like strconv.ParseBool; anything else is 400; no flag or false is a read (405)", async () => {
@@ -172,7 +172,7 @@ describe("§8 item 6: role write errors (Vault's texts; S4 makes the 500s 400)",
   });
 });
 
-describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principals, compact durations)", () => {
+describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principals + S20's issuer_ref + S22's store_certificates, compact durations)", () => {
   it("returns every field with defaults", async () => {
     const name = uniqueName("ca");
     await writeRole(name, { ...CA_ROLE, allowed_user_key_lengths: { rsa: 2048 } });
@@ -203,8 +203,10 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
       algorithm_signer: "default",
       not_before_duration: "30s",
       allow_empty_principals: false,
+      issuer_ref: "default",
+      store_certificates: false,
     });
-    expect(Object.keys(read.json.data)).toHaveLength(24);
+    expect(Object.keys(read.json.data)).toHaveLength(26);
   });
 
   it("reads every written value back, durations in compact form", async () => {
@@ -234,6 +236,7 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
       algorithm_signer: "rsa-sha2-512",
       not_before_duration: 45,
       allow_empty_principals: true,
+      store_certificates: true,
     };
     expect((await writeRole(name, body)).status).toBe(204);
     const data = (await readRole(name)).json.data;
@@ -245,6 +248,7 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
       allowed_user_key_lengths: { "ssh-rsa": [2048, 4096], ec: [256, 384], ed25519: [0] },
       algorithm_signer: "rsa-sha2-512",
       allow_empty_principals: true,
+      store_certificates: true,
       key_id_format: "{{role_name}}",
     });
   });
@@ -465,7 +469,7 @@ describe("POST is a full replace; PATCH is a JSON merge patch (S12)", () => {
     const data = (await readRole(name)).json.data;
     expect(data.key_type).toBe("ca");
     expect(data.default_user).toBe("u");
-    expect(Object.keys(data)).toHaveLength(24);
+    expect(Object.keys(data)).toHaveLength(26);
   });
 });
 

@@ -379,7 +379,9 @@ describe("§8 item 42: response shape (S18 lease)", () => {
     const name = await role({ ...USER_ROLE, ttl: "1h" });
     const res = await sign(name, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a" });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.json.data).sort()).toEqual(["serial_number", "signed_key"]);
+    // S20: OpenBao's issuer_id (the mount's default issuer) comes with the certificate.
+    expect(Object.keys(res.json.data).sort()).toEqual(["issuer_id", "serial_number", "signed_key"]);
+    expect(res.json.data.issuer_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const serial = res.json.data.serial_number as string;
     expect(serial).toMatch(/^[0-9a-f]{1,16}$/);
     expect(serial).not.toMatch(/^0[0-9a-f]/);

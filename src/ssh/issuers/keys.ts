@@ -1,0 +1,52 @@
+/**
+ * Issuers' signing keys, cached per isolate (decision S20; the CA-key cache sign relies on
+ * for its speed). An entry is keyed by issuer id and remembers the exact ciphertext it was
+ * imported from, so an RSA-4096 CA is decrypted and imported once, not on every sign, and
+ * a replaced or deleted issuer is never signed with: the row sign reads (fresh, or at most
+ * MOUNT_CONTEXT_TTL_MS old) must carry the same ciphertext for the entry to be used.
+ */
+import { decryptSecret } from "../../lib/crypto/kek";
+import { importSigningKey, type SshSigningKey } from "../../lib/crypto/ssh-ca";
+import { type IssuerRow, issuerKekContext } from "./repo";
+
+interface CacheEntry {
+  ciphertext: string;
+  key: Promise<SshSigningKey>;
+}
+
+/** Upper bound on cached keys per isolate; the oldest entry goes first. */
+const MAX_KEYS = 256;
+
+/** Issuer id → the key imported from that exact ciphertext. */
+const cache = new Map<string, CacheEntry>();
+
+function remember(id: string, entry: CacheEntry): void {
+  cache.delete(id);
+  if (cache.size >= MAX_KEYS) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  cache.set(id, entry);
+}
+
+/** Seed the cache with a key just generated or imported for a new issuer. */
+export function rememberSigningKey(row: IssuerRow, key: SshSigningKey): void {
+  remember(row.id, { ciphertext: row.privateKeyEncrypted, key: Promise.resolve(key) });
+}
+
+/**
+ * The signing key of an issuer row: cached when the row's ciphertext is the one cached,
+ * else decrypted and imported once (concurrent callers share the import).
+ */
+export function signingKeyFor(env: Env, row: IssuerRow): Promise<SshSigningKey> {
+  const hit = cache.get(row.id);
+  if (hit && hit.ciphertext === row.privateKeyEncrypted) return hit.key;
+  const key = decryptSecret(env.KEYWAY_KEK, issuerKekContext(row.mount), row.privateKeyEncrypted).then(importSigningKey);
+  const entry = { ciphertext: row.privateKeyEncrypted, key };
+  remember(row.id, entry);
+  // A failed import must not stay cached.
+  key.catch(() => {
+    if (cache.get(row.id) === entry) cache.delete(row.id);
+  });
+  return key;
+}

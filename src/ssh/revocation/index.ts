@@ -1,0 +1,38 @@
+/**
+ * Certificate inventory, revocation and the KRL (decisions S22, S23): the routes added to
+ * the /v1 table, and the scheduled tidy the Worker's cron trigger runs.
+ */
+import { createDb } from "../../db/client";
+import { logError } from "../../lib/log";
+import type { VaultRequest, VaultRoute } from "../router";
+import { configuredMounts } from "../router";
+import { inventoryRoutes, tidyCertificates } from "./inventory";
+import { serveKrl } from "./krl";
+import { revocationRoutes, tidyRevocations } from "./revocations";
+
+/** S22: what the scheduled tidy keeps past expiry. */
+const SCHEDULED_SAFETY_BUFFER_SECONDS = 72 * 3600;
+
+function krl(req: VaultRequest): Promise<Response> {
+  return serveKrl(req.env, req.db, req.mount, req.headers);
+}
+
+export const revocationFeatureRoutes: VaultRoute[] = [
+  ...inventoryRoutes,
+  ...revocationRoutes,
+  // S16a: the KRL is public, like the CA's public key (hosts fetch it without a token).
+  { pattern: "krl", mounted: true, unauthenticated: ["read"], operations: { read: krl } },
+];
+
+/** The cron trigger (wrangler.toml `[triggers]`): tidy every SSH mount. */
+export async function scheduledTidy(env: Env, now = Date.now()): Promise<void> {
+  const db = createDb(env.DB);
+  for (const mount of configuredMounts(env.SSH_MOUNTS)) {
+    try {
+      await tidyCertificates(db, mount, SCHEDULED_SAFETY_BUFFER_SECONDS, now);
+      await tidyRevocations(env, db, mount, now);
+    } catch (e) {
+      logError(`scheduled-tidy:${mount}`, "scheduled tidy of an SSH mount failed", e);
+    }
+  }
+}

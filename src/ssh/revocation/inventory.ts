@@ -1,0 +1,197 @@
+/**
+ * The opt-in certificate inventory (decision S22): roles with `store_certificates` record
+ * every certificate they sign or issue (never a private key); `certs` lists them with
+ * OpenBao's pagination and filters, `cert/:serial` reads one, and `tidy/certs` (plus the
+ * scheduled tidy) removes expired entries.
+ */
+import { and, asc, count, eq, gt, lt, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshCertificates } from "../../db/schema";
+import { toBase64 } from "../../lib/bytes";
+import { logInfo } from "../../lib/log";
+import { badRequest, notFound } from "../errors";
+import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+import { issuerSetOf, resolveIssuerRef } from "./issuers";
+
+/** One recorded certificate, as the sign path knows it. */
+export interface CertificateRecord {
+  mount: string;
+  issuerId: string;
+  serial: bigint;
+  role: string;
+  certType: 1 | 2;
+  keyId: string;
+  principals: string[];
+  validAfter: bigint;
+  validBefore: bigint;
+  subjectKeyBlob: Uint8Array;
+}
+
+/** uint64 → the 16-digit lower-case hex text S22 stores. */
+export function serialText(serial: bigint): string {
+  return serial.toString(16).padStart(16, "0");
+}
+
+/**
+ * A serial as a client writes it (hex as in the sign answer, up to 16 digits, optionally
+ * with `:` or `-` between byte pairs) → 16-digit lower-case hex, or null when malformed.
+ */
+export function parseSerialText(text: string): string | null {
+  const hex = /^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2})+$/.test(text) ? text.replace(/[:-]/g, "") : text;
+  if (!/^[0-9a-fA-F]{1,16}$/.test(hex)) return null;
+  return hex.toLowerCase().padStart(16, "0");
+}
+
+/** `SHA256:<base64 without padding>`, as `ssh-keygen -l` prints it. */
+export async function sha256Fingerprint(blob: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", blob.slice().buffer));
+  return `SHA256:${toBase64(digest).replace(/=+$/, "")}`;
+}
+
+/** Seconds since the epoch as a D1 integer (a `forever` valid-before is clamped). */
+function seconds(value: bigint): number {
+  return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+}
+
+/**
+ * Record a certificate. False when the issuer already has a certificate with this serial
+ * (S22: the caller signs again with a new serial); the row is committed when this returns.
+ */
+export async function recordCertificate(req: VaultRequest, cert: CertificateRecord): Promise<boolean> {
+  const token = req.token;
+  const inserted = await req.db
+    .insert(sshCertificates)
+    .values({
+      mount: cert.mount,
+      issuerId: cert.issuerId,
+      serial: serialText(cert.serial),
+      role: cert.role,
+      certType: cert.certType === 2 ? "host" : "user",
+      keyId: cert.keyId,
+      principals: JSON.stringify(cert.principals),
+      validAfter: seconds(cert.validAfter),
+      validBefore: seconds(cert.validBefore),
+      publicKeyFingerprint: await sha256Fingerprint(cert.subjectKeyBlob),
+      requesterDisplayName: token?.displayName ?? "",
+      requesterAccessor: token?.accessor ?? "",
+      requesterEntityId: token?.entityId ?? null,
+      clientAddress: req.headers.get("CF-Connecting-IP"),
+      createdAt: Date.now(),
+    })
+    .onConflictDoNothing()
+    .returning({ serial: sshCertificates.serial });
+  return inserted.length === 1;
+}
+
+type CertRow = typeof sshCertificates.$inferSelect;
+
+function certData(row: CertRow) {
+  return {
+    serial_number: row.serial,
+    issuer_id: row.issuerId,
+    role: row.role,
+    cert_type: row.certType,
+    key_id: row.keyId,
+    valid_principals: JSON.parse(row.principals) as string[],
+    valid_after: new Date(row.validAfter * 1000).toISOString(),
+    valid_before: new Date(row.validBefore * 1000).toISOString(),
+    public_key_fingerprint: row.publicKeyFingerprint,
+    requester: {
+      display_name: row.requesterDisplayName,
+      accessor: row.requesterAccessor,
+      entity_id: row.requesterEntityId ?? "",
+      client_address: row.clientAddress ?? "",
+    },
+    created_at: new Date(row.createdAt).toISOString(),
+  };
+}
+
+/** OpenBao's list pagination limit when none is given, and the most one page holds. */
+const MAX_LIST_LIMIT = 1000;
+
+function listLimit(query: URLSearchParams): number {
+  const text = query.get("limit");
+  if (text === null || text === "") return MAX_LIST_LIMIT;
+  if (!/^-?\d+$/.test(text)) throw badRequest(`error parsing limit: strconv.Atoi: parsing "${text}": invalid syntax`);
+  const n = Number(text);
+  return n <= 0 ? MAX_LIST_LIMIT : Math.min(n, MAX_LIST_LIMIT);
+}
+
+/** `GET certs?list=true` (S22): serials in order, `after`/`limit`, filters role, key_id, principal. */
+async function listCertificates(req: VaultRequest): Promise<Response> {
+  const after = req.query.get("after");
+  const limit = listLimit(req.query);
+  const conditions = [eq(sshCertificates.mount, req.mount)];
+  if (after) conditions.push(gt(sshCertificates.serial, parseSerialText(after) ?? after));
+  const role = req.query.get("role");
+  if (role) conditions.push(eq(sshCertificates.role, role));
+  const keyId = req.query.get("key_id");
+  if (keyId) conditions.push(eq(sshCertificates.keyId, keyId));
+  const principal = req.query.get("principal");
+  if (principal) conditions.push(sql`exists (select 1 from json_each(${sshCertificates.principals}) where json_each.value = ${principal})`);
+  const rows = await req.db
+    .select()
+    .from(sshCertificates)
+    .where(and(...conditions))
+    .orderBy(asc(sshCertificates.serial), asc(sshCertificates.issuerId))
+    .limit(limit);
+  if (rows.length === 0) throw notFound();
+  const keyInfo: Record<string, unknown> = {};
+  for (const row of rows) {
+    keyInfo[row.serial] = { issuer_id: row.issuerId, role: row.role, key_id: row.keyId, valid_before: new Date(row.validBefore * 1000).toISOString() };
+  }
+  return vaultJson(req, { data: { keys: rows.map((r) => r.serial), key_info: keyInfo } });
+}
+
+/** `GET cert/:serial` (S22); `issuer_ref` picks one when serials collide across issuers. */
+async function readCertificate(req: VaultRequest): Promise<Response> {
+  const serial = parseSerialText(req.params.serial!);
+  if (!serial) throw badRequest(`invalid serial number: ${req.params.serial}`);
+  const conditions = [eq(sshCertificates.mount, req.mount), eq(sshCertificates.serial, serial)];
+  const ref = req.query.get("issuer_ref");
+  if (ref !== null) conditions.push(eq(sshCertificates.issuerId, resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id));
+  const rows = await req.db.select().from(sshCertificates).where(and(...conditions)).limit(2);
+  if (rows.length === 0) throw notFound();
+  if (rows.length > 1) throw badRequest(`serial number ${serial} was issued by more than one issuer; give issuer_ref`);
+  return vaultJson(req, { data: certData(rows[0]!) });
+}
+
+/** S22/S23: tidy's default safety buffer, and the least it may be. */
+const DEFAULT_SAFETY_BUFFER = 72 * 3600;
+
+const TIDY_FIELDS: FieldSchema = { safety_buffer: { type: "duration", default: DEFAULT_SAFETY_BUFFER } };
+
+/** Remove a mount's certificates that expired more than `bufferSeconds` ago. */
+export async function tidyCertificates(db: Db, mount: string, bufferSeconds: number, nowMs = Date.now()): Promise<number> {
+  const cutoff = Math.floor(nowMs / 1000) - bufferSeconds;
+  const where = and(eq(sshCertificates.mount, mount), lt(sshCertificates.validBefore, cutoff));
+  const [[total], removed] = await db.batch([
+    db.select({ n: count() }).from(sshCertificates).where(eq(sshCertificates.mount, mount)),
+    db.delete(sshCertificates).where(where).returning({ serial: sshCertificates.serial }),
+  ]);
+  logInfo("ssh certificate inventory tidied", { mount, removed: removed.length, of: total?.n ?? 0, safety_buffer: bufferSeconds });
+  return removed.length;
+}
+
+/** `POST tidy/certs {"safety_buffer": "72h"}` (S22). */
+async function tidyCertsRoute(req: VaultRequest): Promise<Response> {
+  const f = parseFields(req.body, TIDY_FIELDS);
+  const buffer = f.values.safety_buffer as number;
+  if (buffer < 1) throw badRequest("safety_buffer must be at least 1s");
+  const removed = await tidyCertificates(req.db, req.mount, buffer);
+  return vaultJson(req, {
+    data: { message: `Removed ${removed} expired certificates.`, certificates_removed: removed, safety_buffer: buffer },
+    warnings: unknownFieldWarnings(f.unknown),
+  });
+}
+
+/** A serial in a path: hex, optionally with `:` or `-` between byte pairs. */
+export const SERIAL_PARAM = "[0-9a-fA-F]{1,16}|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){1,7}";
+
+export const inventoryRoutes: VaultRoute[] = [
+  { pattern: "certs", mounted: true, operations: { list: listCertificates } },
+  { pattern: "cert/:serial", mounted: true, params: { serial: SERIAL_PARAM }, operations: { read: readCertificate } },
+  { pattern: "tidy/certs", mounted: true, operations: { update: tidyCertsRoute } },
+];

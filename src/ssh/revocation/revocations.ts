@@ -1,0 +1,225 @@
+/**
+ * Revocation (decision S23): `POST revoke` by exactly one of serial_number, key_id or
+ * public_key; `GET revocations?list=true`; `GET|DELETE revocation/:id`. Every change bumps
+ * the mount's KRL version in the same D1 batch and rebuilds the KRL before answering, so
+ * the next `GET krl` serves it. Each change is logged (structured; ids, kinds and
+ * fingerprints only).
+ */
+import { and, asc, eq, lte } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { sshCertificates, sshRevocations } from "../../db/schema";
+import { utf8 } from "../../lib/bytes";
+import { logInfo } from "../../lib/log";
+import { isCertificateTypeName } from "../../lib/sshwire/key-types";
+import { formatPublicKeyText, parsePublicKeyText } from "../../lib/sshwire/public-key";
+import { WireError } from "../../lib/sshwire/errors";
+import { badRequest, notFound } from "../errors";
+import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
+import { vaultJson, vaultNoContent } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
+import { parseSerialText, sha256Fingerprint } from "./inventory";
+import { krlChangeIfDeletedStatement, krlChangeStatement, rebuildKrl } from "./krl";
+
+/** S23: the longest key id that can be revoked, in bytes. */
+export const MAX_REVOKED_KEY_ID_BYTES = 1024;
+
+const REVOKE_FIELDS: FieldSchema = {
+  serial_number: { type: "string" },
+  key_id: { type: "string" },
+  public_key: { type: "string" },
+  issuer_ref: { type: "string" },
+  expires_at: { type: "string" },
+};
+
+type RevocationRow = typeof sshRevocations.$inferSelect;
+
+/** RFC 3339 → seconds since the epoch, or a 400. */
+function parseExpiresAt(text: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
+  const ms = m ? Date.parse(text) : Number.NaN;
+  if (!m || Number.isNaN(ms)) throw badRequest(`expires_at must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z: ${JSON.stringify(text)}`);
+  return Math.floor(ms / 1000);
+}
+
+function revocationData(row: RevocationRow) {
+  return {
+    revocation_id: row.id,
+    kind: row.kind,
+    issuer_id: row.issuerId ?? "",
+    serial_number: row.serial ?? "",
+    key_id: row.keyId ?? "",
+    public_key: row.publicKey ?? "",
+    public_key_fingerprint: row.publicKeyFingerprint ?? "",
+    expires_at: row.expiresAt === null ? "" : new Date(row.expiresAt * 1000).toISOString(),
+    created_at: new Date(row.createdAt).toISOString(),
+    requester: { display_name: row.requesterDisplayName, accessor: row.requesterAccessor },
+  };
+}
+
+/** The revocation a request describes (before its id, time and requester are added). */
+type Revocation = Pick<RevocationRow, "kind" | "issuerId" | "serial" | "keyId" | "publicKey" | "publicKeyFingerprint" | "expiresAt">;
+
+async function describeRevocation(req: VaultRequest, values: Record<string, unknown>, provided: Set<string>): Promise<Revocation> {
+  const given = ["serial_number", "key_id", "public_key"].filter((k) => provided.has(k) && values[k] !== "");
+  if (given.length !== 1) throw badRequest("exactly one of serial_number, key_id or public_key must be given");
+  const expiresAt = provided.has("expires_at") && values.expires_at !== "" ? parseExpiresAt(values.expires_at as string) : null;
+  if (expiresAt !== null && expiresAt * 1000 <= Date.now()) throw badRequest("expires_at is in the past: the revocation would never be in the KRL");
+  const ref = provided.has("issuer_ref") && values.issuer_ref !== "" ? (values.issuer_ref as string) : null;
+  const base = { issuerId: null, serial: null, keyId: null, publicKey: null, publicKeyFingerprint: null, expiresAt };
+
+  if (given[0] === "serial_number") {
+    const serial = parseSerialText(values.serial_number as string);
+    if (!serial) throw badRequest(`invalid serial_number: ${JSON.stringify(values.serial_number)}: expected hex as in the sign answer`);
+    if (/^0+$/.test(serial)) throw badRequest("serial_number 0 cannot be revoked: OpenSSH ignores serial 0; revoke by key_id or public_key");
+    const issuer = resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref ?? DEFAULT_ISSUER_REF);
+    let defaultExpiry = expiresAt;
+    if (defaultExpiry === null) {
+      // S23: a recorded certificate's revocation lasts until the certificate expires.
+      const cert = await req.db
+        .select({ validBefore: sshCertificates.validBefore })
+        .from(sshCertificates)
+        .where(and(eq(sshCertificates.issuerId, issuer.id), eq(sshCertificates.serial, serial)))
+        .limit(1);
+      defaultExpiry = cert[0]?.validBefore ?? null;
+    }
+    return { ...base, kind: "serial", issuerId: issuer.id, serial, expiresAt: defaultExpiry };
+  }
+
+  if (given[0] === "key_id") {
+    const keyId = values.key_id as string;
+    if (keyId.includes("\0")) throw badRequest("key_id must not contain NUL");
+    if (utf8(keyId).length > MAX_REVOKED_KEY_ID_BYTES) throw badRequest(`key_id is longer than ${MAX_REVOKED_KEY_ID_BYTES} bytes`);
+    // Without issuer_ref: every issuer of the mount, present and future (never the KRL wildcard).
+    const issuerId = ref === null ? null : resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id;
+    return { ...base, kind: "key_id", issuerId, keyId };
+  }
+
+  if (ref !== null) throw badRequest("issuer_ref applies to serial_number and key_id only");
+  let parsed: ReturnType<typeof parsePublicKeyText>;
+  try {
+    parsed = parsePublicKeyText(values.public_key as string);
+  } catch (e) {
+    if (e instanceof WireError && e.code === "CERTIFICATE") throw badRequest("public_key must be a plain public key, not a certificate");
+    if (e instanceof WireError) throw badRequest(`failed to parse public_key as SSH key: ${e.message}`);
+    throw e;
+  }
+  if (isCertificateTypeName(parsed.key.type)) throw badRequest("public_key must be a plain public key, not a certificate");
+  return {
+    ...base,
+    kind: "public_key",
+    publicKey: formatPublicKeyText(parsed.blob),
+    publicKeyFingerprint: await sha256Fingerprint(parsed.blob),
+  };
+}
+
+/** Rebuild after a committed change; a failed rebuild is retried by the next read. */
+async function rebuildAfterChange(req: VaultRequest): Promise<void> {
+  try {
+    await rebuildKrl(req.env, req.db, req.mount);
+  } catch (e) {
+    logInfo("ssh krl rebuild deferred to the next read", { request_id: req.requestId, mount: req.mount, error: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+/** `POST revoke` (S23) → 200 `data.revocation_id`. */
+async function revoke(req: VaultRequest): Promise<Response> {
+  const f = parseFields(req.body, REVOKE_FIELDS);
+  const revocation = await describeRevocation(req, f.values, f.provided);
+  const now = Date.now();
+  const row: RevocationRow = {
+    ...revocation,
+    id: crypto.randomUUID(),
+    mount: req.mount,
+    requesterDisplayName: req.token?.displayName ?? "",
+    requesterAccessor: req.token?.accessor ?? "",
+    createdAt: now,
+  };
+  await req.db.batch([req.db.insert(sshRevocations).values(row), krlChangeStatement(req.db, req.mount, now)]);
+  logInfo("ssh revocation created", {
+    request_id: req.requestId,
+    mount: req.mount,
+    revocation_id: row.id,
+    kind: row.kind,
+    issuer_id: row.issuerId,
+    serial: row.serial,
+    key_id: row.keyId,
+    public_key_fingerprint: row.publicKeyFingerprint,
+    expires_at: row.expiresAt,
+    accessor: row.requesterAccessor,
+  });
+  await rebuildAfterChange(req);
+  return vaultJson(req, { data: { revocation_id: row.id }, warnings: unknownFieldWarnings(f.unknown) });
+}
+
+async function listRevocations(req: VaultRequest): Promise<Response> {
+  const rows = await req.db
+    .select()
+    .from(sshRevocations)
+    .where(eq(sshRevocations.mount, req.mount))
+    .orderBy(asc(sshRevocations.createdAt), asc(sshRevocations.id));
+  if (rows.length === 0) throw notFound();
+  const keyInfo: Record<string, unknown> = {};
+  for (const row of rows) {
+    const d = revocationData(row);
+    keyInfo[row.id] = { kind: d.kind, issuer_id: d.issuer_id, serial_number: d.serial_number, key_id: d.key_id, public_key_fingerprint: d.public_key_fingerprint, expires_at: d.expires_at };
+  }
+  return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+}
+
+async function findRevocation(req: VaultRequest): Promise<RevocationRow> {
+  const rows = await req.db
+    .select()
+    .from(sshRevocations)
+    .where(and(eq(sshRevocations.mount, req.mount), eq(sshRevocations.id, req.params.id!)))
+    .limit(1);
+  if (!rows[0]) throw notFound();
+  return rows[0];
+}
+
+async function readRevocation(req: VaultRequest): Promise<Response> {
+  return vaultJson(req, { data: revocationData(await findRevocation(req)) });
+}
+
+/** `DELETE revocation/:id`: 204, also when it was already gone (Vault's delete). */
+async function deleteRevocation(req: VaultRequest): Promise<Response> {
+  const id = req.params.id!;
+  const now = Date.now();
+  // One batch (one transaction): the row goes and the KRL version grows together.
+  const [removed] = await req.db.batch([
+    req.db
+      .delete(sshRevocations)
+      .where(and(eq(sshRevocations.mount, req.mount), eq(sshRevocations.id, id)))
+      .returning({ kind: sshRevocations.kind }),
+    krlChangeIfDeletedStatement(req.db, req.mount, now),
+  ]);
+  if (removed.length > 0) {
+    logInfo("ssh revocation deleted", { request_id: req.requestId, mount: req.mount, revocation_id: id, kind: removed[0]!.kind, accessor: req.token?.accessor ?? "" });
+    await rebuildAfterChange(req);
+  }
+  return vaultNoContent(req);
+}
+
+/** Remove a mount's revocations past their `expires_at`; the KRL changes when any went. */
+export async function tidyRevocations(env: Env, db: Db, mount: string, nowMs = Date.now()): Promise<number> {
+  const [removed] = await db.batch([
+    db
+      .delete(sshRevocations)
+      .where(and(eq(sshRevocations.mount, mount), lte(sshRevocations.expiresAt, Math.floor(nowMs / 1000))))
+      .returning({ id: sshRevocations.id }),
+    krlChangeIfDeletedStatement(db, mount, nowMs),
+  ]);
+  if (removed.length > 0) {
+    logInfo("ssh expired revocations tidied", { mount, removed: removed.length });
+    await rebuildKrl(env, db, mount);
+  }
+  return removed.length;
+}
+
+const UUID_PARAM = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+
+export const revocationRoutes: VaultRoute[] = [
+  { pattern: "revoke", mounted: true, operations: { update: revoke } },
+  { pattern: "revocations", mounted: true, operations: { list: listRevocations } },
+  { pattern: "revocation/:id", mounted: true, params: { id: UUID_PARAM }, operations: { read: readRevocation, delete: deleteRevocation } },
+];

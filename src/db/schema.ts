@@ -544,3 +544,20 @@ export const stateVersions = sqliteTable(
   },
   (t) => [uniqueIndex("state_versions_run").on(t.runId), index("state_versions_workspace").on(t.workspaceId, t.serial)],
 );
+
+// --- Self-service console (N14, issue 20) ---
+
+/**
+ * Console sessions (N14): stored only as the keyed hash of the cookie's random id, bound
+ * to the hash of the no-code token they were opened with, 12 h at most.
+ */
+export const consoleSessions = sqliteTable(
+  "console_sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("console_sessions_expires").on(t.expiresAt)],
+);

@@ -75,6 +75,15 @@ export async function authenticateNocode(env: Env, headers: Headers): Promise<No
   if (await secretsEqual(token, env.ADMIN_TOKEN)) return { kind: "admin" };
   // Cheap shape check before touching D1: every token we issue contains ".atlasv1.".
   if (!token.includes(".atlasv1.") || token.length > 200) return null;
-  const hash = await hashNocodeToken(env, token);
+  return resolveStoredToken(env, await hashNocodeToken(env, token));
+}
+
+/**
+ * The caller of a stored token hash, or null: the one resolution every credential of the
+ * no-code wing goes through (the API's Bearer tokens and the console's sessions, which
+ * keep only the hash of the token they were opened with, N14), so a token's lifecycle
+ * rules (N13) apply to both alike.
+ */
+export function resolveStoredToken(env: Pick<Env, "DB">, hash: string): Promise<NocodeCaller | null> {
   return cachedNocode(`token:${hash}`, () => callerForTokenHash(createDb(env.DB), hash));
 }

@@ -6,7 +6,7 @@
  */
 
 /** Bump when either asset changes (it is part of their URLs). */
-export const ASSET_VERSION = "1";
+export const ASSET_VERSION = "2";
 
 export const CONSOLE_CSS = `
 :root {
@@ -85,6 +85,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .status.planned { background: #fef0c7; color: #7a2e0e; }
 .status.active { background: #dbe7fe; color: #1e3a8a; }
 .plan-summary { font-weight: 600; }
+td.change { white-space: nowrap; width: 11rem; }
 .change.create { color: var(--ok); }
 .change.delete { color: var(--danger); }
 .change.update, .change.replace { color: #93370d; }

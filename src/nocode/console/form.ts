@@ -6,8 +6,6 @@
  * Pure: tested in Node.
  */
 import type { JsonValue, ModuleSummary, VariableSummary } from "../../lib/terraform/types";
-import type { NocodeError } from "../errors";
-import type { VariableOptionSet } from "../no-code-modules/repo";
 
 /** One field of the form, as rendered. */
 export interface FormField {
@@ -49,7 +47,7 @@ function isHcl(variable: VariableSummary): boolean {
 }
 
 /** The form's variable fields, in the version's declaration order. */
-export function formFields(summary: Pick<ModuleSummary, "variables">, options: readonly VariableOptionSet[]): FormField[] {
+export function formFields(summary: Pick<ModuleSummary, "variables">, options: readonly { variableName: string; options: readonly unknown[] }[]): FormField[] {
   const byName = new Map(options.map((o) => [o.variableName, o.options]));
   return summary.variables.map((v) => {
     const literalDefault = v.default?.literal ? v.default.value : undefined;
@@ -89,6 +87,13 @@ export function provisionDocument(fields: readonly FormField[], values: FormValu
   return { data: { type: "workspaces", attributes, relationships: { vars: { data: vars } } } };
 }
 
+/** What formErrors reads of a NocodeError (its detail, pointer and further errors). */
+export interface RefusalDetail {
+  detail?: string;
+  pointer?: string;
+  more: readonly RefusalDetail[];
+}
+
 /** The variable names a detail string quotes (`variable "a"`, `variables "a", "b"`). */
 function quotedVariables(detail: string): string[] {
   const m = /variables? ((?:"[^"\n]{1,200}"(?:, )?)+)/.exec(detail);
@@ -101,7 +106,7 @@ function quotedVariables(detail: string): string[] {
  * `vars` relationship as sent (a pointer into it names the variable). Unknown shapes
  * become general errors with E4's own detail.
  */
-export function formErrors(error: NocodeError, fields: readonly FormField[], sentVars: readonly string[]): FormErrors {
+export function formErrors(error: RefusalDetail, fields: readonly FormField[], sentVars: readonly string[]): FormErrors {
   const out: FormErrors = { fields: {}, general: [] };
   const byVariable = new Map(fields.map((f) => [f.variable, f]));
   for (const e of [error, ...error.more]) {

@@ -91,7 +91,7 @@ const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/co
 
 /** Fixed notices a redirect may ask a page to show (never text from the query string). */
 const NOTICES: Record<string, string> = {
-  created: "Workspace created. Its first run is planning now.",
+  created: "Workspace created, and its first run queued.",
   applied: "Apply queued.",
   discarded: "Run discarded.",
   upgraded: "Upgrade confirmed: the workspace now runs the new version and the apply is queued.",

@@ -59,7 +59,7 @@ export async function publish(api: Api, org: string, token: string, module: stri
     201,
     "version",
   );
-  const put = await fetch(created.data.links.upload, { method: "PUT", body: await buildTarball(upgradeFixtureFiles(fixture)) });
+  const put = await fetch(created.data.links.upload, { method: "PUT", body: (await buildTarball(upgradeFixtureFiles(fixture))) as Uint8Array<ArrayBuffer> });
   await put.text();
   if (put.status !== 200) throw new Error(`upload: ${put.status}`);
   await vi.waitFor(

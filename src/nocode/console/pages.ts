@@ -65,14 +65,14 @@ export function messagePage(title: string, text: string, viewer: Viewer | null):
 }
 
 /** Sign in with a user or team token. */
-export function signInPage(csrf: string, error: string | null): Markup {
+export function signInPage(csrf: string, error: string | null, next: string): Markup {
   const invalid = error !== null;
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
-<form method="post" action="/app/~/sign-in">
+<form method="post" action="/app/~/sign-in${next === "/app" ? "" : `?next=${enc(next)}`}">
 <input type="hidden" name="csrf" value="${csrf}">
 <div class="field${invalid ? " invalid" : ""}">
 <label for="token">API token <span class="required" aria-hidden="true">*</span></label>

@@ -187,13 +187,13 @@ consoleApp.use("*", async (c, next) => {
 consoleApp.get("/~/sign-in", async (c) => {
   if (await currentSession(c.env, c.req.raw)) return seeOther(safeNext(c.req.query("next")));
   const challenge = await signInChallenge(c.env, c.req.raw);
-  return page(c, signInPage(challenge.csrf, null), 200, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
+  return page(c, signInPage(challenge.csrf, null, safeNext(c.req.query("next"))), 200, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
 });
 
 consoleApp.post("/~/sign-in", async (c) => {
   const form = await readForm(c.req.raw);
   const challenge = await signInChallenge(c.env, c.req.raw);
-  const again = (status: 401 | 403, error: string) => page(c, signInPage(challenge.csrf, error), status, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
+  const again = (status: 401 | 403, error: string) => page(c, signInPage(challenge.csrf, error, safeNext(c.req.query("next"))), status, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
   if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
     return again(403, "This sign-in form has expired. Enter your token again.");
   }

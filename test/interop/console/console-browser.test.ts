@@ -178,6 +178,22 @@ describe("the console in Chromium (N14)", () => {
     await phone.close();
   });
 
+  it("works without JavaScript: sign in, read the workspace, plan an upgrade's review", async () => {
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    const noJs = await plain.newPage();
+    await noJs.goto(`${keyway.url}/app/${org}/workspaces/${workspace}`);
+    expect(new URL(noJs.url()).pathname).toBe("/app/~/sign-in");
+    await noJs.getByLabel("API token").fill(ownerToken);
+    await noJs.getByRole("button", { name: "Sign in" }).click();
+    await noJs.waitForURL(`${keyway.url}/app/${org}/workspaces/${workspace}`); // back where the person started
+    expect(await noJs.locator("h1").textContent()).toBe(`Workspace ${workspace}`);
+    expect(await noJs.locator("#runs .status").first().textContent()).toBe("applied");
+    await noJs.getByRole("link", { name: /View plan/ }).first().click();
+    expect(await noJs.locator("h1").textContent()).toMatch(/plan for workspace/i);
+    await screenshot(noJs, "12b-no-javascript-plan");
+    await plain.close();
+  });
+
   it("refuses a POST without the CSRF token and creates nothing", async () => {
     await goto(`/app/${org}`);
     const [response] = await Promise.all([

@@ -88,6 +88,21 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(page.text).not.toMatch(/<style|\sstyle="/); // no inline style
   });
 
+  it("returns to the page that asked for sign-in, and never to another site", async () => {
+    for (const [next, expected] of [
+      [`/app/${pool.org}`, `/app/${pool.org}`],
+      ["//evil.example/app", "/app"],
+      ["https://evil.example/", "/app"],
+      ["/app/~/sign-out", "/app"],
+    ]) {
+      const b = new Browser();
+      const form = await b.get(`/app/~/sign-in?next=${encodeURIComponent(next!)}`);
+      const action = /<form method="post" action="([^"]+)"/.exec(form.text)![1]!.replaceAll("&amp;", "&");
+      const res = await b.request("POST", action, { csrf: Browser.csrf(form.text), token: pool.ownerToken });
+      expect(res.headers.get("location"), next).toBe(expected);
+    }
+  });
+
   it("refuses sign-in without the form's CSRF token, with the organization token and with the admin token", async () => {
     const b = new Browser();
     await b.get("/app/~/sign-in");

@@ -13,7 +13,7 @@ import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
 import type { VersionStatus } from "../registry/repo";
 import { ASSET_VERSION } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
-import { type CatalogEntry, moduleAddress, providerNames } from "./repo";
+import { type CatalogEntry, moduleAddress } from "./repo";
 import type { ConsoleSession } from "./session";
 
 type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -96,21 +96,19 @@ export function organizationsPage(viewer: Viewer, organizations: readonly string
 }
 
 function moduleFacts(entry: CatalogEntry): Markup {
-  const s = entry.summary;
-  const resources = s ? s.resources.length : null;
+  const f = entry.facts;
   return html`<dl class="facts">
 <dt>Version</dt><dd>${entry.module.versionPin ?? "none pinned"}</dd>
-<dt>Providers</dt><dd>${s ? providerNames(s).join(", ") || "none" : "unknown"}</dd>
-<dt>Resources</dt><dd>${resources ?? "unknown"}</dd>
+<dt>Providers</dt><dd>${f ? f.providers.join(", ") || "none" : "unknown"}</dd>
+<dt>Resources</dt><dd>${f ? f.resources : "unknown"}</dd>
 </dl>`;
 }
 
 /** A module's description: registry modules carry none, so say what it is from its source. */
 export function moduleDescription(entry: CatalogEntry): string {
-  const s = entry.summary;
-  if (!s) return `Module ${entry.registryModule.name} for ${entry.registryModule.provider}; its pinned version is not ready to provision.`;
-  const vars = s.variables.length;
-  return `Provisions ${s.resources.length} ${s.resources.length === 1 ? "resource" : "resources"} with ${providerNames(s).join(", ") || "no provider"}; ${vars} ${vars === 1 ? "setting" : "settings"} to choose.`;
+  const f = entry.facts;
+  if (!f) return `Module ${entry.registryModule.name} for ${entry.registryModule.provider}; its pinned version is not ready to provision.`;
+  return `Provisions ${f.resources} ${f.resources === 1 ? "resource" : "resources"} with ${f.providers.join(", ") || "no provider"}; ${f.variables} ${f.variables === 1 ? "setting" : "settings"} to choose.`;
 }
 
 /** An organization: its no-code catalog and its workspaces. */
@@ -128,7 +126,7 @@ export function organizationPage(
 <p class="muted">${moduleDescription(e)}</p>
 ${moduleFacts(e)}
 <div class="actions">
-${rights.provision && e.summary ? html`<a class="button" href="${modulePath(org, e.module.id)}/provision">Provision workspace<span class="skip"> from ${e.registryModule.name}</span></a>` : ""}
+${rights.provision && e.facts ? html`<a class="button" href="${modulePath(org, e.module.id)}/provision">Provision workspace<span class="skip"> from ${e.registryModule.name}</span></a>` : ""}
 ${rights.provision ? html`<a class="button secondary" href="${modulePath(org, e.module.id)}">Workspaces<span class="skip"> of ${e.registryModule.name}</span></a>` : ""}
 </div>
 </section>`,
@@ -365,7 +363,7 @@ export function modulePage(viewer: Viewer, org: string, entry: CatalogEntry, ver
     entry.registryModule.name,
     html`<h1>Module ${entry.registryModule.name}</h1>
 <p class="muted">${moduleAddress(entry.registryModule)} · ${entry.module.enabled ? "enabled" : "disabled"} for no-code provisioning</p>
-<div class="card">${moduleFacts(entry)}${entry.module.enabled && entry.summary ? html`<div class="actions"><a class="button" href="${modulePath(org, entry.module.id)}/provision">Provision workspace</a></div>` : ""}</div>
+<div class="card">${moduleFacts(entry)}${entry.module.enabled && entry.facts ? html`<div class="actions"><a class="button" href="${modulePath(org, entry.module.id)}/provision">Provision workspace</a></div>` : ""}</div>
 <h2>Workspaces</h2>
 ${
   workspaces.length

@@ -3,13 +3,12 @@
  * caller belongs to, an organization's enabled no-code modules with their pinned
  * versions, and a module's workspaces. Rights are checked by the callers (N10).
  */
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { noCodeModules, registryModules, registryModuleVersions, teamMemberships, teams, workspaces } from "../../db/schema";
-import type { ModuleSummary } from "../../lib/terraform/types";
 import type { ConsoleSession } from "./session";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
-import { type RegistryModuleRow, versionSummary } from "../registry/repo";
+import type { RegistryModuleRow } from "../registry/repo";
 import type { WorkspaceRow } from "../workspaces/repo";
 
 /** Organizations the caller belongs to, by name (a user: through its teams; a team: its own). */
@@ -25,39 +24,63 @@ export async function callerOrganizations(db: Db, caller: ConsoleSession["caller
   return rows.map((r) => r.organization);
 }
 
+/** What the catalog tells of a pinned `ok` version, computed in D1 (summaries can be large, B9). */
+export interface VersionFacts {
+  resources: number;
+  variables: number;
+  /** Provider sources (or names) of `required_providers`, and `provider` blocks not listed there. */
+  providers: string[];
+}
+
 /** A no-code module as the catalog shows it. */
 export interface CatalogEntry {
   module: NoCodeModuleRow;
   registryModule: RegistryModuleRow;
-  /** The pinned version's summary, when that version is `ok`. */
-  summary: ModuleSummary | null;
+  /** Facts of the pinned version, when that version is `ok`. */
+  facts: VersionFacts | null;
 }
 
-/** The enabled no-code modules of an organization with their registry modules and pinned versions' summaries. */
+const summaryColumn = registryModuleVersions.summary;
+/** Counts and provider names out of the stored summary JSON, without reading it into the isolate. */
+const factsColumns = {
+  resources: sql<number | null>`json_array_length(${summaryColumn}, '$.resources')`,
+  variables: sql<number | null>`json_array_length(${summaryColumn}, '$.variables')`,
+  providers: sql<string | null>`(SELECT json_group_array(p) FROM (
+    SELECT coalesce(json_extract(value, '$.source'), json_extract(value, '$.name')) AS p FROM json_each(${summaryColumn}, '$.requiredProviders')
+    UNION
+    SELECT json_extract(value, '$.name') FROM json_each(${summaryColumn}, '$.providerConfigs')
+    WHERE json_extract(value, '$.name') NOT IN (SELECT json_extract(value, '$.name') FROM json_each(${summaryColumn}, '$.requiredProviders'))
+    ORDER BY 1))`,
+};
+
+/**
+ * The no-code modules of an organization (enabled ones only, unless asked) with their
+ * registry modules and the facts of their pinned versions: one statement (B8: no id lists).
+ */
 export async function catalog(db: Db, organization: string, options: { includeDisabled?: boolean } = {}): Promise<CatalogEntry[]> {
   const where = options.includeDisabled
     ? eq(noCodeModules.organization, organization)
     : and(eq(noCodeModules.organization, organization), eq(noCodeModules.enabled, true));
   const rows = await db
-    .select({ module: noCodeModules, registryModule: registryModules })
+    .select({ module: noCodeModules, registryModule: registryModules, status: registryModuleVersions.status, ...factsColumns })
     .from(noCodeModules)
     .innerJoin(registryModules, eq(registryModules.id, noCodeModules.registryModuleId))
+    .leftJoin(
+      registryModuleVersions,
+      and(eq(registryModuleVersions.moduleId, noCodeModules.registryModuleId), eq(registryModuleVersions.version, noCodeModules.versionPin)),
+    )
     .where(where)
     .orderBy(asc(registryModules.name), asc(registryModules.provider))
     .limit(200)
     .all();
-  const pinned = rows.filter((r) => r.module.versionPin !== null);
-  const versions = pinned.length
-    ? await db
-        .select()
-        .from(registryModuleVersions)
-        .where(inArray(registryModuleVersions.moduleId, pinned.map((r) => r.registryModule.id)))
-        .all()
-    : [];
-  return rows.map(({ module, registryModule }) => {
-    const version = versions.find((v) => v.moduleId === registryModule.id && v.version === module.versionPin);
-    return { module, registryModule, summary: version ? versionSummary(version) : null };
-  });
+  return rows.map(({ module, registryModule, status, resources, variables, providers }) => ({
+    module,
+    registryModule,
+    facts:
+      status === "ok" && resources !== null
+        ? { resources, variables: variables ?? 0, providers: providers ? (JSON.parse(providers) as string[]) : [] }
+        : null,
+  }));
 }
 
 /** The workspaces provisioned from a no-code module, newest first (at most 500). */
@@ -68,14 +91,6 @@ export function workspacesOfModule(db: Db, noCodeModuleId: string): Promise<Work
 /** The workspaces of an organization, by name (at most 500). */
 export function workspacesOfOrganization(db: Db, organization: string): Promise<WorkspaceRow[]> {
   return db.select().from(workspaces).where(eq(workspaces.organization, organization)).orderBy(asc(workspaces.name)).limit(500).all();
-}
-
-/** Providers a version declares: `required_providers` entries and `provider` blocks, by name. */
-export function providerNames(summary: ModuleSummary): string[] {
-  const names = new Set<string>();
-  for (const p of summary.requiredProviders) names.add(p.source ?? p.name);
-  for (const p of summary.providerConfigs) if (![...names].some((n) => n === p.name || n.endsWith(`/${p.name}`))) names.add(p.name);
-  return [...names].sort();
 }
 
 /** `private/<namespace>/<name>/<provider>`. */

@@ -29,7 +29,7 @@ import { NocodeError, notFound } from "../errors";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "../permissions";
 import { loadPlanPageModel } from "../plan-page/load";
-import { versionStatusesOf } from "../registry/repo";
+import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
 import { confirmUpgrade, defaultUpgradeDeps, initiateUpgrade } from "../upgrade/service";
@@ -259,8 +259,14 @@ consoleApp.get("/:org/modules/:id", async (c) => {
 async function provisionTarget(c: Ctx) {
   const db = await requireRight(c, "manage-workspaces");
   const entry = await moduleEntry(c, db);
-  if (!entry.module.enabled || !entry.summary) throw notFound();
-  const fields = formFields(entry.summary, await listVariableOptions(db, entry.module.id));
+  if (!entry.module.enabled || !entry.facts || entry.module.versionPin === null) throw notFound();
+  const [version, options] = await Promise.all([
+    findModuleVersion(db, entry.registryModule.id, entry.module.versionPin),
+    listVariableOptions(db, entry.module.id),
+  ]);
+  const summary = version ? versionSummary(version) : null;
+  if (!summary) throw notFound();
+  const fields = formFields(summary, options);
   return { entry, fields };
 }
 

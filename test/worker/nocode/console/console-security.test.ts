@@ -86,6 +86,12 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(CONSOLE_CSP).not.toContain("unsafe-inline");
     expect(page.text).not.toMatch(/<script(?![^>]*\ssrc=)/); // no inline script
     expect(page.text).not.toMatch(/<style|\sstyle="/); // no inline style
+    // The catalog: the pinned version's facts, computed in D1 from the stored summary.
+    const org = await b.get(`/app/${pool.org}`);
+    expect(org.text).toContain("<dt>Version</dt><dd>1.1.0</dd>");
+    expect(org.text).toContain("<dt>Providers</dt><dd>hashicorp/random</dd>");
+    expect(org.text).toContain("<dt>Resources</dt><dd>4</dd>");
+    expect(org.text).toContain("Provisions 4 resources with hashicorp/random; 4 settings to choose.");
   });
 
   it("returns to the page that asked for sign-in, and never to another site", async () => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system binaries the tests drive (decision B7): OpenSSH's ssh-keygen, ssh and
-# sshd (openssh-server), openssl, sshpass and curl. Tests never skip themselves when one
+# sshd (openssh-server), openssl, sshpass and curl, and Debian's Chromium with its driver
+# (the console's browser tests, issue 20). Tests never skip themselves when one
 # is missing; this script is how a fresh machine gets them. Needs root (or sudo).
 set -euo pipefail
 need=()
@@ -10,6 +11,8 @@ command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v sshpass >/dev/null 2>&1 || need+=(sshpass)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

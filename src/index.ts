@@ -1,8 +1,8 @@
 /**
  * Keyway: one Worker serving two APIs (decision B1).
  * - `/v1/…` — the SSH secrets service (Vault's SSH secrets engine API), one dispatcher;
- * - `/api/v2/…` — no-code provisioning (HCP Terraform's no-code API), a Hono app, as is
- *   the plan page under `/app`.
+ * - `/api/v2/…` — no-code provisioning (HCP Terraform's no-code API), a Hono app, as are
+ *   the plan page and the self-service console under `/app`.
  */
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
@@ -10,6 +10,7 @@ import { guardEnv } from "./db/d1-guard";
 import { requestId } from "./lib/http/request-id";
 import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
+import { consoleApp } from "./nocode/console/routes";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { handleQueue } from "./queue";
 import { isSecretsUrl, serveSecrets } from "./ssh/app";
@@ -23,7 +24,8 @@ app.use("*", requestId());
 // Sub-apps carry their own onError into app.route() (house style §1), so register them
 // after their error handlers are set (they are, at module load).
 app.route("/api/v2", nocodeApp);
-app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token or Bearer)
+app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token, Bearer or console session)
+app.route("/app", consoleApp); // N14 self-service console: every other page under /app
 
 // Root not-found, in JSON:API's format: /v1 never reaches this app (see fetch below),
 // so this serves /api/v2 paths that matched no route, and the rest.

@@ -660,3 +660,20 @@ export const sshKrlState = sqliteTable("ssh_krl_state", {
   /** The ids of the issuers the built KRL covers: a change of issuers is a change of the KRL. */
   builtIssuers: text("built_issuers").notNull().default(""),
 });
+
+// --- Self-service console (N14, issue 20) ---
+
+/**
+ * Console sessions (N14): stored only as the keyed hash of the cookie's random id, bound
+ * to the hash of the no-code token they were opened with, 12 h at most.
+ */
+export const consoleSessions = sqliteTable(
+  "console_sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("console_sessions_expires").on(t.expiresAt)],
+);

@@ -88,12 +88,6 @@ export async function resolveTokenHash(db: Db, hash: string): Promise<ResolvedTo
   return caller ? { caller, tokenId: row.id, lastUsedAt: row.lastUsedAt, expiredAt: row.expiredAt } : null;
 }
 
-/** Resolve a stored token hash to its caller, or null when unknown, expired or its subject is gone. */
-export async function callerForTokenHash(db: Db, hash: string, now = Date.now()): Promise<NocodeCaller | null> {
-  const token = await resolveTokenHash(db, hash);
-  return token && !isExpired(token, now) ? token.caller : null;
-}
-
 /** N13: a token whose `expired-at` has passed no longer authenticates. */
 function isExpired(token: Pick<ResolvedToken, "expiredAt">, now: number): boolean {
   return token.expiredAt !== null && token.expiredAt <= now;
@@ -157,7 +151,21 @@ export async function authenticateNocode(
   if (await secretsEqual(token, env.ADMIN_TOKEN)) return { kind: "admin" };
   // Cheap shape check before touching D1: every token we issue contains ".atlasv1.".
   if (!token.includes(".atlasv1.") || token.length > 200) return null;
-  const hash = await hashNocodeToken(env, token);
+  return resolveStoredToken(env, await hashNocodeToken(env, token), waitUntil);
+}
+
+/**
+ * The caller of a stored token hash, or null when unknown, expired or its subject is gone:
+ * the one resolution every credential of the no-code wing goes through (the API's Bearer
+ * tokens and the console's sessions, which keep only the hash of the token they were opened
+ * with, N14), so a token's lifecycle rules (N13) apply to both alike. Expiry is checked on
+ * every request, whatever the cache holds; with `waitUntil`, the use is recorded.
+ */
+export async function resolveStoredToken(
+  env: Pick<Env, "DB">,
+  hash: string,
+  waitUntil?: (promise: Promise<unknown>) => void,
+): Promise<NocodeCaller | null> {
   const db = createDb(env.DB);
   const resolved = await cachedNocode(`token:${hash}`, () => resolveTokenHash(db, hash));
   const now = Date.now();

@@ -5,7 +5,8 @@
  * own credential, either of:
  * - `?view=<token>`: the view token of that run (24 h, src/nocode/plan-page/view-token.ts);
  * - `Authorization: Bearer <token>`: a no-code token able to read the workspace
- *   (`read-workspaces`, N10; the organization token may read workspaces).
+ *   (`read-workspaces`, N10; the organization token may read workspaces);
+ * - the console's session cookie (N14), with the rights of the token it was opened with.
  *
  * Refusals follow N2's split between credentials and rights: no credential, an invalid or
  * expired view token, or an unknown Bearer token → 401 (checked before anything is
@@ -18,6 +19,7 @@ import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../auth";
+import { currentSession } from "../console/session";
 import { hasOrgPermission } from "../permissions";
 import { planJson } from "./json";
 import { findPlanPageTarget, loadPlanPageModel } from "./load";
@@ -62,8 +64,8 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", async (c) => {
     if (view !== undefined) viewValid = (await verifyViewToken(c.env.KEYWAY_HASH_KEY, runId, view, Date.now())).ok;
     let caller: NocodeCaller | null = null;
     if (!viewValid) {
-      if (bearerToken(c.req.raw.headers) === null) return unauthorizedAnswer(format);
-      caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
+      if (bearerToken(c.req.raw.headers) !== null) caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
+      else caller = (await currentSession(c.env, c.req.raw))?.caller ?? null; // N14: the console's session
       if (!caller) return unauthorizedAnswer(format);
     }
     // 2. The run, and the Bearer caller's right to read it.

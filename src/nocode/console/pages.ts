@@ -1,0 +1,382 @@
+/**
+ * The console's pages (N14) as HTML from Hono's `html` helper: every interpolation is
+ * escaped, no inline script or style (the CSP forbids both), one stylesheet and one
+ * small script from `/app/~/`. Every page works without the script. Sensitive values
+ * never reach this module: variables arrive with `value: null` when sensitive.
+ */
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+import type { PlanPageModel } from "../plan-page/model";
+import { formatValue, planSummaryLine } from "../plan-page/render";
+import type { RunRow } from "../runs/repo";
+import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
+import type { VersionStatus } from "../registry/repo";
+import { ASSET_VERSION } from "./assets";
+import type { FormErrors, FormField, FormValues } from "./form";
+import { type CatalogEntry, moduleAddress } from "./repo";
+import type { ConsoleSession } from "./session";
+
+type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+/** What the header shows about the signed-in caller. */
+export interface Viewer {
+  session: ConsoleSession;
+  /** `alice`, or `team owners of acme`. */
+  label: string;
+}
+
+const enc = encodeURIComponent;
+export const orgPath = (org: string) => `/app/${enc(org)}`;
+export const workspacePath = (org: string, name: string) => `/app/${enc(org)}/workspaces/${enc(name)}`;
+export const modulePath = (org: string, id: string) => `/app/${enc(org)}/modules/${enc(id)}`;
+export const planPagePath = (org: string, name: string, runId: string) => `${workspacePath(org, name)}/runs/${enc(runId)}`;
+export const reviewPath = (org: string, name: string, runId: string) => `${workspacePath(org, name)}/upgrade/${enc(runId)}`;
+
+/** The page around `body`. */
+export function layout(title: string, body: Markup, viewer: Viewer | null, crumbs: Markup | "" = ""): Markup {
+  const who = viewer
+    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>
+<form method="post" action="/app/~/sign-out"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Sign out</button></form></div>`
+    : "";
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex,nofollow">
+<title>${title} · Keyway</title>
+<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
+<script src="/app/~/console.js?v=${ASSET_VERSION}" defer></script>
+</head>
+<body>
+<a class="skip" href="#content">Skip to content</a>
+<header class="top"><a href="/app">Keyway</a>${who}</header>
+<main id="content">
+${crumbs ? html`<nav aria-label="Breadcrumb"><p class="crumbs">${crumbs}</p></nav>` : ""}
+${body}
+</main>
+</body>
+</html>`;
+}
+
+/** A short page: a refusal, a conflict, a missing page. */
+export function messagePage(title: string, text: string, viewer: Viewer | null): Markup {
+  return layout(title, html`<h1>${title}</h1><p>${text}</p><p><a href="/app">Back to your organizations</a></p>`, viewer);
+}
+
+/** Sign in with a user or team token. */
+export function signInPage(csrf: string, error: string | null, next: string): Markup {
+  const invalid = error !== null;
+  return layout(
+    "Sign in",
+    html`<h1>Sign in</h1>
+<div class="card">
+<p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
+<form method="post" action="/app/~/sign-in${next === "/app" ? "" : `?next=${enc(next)}`}">
+<input type="hidden" name="csrf" value="${csrf}">
+<div class="field${invalid ? " invalid" : ""}">
+<label for="token">API token <span class="required" aria-hidden="true">*</span></label>
+<span class="hint" id="token-hint">A user token or a team token (organization tokens cannot sign in).</span>
+<input id="token" name="token" type="password" autocomplete="off" required aria-required="true" aria-describedby="token-hint${invalid ? " token-error" : ""}"${invalid ? html` aria-invalid="true"` : ""}>
+${invalid ? html`<span class="error" id="token-error">${error}</span>` : ""}
+</div>
+<button type="submit">Sign in</button>
+</form>
+</div>`,
+    null,
+  );
+}
+
+/** The organizations the caller belongs to. */
+export function organizationsPage(viewer: Viewer, organizations: readonly string[]): Markup {
+  const list = organizations.length
+    ? html`<ul class="plain">${organizations.map((o) => html`<li><a href="${orgPath(o)}">${o}</a></li>`)}</ul>`
+    : html`<p>You do not belong to any organization yet. Ask an owner to add you to a team.</p>`;
+  return layout("Organizations", html`<h1>Your organizations</h1><div class="card">${list}</div>`, viewer);
+}
+
+function moduleFacts(entry: CatalogEntry): Markup {
+  const f = entry.facts;
+  return html`<dl class="facts">
+<dt>Version</dt><dd>${entry.module.versionPin ?? "none pinned"}</dd>
+<dt>Providers</dt><dd>${f ? f.providers.join(", ") || "none" : "unknown"}</dd>
+<dt>Resources</dt><dd>${f ? f.resources : "unknown"}</dd>
+</dl>`;
+}
+
+/** A module's description: registry modules carry none, so say what it is from its source. */
+export function moduleDescription(entry: CatalogEntry): string {
+  const f = entry.facts;
+  if (!f) return `Module ${entry.registryModule.name} for ${entry.registryModule.provider}; its pinned version is not ready to provision.`;
+  return `Provisions ${f.resources} ${f.resources === 1 ? "resource" : "resources"} with ${f.providers.join(", ") || "no provider"}; ${f.variables} ${f.variables === 1 ? "setting" : "settings"} to choose.`;
+}
+
+/** An organization: its no-code catalog and its workspaces. */
+export function organizationPage(
+  viewer: Viewer,
+  org: string,
+  entries: readonly CatalogEntry[],
+  workspaces: readonly WorkspaceRow[] | null,
+  rights: { provision: boolean },
+): Markup {
+  const cards = entries.length
+    ? html`<div class="grid">${entries.map(
+        (e) => html`<section class="card" aria-labelledby="mod-${e.module.id}">
+<h3 id="mod-${e.module.id}">${e.registryModule.name}</h3>
+<p class="muted">${moduleDescription(e)}</p>
+${moduleFacts(e)}
+<div class="actions">
+${rights.provision && e.facts ? html`<a class="button" href="${modulePath(org, e.module.id)}/provision">Provision workspace<span class="skip"> from ${e.registryModule.name}</span></a>` : ""}
+${rights.provision ? html`<a class="button secondary" href="${modulePath(org, e.module.id)}">Workspaces<span class="skip"> of ${e.registryModule.name}</span></a>` : ""}
+</div>
+</section>`,
+      )}</div>`
+    : html`<p class="card">No no-code module is enabled in this organization yet.</p>`;
+  const wsSection =
+    workspaces === null
+      ? ""
+      : html`<h2>Workspaces</h2>${
+          workspaces.length
+            ? html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Version</th><th class="optional">Resources</th></tr></thead><tbody>${workspaces.map(
+                (w) => html`<tr><td><a href="${workspacePath(org, w.name)}">${w.name}</a></td><td>${w.noCodeVersion ?? "—"}</td><td class="optional">${w.resourceCount}</td></tr>`,
+              )}</tbody></table></div>`
+            : html`<p class="card">No workspace yet.</p>`
+        }`;
+  return layout(
+    org,
+    html`<h1>${org}</h1><h2>No-code modules</h2>${cards}${wsSection}`,
+    viewer,
+    html`<a href="/app">Organizations</a> / ${org}`,
+  );
+}
+
+function fieldControl(f: FormField, value: string, error: string | undefined): Markup {
+  const hintId = `${f.name}-hint`;
+  const errorId = `${f.name}-error`;
+  const describedBy = error ? `${hintId} ${errorId}` : hintId;
+  const common = html`id="${f.name}" name="${f.name}" aria-describedby="${describedBy}"${f.required ? html` required aria-required="true"` : ""}${error ? html` aria-invalid="true"` : ""}`;
+  let control: Markup;
+  if (f.options.length > 0) {
+    const selected = value !== "" ? value : f.defaultText;
+    control = html`<select ${common}>${f.required && selected === "" ? html`<option value="">Choose…</option>` : ""}${f.options.map(
+      (o) => html`<option value="${o}"${o === selected ? html` selected` : ""}>${o}</option>`,
+    )}</select>`;
+  } else if (f.sensitive) {
+    control = html`<input type="password" autocomplete="new-password" ${common}>`;
+  } else {
+    control = html`<input type="text" value="${value}" ${common}>`;
+  }
+  const hint = [
+    f.description ?? "",
+    f.sensitive ? "Sensitive: stored encrypted and never shown again." : "",
+    f.sensitive && !f.required ? "Leave empty to use the module's default." : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+  return html`<div class="field${error ? " invalid" : ""}">
+<label for="${f.name}">${f.label}${f.required ? html` <span class="required">(required)</span>` : ""}</label>
+<span class="hint" id="${hintId}"><span class="type">${f.type}</span> ${hint}${f.defaultText && !f.sensitive ? ` Default: ${f.defaultText}.` : ""}</span>
+${control}
+${error ? html`<span class="error" id="${errorId}">${error}</span>` : ""}
+</div>`;
+}
+
+/** The provision form of a no-code module. */
+export function provisionPage(
+  viewer: Viewer,
+  org: string,
+  entry: CatalogEntry,
+  fields: readonly FormField[],
+  values: FormValues,
+  errors: FormErrors | null,
+): Markup {
+  const fieldErrors = errors?.fields ?? {};
+  const count = errors ? Object.keys(errors.fields).length + errors.general.length : 0;
+  const summary = errors
+    ? html`<div class="alert" role="alert"><strong>The workspace was not created: ${count} ${count === 1 ? "problem" : "problems"} to fix.</strong>${
+        errors.general.length ? html`<ul>${errors.general.map((g) => html`<li>${g}</li>`)}</ul>` : ""
+      }</div>`
+    : "";
+  const nameError = fieldErrors.name;
+  return layout(
+    `Provision ${entry.registryModule.name}`,
+    html`<h1>Provision a workspace from ${entry.registryModule.name}</h1>
+<p class="muted">${moduleAddress(entry.registryModule)} version ${entry.module.versionPin ?? ""}. ${moduleDescription(entry)}</p>
+${summary}
+<form method="post" action="${modulePath(org, entry.module.id)}/provision" class="card" novalidate>
+<input type="hidden" name="csrf" value="${viewer.session.csrf}">
+<div class="field${nameError ? " invalid" : ""}">
+<label for="name">Workspace name <span class="required">(required)</span></label>
+<span class="hint" id="name-hint">Letters, numbers, dashes and underscores; unique in ${org}.</span>
+<input id="name" name="name" type="text" value="${values.name ?? ""}" required aria-required="true" aria-describedby="name-hint${nameError ? " name-error" : ""}"${nameError ? html` aria-invalid="true"` : ""}>
+${nameError ? html`<span class="error" id="name-error">${nameError}</span>` : ""}
+</div>
+<h2>Settings</h2>
+${fields.length ? fields.map((f) => fieldControl(f, f.sensitive ? "" : (values[f.name] ?? f.defaultText), fieldErrors[f.name])) : html`<p>This module has no settings.</p>`}
+<div class="field"><label><input type="checkbox" name="auto-apply" value="on"${errors === null || values["auto-apply"] === "on" ? html` checked` : ""}> Apply automatically</label>
+<span class="hint">Apply the first run, and later runs, as soon as they are planned. Upgrades always wait for your confirmation.</span></div>
+<button type="submit">Create workspace</button>
+</form>`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / Provision`,
+  );
+}
+
+const ACTIVE = new Set(["pending", "plan_queued", "planning", "confirmed", "apply_queued", "applying"]);
+
+function statusBadge(status: string): Markup {
+  const css = ACTIVE.has(status) ? "active" : status;
+  return html`<span class="status ${css}">${status.replaceAll("_", " ")}</span>`;
+}
+
+function runActions(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow, canManage: boolean): Markup | "" {
+  if (run.status !== "planned" || !canManage) return "";
+  const csrf = html`<input type="hidden" name="csrf" value="${viewer.session.csrf}">`;
+  if (run.kind === "upgrade") {
+    return html`<a class="button" href="${reviewPath(org, ws.name, run.id)}">Review upgrade</a>`;
+  }
+  const base = `${planPagePath(org, ws.name, run.id)}/actions`;
+  return html`<form class="inline" method="post" action="${base}/apply">${csrf}<button type="submit">Apply</button></form>
+<form class="inline" method="post" action="${base}/discard">${csrf}<button type="submit" class="danger">Discard</button></form>`;
+}
+
+/** A workspace: facts, the upgrade banner, variables (sensitive masked), runs. */
+export function workspacePage(
+  viewer: Viewer,
+  org: string,
+  ws: WorkspaceRow,
+  context: {
+    vars: readonly WorkspaceVarRow[];
+    runs: readonly RunRow[];
+    moduleName: string | null;
+    pin: string | null;
+    upgradeAvailable: boolean;
+    canManage: boolean;
+    notice: string | null;
+  },
+): Markup {
+  const live = context.runs.some((r) => ACTIVE.has(r.status));
+  const banner =
+    context.upgradeAvailable && context.canManage && ws.noCodeModuleId
+      ? html`<div class="banner" role="region" aria-label="Upgrade available"><p><strong>Upgrade available.</strong> ${
+          context.pin && context.pin !== ws.noCodeVersion
+            ? `Version ${context.pin} of ${context.moduleName ?? "the module"} is available (this workspace runs ${ws.noCodeVersion ?? "no version"}).`
+            : "The module's variable options changed since this workspace was provisioned."
+        }</p><form method="post" action="${workspacePath(org, ws.name)}/upgrade"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Plan the upgrade</button></form></div>`
+      : context.upgradeAvailable
+        ? html`<div class="banner" role="region" aria-label="Upgrade available"><p><strong>Upgrade available.</strong> Someone with workspace management rights can upgrade it.</p></div>`
+        : "";
+  const vars = context.vars.length
+    ? html`<div class="table-wrap"><table><thead><tr><th>Key</th><th>Value</th><th class="optional">Category</th></tr></thead><tbody>${context.vars.map(
+        (v) => html`<tr><td><code>${v.key}</code></td><td>${v.sensitive ? html`<span class="muted">Sensitive (hidden)</span>` : html`<code>${v.value ?? ""}</code>`}</td><td class="optional">${v.category}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p class="card">No variables: the module's defaults apply.</p>`;
+  const runs = context.runs.length
+    ? html`<div class="table-wrap"><table><thead><tr><th>Run</th><th>Status</th><th class="optional">Plan</th><th>Actions</th></tr></thead><tbody>${context.runs.map(
+        (r) => html`<tr><td><code>${r.id}</code><br><span class="muted">${r.kind === "upgrade" ? "Upgrade" : "Run"} to ${r.moduleVersion} · ${new Date(r.createdAt).toISOString().replace("T", " ").slice(0, 19)} UTC</span></td>
+<td>${statusBadge(r.status)}${r.error ? html`<br><span class="muted">${r.error}</span>` : ""}</td>
+<td class="optional">${r.plan ? html`<a href="${planPagePath(org, ws.name, r.id)}">View plan<span class="skip"> of ${r.id}</span></a>` : html`<span class="muted">not planned yet</span>`}</td>
+<td>${runActions(viewer, org, ws, r, context.canManage)}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p class="card">No runs yet.</p>`;
+  return layout(
+    ws.name,
+    html`<h1>Workspace ${ws.name}</h1>
+${context.notice ? html`<p class="notice" role="status">${context.notice}</p>` : ""}
+${banner}
+<div class="card"><dl class="facts">
+<dt>Module</dt><dd>${context.moduleName ?? "—"}</dd>
+<dt>Version</dt><dd>${ws.noCodeVersion ?? "—"}</dd>
+<dt>Resources</dt><dd>${ws.resourceCount}</dd>
+<dt>Auto-apply</dt><dd>${ws.autoApply ? "on" : "off"}</dd>
+</dl></div>
+<h2>Variables</h2>
+${vars}
+<section id="runs" aria-labelledby="runs-title"${live ? html` data-live="1"` : ""}>
+<h2 id="runs-title">Runs</h2>
+${live ? html`<p class="muted" role="status">A run is in progress. This page refreshes by itself; reload it if it does not.</p>` : ""}
+${runs}
+</section>`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / ${ws.name}`,
+  );
+}
+
+const ACTION_LABELS: Record<string, string> = { create: "+ create", delete: "- destroy", update: "~ update in-place", "no-op": "no changes" };
+
+function changeLabel(actions: readonly string[]): { label: string; css: string } {
+  if (actions.includes("create") && actions.includes("delete")) return { label: "-/+ replace", css: "replace" };
+  const a = actions[0] ?? "no-op";
+  return { label: ACTION_LABELS[a] ?? a, css: a };
+}
+
+/** The review of an upgrade plan: what changes, the variables that change, confirm or discard. */
+export function upgradeReviewPage(viewer: Viewer, org: string, ws: WorkspaceRow, model: PlanPageModel, canManage: boolean): Markup {
+  const changed = model.resourceChanges.filter((c) => !(c.actions.length === 1 && c.actions[0] === "no-op"));
+  const variables = model.changedVariables;
+  const csrf = html`<input type="hidden" name="csrf" value="${viewer.session.csrf}">`;
+  const actions =
+    model.status === "planned" && canManage
+      ? html`<div class="card"><p>Confirming switches the workspace to version ${model.toVersion} and applies this plan.</p>
+<form class="inline" method="post" action="${reviewPath(org, ws.name, model.runId)}/confirm">${csrf}<button type="submit">Confirm upgrade</button></form>
+<form class="inline" method="post" action="${planPagePath(org, ws.name, model.runId)}/actions/discard">${csrf}<button type="submit" class="danger">Discard</button></form></div>`
+      : html`<p class="card">This upgrade run is ${model.status.replaceAll("_", " ")}; there is nothing to confirm.</p>`;
+  return layout(
+    `Review upgrade of ${ws.name}`,
+    html`<h1>Review the upgrade of ${ws.name}</h1>
+<div class="card"><dl class="facts">
+<dt>Module</dt><dd><code>${model.module}</code></dd>
+<dt>Version</dt><dd>${model.fromVersion ?? "(nothing applied)"} → ${model.toVersion}</dd>
+<dt>Run</dt><dd><code>${model.runId}</code> ${statusBadge(model.status)}</dd>
+</dl>
+<p class="plan-summary">${planSummaryLine(model)}</p>
+<p><a href="${planPagePath(org, ws.name, model.runId)}">Open the full plan page</a></p></div>
+<h2>Resource changes</h2>
+${
+  changed.length
+    ? html`<div class="table-wrap"><table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map((c) => {
+        const { label, css } = changeLabel(c.actions);
+        return html`<tr><td class="change ${css}">${label}</td><td><code>${c.address}</code>${c.reasons?.length ? html`<br><span class="muted">${c.reasons.join("; ")}</span>` : ""}</td></tr>`;
+      })}</tbody></table></div>`
+    : html`<p class="card">No resource changes.</p>`
+}
+<h2>Variables that change</h2>
+${
+  variables === null || variables.length === 0
+    ? html`<p class="card">No variable changes.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th>Variable</th><th>Before</th><th>After</th></tr></thead><tbody>${variables.map((v) =>
+        v.sensitive
+          ? html`<tr><td><code>${v.name}</code></td><td colspan="2" class="muted">Sensitive (hidden)</td></tr>`
+          : html`<tr><td><code>${v.name}</code></td><td><code>${v.before ? formatValue(v.before) : "changed"}</code></td><td><code>${v.after ? formatValue(v.after) : "changed"}</code></td></tr>`,
+      )}</tbody></table></div>`
+}
+${actions}`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / <a href="${workspacePath(org, ws.name)}">${ws.name}</a> / Upgrade`,
+  );
+}
+
+/** A module page for `manage-workspaces` callers: its versions and its workspaces with theirs. */
+export function modulePage(viewer: Viewer, org: string, entry: CatalogEntry, versions: readonly VersionStatus[], workspaces: readonly WorkspaceRow[]): Markup {
+  const pin = entry.module.versionPin;
+  return layout(
+    entry.registryModule.name,
+    html`<h1>Module ${entry.registryModule.name}</h1>
+<p class="muted">${moduleAddress(entry.registryModule)} · ${entry.module.enabled ? "enabled" : "disabled"} for no-code provisioning</p>
+<div class="card">${moduleFacts(entry)}${entry.module.enabled && entry.facts ? html`<div class="actions"><a class="button" href="${modulePath(org, entry.module.id)}/provision">Provision workspace</a></div>` : ""}</div>
+<h2>Workspaces</h2>
+${
+  workspaces.length
+    ? html`<div class="table-wrap"><table><thead><tr><th>Workspace</th><th>Version</th><th>Up to date</th></tr></thead><tbody>${workspaces.map(
+        (w) => html`<tr><td><a href="${workspacePath(org, w.name)}">${w.name}</a></td><td>${w.noCodeVersion ?? "—"}</td><td>${w.noCodeVersion === pin ? "yes" : html`<strong>no</strong> (pin is ${pin ?? "none"})`}</td></tr>`,
+      )}</tbody></table></div>`
+    : html`<p class="card">No workspace was provisioned from this module yet.</p>`
+}
+<h2>Versions</h2>
+<div class="table-wrap"><table><thead><tr><th>Version</th><th>Status</th><th class="optional">Workspaces</th></tr></thead><tbody>${versions.map(
+      (v) => html`<tr><td>${v.version}${v.version === pin ? html` <strong>(pinned)</strong>` : ""}</td><td>${v.status}${v.error ? html`<br><span class="muted">${v.error}</span>` : ""}</td><td class="optional">${workspaces.filter((w) => w.noCodeVersion === v.version).length}</td></tr>`,
+    )}</tbody></table></div>`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / ${entry.registryModule.name}`,
+  );
+}

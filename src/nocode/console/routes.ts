@@ -1,0 +1,383 @@
+/**
+ * The self-service console under `/app` (decision N14, issue 20): server-rendered pages
+ * for people, over the same services as the API (E4 provisioning, E5/E7 upgrades, the N7
+ * run actions) and exactly N10's permissions (a page the caller may not see is 404).
+ *
+ * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
+ * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
+ * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
+ * - `/app/:org/modules/:id` (manage-workspaces) the module's workspaces and versions,
+ *   `…/provision` the form generated from the pinned version (GET, POST → E4);
+ * - `/app/:org/workspaces/:name` the workspace; `…/upgrade` (POST → E5), `…/upgrade/:run`
+ *   the review, `…/upgrade/:run/confirm` (POST → E7); `…/runs/:run/actions/apply|discard`;
+ *   `…/runs/:run` is the plan page (src/nocode/plan-page), which opens with the session too.
+ *
+ * Every page answers with a Content-Security-Policy that allows no inline script or
+ * style; every POST needs the session's CSRF token (403 without it) and a same-origin
+ * `Origin` when the browser sends one.
+ */
+import { eq } from "drizzle-orm";
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../../app-env";
+import { createDb, type Db } from "../../db/client";
+import { teams } from "../../db/schema";
+import { BodyError, readLimitedText } from "../../lib/http/body";
+import { logError } from "../../lib/log";
+import { authenticateNocode } from "../auth";
+import { clearNocodeCache } from "../cache";
+import { NocodeError, notFound } from "../errors";
+import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
+import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "../permissions";
+import { loadPlanPageModel } from "../plan-page/load";
+import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
+import { confirmRun, discardRun } from "../runs/create";
+import { findRun, listWorkspaceRuns } from "../runs/repo";
+import { confirmUpgrade, defaultUpgradeDeps, initiateUpgrade } from "../upgrade/service";
+import { provisionWorkspace } from "../workspaces/create";
+import { noCodeUpgradeAvailable } from "../workspaces/render";
+import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
+import { ASSET_VERSION, CONSOLE_CSS, CONSOLE_JS } from "./assets";
+import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
+import {
+  messagePage,
+  modulePage,
+  organizationPage,
+  organizationsPage,
+  provisionPage,
+  reviewPath,
+  signInPage,
+  upgradeReviewPage,
+  type Viewer,
+  workspacePage,
+  workspacePath,
+} from "./pages";
+import { callerOrganizations, catalog, type CatalogEntry, workspacesOfModule, workspacesOfOrganization } from "./repo";
+import {
+  type ConsoleSession,
+  cookieHeader,
+  cookieNames,
+  csrfMatches,
+  currentSession,
+  endSession,
+  mayOpenSession,
+  openSession,
+  SESSION_TTL_MS,
+  signInChallenge,
+  signInCsrfMatches,
+} from "./session";
+
+type ConsoleEnv = AppEnv & { Variables: AppEnv["Variables"] & { viewer: Viewer; form: FormValues } };
+type Ctx = Context<ConsoleEnv>;
+
+/** N14: no inline script or style; only our own assets; forms post only to us; never framed. */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+const PAGE_HEADERS: Record<string, string> = {
+  "Content-Security-Policy": CONSOLE_CSP,
+  "Cache-Control": "no-store",
+  // Not `no-referrer`: with it, Chromium sends `Origin: null` on form posts, and the
+  // CSRF defence checks Origin. Console URLs carry no secret (unlike the plan page's view token).
+  "Referrer-Policy": "same-origin",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+};
+
+/** Largest form body accepted (the provision form of a module with many variables fits easily). */
+const MAX_FORM_BYTES = 256 * 1024;
+
+/** Paths that need no session. */
+const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
+
+/** Fixed notices a redirect may ask a page to show (never text from the query string). */
+const NOTICES: Record<string, string> = {
+  created: "Workspace created, and its first run queued.",
+  applied: "Apply queued.",
+  discarded: "Run discarded.",
+  upgraded: "Upgrade confirmed: the workspace now runs the new version and the apply is queued.",
+  "no-upgrade": "Nothing to upgrade: the workspace already runs the pinned version with the module's options.",
+};
+
+export const consoleApp = new Hono<ConsoleEnv>();
+
+consoleApp.onError((err, c) => {
+  const viewer = c.var.viewer ?? null;
+  if (err instanceof NocodeError) {
+    if (err.code === "not_found") return page(c, messagePage("Not found", "There is no such page, or you may not see it.", viewer), 404);
+    if (err.code === "conflict") return page(c, messagePage("Not possible right now", err.detail ?? "Conflict.", viewer), 409);
+    if (err.code === "unprocessable" || err.code === "invalid_attribute" || err.code === "bad_request") {
+      return page(c, messagePage("Not possible", err.detail ?? "The request was refused.", viewer), err.code === "bad_request" ? 400 : 422);
+    }
+  }
+  if (err instanceof BodyError) return page(c, messagePage("Request too large", "The form was larger than this page accepts.", viewer), 413);
+  logError(String(c.var.requestId ?? ""), "internal error in the console", err);
+  return page(c, messagePage("Something went wrong", "Try again later.", viewer), 500);
+});
+
+function page(c: Ctx, markup: ReturnType<typeof messagePage>, status: 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 = 200, headers: Record<string, string> = {}) {
+  return c.html(markup, status, { ...PAGE_HEADERS, ...headers });
+}
+
+function seeOther(path: string, headers: Record<string, string> = {}): Response {
+  return new Response(null, { status: 303, headers: { ...PAGE_HEADERS, Location: path, ...headers } });
+}
+
+/** A `next` path after sign-in: only a console path, never another origin. */
+function safeNext(next: string | undefined): string {
+  if (!next || !/^\/app(\/[A-Za-z0-9_.~%/-]*)?$/.test(next) || next.includes("//") || next.startsWith("/app/~/")) return "/app";
+  return next;
+}
+
+async function readForm(request: Request): Promise<FormValues> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return {};
+  const text = await readLimitedText(request, MAX_FORM_BYTES);
+  const out: FormValues = {};
+  for (const [k, v] of new URLSearchParams(text)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
+/** When the browser says where a POST comes from, it must be this origin. */
+function sameOrigin(request: Request): boolean {
+  const origin = request.headers.get("origin");
+  return origin === null || origin === new URL(request.url).origin;
+}
+
+async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
+  if (session.caller.kind === "user") return session.caller.username;
+  const team = await db.select({ name: teams.name }).from(teams).where(eq(teams.id, session.caller.teamId)).get();
+  return `team ${team?.name ?? session.caller.teamId} of ${session.caller.organization}`;
+}
+
+// Headers on everything, and the API's cache rule: a write clears this isolate's cache of
+// tokens and rights before and after it runs (src/nocode/cache.ts).
+consoleApp.use("*", async (c, next) => {
+  const write = c.req.method !== "GET" && c.req.method !== "HEAD";
+  if (write) clearNocodeCache();
+  await next();
+  if (write) clearNocodeCache();
+});
+
+consoleApp.get("/~/console.css", (c) =>
+  c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" }),
+);
+consoleApp.get("/~/console.js", (c) =>
+  c.body(CONSOLE_JS, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" }),
+);
+
+// Session and CSRF, before every other console route.
+consoleApp.use("*", async (c, next) => {
+  if (PUBLIC_PATHS.has(c.req.path)) return next();
+  const session = await currentSession(c.env, c.req.raw);
+  if (!session) {
+    if (c.req.method === "GET" || c.req.method === "HEAD") return seeOther(`/app/~/sign-in?next=${encodeURIComponent(safeNext(c.req.path))}`);
+    return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
+  }
+  c.set("viewer", { session, label: await viewerLabel(createDb(c.env.DB), session) });
+  if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+    const form = await readForm(c.req.raw);
+    if (!sameOrigin(c.req.raw) || !(await csrfMatches(session, form.csrf))) {
+      return page(c, messagePage("Refused", "This form has expired or did not come from this site. Go back, reload the page and try again.", c.var.viewer), 403);
+    }
+    c.set("form", form);
+  }
+  await next();
+});
+
+consoleApp.get("/~/sign-in", async (c) => {
+  if (await currentSession(c.env, c.req.raw)) return seeOther(safeNext(c.req.query("next")));
+  const challenge = await signInChallenge(c.env, c.req.raw);
+  return page(c, signInPage(challenge.csrf, null, safeNext(c.req.query("next"))), 200, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
+});
+
+consoleApp.post("/~/sign-in", async (c) => {
+  const form = await readForm(c.req.raw);
+  const challenge = await signInChallenge(c.env, c.req.raw);
+  const again = (status: 401 | 403, error: string) => page(c, signInPage(challenge.csrf, error, safeNext(c.req.query("next"))), status, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
+  if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
+    return again(403, "This sign-in form has expired. Enter your token again.");
+  }
+  const token = (form.token ?? "").trim();
+  // The API's own token check (N13's lifecycle rules included).
+  const caller = token ? await authenticateNocode(c.env, new Headers({ Authorization: `Bearer ${token}` })) : null;
+  if (!caller) return again(401, "This token is not valid. It may be mistyped, revoked or expired.");
+  if (!mayOpenSession(caller)) return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");
+  const id = await openSession(c.env, token);
+  const url = new URL(c.req.url);
+  const names = cookieNames(url);
+  const res = seeOther(safeNext(c.req.query("next")));
+  res.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
+  res.headers.append("Set-Cookie", cookieHeader(url, names.signIn, "", 0));
+  return res;
+});
+
+consoleApp.post("/~/sign-out", async (c) => {
+  await endSession(c.env, c.req.raw);
+  const url = new URL(c.req.url);
+  return seeOther("/app/~/sign-in", { "Set-Cookie": cookieHeader(url, cookieNames(url).session, "", 0) });
+});
+
+consoleApp.get("/", async (c) => {
+  const orgs = await callerOrganizations(createDb(c.env.DB), c.var.viewer.session.caller);
+  return page(c, organizationsPage(c.var.viewer, orgs));
+});
+
+/** 404 unless the caller holds `permission` in the organization (N10). */
+async function requireRight(c: Ctx, permission: "member" | "read-workspaces" | "run-workspaces"): Promise<Db> {
+  const db = createDb(c.env.DB);
+  await requireOrgPermission(db, c.var.viewer.session.caller, c.req.param("org") ?? "", permission);
+  return db;
+}
+
+consoleApp.get("/:org", async (c) => {
+  const db = await requireRight(c, "member");
+  const org = c.req.param("org");
+  const rights = await orgCallerPermissions(db, c.var.viewer.session.caller, org);
+  const [entries, workspaces] = await Promise.all([
+    catalog(db, org),
+    rights.has("read-workspaces") ? workspacesOfOrganization(db, org) : Promise.resolve(null),
+  ]);
+  return page(c, organizationPage(c.var.viewer, org, entries, workspaces, { provision: rights.has("run-workspaces") }));
+});
+
+/** The catalog entry of module `:id` of `:org` (any no-code module of it, enabled or not), or 404. */
+async function moduleEntry(c: Ctx, db: Db): Promise<CatalogEntry> {
+  const entries = await catalog(db, c.req.param("org") ?? "", { includeDisabled: true });
+  const entry = entries.find((e) => e.module.id === c.req.param("id"));
+  if (!entry) throw notFound();
+  return entry;
+}
+
+consoleApp.get("/:org/modules/:id", async (c) => {
+  const db = await requireRight(c, "run-workspaces");
+  const entry = await moduleEntry(c, db);
+  const [versions, workspaces] = await Promise.all([versionStatusesOf(db, [entry.registryModule.id]), workspacesOfModule(db, entry.module.id)]);
+  return page(c, modulePage(c.var.viewer, c.req.param("org"), entry, versions.get(entry.registryModule.id) ?? [], workspaces));
+});
+
+/** The provisionable module of the form: enabled with an ingested pin; 404 otherwise (the catalog does not offer it). */
+async function provisionTarget(c: Ctx) {
+  const db = await requireRight(c, "run-workspaces");
+  const entry = await moduleEntry(c, db);
+  if (!entry.module.enabled || !entry.facts || entry.module.versionPin === null) throw notFound();
+  const [version, options] = await Promise.all([
+    findModuleVersion(db, entry.registryModule.id, entry.module.versionPin),
+    listVariableOptions(db, entry.module.id),
+  ]);
+  const summary = version ? versionSummary(version) : null;
+  if (!summary) throw notFound();
+  const fields = formFields(summary, options);
+  return { entry, fields };
+}
+
+consoleApp.get("/:org/modules/:id/provision", async (c) => {
+  const { entry, fields } = await provisionTarget(c);
+  return page(c, provisionPage(c.var.viewer, c.req.param("org"), entry, fields, {}, null));
+});
+
+consoleApp.post("/:org/modules/:id/provision", async (c) => {
+  const { entry, fields } = await provisionTarget(c);
+  const org = c.req.param("org");
+  const values = c.var.form;
+  const document = provisionDocument(fields, values) as { data: { relationships: { vars: { data: { attributes: { key: string } }[] } } } };
+  // E4 itself: the same service, the same checks, the same writes as the API.
+  const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(document) });
+  try {
+    const ws = await provisionWorkspace(c.env, c.var.viewer.session.caller, entry.module.id, request, c.var.requestId);
+    return seeOther(`${workspacePath(org, ws.name)}?notice=created`);
+  } catch (err) {
+    if (!(err instanceof NocodeError) || (err.code !== "invalid_attribute" && err.code !== "unprocessable")) throw err;
+    const sent = document.data.relationships.vars.data.map((v) => v.attributes.key);
+    return page(c, provisionPage(c.var.viewer, org, entry, fields, values, formErrors(err, fields, sent)), 422);
+  }
+});
+
+/** The workspace `:name` of `:org`, the caller holding `permission`; 404 otherwise. */
+async function workspaceOf(c: Ctx, permission: "read-workspaces" | "run-workspaces"): Promise<{ db: Db; ws: WorkspaceRow }> {
+  const db = await requireRight(c, permission);
+  const ws = await findWorkspaceByName(db, c.req.param("org") ?? "", c.req.param("name") ?? "");
+  if (!ws) throw notFound();
+  return { db, ws };
+}
+
+consoleApp.get("/:org/workspaces/:name", async (c) => {
+  const { db, ws } = await workspaceOf(c, "read-workspaces");
+  const caller = c.var.viewer.session.caller;
+  const module = ws.noCodeModuleId ? await findNoCodeModule(db, ws.noCodeModuleId) : undefined;
+  const [vars, runs, upgradeAvailable, canManage, entries] = await Promise.all([
+    listWorkspaceVars(db, ws.id),
+    listWorkspaceRuns(db, ws.id, 20),
+    noCodeUpgradeAvailable(db, ws),
+    hasOrgPermission(db, caller, ws.organization, "run-workspaces"),
+    module ? catalog(db, ws.organization, { includeDisabled: true }) : Promise.resolve([]),
+  ]);
+  const entry = entries.find((e) => e.module.id === module?.id);
+  return page(
+    c,
+    workspacePage(c.var.viewer, ws.organization, ws, {
+      vars,
+      runs,
+      moduleName: entry?.registryModule.name ?? null,
+      pin: module?.versionPin ?? null,
+      upgradeAvailable,
+      canManage,
+      notice: NOTICES[c.req.query("notice") ?? ""] ?? null,
+    }),
+  );
+});
+
+// E5 from the banner: plan the upgrade, then review it.
+consoleApp.post("/:org/workspaces/:name/upgrade", async (c) => {
+  const { ws } = await workspaceOf(c, "run-workspaces");
+  if (!ws.noCodeModuleId) throw notFound();
+  const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: "{}" });
+  const result = await initiateUpgrade(c.env, c.var.viewer.session.caller, ws.noCodeModuleId, ws.id, request);
+  if (result.kind === "no-upgrade") return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
+  return seeOther(reviewPath(ws.organization, ws.name, result.run.id));
+});
+
+/** An upgrade run of the workspace; 404 for any other run (as E6/E7). */
+async function upgradeRun(c: Ctx, db: Db, ws: WorkspaceRow) {
+  const run = await findRun(db, c.req.param("run_id") ?? "");
+  if (!run || run.workspaceId !== ws.id || run.kind !== "upgrade") throw notFound();
+  return run;
+}
+
+consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", async (c) => {
+  const { db, ws } = await workspaceOf(c, "read-workspaces");
+  const run = await upgradeRun(c, db, ws);
+  const model = await loadPlanPageModel(db, { workspace: ws, run });
+  if (!model) throw notFound();
+  const canManage = await hasOrgPermission(db, c.var.viewer.session.caller, ws.organization, "run-workspaces");
+  return page(c, upgradeReviewPage(c.var.viewer, ws.organization, ws, model, canManage));
+});
+
+// E7 from the review page.
+consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", async (c) => {
+  const { db, ws } = await workspaceOf(c, "run-workspaces");
+  const run = await upgradeRun(c, db, ws);
+  if (!run.noCodeModuleId) throw notFound();
+  await confirmUpgrade(c.env, c.var.viewer.session.caller, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
+  return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
+});
+
+// N7 run actions (as `POST /runs/:id/actions/apply|discard`): a planned run of this workspace.
+consoleApp.post("/:org/workspaces/:name/runs/:run_id/actions/:action{apply|discard}", async (c) => {
+  const { db, ws } = await workspaceOf(c, "run-workspaces");
+  const run = await findRun(db, c.req.param("run_id"));
+  if (!run || run.workspaceId !== ws.id) throw notFound();
+  const action = c.req.param("action");
+  if (action === "apply") {
+    // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.
+    if (run.kind === "upgrade") return seeOther(reviewPath(ws.organization, ws.name, run.id));
+    if (!(await confirmRun(c.env, db, run.id))) throw new NocodeError("conflict", `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`);
+    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=applied`);
+  }
+  if (!(await discardRun(db, run.id))) throw new NocodeError("conflict", `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`);
+  return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=discarded`);
+});
+
+// Anything else under /app (the plan page's GET is matched before this, src/index.ts).
+consoleApp.all("*", (c) => page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404));
+
+export { ASSET_VERSION };

@@ -1,0 +1,281 @@
+/**
+ * The console's security rules (N14) against the Worker with its real bindings: sessions
+ * stored only as HMAC and bound to their token (replacing, i.e. revoking, the token ends
+ * the session; so does expiry after 12 h and sign-out), cookie attributes off loopback,
+ * CSRF on every state-changing route (refused without, nothing changes), the CSP, N10's
+ * 404s, the plan page opened by the session, and no sensitive value on any page.
+ * The browser flows themselves are in test/interop/console/console-browser.test.ts.
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CONSOLE_CSP } from "../../../../src/nocode/console/routes";
+import { bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
+import { workerRequest } from "../../../helpers/worker-request";
+import { waitForRun } from "../../../helpers/nocode-modules";
+import { FIRST_PASSWORD, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade-helpers";
+
+const ORIGIN = "https://keyway.test";
+
+/** A cookie jar of one person, talking to the Worker as a browser over HTTPS would. */
+class Browser {
+  cookies = new Map<string, string>();
+
+  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
+    const h: Record<string, string> = { ...headers };
+    if (this.cookies.size) h.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    let body: string | undefined;
+    if (form) {
+      h["Content-Type"] = "application/x-www-form-urlencoded";
+      h.Origin ??= ORIGIN;
+      body = new URLSearchParams(form).toString();
+    }
+    const res = await workerRequest(`${ORIGIN}${path}`, { method, headers: h, body, redirect: "manual" });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const value = pair!.slice(eq + 1);
+      if (value === "") this.cookies.delete(pair!.slice(0, eq));
+      else this.cookies.set(pair!.slice(0, eq), value);
+    }
+    return res;
+  }
+
+  get(path: string) {
+    return this.request("GET", path);
+  }
+
+  /** The CSRF token of the last page that had a form. */
+  static csrf(text: string): string {
+    const m = /name="csrf" value="([^"]+)"/.exec(text);
+    if (!m) throw new Error("no csrf field on the page");
+    return m[1]!;
+  }
+
+  async signIn(token: string) {
+    const form = await this.get("/app/~/sign-in");
+    return this.request("POST", "/app/~/sign-in", { csrf: Browser.csrf(form.text), token });
+  }
+
+  async csrf(): Promise<string> {
+    return Browser.csrf((await this.get("/app")).text);
+  }
+}
+
+let pool: Awaited<ReturnType<typeof upgradePool>>;
+beforeAll(async () => {
+  pool = await upgradePool(4);
+}, UPGRADE_TEST_TIMEOUT);
+
+describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  it("sign in sets a Secure, HttpOnly, SameSite=Strict __Host- cookie stored only as its HMAC", async () => {
+    const b = new Browser();
+    const res = await b.signIn(pool.ownerToken);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/app");
+    const set = res.headers.getSetCookie().find((c) => c.startsWith("__Host-keyway_console="))!;
+    expect(set).toMatch(/; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    const id = b.cookies.get("__Host-keyway_console")!;
+    const rows = await env.DB.prepare("SELECT * FROM console_sessions").all<Record<string, unknown>>();
+    const dump = JSON.stringify(rows.results);
+    expect(dump).not.toContain(id);
+    expect(dump).not.toContain(pool.ownerToken);
+    const page = await b.get("/app");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(pool.org);
+    expect(page.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+    expect(CONSOLE_CSP).not.toContain("unsafe-inline");
+    expect(page.text).not.toMatch(/<script(?![^>]*\ssrc=)/); // no inline script
+    expect(page.text).not.toMatch(/<style|\sstyle="/); // no inline style
+    // The catalog: the pinned version's facts, computed in D1 from the stored summary.
+    const org = await b.get(`/app/${pool.org}`);
+    expect(org.text).toContain("<dt>Version</dt><dd>1.1.0</dd>");
+    expect(org.text).toContain("<dt>Providers</dt><dd>hashicorp/random</dd>");
+    expect(org.text).toContain("<dt>Resources</dt><dd>4</dd>");
+    expect(org.text).toContain("Provisions 4 resources with hashicorp/random; 4 settings to choose.");
+  });
+
+  it("returns to the page that asked for sign-in, and never to another site", async () => {
+    for (const [next, expected] of [
+      [`/app/${pool.org}`, `/app/${pool.org}`],
+      ["//evil.example/app", "/app"],
+      ["https://evil.example/", "/app"],
+      ["/app/~/sign-out", "/app"],
+    ]) {
+      const b = new Browser();
+      const form = await b.get(`/app/~/sign-in?next=${encodeURIComponent(next!)}`);
+      const action = /<form method="post" action="([^"]+)"/.exec(form.text)![1]!.replaceAll("&amp;", "&");
+      const res = await b.request("POST", action, { csrf: Browser.csrf(form.text), token: pool.ownerToken });
+      expect(res.headers.get("location"), next).toBe(expected);
+    }
+  });
+
+  it("refuses sign-in without the form's CSRF token, with the organization token and with the admin token", async () => {
+    const b = new Browser();
+    await b.get("/app/~/sign-in");
+    const forged = await b.request("POST", "/app/~/sign-in", { token: pool.ownerToken });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.getSetCookie().some((c) => c.includes("keyway_console="))).toBe(false);
+    const orgToken = await createOrgToken(pool.org);
+    expect((await b.signIn(orgToken)).status).toBe(401);
+    expect((await b.signIn(env.ADMIN_TOKEN)).status).toBe(401);
+    expect((await b.signIn("nope")).status).toBe(401);
+    expect(b.cookies.has("__Host-keyway_console")).toBe(false);
+  });
+
+  it("sends a person without a session to sign in, and refuses their POSTs", async () => {
+    const b = new Browser();
+    const page = await b.get(`/app/${pool.org}`);
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe(`/app/~/sign-in?next=${encodeURIComponent(`/app/${pool.org}`)}`);
+    const post = await b.request("POST", `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`, { name: "x" });
+    expect(post.status).toBe(401);
+  });
+
+  it("ends the session when its team token is replaced, expires or is signed out", async () => {
+    const teamId = await createTeam(pool.org, { "read-workspaces": true });
+    const b = new Browser();
+    expect((await b.signIn(await createTeamToken(teamId))).status).toBe(303);
+    expect((await b.get(`/app/${pool.org}`)).status).toBe(200);
+    await createTeamToken(teamId); // a new team token replaces (revokes) the old one
+    expect((await b.get(`/app/${pool.org}`)).status).toBe(303);
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM console_sessions WHERE token_hash NOT IN (SELECT hash FROM nocode_tokens)").first("n")).toBe(0);
+
+    const c = new Browser();
+    await c.signIn(pool.ownerToken);
+    expect((await c.get("/app")).status).toBe(200);
+    await env.DB.prepare("UPDATE console_sessions SET expires_at = ?").bind(Date.now() - 1).run();
+    expect((await c.get("/app")).status).toBe(303);
+
+    const d = new Browser();
+    await d.signIn(pool.ownerToken);
+    const id = d.cookies.get("__Host-keyway_console")!;
+    expect((await d.request("POST", "/app/~/sign-out", { csrf: await d.csrf() })).status).toBe(303);
+    d.cookies.set("__Host-keyway_console", id); // replaying the old cookie opens nothing
+    expect((await d.get("/app")).status).toBe(303);
+  });
+});
+
+describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  it("refuses every state-changing form without the CSRF token (403) and changes nothing", async () => {
+    const { workspace, firstRunId } = pool.take();
+    const name = workspace.attributes.name as string;
+    const b = new Browser();
+    await b.signIn(pool.ownerToken);
+    const good = await b.csrf();
+    const posts = [
+      `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`,
+      `/app/${pool.org}/workspaces/${name}/upgrade`,
+      `/app/${pool.org}/workspaces/${name}/upgrade/${firstRunId}/confirm`,
+      `/app/${pool.org}/workspaces/${name}/runs/${firstRunId}/actions/apply`,
+      `/app/${pool.org}/workspaces/${name}/runs/${firstRunId}/actions/discard`,
+      "/app/~/sign-out",
+    ];
+    const runsBefore = await env.DB.prepare("SELECT count(*) AS n FROM runs").first("n");
+    for (const path of posts) {
+      expect((await b.request("POST", path, { name: "forged" })).status, path).toBe(403);
+      expect((await b.request("POST", path, { name: "forged", csrf: "0".repeat(64) })).status, path).toBe(403);
+      // The right token from another site (a cross-origin Origin) is refused too.
+      expect((await b.request("POST", path, { csrf: good }, { Origin: "https://evil.example" })).status, path).toBe(403);
+    }
+    expect(await env.DB.prepare("SELECT count(*) AS n FROM runs").first("n")).toBe(runsBefore);
+    expect((await tfe("GET", `organizations/${pool.org}/workspaces/forged`, { token: pool.ownerToken })).status).toBe(404);
+    expect((await b.get("/app")).status).toBe(200); // sign-out without CSRF did not sign out
+  });
+
+  it("answers 404 for what N10 hides: another organization, a module page without manage-workspaces", async () => {
+    const other = await bootstrapOrg();
+    const reader = await createMember(pool.org, { "read-workspaces": true });
+    const b = new Browser();
+    await b.signIn(reader.token);
+    const { workspace } = pool.take();
+    const name = workspace.attributes.name as string;
+    expect((await b.get(`/app/${pool.org}/workspaces/${name}`)).status).toBe(200);
+    expect((await b.get(`/app/${other.org}`)).status).toBe(404);
+    expect((await b.get(`/app/${other.org}/workspaces/${name}`)).status).toBe(404);
+    expect((await b.get(`/app/${pool.org}/modules/${pool.noCodeModuleId}`)).status).toBe(404);
+    expect((await b.get(`/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`)).status).toBe(404);
+    const csrf = await b.csrf();
+    expect((await b.request("POST", `/app/${pool.org}/workspaces/${name}/upgrade`, { csrf })).status).toBe(404);
+    expect((await b.get("/app/nope/workspaces/x")).status).toBe(404);
+  });
+
+  it("opens the plan page with the session, and never renders a sensitive value", async () => {
+    const { workspace, firstRunId } = pool.take();
+    const name = workspace.attributes.name as string;
+    const b = new Browser();
+    await b.signIn(pool.ownerToken);
+    const plan = await b.get(`/app/${pool.org}/workspaces/${name}/runs/${firstRunId}`);
+    expect(plan.status).toBe(200);
+    expect(plan.text).toContain(`Plan for workspace ${name}`);
+    const ws = await b.get(`/app/${pool.org}/workspaces/${name}`);
+    expect(ws.status).toBe(200);
+    expect(ws.text).toContain("Upgrade available");
+    for (const page of [plan.text, ws.text]) expect(page).not.toContain(FIRST_PASSWORD);
+
+    // The banner's E5 and the review page; the review shows no secret either.
+    const planned = await b.request("POST", `/app/${pool.org}/workspaces/${name}/upgrade`, { csrf: Browser.csrf(ws.text) });
+    expect(planned.status).toBe(303);
+    const review = await b.get(planned.headers.get("location")!);
+    expect(review.status).toBe(200);
+    expect(review.text).toContain("Plan: 1 to add, 1 to change, 1 to destroy.");
+    expect(review.text).not.toContain(FIRST_PASSWORD);
+  });
+
+  it("shows E4's refusals beside their fields, and never echoes a sensitive value", async () => {
+    const b = new Browser();
+    await b.signIn(pool.ownerToken);
+    const form = await b.get(`/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`);
+    expect(form.status).toBe(200);
+    const csrf = Browser.csrf(form.text);
+    const taken = pool.take().workspace.attributes.name as string;
+    const res = await b.request("POST", `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`, {
+      csrf,
+      name: taken,
+      "var.db_password": "a-secret-typed-in",
+    });
+    expect(res.status).toBe(422);
+    expect(res.text).toMatch(/id="name-error">A workspace with this name already exists/);
+    expect(res.text).not.toContain("a-secret-typed-in");
+  });
+
+  it("provisions through E4 without auto-apply, then applies one planned run and discards another", async () => {
+    const b = new Browser();
+    await b.signIn(pool.ownerToken);
+    const provision = async (name: string) => {
+      const form = await b.get(`/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`);
+      const res = await b.request("POST", `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`, {
+        csrf: Browser.csrf(form.text),
+        name,
+        "var.region": "us-east-1",
+        "var.db_password": "typed-secret-1",
+      });
+      expect(res.status, res.text).toBe(303);
+      expect(res.headers.get("location")).toBe(`/app/${pool.org}/workspaces/${name}?notice=created`);
+      const ws = await tfe("GET", `organizations/${pool.org}/workspaces/${name}`, { token: pool.ownerToken });
+      const runId = ws.json.data.relationships["latest-run"].data.id as string;
+      await waitForRun(runId, pool.ownerToken, ["planned"]);
+      return runId;
+    };
+    const applyName = `console-apply-${Date.now()}`;
+    const discardName = `console-discard-${Date.now()}`;
+    const applyRun = await provision(applyName);
+    const discardRun = await provision(discardName);
+    const vars = await tfe("GET", `organizations/${pool.org}/workspaces/${applyName}`, { token: pool.ownerToken });
+    expect(vars.json.data.attributes["auto-apply"]).toBe(false);
+
+    const page = await b.get(`/app/${pool.org}/workspaces/${applyName}`);
+    expect(page.text).toContain("Sensitive (hidden)");
+    expect(page.text).not.toContain("typed-secret-1");
+    const csrf = Browser.csrf(page.text);
+    expect((await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, { csrf })).status).toBe(303);
+    await waitForRun(applyRun, pool.ownerToken, ["applied"]);
+    expect((await b.request("POST", `/app/${pool.org}/workspaces/${discardName}/runs/${discardRun}/actions/discard`, { csrf })).status).toBe(303);
+    await waitForRun(discardRun, pool.ownerToken, ["discarded"]);
+    // A run of another workspace through this workspace's path: 404.
+    expect((await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${discardRun}/actions/apply`, { csrf })).status).toBe(404);
+    // Applying again: 409, said in words.
+    const again = await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, { csrf });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain("not waiting for confirmation");
+  });
+});

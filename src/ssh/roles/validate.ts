@@ -181,8 +181,20 @@ export function buildRole(name: string, body: Record<string, unknown>): BuiltRol
     allowEmptyPrincipals: v.allow_empty_principals as boolean,
   };
   checkTemplates(role);
+  // Issue 14 finding 14: Vault's behaviour is kept, but the role's author is told.
+  if (Object.keys(role.defaultCriticalOptions).length > 0 && role.allowedCriticalOptions === "") {
+    warnings.push(DEFAULT_CRITICAL_OPTIONS_WARNING);
+  }
   return { role, warnings };
 }
+
+/**
+ * The warning of a role write whose `default_critical_options` a signing request can
+ * replace: with an empty `allowed_critical_options` any `critical_options` a caller sends
+ * replace the defaults (e.g. drop a `force-command`), as in Vault.
+ */
+export const DEFAULT_CRITICAL_OPTIONS_WARNING =
+  "default_critical_options are not enforced: allowed_critical_options is empty, so a signing request that sends critical_options replaces the defaults with any options it chooses; set allowed_critical_options to limit what callers may send";
 
 /**
  * Templates are checked when they are written (Vault only finds out at sign time): a

@@ -8,12 +8,18 @@ import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/poli
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
-import type { VaultRequest, VaultRoute } from "../router";
+import type { ParamNormaliser, VaultRequest, VaultRoute } from "../router";
 
 const POLICY_NAME = "[^/]+";
 
+/**
+ * Policy names are case-insensitive in Vault: stored trimmed and lower-case. S2b: a path
+ * spelling the name any other way is refused by the dispatcher (400), never rewritten.
+ */
+const policyNameNormaliser: ParamNormaliser = { label: "policy name", normalise: (value) => value.trim().toLowerCase() };
+
 function policyName(req: VaultRequest): string {
-  return (req.params.name ?? "").trim().toLowerCase();
+  return policyNameNormaliser.normalise(req.params.name ?? "");
 }
 
 async function readPolicy(req: VaultRequest) {
@@ -70,6 +76,7 @@ export const policyRoutes: VaultRoute[] = [
   {
     pattern: "sys/policies/acl/:name",
     params: { name: POLICY_NAME },
+    normalisedParams: { name: policyNameNormaliser },
     operations: { read: readPolicy, update: writePolicy, delete: deletePolicy },
   },
 ];

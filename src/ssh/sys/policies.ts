@@ -48,11 +48,24 @@ async function writePolicy(req: VaultRequest) {
     throw err;
   }
   const row = { name, policy: text, rules: JSON.stringify(rules), updatedAt: Date.now() };
+  // B8: the text and its parsed rules share one row, which D1 caps at 2 MB.
+  if (utf8LengthBound(row.policy) + utf8LengthBound(row.rules) > MAX_POLICY_ROW_BYTES) {
+    throw badRequest(`policy is too large: the text and its parsed rules exceed ${MAX_POLICY_ROW_BYTES} bytes`);
+  }
   await req.db
     .insert(vaultPolicies)
     .values(row)
     .onConflictDoUpdate({ target: vaultPolicies.name, set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt } });
   return vaultNoContent(req, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
+}
+
+/** B8: the bytes a stored policy's text and rules may take together (D1 rows are at most 2 MB). */
+const MAX_POLICY_ROW_BYTES = 1_900_000;
+
+const utf8 = new TextEncoder();
+/** An upper bound of a text's UTF-8 length: 3 bytes per UTF-16 unit, or the exact length of a long text. */
+function utf8LengthBound(text: string): number {
+  return text.length * 3 <= MAX_POLICY_ROW_BYTES / 2 ? text.length * 3 : utf8.encode(text).byteLength;
 }
 
 async function deletePolicy(req: VaultRequest) {

@@ -64,6 +64,8 @@ export interface VaultRoute {
 export interface ParamNormaliser {
   /** What the parameter is, for the error message, e.g. `policy name`. */
   label: string;
+  /** The normal form in words, for the error message, e.g. `lower-case, without surrounding spaces`. */
+  rule: string;
   /** The normal form the handler would use. */
   normalise: (value: string) => string;
 }
@@ -80,7 +82,7 @@ export function nonCanonicalParam(match: RouteMatch): string | null {
     if (value === undefined) continue;
     const normal = normaliser.normalise(value);
     if (normal !== value) {
-      return `${normaliser.label} ${JSON.stringify(value)} is not in canonical form: use ${JSON.stringify(normal)} (lower-case, without surrounding spaces)`;
+      return `${normaliser.label} ${JSON.stringify(value)} is not in canonical form: use ${JSON.stringify(normal)} (${normaliser.rule})`;
     }
   }
   return null;

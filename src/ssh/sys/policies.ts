@@ -16,7 +16,11 @@ const POLICY_NAME = "[^/]+";
  * Policy names are case-insensitive in Vault: stored trimmed and lower-case. S2b: a path
  * spelling the name any other way is refused by the dispatcher (400), never rewritten.
  */
-const policyNameNormaliser: ParamNormaliser = { label: "policy name", normalise: (value) => value.trim().toLowerCase() };
+const policyNameNormaliser: ParamNormaliser = {
+  label: "policy name",
+  rule: "lower-case, without surrounding spaces",
+  normalise: (value) => value.trim().toLowerCase(),
+};
 
 function policyName(req: VaultRequest): string {
   return policyNameNormaliser.normalise(req.params.name ?? "");

@@ -9,7 +9,15 @@ import { aclFor } from "./auth/acl";
 import { consumeTokenUse, presentedToken, resolveToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
-import { type Operation, type VaultRequest, VaultRouter, configuredMounts, requiredCapability } from "./router";
+import {
+  type Operation,
+  type VaultRequest,
+  VaultRouter,
+  configuredMounts,
+  nonCanonicalParam,
+  requiredCapability,
+  routablePath,
+} from "./router";
 import { vaultRoutes } from "./routes";
 
 const router = new VaultRouter(vaultRoutes);
@@ -68,15 +76,20 @@ export function isSecretsUrl(url: string): boolean {
 }
 
 async function dispatch(request: Request, env: Env, url: URL, requestId: string): Promise<Response> {
-  const path = decodedPath(url.pathname);
-  const mounts = configuredMounts(env.SSH_MOUNTS);
-  const match = router.match(path, mounts);
+  const rawPath = url.pathname.replace(/^\/v1\/?/, "");
+  // The path as received (percent-decoded): what the ACL is checked against (S2b).
+  const path = decodedPath(rawPath);
   const op = operationOf(request.method, url.searchParams);
-  const db = createDb(env.DB);
   const operation: Operation | null = "operation" in op ? op.operation : null;
+  // S2b: only the one canonical spelling routes; any other is 404 after the token and ACL.
+  const routed = routablePath(rawPath, path, operation);
+  const match = routed === null ? null : router.match(routed, configuredMounts(env.SSH_MOUNTS));
+  const db = createDb(env.DB);
 
   const serve = async (token: VaultRequest["token"]) => {
     if (!match) throw unsupportedPath();
+    const nonCanonical = nonCanonicalParam(match);
+    if (nonCanonical !== null) throw badRequest(nonCanonical);
     if ("badListFlag" in op) throw badRequest(`error parsing list flag: strconv.ParseBool: parsing "${op.badListFlag}": invalid syntax`);
     const handler = operation ? match.route.operations[operation] : undefined;
     if (!operation || !handler) throw unsupportedOperation();
@@ -86,7 +99,7 @@ async function dispatch(request: Request, env: Env, url: URL, requestId: string)
       headers: request.headers,
       env,
       db,
-      path,
+      path: routed ?? path,
       mount: match.mount,
       params: match.params,
       operation,
@@ -104,7 +117,8 @@ async function dispatch(request: Request, env: Env, url: URL, requestId: string)
   const token = presented ? await resolveToken(env, db, presented) : null;
   if (!token) throw permissionDenied();
 
-  // (3) The ACL (root skips it). The list path carries a trailing slash, as in Vault.
+  // (3) The ACL (root skips it) on the path as received, whether or not it routes (S2b).
+  // The list path carries a trailing slash, as in Vault.
   const acl = await aclFor(db, token);
   if (acl) {
     const aclOperation: Operation = operation ?? "read";
@@ -120,8 +134,7 @@ async function dispatch(request: Request, env: Env, url: URL, requestId: string)
 }
 
 /** The path below /v1, percent-decoded; a malformed escape is the caller's error (400). */
-function decodedPath(pathname: string): string {
-  const raw = pathname.replace(/^\/v1\/?/, "");
+function decodedPath(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {

@@ -35,14 +35,45 @@ export interface ParsedFields {
   unknown: string[];
 }
 
-/** Go's `%v` rendering of a JSON value, as Vault prints inputs and map values. */
+/**
+ * Go's `%v` rendering of a JSON value, as Vault prints inputs and map values. Iterative
+ * (an explicit stack, no recursion), so a deeply nested input cannot overflow the call
+ * stack while an error message about it is built (B9).
+ */
 export function goFormat(value: unknown): string {
-  if (value === null || value === undefined) return "<nil>";
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value)) return `[${value.map(goFormat).join(" ")}]`;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `map[${entries.map(([k, v]) => `${k}:${goFormat(v)}`).join(" ")}]`;
+  const out: string[] = [];
+  // Pending work, last first: a value to render, or literal text to emit.
+  const stack: ({ value: unknown } | string)[] = [{ value }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item === "string") {
+      out.push(item);
+      continue;
+    }
+    const v = item.value;
+    if (v === null || v === undefined) out.push("<nil>");
+    else if (typeof v === "string") out.push(v);
+    else if (typeof v === "number" || typeof v === "boolean") out.push(String(v));
+    else if (Array.isArray(v)) {
+      stack.push("]");
+      for (let i = v.length - 1; i >= 0; i--) {
+        stack.push({ value: v[i] });
+        if (i > 0) stack.push(" ");
+      }
+      stack.push("[");
+    } else {
+      const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      stack.push("]");
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, entry] = entries[i]!;
+        stack.push({ value: entry });
+        stack.push(`${k}:`);
+        if (i > 0) stack.push(" ");
+      }
+      stack.push("map[");
+    }
+  }
+  return out.join("");
 }
 
 class ConversionError extends Error {}

@@ -2,8 +2,10 @@
  * Vault-style path routing for /v1 (decisions S1, S2, S2a, S6, S16).
  *
  * A route is a path pattern with the operations it supports. The dispatcher in app.ts
- * matches the path once, then applies S2a's order: unauthenticated operations, token,
- * ACL, and only then unknown path (404), unsupported operation (405), bad list flag (400).
+ * matches the path once, then applies S2a's and S2b's order: unauthenticated operations,
+ * token, ACL on the path as received, and only then unknown or non-canonical path (404),
+ * a path name that would need normalising (400), unsupported operation (405), bad list
+ * flag (400).
  */
 import type { Db } from "../db/client";
 import type { Capability } from "./auth/policy";
@@ -50,6 +52,54 @@ export interface VaultRoute {
   unauthenticated?: Operation[];
   /** S6: writes here need `create` (with or without `update`), e.g. sign and issue. */
   writeNeedsCreate?: boolean;
+  /**
+   * S2b: parameters whose handler would normalise the value (e.g. policy names are
+   * trimmed and lower-cased). The dispatcher refuses a value that is not already in its
+   * normal form with 400, before the handler reads or writes anything.
+   */
+  normalisedParams?: Record<string, ParamNormaliser>;
+}
+
+/** How a handler normalises one path parameter (S2b). */
+export interface ParamNormaliser {
+  /** What the parameter is, for the error message, e.g. `policy name`. */
+  label: string;
+  /** The normal form in words, for the error message, e.g. `lower-case, without surrounding spaces`. */
+  rule: string;
+  /** The normal form the handler would use. */
+  normalise: (value: string) => string;
+}
+
+/**
+ * S2b: the 400 message for a path parameter that is not in its normal form, or null when
+ * every normalised parameter of the match already is.
+ */
+export function nonCanonicalParam(match: RouteMatch): string | null {
+  const normalisers = match.route.normalisedParams;
+  if (!normalisers) return null;
+  for (const [name, normaliser] of Object.entries(normalisers)) {
+    const value = match.params[name];
+    if (value === undefined) continue;
+    const normal = normaliser.normalise(value);
+    if (normal !== value) {
+      return `${normaliser.label} ${JSON.stringify(value)} is not in canonical form: use ${JSON.stringify(normal)} (${normaliser.rule})`;
+    }
+  }
+  return null;
+}
+
+/**
+ * S2b: the one spelling of a request path that routes, or null when the path is spelled
+ * any other way (then it is 404 `unsupported path` once the token and the ACL have been
+ * checked). `raw` is the path below /v1 as sent, `decoded` its percent-decoding. An
+ * encoded `/` or an empty segment never routes; a trailing slash routes only on a list
+ * operation (Vault lists `roles/` as well as `roles`).
+ */
+export function routablePath(raw: string, decoded: string, operation: Operation | null): string | null {
+  if (/%2f/i.test(raw)) return null;
+  const path = operation === "list" && decoded.endsWith("/") ? decoded.slice(0, -1) : decoded;
+  if (path === "" || path.startsWith("/") || path.endsWith("/") || path.includes("//")) return null;
+  return path;
 }
 
 /** Vault's role-name grammar `\w(([\w-.@]+)?\w)?` (reference §1.5). */
@@ -111,9 +161,9 @@ export class VaultRouter {
           return `(${route.params?.[name] ?? NAME_PATTERN})`;
         })
         .join("/");
-      // A trailing slash is tolerated (Vault lists `roles/` as well as `roles`).
+      // Exactly one spelling (S2b): the dispatcher strips a list's trailing slash before matching.
       // lint-regex: built from the route table's constants: literal segments and parameter patterns joined by `/`, anchored.
-      const compiled = { route, regex: new RegExp(`^${source}/?$`), names };
+      const compiled = { route, regex: new RegExp(`^${source}$`), names };
       const table = route.mounted ? this.mounted : this.global;
       // The first route in table order wins, so a literal is indexed only when no route
       // listed before it also matches its path (otherwise the scan finds that one).
@@ -137,7 +187,7 @@ export class VaultRouter {
   }
 
   private find(table: CompiledRoute[], literals: Map<string, CompiledRoute>, path: string, mount: string): RouteMatch | null {
-    const literal = literals.get(path.endsWith("/") ? path.slice(0, -1) : path);
+    const literal = literals.get(path);
     if (literal) return { route: literal.route, params: {}, mount };
     for (const compiled of table) {
       const m = compiled.regex.exec(path);

@@ -8,6 +8,9 @@ import { fromUtf8 } from "../bytes";
 /** B5: JSON request bodies on both APIs. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
+/** B9: the deepest nesting of arrays and objects a JSON body may have, on both APIs. */
+export const MAX_JSON_DEPTH = 64;
+
 export type BodyProblem =
   | { kind: "too_large"; limit: number }
   | { kind: "malformed"; detail: string }
@@ -77,6 +80,11 @@ export async function readLimitedText(request: Request, limit = MAX_JSON_BODY_BY
 export async function readJsonObject(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<Record<string, unknown>> {
   const text = await readLimitedText(request, limit);
   if (text.trim() === "") return {};
+  // B9: refuse deep nesting before parsing, so no code that walks the value (validators,
+  // error messages that print it) ever recurses further than MAX_JSON_DEPTH.
+  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
+    throw new BodyError({ kind: "malformed", detail: `JSON nesting is deeper than the limit of ${MAX_JSON_DEPTH} levels` });
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -85,4 +93,25 @@ export async function readJsonObject(request: Request, limit = MAX_JSON_BODY_BYT
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) throw new BodyError({ kind: "not_object" });
   return value as Record<string, unknown>;
+}
+
+/**
+ * True when JSON text nests arrays and objects more than `limit` deep (a top-level object
+ * is depth 1). One pass over the text, no recursion: brackets inside strings do not
+ * count. Text that is not JSON may be misjudged, but JSON.parse refuses it anyway.
+ */
+export function jsonNestingExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* backslash: skip the escaped character */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return false;
 }

@@ -1,6 +1,6 @@
 /**
- * `auth/token/*` (decision S5a): create, lookup, lookup-self, renew-self, revoke,
- * revoke-self.
+ * `auth/token/*` (decisions S5a, S5b): create, lookup, lookup-self, renew, renew-self,
+ * revoke, revoke-self.
  */
 import { eq } from "drizzle-orm";
 import { vaultTokens } from "../../db/schema";
@@ -147,7 +147,27 @@ export const tokenRoutes: VaultRoute[] = [
         const token = requireToken(req);
         const f = parseFields(req.body, { increment: { type: "duration" } });
         const renewed = await renewToken(req.db, token, f.values.increment as number);
+        if (!renewed) throw permissionDenied();
         return vaultJson(req, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
+      },
+    },
+  },
+  {
+    // Vault's `vault token renew <token>`: renews the token named in the body, capped like renew-self (S5b).
+    pattern: "auth/token/renew",
+    operations: {
+      update: async (req) => {
+        const f = parseFields(req.body, { token: { type: "string" }, increment: { type: "duration" } });
+        const token = String(f.values.token).trim();
+        if (!token) throw badRequest("missing token to renew");
+        const ctx = await resolveToken(req.env, req.db, token);
+        if (!ctx) throw badRequest("token not found");
+        const renewed = await renewToken(req.db, ctx, f.values.increment as number);
+        if (!renewed) throw badRequest("token not found");
+        return vaultJson(req, {
+          auth: authBlock(token, renewed, remainingTtl(renewed)),
+          warnings: unknownFieldWarnings(f.unknown),
+        });
       },
     },
   },

@@ -2,13 +2,13 @@
  * The secrets service's token store (decisions S5, S5a): Vault-shaped service tokens kept
  * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
  */
-import { and, eq, gt, inArray, isNotNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
 import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
 import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
-import { badRequest } from "../errors";
-import { policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
+import { badRequest, permissionDenied } from "../errors";
+import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
 import type { PolicyRules } from "./policy";
 
 /** S5a: default and maximum token TTL, 768h. */
@@ -181,21 +181,60 @@ export async function consumeTokenUse(db: Db, token: TokenContext): Promise<bool
   return true;
 }
 
-/** Revoke a token and, as Vault does, every token created under it. */
+/**
+ * Revoke a token and, as Vault does, every token created under it (S5b). One statement
+ * with one bound parameter however large the subtree (B8: D1 allows 100 bound
+ * parameters per statement, so a list of accessors cannot be bound one by one); the
+ * recursive query walks the parent index, and UNION stops on any cycle.
+ */
 export async function revokeTokenTree(db: Db, accessor: string): Promise<void> {
-  let frontier = [accessor];
-  const all: string[] = [];
-  while (frontier.length > 0) {
-    all.push(...frontier);
-    const children = await db
-      .select({ accessor: vaultTokens.accessor })
-      .from(vaultTokens)
-      .where(inArray(vaultTokens.parentAccessor, frontier));
-    frontier = children.map((c) => c.accessor).filter((a) => !all.includes(a));
+  await db.delete(vaultTokens).where(
+    sql`${vaultTokens.accessor} IN (
+      WITH RECURSIVE subtree(accessor) AS (
+        SELECT ${accessor}
+        UNION
+        SELECT t.accessor FROM vault_tokens t JOIN subtree s ON t.parent_accessor = s.accessor
+      )
+      SELECT accessor FROM subtree
+    )`,
+  );
+}
+
+/**
+ * Expiry times of a token's ancestors, from `parentAccessor` up to the token created by
+ * root (S5b: a child never outlives any of them). One statement, one bound parameter.
+ */
+function ancestorsQuery(db: Db, parentAccessor: string) {
+  return db
+    .select({ accessor: vaultTokens.accessor, expireAt: vaultTokens.expireAt })
+    .from(vaultTokens)
+    .where(
+      sql`${vaultTokens.accessor} IN (
+        WITH RECURSIVE chain(accessor) AS (
+          SELECT ${parentAccessor}
+          UNION
+          SELECT t.parent_accessor FROM vault_tokens t JOIN chain c ON t.accessor = c.accessor
+          WHERE t.parent_accessor IS NOT NULL
+        )
+        SELECT accessor FROM chain
+      )`,
+    );
+}
+
+/**
+ * The latest time a child of `parentAccessor` may live until (S5b), or `null` when no
+ * ancestor expires; `"revoked"` when the parent no longer exists or has expired, so the
+ * child must go too.
+ */
+async function ancestorsExpireAt(db: Db, parentAccessor: string | null, now: number): Promise<number | null | "revoked"> {
+  if (parentAccessor === null) return null;
+  const rows = await ancestorsQuery(db, parentAccessor);
+  if (!rows.some((r) => r.accessor === parentAccessor)) return "revoked";
+  let cap: number | null = null;
+  for (const row of rows) {
+    if (row.expireAt !== null && (cap === null || row.expireAt < cap)) cap = row.expireAt;
   }
-  for (let i = 0; i < all.length; i += 50) {
-    await db.delete(vaultTokens).where(inArray(vaultTokens.accessor, all.slice(i, i + 50)));
-  }
+  return cap !== null && cap <= now ? "revoked" : cap;
 }
 
 /** Vault's display-name form: `token-<name>` with characters outside [A-Za-z0-9-] as `-`. */
@@ -224,8 +263,11 @@ export interface CreatedToken {
 }
 
 /**
- * Create a child of `parent` (S5a): a non-root parent may grant only policies it holds;
- * `default` is added unless opted out; TTLs are capped at 768h with a warning.
+ * Create a child of `parent` (S5a, S5b): only root or a caller with `sudo` on
+ * `auth/token/create` may name an `entity_id`, otherwise the child inherits the parent's
+ * entity; a non-root parent may grant only its own token policies (never the identity
+ * policies of its entity); `default` is added unless opted out; TTLs are capped at 768h
+ * with a warning and at the parent's remaining lifetime.
  */
 export async function createToken(
   db: Db,
@@ -235,10 +277,16 @@ export async function createToken(
   now = Date.now(),
 ): Promise<CreatedToken> {
   const warnings: string[] = [];
+  // S5b: naming an entity is impersonating it; only root or `sudo` may.
+  if (input.entityId && !parent.isRoot) {
+    const acl = await aclFor(db, parent);
+    if (acl && !acl.allows("auth/token/create", "sudo")) throw permissionDenied();
+  }
   let policies = [...new Set(input.policies.map((p) => p.trim().toLowerCase()).filter(Boolean))];
   if (policies.length === 0) policies = parent.isRoot ? ["root"] : parent.tokenPolicies.filter((p) => p !== "default");
   if (!parent.isRoot) {
-    const held = new Set(parent.policies);
+    // S5b: the parent's own token policies only; its entity's policies are not its to give.
+    const held = new Set(parent.tokenPolicies);
     const missing = policies.filter((p) => p !== "default" && !held.has(p));
     if (missing.length > 0) throw badRequest("child policies must be subset of parent");
   }
@@ -252,6 +300,8 @@ export async function createToken(
     const entity = await db.query.identityEntities.findFirst({ where: eq(identityEntities.id, input.entityId) });
     if (!entity) throw badRequest(`entity "${input.entityId}" does not exist`);
   }
+  // S5b: a child inherits its parent's entity (root's tokens have none).
+  const entityId = input.entityId || parent.entityId || null;
 
   let maxTtl = TOKEN_MAX_TTL_SECONDS;
   if (input.explicitMaxTtl > 0) maxTtl = Math.min(maxTtl, input.explicitMaxTtl);
@@ -264,7 +314,7 @@ export async function createToken(
     }
     ttl = maxTtl;
   }
-  // A child never outlives its parent.
+  // S5b: a child never outlives its parent (whose own life is capped by its ancestors').
   let expireAt = now + ttl * 1000;
   if (parent.expireAt !== null && parent.expireAt < expireAt) {
     expireAt = parent.expireAt;
@@ -278,7 +328,7 @@ export async function createToken(
     policies: JSON.stringify(policies),
     displayName: tokenDisplayName(input.displayName),
     meta: JSON.stringify(input.meta),
-    entityId: input.entityId || null,
+    entityId,
     parentAccessor: parent.isRoot && parent.id === "" ? null : parent.accessor,
     numUses: input.numUses,
     usesLeft: input.numUses > 0 ? input.numUses : null,
@@ -291,12 +341,22 @@ export async function createToken(
   return { token, context: await contextFromRow(db, row), warnings };
 }
 
-/** Extend a token's life (renew-self): now + increment (or its TTL), capped by its maxima. */
-export async function renewToken(db: Db, token: TokenContext, increment: number, now = Date.now()): Promise<TokenContext> {
+/**
+ * Extend a token's life (renew, renew-self): now + increment (or its TTL), capped by its
+ * maxima and (S5b) by the remaining lifetime of every ancestor. A token whose parent is
+ * gone or expired is revoked instead (with its subtree), and the answer is null.
+ */
+export async function renewToken(db: Db, token: TokenContext, increment: number, now = Date.now()): Promise<TokenContext | null> {
   if (token.isRoot && token.id === "") return token;
   const requested = increment > 0 ? increment : token.ttl;
   let maxExpire = token.createdAt + TOKEN_MAX_TTL_SECONDS * 1000;
   if (token.explicitMaxTtl > 0) maxExpire = Math.min(maxExpire, token.createdAt + token.explicitMaxTtl * 1000);
+  const ancestorsCap = await ancestorsExpireAt(db, token.parentAccessor, now);
+  if (ancestorsCap === "revoked") {
+    await revokeTokenTree(db, token.accessor);
+    return null;
+  }
+  if (ancestorsCap !== null) maxExpire = Math.min(maxExpire, ancestorsCap);
   const expireAt = Math.min(now + requested * 1000, maxExpire);
   await db.update(vaultTokens).set({ expireAt }).where(eq(vaultTokens.id, token.id));
   return { ...token, expireAt };

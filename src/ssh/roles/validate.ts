@@ -186,6 +186,10 @@ export function buildRole(name: string, body: Record<string, unknown>): BuiltRol
     storeCertificates: v.store_certificates as boolean,
   };
   checkTemplates(role);
+  // Issue 14 finding 14: Vault's behaviour is kept, but the role's author is told.
+  if (Object.keys(role.defaultCriticalOptions).length > 0 && role.allowedCriticalOptions === "") {
+    warnings.push(DEFAULT_CRITICAL_OPTIONS_WARNING);
+  }
   return { role, warnings };
 }
 
@@ -202,6 +206,14 @@ function roleIssuerRef(raw: string): string {
   }
   return ref;
 }
+
+/**
+ * The warning of a role write whose `default_critical_options` a signing request can
+ * replace: with an empty `allowed_critical_options` any `critical_options` a caller sends
+ * replace the defaults (e.g. drop a `force-command`), as in Vault.
+ */
+export const DEFAULT_CRITICAL_OPTIONS_WARNING =
+  "default_critical_options are not enforced: allowed_critical_options is empty, so a signing request that sends critical_options replaces the defaults with any options it chooses; set allowed_critical_options to limit what callers may send";
 
 /**
  * Templates are checked when they are written (Vault only finds out at sign time): a

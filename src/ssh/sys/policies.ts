@@ -8,12 +8,22 @@ import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/poli
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
-import type { VaultRequest, VaultRoute } from "../router";
+import type { ParamNormaliser, VaultRequest, VaultRoute } from "../router";
 
 const POLICY_NAME = "[^/]+";
 
+/**
+ * Policy names are case-insensitive in Vault: stored trimmed and lower-case. S2b: a path
+ * spelling the name any other way is refused by the dispatcher (400), never rewritten.
+ */
+const policyNameNormaliser: ParamNormaliser = {
+  label: "policy name",
+  rule: "lower-case, without surrounding spaces",
+  normalise: (value) => value.trim().toLowerCase(),
+};
+
 function policyName(req: VaultRequest): string {
-  return (req.params.name ?? "").trim().toLowerCase();
+  return policyNameNormaliser.normalise(req.params.name ?? "");
 }
 
 async function readPolicy(req: VaultRequest) {
@@ -42,11 +52,24 @@ async function writePolicy(req: VaultRequest) {
     throw err;
   }
   const row = { name, policy: text, rules: JSON.stringify(rules), updatedAt: Date.now() };
+  // B8: the text and its parsed rules share one row, which D1 caps at 2 MB.
+  if (utf8LengthBound(row.policy) + utf8LengthBound(row.rules) > MAX_POLICY_ROW_BYTES) {
+    throw badRequest(`policy is too large: the text and its parsed rules exceed ${MAX_POLICY_ROW_BYTES} bytes`);
+  }
   await req.db
     .insert(vaultPolicies)
     .values(row)
     .onConflictDoUpdate({ target: vaultPolicies.name, set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt } });
   return vaultNoContent(req, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
+}
+
+/** B8: the bytes a stored policy's text and rules may take together (D1 rows are at most 2 MB). */
+const MAX_POLICY_ROW_BYTES = 1_900_000;
+
+const utf8 = new TextEncoder();
+/** An upper bound of a text's UTF-8 length: 3 bytes per UTF-16 unit, or the exact length of a long text. */
+function utf8LengthBound(text: string): number {
+  return text.length * 3 <= MAX_POLICY_ROW_BYTES / 2 ? text.length * 3 : utf8.encode(text).byteLength;
 }
 
 async function deletePolicy(req: VaultRequest) {
@@ -70,6 +93,7 @@ export const policyRoutes: VaultRoute[] = [
   {
     pattern: "sys/policies/acl/:name",
     params: { name: POLICY_NAME },
+    normalisedParams: { name: policyNameNormaliser },
     operations: { read: readPolicy, update: writePolicy, delete: deletePolicy },
   },
 ];

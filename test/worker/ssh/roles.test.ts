@@ -487,3 +487,30 @@ describe("role deletion and the zero-address list (reference §3.4)", () => {
     await vault("DELETE", "ssh/config/zeroaddress");
   });
 });
+
+describe("issue 14 finding 14: default critical options a caller may replace", () => {
+  const WARNING =
+    "default_critical_options are not enforced: allowed_critical_options is empty, so a signing request that sends critical_options replaces the defaults with any options it chooses; set allowed_critical_options to limit what callers may send";
+
+  it("warns on a write and a patch when default_critical_options is set and allowed_critical_options is empty", async () => {
+    const name = uniqueName();
+    const res = await writeRole(name, { ...CA_ROLE, default_critical_options: { "force-command": "/usr/bin/true" } });
+    expect(res.status).toBe(200);
+    expect(res.json.warnings).toEqual([WARNING]);
+    // The role is stored as Vault stores it.
+    expect((await readRole(name)).json.data.default_critical_options).toEqual({ "force-command": "/usr/bin/true" });
+    const patched = await vault("PATCH", `ssh/roles/${name}`, { body: { ttl: "1h" } });
+    expect(patched.status).toBe(200);
+    expect(patched.json.warnings).toEqual([WARNING]);
+  });
+
+  it("does not warn when allowed_critical_options lists names, or without defaults", async () => {
+    const limited = await writeRole(uniqueName(), {
+      ...CA_ROLE,
+      default_critical_options: { "force-command": "/usr/bin/true" },
+      allowed_critical_options: "force-command",
+    });
+    expect(limited.status).toBe(204);
+    expect((await writeRole(uniqueName(), CA_ROLE)).status).toBe(204);
+  });
+});

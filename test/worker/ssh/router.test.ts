@@ -5,14 +5,14 @@ import { vaultRoutes } from "../../../src/ssh/routes";
 /** The route a plain scan of the table in order picks (what the router did before its literal index). */
 function scanned(rest: string) {
   return vaultRoutes.find(
-    (r) => r.mounted && new RegExp(`^${r.pattern.split("/").map((s) => (s.startsWith(":") ? `(?:${r.params?.[s.slice(1)] ?? NAME_PATTERN})` : s)).join("/")}/?$`).test(rest),
+    (r) => r.mounted && new RegExp(`^${r.pattern.split("/").map((s) => (s.startsWith(":") ? `(?:${r.params?.[s.slice(1)] ?? NAME_PATTERN})` : s)).join("/")}$`).test(rest),
   );
 }
 
 describe("the /v1 route table", () => {
   it("routes every mount path to the route a scan in table order would pick", () => {
     const router = new VaultRouter(vaultRoutes);
-    const rests = ["verify", "public_key", "config/ca", "config/zeroaddress", "lookup", "roles", "roles/", "roles/web", "creds/web", "sign/web", "issue/web", "tidy/dynamic-keys"];
+    const rests = ["verify", "public_key", "config/ca", "config/zeroaddress", "lookup", "roles", "roles/web", "creds/web", "sign/web", "issue/web", "tidy/dynamic-keys"];
     for (const rest of rests) {
       const expected = scanned(rest);
       expect(expected, rest).toBeDefined();
@@ -25,12 +25,13 @@ const handler: VaultHandler = async () => new Response(null);
 const route = (pattern: string, mounted = true): VaultRoute => ({ pattern, mounted, operations: { read: handler } });
 
 describe("VaultRouter", () => {
-  it("matches literal and parameter routes under a mount, with one trailing slash tolerated", () => {
+  it("matches literal and parameter routes under a mount, each in exactly one spelling (S2b)", () => {
     const verify = route("verify");
     const role = route("roles/:name");
     const router = new VaultRouter([verify, role, route("sys/leases/revoke", false)]);
     expect(router.match("ssh/verify", ["ssh"])).toEqual({ route: verify, params: {}, mount: "ssh" });
-    expect(router.match("ssh/verify/", ["ssh"])?.route).toBe(verify);
+    expect(router.match("ssh/verify/", ["ssh"])).toBeNull();
+    expect(router.match("ssh/roles/web/", ["ssh"])).toBeNull();
     expect(router.match("ssh/verify//", ["ssh"])).toBeNull();
     expect(router.match("ssh/roles/web", ["ssh"])).toEqual({ route: role, params: { name: "web" }, mount: "ssh" });
     expect(router.match("other/verify", ["ssh"])).toBeNull();

@@ -123,3 +123,17 @@ describe("ACL enforcement (S5a, S6)", () => {
     expect(JSON.parse(row!.rules)).toEqual({ "ssh/*": ["list", "read"] });
   });
 });
+
+describe("B8: a stored policy fits one D1 row", () => {
+  it("refuses a policy whose text and parsed rules together exceed D1's 2 MB row, storing nothing", async () => {
+    const name = uniqueName("huge");
+    const text = rules({ [`ssh/${"a".repeat(990_000)}`]: ["read"] });
+    const res = await vault("PUT", `sys/policies/acl/${name}`, { body: { policy: text } });
+    expect(res.status).toBe(400);
+    expect(res.json.errors[0]).toMatch(/^policy is too large/);
+    expect((await vault("GET", `sys/policies/acl/${name}`)).status).toBe(404);
+    // Half of it is fine.
+    const half = rules({ [`ssh/${"a".repeat(400_000)}`]: ["read"] });
+    expect((await vault("PUT", `sys/policies/acl/${name}`, { body: { policy: half } })).status).toBe(204);
+  });
+});

@@ -29,22 +29,23 @@ nocodeApp.onError(renderNocodeError);
  */
 const TOKENLESS_PREFIXES = ["/api/v2/uploads/"];
 
-// Any write may change what ./cache.ts holds (tokens, rights, no-code modules): clear it
-// before and after, so this isolate sees its own writes at once.
-nocodeApp.use("*", async (c, next) => {
-  if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-  clearNocodeCache();
-  await next();
-  clearNocodeCache();
-});
-
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
+// Any write may change what ./cache.ts holds (tokens, rights, no-code modules): an
+// authenticated write clears it before and after, so this isolate sees its own writes at
+// once. N2b: only after the token check — an unauthenticated request (and the tokenless
+// upload link, which changes nothing cached) never clears it.
 nocodeApp.use("*", async (c, next) => {
   if (TOKENLESS_PREFIXES.some((prefix) => c.req.path.startsWith(prefix))) return next();
   const caller = await authenticateNocode(c.env, c.req.raw.headers);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
-  await next();
+  if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+  clearNocodeCache();
+  try {
+    await next();
+  } finally {
+    clearNocodeCache();
+  }
 });
 
 nocodeApp.get("/ping", (c) => c.body(null, 204));

@@ -76,5 +76,7 @@ export async function authenticateNocode(env: Env, headers: Headers): Promise<No
   // Cheap shape check before touching D1: every token we issue contains ".atlasv1.".
   if (!token.includes(".atlasv1.") || token.length > 200) return null;
   const hash = await hashNocodeToken(env, token);
-  return cachedNocode(`token:${hash}`, () => callerForTokenHash(createDb(env.DB), hash));
+  // N2b: only a found caller is kept; an unknown token (a key its sender chose) is not,
+  // so unauthenticated requests can neither fill the cache nor evict what it holds.
+  return cachedNocode(`token:${hash}`, () => callerForTokenHash(createDb(env.DB), hash), { keep: (caller) => caller !== null });
 }

@@ -44,11 +44,12 @@ function operationOf(method: string, query: URLSearchParams): OperationResult {
  * the hot unauthenticated paths (`verify`, `public_key`). Every answer, errors included,
  * carries `X-Request-Id`.
  */
-export async function serveSecrets(request: Request, env: Env): Promise<Response> {
+export async function serveSecrets(request: Request, env: Env, ctx?: Pick<ExecutionContext, "waitUntil">): Promise<Response> {
   const requestId = newRequestId();
   let response: Response;
+  const waitUntil = (work: Promise<unknown>) => (ctx ? ctx.waitUntil(work) : void work.catch(() => {}));
   try {
-    response = await dispatch(request, env, new URL(request.url), requestId);
+    response = await dispatch(request, env, new URL(request.url), requestId, waitUntil);
   } catch (err) {
     response = renderVaultError(err, requestId);
   }
@@ -67,7 +68,7 @@ export function isSecretsUrl(url: string): boolean {
   return next === "" || next === "/" || next === "?" || next === "#";
 }
 
-async function dispatch(request: Request, env: Env, url: URL, requestId: string): Promise<Response> {
+async function dispatch(request: Request, env: Env, url: URL, requestId: string, waitUntil: VaultRequest["waitUntil"]): Promise<Response> {
   const path = decodedPath(url.pathname);
   const mounts = configuredMounts(env.SSH_MOUNTS);
   const match = router.match(path, mounts);
@@ -93,6 +94,7 @@ async function dispatch(request: Request, env: Env, url: URL, requestId: string)
       token,
       body,
       query: url.searchParams,
+      waitUntil,
     });
   };
 

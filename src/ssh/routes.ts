@@ -9,6 +9,7 @@ import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
+import { rotateRoutes } from "./sys/rotate";
 import { systemRoutes } from "./sys/system";
 
 export const vaultRoutes: VaultRoute[] = [
@@ -16,6 +17,7 @@ export const vaultRoutes: VaultRoute[] = [
   ...policyRoutes,
   ...mountRoutes,
   ...systemRoutes,
+  ...rotateRoutes,
   ...identityRoutes,
   // SSH engine routes (mounted: relative to each SSH mount, S1)
   ...certificateAuthorityRoutes,

@@ -10,7 +10,8 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshCa } from "../../db/schema";
-import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
+import { rewrapStoredSecret } from "../../db/secrets-at-rest";
+import { decryptSecret, encryptSecret, needsRewrap } from "../../lib/crypto/kek";
 import { importSigningKey, type SshSigningKey } from "../../lib/crypto/ssh-ca";
 import { invalidateMountContexts } from "../context-cache";
 
@@ -74,7 +75,12 @@ const cache = new Map<string, CacheEntry>();
  * The signing key of a stored CA row: from the cache when the row's ciphertext is the one
  * cached, else decrypted and imported once (concurrent callers share the import).
  */
-export function signingKeyFor(env: Env, mount: string, row: CaRow): Promise<SshSigningKey> {
+export function signingKeyFor(env: Env, mount: string, row: CaRow, waitUntil: (work: Promise<unknown>) => void): Promise<SshSigningKey> {
+  // B11: a CA key still under an older KEYWAY_KEK key is rewrapped under the primary one
+  // after this request; the read itself uses the old ciphertext, which still decrypts.
+  if (needsRewrap(env.KEYWAY_KEK, row.privateKeyEncrypted)) {
+    waitUntil(rewrapStoredSecret(env, "ssh_ca", mount, row.privateKeyEncrypted).then(() => invalidateMountContexts(mount)));
+  }
   const hit = cache.get(mount);
   if (hit && hit.ciphertext === row.privateKeyEncrypted) return hit.key;
   const key = decryptSecret(env.KEYWAY_KEK, kekContext(mount), row.privateKeyEncrypted).then(importSigningKey);

@@ -150,7 +150,7 @@ async function plan(
   if (ext.skipped) warnings.push(SKIPPED_EXTENSIONS_WARNING);
   // S4: no CA is a 400 with Vault's text, after every other check (as in Vault).
   if (!ca) throw badRequest("failed to read CA private key");
-  const caKey = signingKeyFor(req.env, req.mount, ca);
+  const caKey = signingKeyFor(req.env, req.mount, ca, req.waitUntil);
   // Consumed by certify; a rejection before then must not go unhandled.
   caKey.catch(() => {});
   return { keyIdParts, certType, principals, ttl, criticalOptions, extensions: ext.extensions, warnings, caKey };

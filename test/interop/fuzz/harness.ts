@@ -55,6 +55,8 @@ export interface FuzzStats {
   timeouts: number;
   /** Answers made by wrangler's dev proxy, not the Worker (see isDevProxyFailure). */
   proxyFailures: number;
+  /** Connections to the local server that failed and were retried once (not timeouts). */
+  connectionRetries: number;
   failures: FuzzFailure[];
 }
 
@@ -234,8 +236,15 @@ function fieldsArb(names: string[]): fc.Arbitrary<Record<string, unknown>> {
   return fc.dictionary(fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 12 })), anyJson, { maxKeys: 6 });
 }
 
-function deepJson(): fc.Arbitrary<string> {
-  return fc.integer({ min: 65, max: 30_000 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`);
+/** JSON nested deeper than B9's 64: bare, or as the value of a field the handler reads. */
+function deepJson(api: "v1" | "v2"): fc.Arbitrary<string> {
+  const field = api === "v1" ? fc.constantFrom(...V1_FIELDS) : fc.constantFrom(...V2_ATTRIBUTES);
+  return fc.tuple(fc.integer({ min: 65, max: 30_000 }), fc.constantFrom("bare", "field"), field, fc.constantFrom("[", '{"a":')).map(([depth, where, name, open]) => {
+    const close = open === "[" ? "]" : "}";
+    const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
+    if (where === "bare") return deep;
+    return api === "v1" ? `{"${name}":${deep}}` : `{"data":{"type":"vars","attributes":{"${name}":${deep}}}}`;
+  });
 }
 
 function bodyArb(api: "v1" | "v2", known: KnownIssueSwitches): fc.Arbitrary<string | undefined> {
@@ -259,7 +268,7 @@ function bodyArb(api: "v1" | "v2", known: KnownIssueSwitches): fc.Arbitrary<stri
     fc.string({ maxLength: 60 }),
     fc.constantFrom("{", "{}", "[]", "null", '{"a":', "\u0000", '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}'),
   ];
-  if (known.deepJson) options.push(deepJson());
+  if (known.deepJson) options.push(deepJson(api));
   return fc.oneof(...options);
 }
 
@@ -354,7 +363,9 @@ async function send(f: FuzzFixtures, r: FuzzRequest, timeoutMs: number) {
     return { status: res.status, contentType: res.headers.get("content-type") ?? "", body };
   } catch (err) {
     const name = (err as Error).name;
-    return { status: name === "TimeoutError" || name === "AbortError" ? ("timeout" as const) : ("network error" as const), contentType: "", body: String(err) };
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const detail = `${String(err)}${cause ? ` (${cause.code ?? ""} ${cause.message ?? ""})` : ""}`;
+    return { status: name === "TimeoutError" || name === "AbortError" ? ("timeout" as const) : ("network error" as const), contentType: "", body: detail };
   }
 }
 
@@ -363,14 +374,20 @@ export async function runApiFuzz(
   f: FuzzFixtures,
   options: { count: number; seed: number; concurrency: number; known: KnownIssueSwitches; timeoutMs?: number },
 ): Promise<FuzzStats> {
-  const stats: FuzzStats = { sent: 0, serverErrors: 0, badFormat: 0, timeouts: 0, proxyFailures: 0, failures: [] };
+  const stats: FuzzStats = { sent: 0, serverErrors: 0, badFormat: 0, timeouts: 0, proxyFailures: 0, connectionRetries: 0, failures: [] };
   const requests = fc.sample(requestArb(f, options.known), { numRuns: options.count, seed: options.seed });
   let next = 0;
   const worker = async () => {
     while (next < requests.length) {
       const r = requests[next++]!;
-      const answer = await send(f, r, options.timeoutMs ?? 30_000);
+      let answer = await send(f, r, options.timeoutMs ?? 30_000);
       stats.sent++;
+      // A connection the local server reset (keep-alive races of the dev proxy under load)
+      // is retried once; a second failure, or any timeout, counts as not answering.
+      if (answer.status === "network error") {
+        stats.connectionRetries++;
+        answer = await send(f, r, options.timeoutMs ?? 30_000);
+      }
       if (answer.status === "dev proxy") {
         stats.proxyFailures++;
         continue;
@@ -401,6 +418,8 @@ export interface OtpRaceStats {
   neverWon: number;
   /** Verify attempts the dev proxy answered itself (isDevProxyFailure): their outcome is unknown. */
   proxyFailures: number;
+  /** OTPs nobody was seen to win because some attempt was lost in the dev proxy. */
+  indeterminate: number;
   otherAnswers: number;
 }
 
@@ -409,7 +428,7 @@ export interface OtpRaceStats {
  * OTP at once, `concurrency` OTPs in flight): exactly one may succeed (S13).
  */
 export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; callers: number; concurrency: number }): Promise<OtpRaceStats> {
-  const stats: OtpRaceStats = { otps: 0, attempts: 0, wonTwice: 0, neverWon: 0, proxyFailures: 0, otherAnswers: 0 };
+  const stats: OtpRaceStats = { otps: 0, attempts: 0, wonTwice: 0, neverWon: 0, proxyFailures: 0, indeterminate: 0, otherAnswers: 0 };
   let issued = 0;
   const worker = async () => {
     while (issued < options.otps) {
@@ -443,6 +462,7 @@ export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; call
       const wins = answers.filter((a) => a.status === 200).length;
       if (wins > 1) stats.wonTwice++;
       if (wins === 0 && proxied === 0) stats.neverWon++;
+      if (wins === 0 && proxied > 0) stats.indeterminate++;
       stats.otherAnswers += answers.filter((a) => !a.proxy && a.status !== 200 && !(a.status === 400 && a.text.includes("OTP not found"))).length;
     }
   };

@@ -120,44 +120,64 @@ export interface RewrapResult {
  */
 export async function rewrapSecrets(env: Pick<Env, "DB" | "KEYWAY_KEK">, limit: number = REWRAP_BATCH): Promise<RewrapResult> {
   const { primary, older } = prefixesOf(env.KEYWAY_KEK);
-  const writes: D1PreparedStatement[] = [];
+  /** Compare-and-swap writes, each with the number of secrets it re-encrypts. */
+  const writes: { statement: D1PreparedStatement; secrets: number }[] = [];
+  let planned = 0;
 
   for (const col of ENCRYPTED_COLUMNS) {
-    if (writes.length >= limit) break;
+    if (planned >= limit) break;
     const stale = startsWithAny(col.column, older);
     const { results } = await env.DB.prepare(`SELECT ${col.key} AS k, ${col.column} AS c FROM ${col.table} WHERE ${stale.sql} LIMIT ?`)
-      .bind(...stale.params, limit - writes.length)
+      .bind(...stale.params, limit - planned)
       .all<{ k: string; c: string }>();
     for (const row of results) {
       const fresh = await reencrypt(env.KEYWAY_KEK, col.context(row.k), row.c);
-      if (fresh) writes.push(casUpdate(env.DB, col, row.k, row.c, fresh));
+      if (!fresh) continue;
+      writes.push({ statement: casUpdate(env.DB, col, row.k, row.c, fresh), secrets: 1 });
+      planned++;
     }
   }
 
   // Pending var changes of upgrade runs: each run's configuration is rewritten whole.
-  if (writes.length < limit) {
+  if (planned < limit) {
     const stale = startsWithAny("json_extract(j.value, '$.valueEncrypted')", older);
     const { results } = await env.DB.prepare(
       `SELECT r.id AS id, r.configuration AS configuration FROM runs r WHERE EXISTS (SELECT 1 FROM json_each(r.configuration, '$.varChanges') j WHERE ${stale.sql}) LIMIT ?`,
     )
-      .bind(...stale.params, limit - writes.length)
+      .bind(...stale.params, limit - planned)
       .all<{ id: string; configuration: string }>();
     for (const run of results) {
       const configuration = JSON.parse(run.configuration) as { varChanges?: { id: string; valueEncrypted?: string | null }[] };
+      let secrets = 0;
       for (const change of configuration.varChanges ?? []) {
         const ct = change.valueEncrypted;
         if (!ct || !older.some((p) => ct.startsWith(p))) continue;
-        change.valueEncrypted = (await reencrypt(env.KEYWAY_KEK, pendingVarContext(change.id), ct)) ?? ct;
+        const fresh = await reencrypt(env.KEYWAY_KEK, pendingVarContext(change.id), ct);
+        if (!fresh) continue;
+        change.valueEncrypted = fresh;
+        secrets++;
       }
-      writes.push(
-        env.DB.prepare("UPDATE runs SET configuration = ? WHERE id = ? AND configuration = ?").bind(JSON.stringify(configuration), run.id, run.configuration),
+      if (secrets === 0) continue;
+      // A run is rewritten whole: one that would pass the limit waits for the next call
+      // (unless it alone holds more than the limit, which must still make progress).
+      if (planned > 0 && planned + secrets > limit) break;
+      const statement = env.DB.prepare("UPDATE runs SET configuration = ? WHERE id = ? AND configuration = ?").bind(
+        JSON.stringify(configuration),
+        run.id,
+        run.configuration,
       );
+      writes.push({ statement, secrets });
+      planned += secrets;
+      if (planned >= limit) break;
     }
   }
 
   let rewrapped = 0;
   if (writes.length > 0) {
-    for (const result of await env.DB.batch(writes)) rewrapped += result.meta.changes ?? 0;
+    const results = await env.DB.batch(writes.map((w) => w.statement));
+    results.forEach((result, i) => {
+      if ((result.meta.changes ?? 0) > 0) rewrapped += writes[i]!.secrets;
+    });
   }
   const counts = await countNotUnderPrimary(env.DB, primary, older);
   return { rewrapped, ...counts };

@@ -416,7 +416,10 @@ export interface OtpRaceStats {
   wonTwice: number;
   /** OTPs no caller won although every attempt was answered by the Worker. */
   neverWon: number;
-  /** Verify attempts the dev proxy answered itself (isDevProxyFailure): their outcome is unknown. */
+  /**
+   * Attempts lost in transport — answered by the dev proxy itself (isDevProxyFailure) or a
+   * kept-alive connection the local server closed — whose outcome is unknown.
+   */
   proxyFailures: number;
   /** OTPs nobody was seen to win because some attempt was lost in the dev proxy. */
   indeterminate: number;
@@ -433,11 +436,18 @@ export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; call
   const worker = async () => {
     while (issued < options.otps) {
       issued++;
-      const creds = await fetch(`${f.url}/v1/ssh/creds/${f.otpRole}`, {
-        method: "POST",
-        headers: { "X-Vault-Token": f.rootToken, "Content-Type": "application/json" },
-        body: JSON.stringify({ ip: "10.1.2.3" }),
-      });
+      let creds: Response;
+      try {
+        creds = await fetch(`${f.url}/v1/ssh/creds/${f.otpRole}`, {
+          method: "POST",
+          headers: { "X-Vault-Token": f.rootToken, "Content-Type": "application/json" },
+          body: JSON.stringify({ ip: "10.1.2.3" }),
+        });
+      } catch {
+        stats.proxyFailures++;
+        issued--;
+        continue;
+      }
       if (creds.status !== 200) {
         const text = await creds.text();
         if (isDevProxyFailure(creds.status, creds.headers, text)) {
@@ -451,9 +461,15 @@ export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; call
       stats.otps++;
       const answers = await Promise.all(
         Array.from({ length: options.callers }, async () => {
-          const res = await fetch(`${f.url}/v1/ssh/verify`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ otp }) });
-          const text = await res.text();
-          return { status: res.status, text, proxy: isDevProxyFailure(res.status, res.headers, text) };
+          try {
+            const res = await fetch(`${f.url}/v1/ssh/verify`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ otp }) });
+            const text = await res.text();
+            return { status: res.status, text, proxy: isDevProxyFailure(res.status, res.headers, text) };
+          } catch (err) {
+            // The local server closed a kept-alive connection as it was reused ("other side
+            // closed"): the attempt's outcome is unknown, like one lost in the dev proxy.
+            return { status: 0, text: String(err), proxy: true };
+          }
         }),
       );
       stats.attempts += answers.length;

@@ -3,9 +3,12 @@
 // 1. installs dependencies when node_modules is missing;
 // 2. creates .dev.vars with random values for every missing secret of .dev.vars.example
 //    and prints the root and admin tokens;
-// 3. applies the D1 migrations locally;
-// 4. runs `wrangler dev` on loopback.
-// Uses only Node built-ins, because it runs before dependencies are installed.
+// 3. refuses a misconfigured .dev.vars (decision B10: placeholders, bad keys, duplicate
+//    key ids, ROOT_TOKEN = ADMIN_TOKEN) with the Worker's own message, before starting;
+// 4. applies the D1 migrations locally;
+// 5. runs `wrangler dev` on loopback.
+// Uses only Node built-ins until dependencies are installed (then esbuild, to load the
+// Worker's own check from src/lib/deployment-config.ts).
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -65,6 +68,24 @@ for (const [name, value] of existing) lines.push(`${name}=${value}`);
 writeFileSync(devVarsPath, lines.join("\n"), { mode: 0o600 });
 const vars = Object.fromEntries(lines.map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter(Boolean).map((m) => [m[1], m[2]]));
 console.log(added > 0 ? `Wrote ${added} new secret(s) to .dev.vars.` : "Using the secrets in .dev.vars.");
+
+// B10: the same check the Worker applies to every request, so a bad .dev.vars stops here
+// with the message the Worker would answer with (it names the setting, never its value).
+const { build } = await import("esbuild");
+const bundled = await build({
+  entryPoints: [path.join(root, "src", "lib", "deployment-config.ts")],
+  bundle: true,
+  format: "esm",
+  platform: "neutral",
+  write: false,
+  logLevel: "silent",
+});
+const config = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`);
+const problem = config.deploymentProblem(vars);
+if (problem !== null) {
+  console.error(`\n${config.misconfiguredMessage(problem)}\nFix it in .dev.vars (delete a line to have a fresh random value generated).`);
+  process.exit(1);
+}
 
 console.log("Applying D1 migrations locally…");
 run(path.join(root, "node_modules", ".bin", "wrangler"), ["d1", "migrations", "apply", "DB", "--local"]);

@@ -7,14 +7,16 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
 import { guardEnv } from "./db/d1-guard";
-import { requestId } from "./lib/http/request-id";
-import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
+import { cachedDeploymentProblem, misconfiguredMessage } from "./lib/deployment-config";
+import { newRequestId, REQUEST_ID_HEADER, requestId } from "./lib/http/request-id";
+import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { handleQueue } from "./queue";
 import { isSecretsUrl, serveSecrets } from "./ssh/app";
 import { scheduledTidy } from "./ssh/revocation";
+import { vaultMisconfigured } from "./ssh/errors";
 
 export { OtpStore } from "./ssh/otp/otp-store";
 
@@ -33,10 +35,26 @@ app.notFound((c) =>
   c.body(JSON.stringify({ errors: [{ status: "404", title: "not found" }] }), 404, { "Content-Type": JSONAPI_MEDIA_TYPE }),
 );
 
+/**
+ * B10: while the secrets are misconfigured, every request answers 503 naming the setting
+ * (never its value): /v1 in Vault's format, /api/… in JSON:API's, anything else as text.
+ */
+function misconfigured(request: Request, problem: string): Response {
+  const message = misconfiguredMessage(problem);
+  let response: Response;
+  if (isSecretsUrl(request.url)) response = vaultMisconfigured(message);
+  else if (new URL(request.url).pathname.startsWith("/api/")) response = nocodeMisconfigured(message);
+  else response = new Response(`${message}\n`, { status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+  response.headers.set(REQUEST_ID_HEADER, newRequestId());
+  return response;
+}
+
 /** The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. */
 export function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionContext): Response | Promise<Response> {
+  const problem = cachedDeploymentProblem(rawEnv);
+  if (problem !== null) return misconfigured(request, problem);
   const env = guardEnv(rawEnv); // B8: D1's limits enforced in tests (inert in production)
-  if (isSecretsUrl(request.url)) return serveSecrets(request, env);
+  if (isSecretsUrl(request.url)) return serveSecrets(request, env, ctx);
   return app.fetch(request, env, ctx);
 }
 

@@ -122,7 +122,7 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** Cryptographically random bytes. */
-export function randomBytes(length: number): Uint8Array {
+export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(length);
   crypto.getRandomValues(out);
   return out;

@@ -25,23 +25,25 @@ export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: No
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);
 
-// Any write may change what ./cache.ts holds (tokens, rights, no-code modules): clear it
-// before and after, so this isolate sees its own writes at once.
-nocodeApp.use("*", async (c, next) => {
-  if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-  clearNocodeCache();
-  await next();
-  clearNocodeCache();
-});
 
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
+// Any write may change what ./cache.ts holds (tokens, rights, no-code modules): an
+// authenticated write clears it before and after, so this isolate sees its own writes at
+// once. N2b: only after the token check — an unauthenticated request (and the tokenless
+// upload link, which changes nothing cached) never clears it.
 nocodeApp.use("*", async (c, next) => {
   // The exemptions are data (./unauthenticated.ts): the module upload link (N9); the plan page of N8 lives under /app.
   if (isUnauthenticatedRoute(c.req.method, c.req.path)) return next();
   const caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
   if (!caller) throw unauthorized();
   c.set("caller", caller);
-  await next();
+  if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+  clearNocodeCache();
+  try {
+    await next();
+  } finally {
+    clearNocodeCache();
+  }
 });
 
 nocodeApp.get("/ping", rights({ caller: "any" }), (c) => c.body(null, 204));

@@ -167,7 +167,9 @@ export async function resolveStoredToken(
   waitUntil?: (promise: Promise<unknown>) => void,
 ): Promise<NocodeCaller | null> {
   const db = createDb(env.DB);
-  const resolved = await cachedNocode(`token:${hash}`, () => resolveTokenHash(db, hash));
+  // N2b: only a found token is kept; an unknown one (a key its sender chose) is not, so
+  // unauthenticated requests can neither fill the cache nor evict what it holds.
+  const resolved = await cachedNocode(`token:${hash}`, () => resolveTokenHash(db, hash), { keep: (token) => token !== null });
   const now = Date.now();
   if (!resolved || isExpired(resolved, now)) return null;
   if (waitUntil) {

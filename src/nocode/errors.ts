@@ -96,6 +96,14 @@ export function nocodeErrorResponse(error: NocodeError): Response {
   });
 }
 
+/** B10: the answer to every /api request while the deployment is misconfigured (503, JSON:API). */
+export function nocodeMisconfigured(detail: string): Response {
+  return new Response(JSON.stringify({ errors: [{ status: "503", title: "service unavailable", detail }] }), {
+    status: 503,
+    headers: { "Content-Type": JSONAPI_MEDIA_TYPE },
+  });
+}
+
 /** Render any thrown value; internal faults get a generic body and a log line (B3). */
 export function renderNocodeError<E extends AppEnv>(err: unknown, c: Context<E>): Response {
   if (err instanceof NocodeError) return nocodeErrorResponse(err);

@@ -52,11 +52,12 @@ function operationOf(method: string, query: URLSearchParams): OperationResult {
  * the hot unauthenticated paths (`verify`, `public_key`). Every answer, errors included,
  * carries `X-Request-Id`.
  */
-export async function serveSecrets(request: Request, env: Env): Promise<Response> {
+export async function serveSecrets(request: Request, env: Env, ctx?: Pick<ExecutionContext, "waitUntil">): Promise<Response> {
   const requestId = newRequestId();
   let response: Response;
+  const waitUntil = (work: Promise<unknown>) => (ctx ? ctx.waitUntil(work) : void work.catch(() => {}));
   try {
-    response = await dispatch(request, env, new URL(request.url), requestId);
+    response = await dispatch(request, env, new URL(request.url), requestId, waitUntil);
   } catch (err) {
     response = renderVaultError(err, requestId);
   }
@@ -75,7 +76,7 @@ export function isSecretsUrl(url: string): boolean {
   return next === "" || next === "/" || next === "?" || next === "#";
 }
 
-async function dispatch(request: Request, env: Env, url: URL, requestId: string): Promise<Response> {
+async function dispatch(request: Request, env: Env, url: URL, requestId: string, waitUntil: VaultRequest["waitUntil"]): Promise<Response> {
   const rawPath = url.pathname.replace(/^\/v1\/?/, "");
   // The path as received (percent-decoded): what the ACL is checked against (S2b).
   const path = decodedPath(rawPath);
@@ -106,6 +107,7 @@ async function dispatch(request: Request, env: Env, url: URL, requestId: string)
       token,
       body,
       query: url.searchParams,
+      waitUntil,
     });
   };
 

@@ -78,3 +78,11 @@ export function renderVaultError(err: unknown, requestId: string): Response {
   }
   return jsonResponse({ errors: error.messages }, vaultStatus(error.code));
 }
+
+/**
+ * B10: the answer to every /v1 request while the deployment is misconfigured — 503 in
+ * Vault's format (Vault answers 503 while sealed or uninitialised, too).
+ */
+export function vaultMisconfigured(message: string): Response {
+  return jsonResponse({ errors: [message] }, 503);
+}

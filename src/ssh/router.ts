@@ -33,6 +33,8 @@ export interface VaultRequest {
   /** JSON body of a write (`{}` for reads); parsed within B5's limit before the handler. */
   body: Record<string, unknown>;
   query: URLSearchParams;
+  /** Work that may finish after the answer (the execution context's `waitUntil`); never fails the request. */
+  waitUntil: (work: Promise<unknown>) => void;
 }
 
 export type VaultHandler = (req: VaultRequest) => Promise<Response>;

@@ -10,6 +10,7 @@ import { otpRoutes } from "./otp/routes";
 import { revocationFeatureRoutes } from "./revocation";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
+import { rotateRoutes } from "./sys/rotate";
 import { systemRoutes } from "./sys/system";
 
 export const vaultRoutes: VaultRoute[] = [
@@ -17,6 +18,7 @@ export const vaultRoutes: VaultRoute[] = [
   ...policyRoutes,
   ...mountRoutes,
   ...systemRoutes,
+  ...rotateRoutes,
   ...identityRoutes,
   // SSH engine routes (mounted: relative to each SSH mount, S1)
   ...certificateAuthorityRoutes,

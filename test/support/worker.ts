@@ -53,7 +53,7 @@ export async function startKeyway(vars: Record<string, string> = {}): Promise<Ru
       inspector: false,
       persist: persistTo,
       watch: false,
-      logLevel: "warn",
+      logLevel: (process.env.KEYWAY_WRANGLER_LOG as "warn") ?? "warn",
     },
   });
   await worker.ready;

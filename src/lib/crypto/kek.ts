@@ -3,7 +3,8 @@
  *
  * KEYWAY_KEK is `base64` or `id:base64[,id:base64…]` (B6). The first key encrypts; every
  * listed key decrypts. A ciphertext is `v1.<key id>.<base64url iv>.<base64url ct+tag>`,
- * so keys rotate by prepending a new one.
+ * so keys rotate by prepending a new one; B11: a ciphertext under another key is
+ * rewrapped under the first (on read, and by `sys/rotate/rewrap`) until none is left.
  */
 import { fromBase64, fromUtf8, randomBytes, toBase64Url, utf8 } from "../bytes";
 
@@ -14,25 +15,67 @@ interface Keyring {
 
 const keyrings = new Map<string, Keyring>();
 
-/** Parse KEYWAY_KEK into a keyring (cached per isolate). A bare key gets the id `k0`. */
-export function keyring(secret: string): Keyring {
-  const cached = keyrings.get(secret);
-  if (cached) return cached;
-  const keys = new Map<string, Promise<CryptoKey>>();
-  let primaryId = "";
+/** One key of KEYWAY_KEK: its id and its 32 raw bytes. */
+export interface KekEntry {
+  id: string;
+  raw: Uint8Array<ArrayBuffer>;
+}
+
+/** Why a KEYWAY_KEK value is refused (the message names key ids, never key material). */
+export class KekFormatError extends Error {}
+
+/**
+ * Parse KEYWAY_KEK (B6): `base64` or `id:base64[,id:base64…]`, each key 32 bytes, ids of
+ * letters, digits, `-` and `_`, each id once (B10: a duplicate id is a misconfiguration,
+ * never "the first wins" or "the last wins"). A bare key gets the id `k0`.
+ */
+export function parseKek(secret: string): KekEntry[] {
+  const entries: KekEntry[] = [];
   for (const entry of secret.split(",").map((s) => s.trim()).filter(Boolean)) {
     const colon = entry.indexOf(":");
     const id = colon > 0 ? entry.slice(0, colon) : "k0";
-    const raw = fromBase64(colon > 0 ? entry.slice(colon + 1) : entry);
-    if (raw.length !== 32) throw new Error(`KEYWAY_KEK key "${id}" must be base64 of 32 bytes`);
-    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error("KEYWAY_KEK key ids use letters, digits, - and _");
-    if (!primaryId) primaryId = id;
-    keys.set(id, crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]));
+    if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new KekFormatError("key ids use letters, digits, - and _");
+    if (entries.some((e) => e.id === id)) throw new KekFormatError(`duplicate key id "${id}"`);
+    let raw: Uint8Array<ArrayBuffer>;
+    try {
+      raw = fromBase64(colon > 0 ? entry.slice(colon + 1) : entry);
+    } catch {
+      raw = new Uint8Array(0);
+    }
+    if (raw.length !== 32) throw new KekFormatError(`key "${id}" must be base64 of 32 bytes`);
+    entries.push({ id, raw });
   }
-  if (!primaryId) throw new Error("KEYWAY_KEK is empty");
-  const ring = { primaryId, keys };
+  if (entries.length === 0) throw new KekFormatError("no key");
+  return entries;
+}
+
+/** Parse KEYWAY_KEK into a keyring (cached per isolate). The first key encrypts. */
+export function keyring(secret: string): Keyring {
+  const cached = keyrings.get(secret);
+  if (cached) return cached;
+  let entries: KekEntry[];
+  try {
+    entries = parseKek(secret);
+  } catch (e) {
+    throw new Error(`KEYWAY_KEK: ${(e as Error).message}`);
+  }
+  const keys = new Map<string, Promise<CryptoKey>>();
+  for (const { id, raw } of entries) keys.set(id, crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]));
+  const ring = { primaryId: entries[0]!.id, keys };
   keyrings.set(secret, ring);
   return ring;
+}
+
+/** The id of the key a ciphertext was written under, or null when it is not one of ours. */
+export function ciphertextKeyId(ciphertext: string): string | null {
+  const parts = ciphertext.split(".");
+  return parts.length === 4 && parts[0] === "v1" ? parts[1]! : null;
+}
+
+/** True when `ciphertext` was written under another key than KEYWAY_KEK's primary (B11: rewrap it). */
+export function needsRewrap(secret: string, ciphertext: string): boolean {
+  const id = ciphertextKeyId(ciphertext);
+  return id !== null && id !== keyring(secret).primaryId;
 }
 
 /**

@@ -161,7 +161,7 @@ async function plan(
   if (ext.skipped) warnings.push(SKIPPED_EXTENSIONS_WARNING);
   // S4/S20/S21: no issuer, no default, unknown or retired issuer: 400s after every other check (as in Vault).
   const issuer = signingIssuer(issuers, role.issuerRef);
-  const caKey = signingKeyFor(req.env, issuer);
+  const caKey = signingKeyFor(req.env, issuer, req.waitUntil);
   // Consumed by certify; a rejection before then must not go unhandled.
   caKey.catch(() => {});
   return { keyIdParts, certType, principals, ttl, criticalOptions, extensions: ext.extensions, warnings, caKey, issuerId: issuer.id };

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start` (decision B4): fresh clone → running service on 127.0.0.1.
-// 1. installs dependencies when node_modules is missing;
+// 1. installs dependencies (`npm ci`) when node_modules is missing;
 // 2. creates .dev.vars with random values for every missing secret of .dev.vars.example
 //    and prints the root and admin tokens;
 // 3. applies the D1 migrations locally;
@@ -24,8 +24,8 @@ function run(command, args) {
 }
 
 if (!existsSync(path.join(root, "node_modules", ".bin", "wrangler"))) {
-  console.log("Installing dependencies (npm install, as locked)…");
-  run("npm", ["install", "--no-audit", "--no-fund"]);
+  console.log("Installing dependencies (npm ci, exactly as locked)…");
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
 }
 
 // Secrets (B6): keep what .dev.vars already has, fill in the rest.

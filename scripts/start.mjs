@@ -12,7 +12,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+// node_modules/.bin first, so wrangler runs on the Node 22 the lock file carries (the
+// `node` devDependency) even when this script was started by an older system Node.
+const env = {
+  ...process.env,
+  PATH: `${path.join(root, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`,
+  WRANGLER_SEND_METRICS: "false",
+};
 const port = process.env.PORT ?? "8787";
 
 function run(command, args) {

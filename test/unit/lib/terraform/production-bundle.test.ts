@@ -1,5 +1,5 @@
 /**
- * The reader in the bundle Cloudflare receives. vitest-pool-workers runs the source
+ * The reader in the bundle Cloudflare receives. The Workers Vitest plugin runs the source
  * through Vite, which is not what wrangler uploads; two of the reference's failures showed
  * up in only one of the two (shared/reference/terraform-source-parsing.md §6, §8). So this
  * bundles a tiny entry that imports `src/lib/terraform` with `wrangler deploy --dry-run`,

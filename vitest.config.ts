@@ -29,9 +29,12 @@ export default defineConfig({
       {
         plugins: [
           cloudflareTest({
-            wrangler: { configPath: "./wrangler.toml" },
+            wrangler: { configPath: "./wrangler.jsonc" },
             miniflare: {
               bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, SSH_MOUNTS: "ssh,ssh-two" },
+              // A real D1 database that never gets Keyway's schema: with it as `DB`, every
+              // statement on Keyway's tables fails as it would against a broken database (B12).
+              d1Databases: { DB_UNMIGRATED: "keyway-unmigrated" },
               compatibilityFlags: ["service_binding_extra_handlers"],
               queueConsumers: {
                 "keyway-provision": { maxBatchTimeout: 0.05 },

@@ -23,6 +23,19 @@ app.use("*", requestId());
 app.route("/api/v2", nocodeApp);
 app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token or Bearer)
 
+/**
+ * B12: Terraform's remote service discovery. The `tfe` provider and the cloud backend
+ * read `tfe.v2*`; `terraform init` reads `modules.v1` to find the module registry (B13).
+ */
+app.get("/.well-known/terraform.json", (c) =>
+  c.json({
+    "modules.v1": "/api/registry/v1/modules/",
+    "tfe.v2": "/api/v2/",
+    "tfe.v2.1": "/api/v2/",
+    "tfe.v2.2": "/api/v2/",
+  }),
+);
+
 // Root not-found, in JSON:API's format: /v1 never reaches this app (see fetch below),
 // so this serves /api/v2 paths that matched no route, and the rest.
 app.notFound((c) =>

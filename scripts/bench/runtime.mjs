@@ -1,6 +1,6 @@
 // Runtime of `npm run bench` (issue #9): build the production bundle, start it in workerd
 // through Miniflare's API on 127.0.0.1 (not `wrangler dev`, whose proxy caps throughput),
-// with the bindings wrangler.toml declares (local D1, the SQLite-backed OtpStore Durable
+// with the bindings wrangler.jsonc declares (local D1, the SQLite-backed OtpStore Durable
 // Object, both queues, R2), migrate D1 through its binding, and run the bench-only
 // signing-rate Worker next to it.
 import { spawnSync } from "node:child_process";
@@ -73,7 +73,7 @@ export async function buildBenchWorker(name) {
  * Worker (`sign-rate`) and the sub-step probe Worker (`probe`, sharing Keyway's D1 database
  * and OtpStore namespace) in one workerd process; the bench-only Workers are reached only
  * through Miniflare's dispatch.
- * Bindings come from wrangler.toml via wrangler's own config→Miniflare conversion (the one
+ * Bindings come from wrangler.jsonc via wrangler's own config→Miniflare conversion (the one
  * the Workers Vitest integration uses), so the bench tracks the deployed configuration.
  */
 export async function startRuntime({ build, signRateScript, probeScript, vars, persistDir, inspector = false }) {
@@ -83,7 +83,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   process.env.WRANGLER_LOG = "error";
   let workerOptions;
   try {
-    ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.toml")));
+    ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.jsonc")));
   } finally {
     if (logLevel === undefined) delete process.env.WRANGLER_LOG;
     else process.env.WRANGLER_LOG = logLevel;
@@ -94,7 +94,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
       binding in (workerOptions.durableObjects ?? {}) ||
       binding in (workerOptions.queueProducers ?? {}) ||
       binding in (workerOptions.r2Buckets ?? {});
-    if (!declared) throw new Error(`wrangler.toml no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
+    if (!declared) throw new Error(`wrangler.jsonc no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
   }
   const keyway = {
     ...workerOptions,

@@ -3,7 +3,7 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { authenticateNocode, type NocodeCaller } from "./auth";
+import { authenticateNocode, bearerToken, type NocodeCaller } from "./auth";
 import { clearNocodeCache } from "./cache";
 import { renderNocodeError, unauthorized } from "./errors";
 import { agentPoolRoutes } from "./agent-pools/routes";
@@ -29,6 +29,17 @@ nocodeApp.onError(renderNocodeError);
  */
 const TOKENLESS_PREFIXES = ["/api/v2/uploads/"];
 
+/**
+ * B12: `GET /api/v2/ping` answers without a token, as HCP Terraform does (go-tfe calls it
+ * before anything else). A token sent with it is still checked (401 when bad), so a client
+ * can test its token, and the benchmark's floor (a ping with a token) does the same work as
+ * before ping became public.
+ */
+const PING_PATH = "/api/v2/ping";
+
+/** The API version HCP Terraform reports in `TFP-API-Version`; go-tfe reads it from ping. */
+export const TFP_API_VERSION = "2.6";
+
 // Any write may change what ./cache.ts holds (tokens, rights, no-code modules): clear it
 // before and after, so this isolate sees its own writes at once.
 nocodeApp.use("*", async (c, next) => {
@@ -41,13 +52,14 @@ nocodeApp.use("*", async (c, next) => {
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
 nocodeApp.use("*", async (c, next) => {
   if (TOKENLESS_PREFIXES.some((prefix) => c.req.path.startsWith(prefix))) return next();
+  if (c.req.path === PING_PATH && c.req.method === "GET" && bearerToken(c.req.raw.headers) === null) return next();
   const caller = await authenticateNocode(c.env, c.req.raw.headers);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
   await next();
 });
 
-nocodeApp.get("/ping", (c) => c.body(null, 204));
+nocodeApp.get("/ping", (c) => c.body(null, 204, { "TFP-API-Version": TFP_API_VERSION }));
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
 nocodeApp.route("/", registryRoutes);

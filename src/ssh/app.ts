@@ -9,16 +9,21 @@ import { aclFor } from "./auth/acl";
 import { consumeTokenUse, presentedToken, resolveToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
-import { type Operation, type VaultRequest, VaultRouter, configuredMounts, requiredCapability } from "./router";
+import { type Operation, type VaultRequest, type VaultRoute, VaultRouter, configuredMounts, requiredCapability } from "./router";
 import { vaultRoutes } from "./routes";
 
 const router = new VaultRouter(vaultRoutes);
 
 type OperationResult = { operation: Operation } | { unsupported: true } | { badListFlag: string };
 
-/** Reference §1.1 and S2: the operation a method (and list flag) asks for. */
-function operationOf(method: string, query: URLSearchParams): OperationResult {
+/**
+ * Reference §1.1 and S2: the operation a method (and list flag) asks for. HEAD is a read
+ * only on a route that allows it (`sys/health`, B12).
+ */
+function operationOf(method: string, query: URLSearchParams, route: VaultRoute | undefined): OperationResult {
   switch (method) {
+    case "HEAD":
+      return route?.head ? { operation: "read" } : { unsupported: true };
     case "GET": {
       const flag = query.get("list");
       if (flag === null) return { operation: "read" };
@@ -52,6 +57,8 @@ export async function serveSecrets(request: Request, env: Env): Promise<Response
   } catch (err) {
     response = renderVaultError(err, requestId);
   }
+  // HEAD (sys/health, B12) answers the status and headers of the read, without its body.
+  if (request.method === "HEAD") response = new Response(null, response);
   response.headers.set(REQUEST_ID_HEADER, requestId);
   return response;
 }
@@ -71,7 +78,7 @@ async function dispatch(request: Request, env: Env, url: URL, requestId: string)
   const path = decodedPath(url.pathname);
   const mounts = configuredMounts(env.SSH_MOUNTS);
   const match = router.match(path, mounts);
-  const op = operationOf(request.method, url.searchParams);
+  const op = operationOf(request.method, url.searchParams, match?.route);
   const db = createDb(env.DB);
   const operation: Operation | null = "operation" in op ? op.operation : null;
 

@@ -7,6 +7,7 @@ import { certificateAuthorityRoutes } from "./ca";
 import { identityRoutes } from "./identity/entities";
 import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
+import { healthRoutes } from "./sys/health";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
 import { systemRoutes } from "./sys/system";
@@ -16,6 +17,7 @@ export const vaultRoutes: VaultRoute[] = [
   ...policyRoutes,
   ...mountRoutes,
   ...systemRoutes,
+  ...healthRoutes,
   ...identityRoutes,
   // SSH engine routes (mounted: relative to each SSH mount, S1)
   ...certificateAuthorityRoutes,

@@ -3,7 +3,7 @@
  * house style §3.2 item 10):
  * - a malformed message is acknowledged and logged (a poison message never loops);
  * - a transient fault (a thrown error) is retried with
- *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.toml) the
+ *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.jsonc) the
  *   queue moves the message to `keyway-provision-dlq`;
  * - the dead-letter consumer records the failure (an ingestion → `reg_ingress_failed`,
  *   a run → `errored`);

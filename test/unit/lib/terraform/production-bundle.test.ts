@@ -6,7 +6,7 @@
  * then runs that output in workerd through Miniflare, with and without `nodejs_compat`.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -16,6 +16,7 @@ import type { IngestResult } from "../../../../src/lib/terraform/ingest-module";
 import { fixtureFiles } from "../../../fixtures/terraform";
 import { checkSummary, EXPECTED } from "../../../fixtures/terraform/expectations";
 import { buildTarball } from "../../../support/tarball";
+import { compatibilityDate as projectCompatibilityDate } from "../../../support/wrangler-config";
 
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, "../../../..");
@@ -37,16 +38,15 @@ let compatibilityDate: string;
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), "kw-bundle-"));
   outdir = path.join(work, "out");
-  const config = await readFile(path.join(repo, "wrangler.toml"), "utf8");
-  compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(config)![1]!;
+  compatibilityDate = projectCompatibilityDate();
   await writeFile(path.join(work, "entry.js"), ENTRY);
   await writeFile(
-    path.join(work, "wrangler.toml"),
-    `name = "kw-bundle-check"\nmain = "entry.js"\ncompatibility_date = "${compatibilityDate}"\n`,
+    path.join(work, "wrangler.jsonc"),
+    JSON.stringify({ name: "kw-bundle-check", main: "entry.js", compatibility_date: compatibilityDate }),
   );
   await run(
     path.join(repo, "node_modules/.bin/wrangler"),
-    ["deploy", "--dry-run", "--outdir", outdir, "--config", path.join(work, "wrangler.toml")],
+    ["deploy", "--dry-run", "--outdir", outdir, "--config", path.join(work, "wrangler.jsonc")],
     { cwd: repo, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } },
   );
 }, 120_000);

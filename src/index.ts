@@ -10,6 +10,7 @@ import { requestId } from "./lib/http/request-id";
 import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { planPageApp } from "./nocode/plan-page/routes";
+import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
 import { handleQueue } from "./queue";
 import { isSecretsUrl, serveSecrets } from "./ssh/app";
 
@@ -21,6 +22,7 @@ app.use("*", requestId());
 // Sub-apps carry their own onError into app.route() (house style §1), so register them
 // after their error handlers are set (they are, at module load).
 app.route("/api/v2", nocodeApp);
+app.route(REGISTRY_PROTOCOL_PREFIX, registryProtocolApp); // B13: Terraform's module registry protocol
 app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token or Bearer)
 
 /**

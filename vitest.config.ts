@@ -46,6 +46,9 @@ export default defineConfig({
         test: {
           name: "worker",
           include: ["test/worker/**/*.test.ts"],
+          // Every request writes an access line (issue 15); tests that check them spy on
+          // console.log, and the run's output stays readable without them.
+          onConsoleLog: (log) => !log.includes('"message":"access"'),
           setupFiles: ["./test/worker/setup/apply-migrations.ts"],
           testTimeout: 30_000,
         },

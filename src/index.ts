@@ -5,8 +5,11 @@
  *   the plan page under `/app`.
  */
 import { Hono } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "./app-env";
-import { requestId } from "./lib/http/request-id";
+import { logAccess } from "./lib/access-log";
+import { attachRequestRecord, incomingRequestId, type RequestRecord, requestId } from "./lib/http/request-id";
+import { stampRequestId } from "./nocode/queue/request-id";
 import { JSONAPI_MEDIA_TYPE } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { planPageApp } from "./nocode/plan-page/routes";
@@ -17,7 +20,15 @@ import { isSecretsUrl, serveSecrets } from "./ssh/app";
 export { OtpStore } from "./ssh/otp/otp-store";
 
 const app = new Hono<AppEnv>();
-app.use("*", requestId());
+// The route pattern that answered (for the access log): the matched handler's, or null when
+// only middleware ran (an unknown path, or a request refused before routing).
+app.use(
+  "*",
+  requestId((c) => {
+    const route = matchedRoutes(c)[c.req.routeIndex];
+    return route && route.method !== "ALL" ? route.path : null;
+  }),
+);
 
 // Sub-apps carry their own onError into app.route() (house style §1), so register them
 // after their error handlers are set (they are, at module load).
@@ -44,10 +55,27 @@ app.notFound((c) =>
   c.body(JSON.stringify({ errors: [{ status: "404", title: "not found" }] }), 404, { "Content-Type": JSONAPI_MEDIA_TYPE }),
 );
 
-/** The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. */
-export function handleFetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response> {
-  if (isSecretsUrl(request.url)) return serveSecrets(request, env);
-  return app.fetch(request, env, ctx);
+/**
+ * The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. Every
+ * request gets its id (B15), its queue messages carry it, and it ends with one access line.
+ */
+export async function handleFetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const started = Date.now();
+  const record: RequestRecord = { id: incomingRequestId(request.headers), route: null };
+  const requestEnv = stampRequestId(env, record.id);
+  let status = 500;
+  try {
+    let response: Response;
+    if (isSecretsUrl(request.url)) response = await serveSecrets(request, requestEnv, record);
+    else {
+      attachRequestRecord(request, record);
+      response = await app.fetch(request, requestEnv, ctx);
+    }
+    status = response.status;
+    return response;
+  } finally {
+    logAccess({ method: request.method, route: record.route, status, duration_ms: Date.now() - started, request_id: record.id });
+  }
 }
 
 export default {

@@ -4,7 +4,7 @@
  */
 import { createDb } from "../db/client";
 import { readJsonObject } from "../lib/http/body";
-import { newRequestId, REQUEST_ID_HEADER } from "../lib/http/request-id";
+import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
 import { consumeTokenUse, presentedToken, resolveToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
@@ -47,13 +47,18 @@ function operationOf(method: string, query: URLSearchParams, route: VaultRoute |
  * Serve one /v1 request. This is a plain function, not a Hono app: every /v1 path goes
  * through the one dispatcher below, so Hono's routing and context would only add cost on
  * the hot unauthenticated paths (`verify`, `public_key`). Every answer, errors included,
- * carries `X-Request-Id`.
+ * carries `X-Request-Id` (the entry point's `record.id`, B15). `record.route` receives the
+ * matched route's pattern for the access log.
  */
-export async function serveSecrets(request: Request, env: Env): Promise<Response> {
-  const requestId = newRequestId();
+export async function serveSecrets(
+  request: Request,
+  env: Env,
+  record: RequestRecord = { id: incomingRequestId(request.headers), route: null },
+): Promise<Response> {
+  const requestId = record.id;
   let response: Response;
   try {
-    response = await dispatch(request, env, new URL(request.url), requestId);
+    response = await dispatch(request, env, new URL(request.url), requestId, record);
   } catch (err) {
     response = renderVaultError(err, requestId);
   }
@@ -74,10 +79,12 @@ export function isSecretsUrl(url: string): boolean {
   return next === "" || next === "/" || next === "?" || next === "#";
 }
 
-async function dispatch(request: Request, env: Env, url: URL, requestId: string): Promise<Response> {
+async function dispatch(request: Request, env: Env, url: URL, requestId: string, record: RequestRecord): Promise<Response> {
   const path = decodedPath(url.pathname);
   const mounts = configuredMounts(env.SSH_MOUNTS);
   const match = router.match(path, mounts);
+  // The pattern, never the path: a path may carry a token (auth/token/lookup/:token…).
+  if (match) record.route = match.route.mounted ? `/v1/${match.mount}/${match.route.pattern}` : `/v1/${match.route.pattern}`;
   const op = operationOf(request.method, url.searchParams, match?.route);
   const db = createDb(env.DB);
   const operation: Operation | null = "operation" in op ? op.operation : null;

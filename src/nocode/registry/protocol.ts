@@ -90,7 +90,7 @@ async function downloadableVersion(db: ReturnType<typeof createDb>, params: Modu
   if (params.version.length > MAX_VERSION_LENGTH) throw notFound();
   const module = await findModule(db, params);
   const version = await findModuleVersion(db, module.id, params.version);
-  if (!version || version.status !== "ok" || !version.tarballKey) throw notFound();
+  if (version?.status !== "ok" || !version.tarballKey) throw notFound();
   return { ...version, tarballKey: version.tarballKey };
 }
 

@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { build } from "esbuild";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, OpensshSandbox, parseCertificateListing } from "../../support/openssh";
 import { fixtureNames, fixtureText, privateKeyFixtureNames } from "../../unit/lib/support/fixtures";
@@ -31,7 +31,8 @@ beforeAll(async () => {
     write: false,
     logLevel: "silent",
   });
-  const mf = new Miniflare({ modules: true, script: bundle.outputFiles[0]!.text, compatibilityDate: compatibilityDate() });
+  // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
+  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: bundle.outputFiles[0]!.text, compatibilityDate: compatibilityDate() }));
   try {
     const input: WorkerInput = {
       keys: Object.fromEntries(CA_KEYS.map((k) => [k, fixtureText(`keys/${k}`)])),

@@ -10,7 +10,7 @@ import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IngestResult } from "../../../../src/lib/terraform/ingest-module";
 import { fixtureFiles } from "../../../fixtures/terraform";
@@ -63,14 +63,20 @@ describe("production bundle", () => {
   });
 
   it.each([[[]], [["nodejs_compat"]]])("ingests in workerd with compatibility flags %j", async (flags) => {
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: path.join(outdir, "entry.js"),
-      modulesRoot: outdir,
-      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-      compatibilityDate,
-      compatibilityFlags: flags,
-    });
+    // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
+    const mf = new Miniflare(
+      convertV4MiniflareOptions({
+        // Every file of the bundle, as Cloudflare receives it: the script first, then its
+        // WebAssembly modules (and any other module file wrangler wrote).
+        modules: (await readdir(outdir))
+          .filter((f) => f.endsWith(".js") || f.endsWith(".wasm"))
+          .sort((a, b) => (a === "entry.js" ? -1 : b === "entry.js" ? 1 : a.localeCompare(b)))
+          .map((f) => ({ type: f.endsWith(".wasm") ? ("CompiledWasm" as const) : ("ESModule" as const), path: path.join(outdir, f) })),
+        modulesRoot: outdir,
+        compatibilityDate,
+        compatibilityFlags: flags,
+      }),
+    );
     try {
       const post = async (body: Uint8Array) => {
         const response = await mf.dispatchFetch("http://bundle.test/", { method: "POST", body });

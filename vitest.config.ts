@@ -17,6 +17,9 @@ export const TEST_SECRETS = {
 
 export default defineConfig({
   test: {
+    // Every request writes an access line (issue 15); tests that check them spy on
+    // console.log, and the run's output stays readable without them.
+    onConsoleLog: (log) => !log.includes('"message":"access"'),
     projects: [
       {
         test: {
@@ -46,9 +49,6 @@ export default defineConfig({
         test: {
           name: "worker",
           include: ["test/worker/**/*.test.ts"],
-          // Every request writes an access line (issue 15); tests that check them spy on
-          // console.log, and the run's output stays readable without them.
-          onConsoleLog: (log) => !log.includes('"message":"access"'),
           setupFiles: ["./test/worker/setup/apply-migrations.ts"],
           testTimeout: 30_000,
         },

@@ -6,7 +6,7 @@
 // SQLite-backed OtpStore Durable Object, both queues and R2, drives each endpoint with
 // autocannon from this process, and measures the raw in-isolate certificate signing rate
 // per CA type with a bench-only Worker (bench/sign-rate-worker.ts) in the same workerd.
-// Every figure is reported as a ratio to the floor (GET /api/v2/ping, measured in slices
+// Every figure is reported as a ratio to the floor (GET /api/v2/ping with the admin token, in slices
 // alternating with each benchmark) or, for signing endpoints, to the raw signing rate of
 // that CA type, all from the same run. Prints a table, writes bench-results/latest.json and
 // the generated block of docs/performance.md (which explains the method), and ends with one

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start` (decision B4): fresh clone → running service on 127.0.0.1.
-// 1. installs dependencies when node_modules is missing;
+// 1. installs dependencies (`npm ci`) when node_modules is missing;
 // 2. creates .dev.vars with random values for every missing secret of .dev.vars.example
 //    and prints the root and admin tokens;
 // 3. refuses a misconfigured .dev.vars (decision B10: placeholders, bad keys, duplicate
@@ -15,7 +15,13 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+// node_modules/.bin first, so wrangler runs on the Node 22 the lock file carries (the
+// `node` devDependency) even when this script was started by an older system Node.
+const env = {
+  ...process.env,
+  PATH: `${path.join(root, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`,
+  WRANGLER_SEND_METRICS: "false",
+};
 const port = process.env.PORT ?? "8787";
 
 function run(command, args) {
@@ -27,8 +33,8 @@ function run(command, args) {
 }
 
 if (!existsSync(path.join(root, "node_modules", ".bin", "wrangler"))) {
-  console.log("Installing dependencies (npm install, as locked)…");
-  run("npm", ["install", "--no-audit", "--no-fund"]);
+  console.log("Installing dependencies (npm ci, exactly as locked)…");
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
 }
 
 // Secrets (B6): keep what .dev.vars already has, fill in the rest.

@@ -5,14 +5,18 @@
  *   the plan page and the self-service console under `/app`.
  */
 import { Hono } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "./app-env";
+import { logAccess } from "./lib/access-log";
 import { guardEnv } from "./db/d1-guard";
 import { cachedDeploymentProblem, misconfiguredMessage } from "./lib/deployment-config";
-import { newRequestId, REQUEST_ID_HEADER, requestId } from "./lib/http/request-id";
+import { attachRequestRecord, incomingRequestId, REQUEST_ID_HEADER, type RequestRecord, requestId } from "./lib/http/request-id";
+import { stampRequestId } from "./nocode/queue/request-id";
 import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
 import { planPageApp } from "./nocode/plan-page/routes";
+import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
 import { handleQueue } from "./queue";
 import { isSecretsUrl, serveSecrets } from "./ssh/app";
 import { scheduledTidy } from "./ssh/revocation";
@@ -21,13 +25,35 @@ import { vaultMisconfigured } from "./ssh/errors";
 export { OtpStore } from "./ssh/otp/otp-store";
 
 const app = new Hono<AppEnv>();
-app.use("*", requestId());
+// The route pattern that answered (for the access log): the matched handler's, or null when
+// only middleware ran (an unknown path, or a request refused before routing).
+app.use(
+  "*",
+  requestId((c) => {
+    const route = matchedRoutes(c)[c.req.routeIndex];
+    return route && route.method !== "ALL" ? route.path : null;
+  }),
+);
 
 // Sub-apps carry their own onError into app.route() (house style §1), so register them
 // after their error handlers are set (they are, at module load).
 app.route("/api/v2", nocodeApp);
+app.route(REGISTRY_PROTOCOL_PREFIX, registryProtocolApp); // B13: Terraform's module registry protocol
 app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token, Bearer or console session)
 app.route("/app", consoleApp); // N14 self-service console: every other page under /app
+
+/**
+ * B12: Terraform's remote service discovery. The `tfe` provider and the cloud backend
+ * read `tfe.v2*`; `terraform init` reads `modules.v1` to find the module registry (B13).
+ */
+app.get("/.well-known/terraform.json", (c) =>
+  c.json({
+    "modules.v1": "/api/registry/v1/modules/",
+    "tfe.v2": "/api/v2/",
+    "tfe.v2.1": "/api/v2/",
+    "tfe.v2.2": "/api/v2/",
+  }),
+);
 
 // Root not-found, in JSON:API's format: /v1 never reaches this app (see fetch below),
 // so this serves /api/v2 paths that matched no route, and the rest.
@@ -39,29 +65,48 @@ app.notFound((c) =>
  * B10: while the secrets are misconfigured, every request answers 503 naming the setting
  * (never its value): /v1 in Vault's format, /api/… in JSON:API's, anything else as text.
  */
-function misconfigured(request: Request, problem: string): Response {
+function misconfigured(request: Request, problem: string, id: string): Response {
   const message = misconfiguredMessage(problem);
   let response: Response;
   if (isSecretsUrl(request.url)) response = vaultMisconfigured(message);
   else if (new URL(request.url).pathname.startsWith("/api/")) response = nocodeMisconfigured(message);
   else response = new Response(`${message}\n`, { status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" } });
-  response.headers.set(REQUEST_ID_HEADER, newRequestId());
+  response.headers.set(REQUEST_ID_HEADER, id);
   return response;
 }
 
-/** The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. */
-export function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionContext): Response | Promise<Response> {
-  const problem = cachedDeploymentProblem(rawEnv);
-  if (problem !== null) return misconfigured(request, problem);
-  const env = guardEnv(rawEnv); // B8: D1's limits enforced in tests (inert in production)
-  if (isSecretsUrl(request.url)) return serveSecrets(request, env, ctx);
-  return app.fetch(request, env, ctx);
+/**
+ * The Worker's HTTP entrypoint: /v1 to the secrets dispatcher, the rest to Hono. Every
+ * request gets its id (B15), its queue messages carry it, and it ends with one access line.
+ */
+export async function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionContext): Promise<Response> {
+  const started = Date.now();
+  const record: RequestRecord = { id: incomingRequestId(request.headers), route: null };
+  let status = 500;
+  try {
+    let response: Response;
+    const problem = cachedDeploymentProblem(rawEnv);
+    if (problem !== null) response = misconfigured(request, problem, record.id);
+    else {
+      // B8: D1's limits enforced in tests (inert in production); B15: queue messages carry the id.
+      const requestEnv = stampRequestId(guardEnv(rawEnv), record.id);
+      if (isSecretsUrl(request.url)) response = await serveSecrets(request, requestEnv, record, ctx);
+      else {
+        attachRequestRecord(request, record);
+        response = await app.fetch(request, requestEnv, ctx);
+      }
+    }
+    status = response.status;
+    return response;
+  } finally {
+    logAccess({ method: request.method, route: record.route, status, duration_ms: Date.now() - started, request_id: record.id });
+  }
 }
 
 export default {
   fetch: handleFetch,
   queue: handleQueue,
-  // S22/S23: the cron trigger of wrangler.toml tidies the certificate inventory and revocations.
+  // S22/S23: the cron trigger of wrangler.jsonc tidies the certificate inventory and revocations.
   scheduled: (_controller, env, ctx) => {
     ctx.waitUntil(scheduledTidy(env));
   },

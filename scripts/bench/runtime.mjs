@@ -1,15 +1,16 @@
 // Runtime of `npm run bench` (issue #9): build the production bundle, start it in workerd
 // through Miniflare's API on 127.0.0.1 (not `wrangler dev`, whose proxy caps throughput),
-// with the bindings wrangler.toml declares (local D1, the SQLite-backed OtpStore Durable
+// with the bindings wrangler.jsonc declares (local D1, the SQLite-backed OtpStore Durable
 // Object, both queues, R2), migrate D1 through its binding, and run the bench-only
 // signing-rate Worker next to it.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdirSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { build as esbuild } from "esbuild";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
 
 export const projectRoot = path.resolve(import.meta.dirname, "../..");
@@ -73,7 +74,7 @@ export async function buildBenchWorker(name) {
  * Worker (`sign-rate`) and the sub-step probe Worker (`probe`, sharing Keyway's D1 database
  * and OtpStore namespace) in one workerd process; the bench-only Workers are reached only
  * through Miniflare's dispatch.
- * Bindings come from wrangler.toml via wrangler's own config→Miniflare conversion (the one
+ * Bindings come from wrangler.jsonc via wrangler's own config→Miniflare conversion (the one
  * the Workers Vitest integration uses), so the bench tracks the deployed configuration.
  */
 export async function startRuntime({ build, signRateScript, probeScript, vars, persistDir, inspector = false }) {
@@ -83,7 +84,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   process.env.WRANGLER_LOG = "error";
   let workerOptions;
   try {
-    ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.toml")));
+    ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.jsonc")));
   } finally {
     if (logLevel === undefined) delete process.env.WRANGLER_LOG;
     else process.env.WRANGLER_LOG = logLevel;
@@ -94,14 +95,22 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
       binding in (workerOptions.durableObjects ?? {}) ||
       binding in (workerOptions.queueProducers ?? {}) ||
       binding in (workerOptions.r2Buckets ?? {});
-    if (!declared) throw new Error(`wrangler.toml no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
+    if (!declared) throw new Error(`wrangler.jsonc no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
   }
+  // The bundle's files as explicit modules (the script first): Miniflare 5's converter of
+  // v4 options does not take module rules.
+  const bundleDir = path.dirname(build.entryPath);
+  const entryName = path.basename(build.entryPath);
+  const bundleModules = readdirSync(bundleDir)
+    .filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"))
+    .sort((a, b) => (a === entryName ? -1 : b === entryName ? 1 : a.localeCompare(b)))
+    .map((f) => ({ type: f.endsWith(".wasm") ? "CompiledWasm" : "ESModule", path: path.join(bundleDir, f) }));
+  const { modulesRules: _rules, ...wranglerOptions } = workerOptions;
   const keyway = {
-    ...workerOptions,
+    ...wranglerOptions,
     name: "keyway",
-    modules: true,
-    scriptPath: build.entryPath,
-    modulesRoot: path.dirname(build.entryPath),
+    modules: bundleModules,
+    modulesRoot: bundleDir,
     // Plain-text vars and secrets (B6); secrets override anything wrangler read from .dev.vars.
     bindings: { ...workerOptions.bindings, ...vars },
   };
@@ -123,7 +132,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
       const lines = (rest + chunk).split("\n");
       rest = lines.pop() ?? "";
       for (const line of lines) {
-        if (line.trim() === "") continue;
+        // Access lines (one per request) are expected, not worth reporting.
+        if (line.trim() === "" || line.includes('"message":"access"')) continue;
         runtimeLines++;
         if (runtimeLog.length < 200) runtimeLog.push(line);
       }
@@ -139,7 +149,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     durableObjects: { OTP_STORE: { ...workerOptions.durableObjects.OTP_STORE, scriptName: "keyway" } },
     bindings: { KEYWAY_HASH_KEY: vars.KEYWAY_HASH_KEY },
   };
-  const mf = new Miniflare({
+  // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
+  const mf = new Miniflare(convertV4MiniflareOptions({
     handleRuntimeStdio: (stdout, stderr) => {
       keep(stdout);
       keep(stderr);
@@ -155,7 +166,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     durableObjectsPersist: path.join(persistDir, "do"),
     r2Persist: path.join(persistDir, "r2"),
     workers: [keyway, signRate, probe],
-  });
+  }));
   const url = await mf.ready;
   const inspectorUrl = inspector ? String(await mf.getInspectorURL()) : null;
   return { mf, origin: url.origin, inspectorUrl, runtimeLog, runtimeLineCount: () => runtimeLines };

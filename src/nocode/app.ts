@@ -3,10 +3,10 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { authenticateNocode, type NocodeCaller, waitUntilOf } from "./auth";
+import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
 import { rights } from "./route-rights";
-import { isUnauthenticatedRoute } from "./unauthenticated";
+import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
 import { agentPoolRoutes } from "./agent-pools/routes";
 import { organizationRoutes } from "./organizations/routes";
@@ -25,6 +25,8 @@ export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: No
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);
 
+/** The API version HCP Terraform reports in `TFP-API-Version`; go-tfe reads it from ping. */
+export const TFP_API_VERSION = "2.6";
 
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
 // Any write may change what ./cache.ts holds (tokens, rights, no-code modules): an
@@ -32,8 +34,10 @@ nocodeApp.onError(renderNocodeError);
 // once. N2b: only after the token check — an unauthenticated request (and the tokenless
 // upload link, which changes nothing cached) never clears it.
 nocodeApp.use("*", async (c, next) => {
-  // The exemptions are data (./unauthenticated.ts): the module upload link (N9); the plan page of N8 lives under /app.
-  if (isUnauthenticatedRoute(c.req.method, c.req.path)) return next();
+  // The exemptions are data (./unauthenticated.ts): the module upload link (N9) and ping
+  // (B12; a token sent with it is still checked); the plan page of N8 lives under /app.
+  const exempt = unauthenticatedRouteOf(c.req.method, c.req.path);
+  if (exempt && !(exempt.checksTokenWhenSent && bearerToken(c.req.raw.headers) !== null)) return next();
   const caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
   if (!caller) throw unauthorized();
   c.set("caller", caller);
@@ -46,7 +50,7 @@ nocodeApp.use("*", async (c, next) => {
   }
 });
 
-nocodeApp.get("/ping", rights({ caller: "any" }), (c) => c.body(null, 204));
+nocodeApp.get("/ping", rights({ caller: "public" }), (c) => c.body(null, 204, { "TFP-API-Version": TFP_API_VERSION }));
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
 nocodeApp.route("/", registryRoutes);

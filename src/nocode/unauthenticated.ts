@@ -12,11 +12,14 @@ export interface UnauthenticatedRoute {
   path: string;
   /** Why it needs no token (each carries its own credential, or is public by decision). */
   why: string;
+  /** A token sent anyway is still checked (401 when bad), so a client can test its token. */
+  checksTokenWhenSent?: boolean;
 }
 
 export const UNAUTHENTICATED_ROUTES: readonly UnauthenticatedRoute[] = [
   // Any method: an unknown, spent or expired link is simply not there (404), token or not.
   { method: "*", path: "/api/v2/uploads/:token", why: "N9: the single-use upload link is its own credential" },
+  { method: "GET", path: "/api/v2/ping", why: "B12: HCP Terraform answers ping without a token", checksTokenWhenSent: true },
 ];
 
 /** Whether `path` matches the pattern `pattern` segment by segment. */
@@ -27,7 +30,12 @@ function pathMatches(pattern: string, path: string): boolean {
   return want.every((segment, i) => (segment.startsWith(":") ? got[i] !== "" : segment === got[i]));
 }
 
+/** The exemption a request falls under, if any (N2a). */
+export function unauthenticatedRouteOf(method: string, path: string): UnauthenticatedRoute | undefined {
+  return UNAUTHENTICATED_ROUTES.find((r) => (r.method === "*" || r.method === method) && pathMatches(r.path, path));
+}
+
 /** Whether a request may skip the token check (N2a). */
 export function isUnauthenticatedRoute(method: string, path: string): boolean {
-  return UNAUTHENTICATED_ROUTES.some((r) => (r.method === "*" || r.method === method) && pathMatches(r.path, path));
+  return unauthenticatedRouteOf(method, path) !== undefined;
 }

@@ -4,7 +4,7 @@
  */
 import { createDb } from "../db/client";
 import { readJsonObject } from "../lib/http/body";
-import { newRequestId, REQUEST_ID_HEADER } from "../lib/http/request-id";
+import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
 import { consumeTokenUse, presentedToken, resolveToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
@@ -12,6 +12,7 @@ import { parseGoBool } from "./fields";
 import {
   type Operation,
   type VaultRequest,
+  type VaultRoute,
   VaultRouter,
   configuredMounts,
   nonCanonicalParam,
@@ -24,9 +25,14 @@ const router = new VaultRouter(vaultRoutes);
 
 type OperationResult = { operation: Operation } | { unsupported: true } | { badListFlag: string };
 
-/** Reference §1.1 and S2: the operation a method (and list flag) asks for. */
-function operationOf(method: string, query: URLSearchParams): OperationResult {
+/**
+ * Reference §1.1 and S2: the operation a method (and list flag) asks for. HEAD is a read
+ * only on a route that allows it (`sys/health`, B12).
+ */
+function operationOf(method: string, query: URLSearchParams, route: VaultRoute | undefined): OperationResult {
   switch (method) {
+    case "HEAD":
+      return route?.head ? { operation: "read" } : { unsupported: true };
     case "GET": {
       const flag = query.get("list");
       if (flag === null) return { operation: "read" };
@@ -50,17 +56,25 @@ function operationOf(method: string, query: URLSearchParams): OperationResult {
  * Serve one /v1 request. This is a plain function, not a Hono app: every /v1 path goes
  * through the one dispatcher below, so Hono's routing and context would only add cost on
  * the hot unauthenticated paths (`verify`, `public_key`). Every answer, errors included,
- * carries `X-Request-Id`.
+ * carries `X-Request-Id` (the entry point's `record.id`, B15). `record.route` receives the
+ * matched route's pattern for the access log.
  */
-export async function serveSecrets(request: Request, env: Env, ctx?: Pick<ExecutionContext, "waitUntil">): Promise<Response> {
-  const requestId = newRequestId();
+export async function serveSecrets(
+  request: Request,
+  env: Env,
+  record: RequestRecord = { id: incomingRequestId(request.headers), route: null },
+  ctx?: Pick<ExecutionContext, "waitUntil">,
+): Promise<Response> {
+  const requestId = record.id;
   let response: Response;
   const waitUntil = (work: Promise<unknown>) => (ctx ? ctx.waitUntil(work) : void work.catch(() => {}));
   try {
-    response = await dispatch(request, env, new URL(request.url), requestId, waitUntil);
+    response = await dispatch(request, env, new URL(request.url), requestId, record, waitUntil);
   } catch (err) {
     response = renderVaultError(err, requestId);
   }
+  // HEAD (sys/health, B12) answers the status and headers of the read, without its body.
+  if (request.method === "HEAD") response = new Response(null, response);
   response.headers.set(REQUEST_ID_HEADER, requestId);
   return response;
 }
@@ -76,15 +90,26 @@ export function isSecretsUrl(url: string): boolean {
   return next === "" || next === "/" || next === "?" || next === "#";
 }
 
-async function dispatch(request: Request, env: Env, url: URL, requestId: string, waitUntil: VaultRequest["waitUntil"]): Promise<Response> {
+async function dispatch(
+  request: Request,
+  env: Env,
+  url: URL,
+  requestId: string,
+  record: RequestRecord,
+  waitUntil: VaultRequest["waitUntil"],
+): Promise<Response> {
   const rawPath = url.pathname.replace(/^\/v1\/?/, "");
   // The path as received (percent-decoded): what the ACL is checked against (S2b).
   const path = decodedPath(rawPath);
-  const op = operationOf(request.method, url.searchParams);
-  const operation: Operation | null = "operation" in op ? op.operation : null;
+  // Only GET can list, so the route is needed only to tell whether HEAD is served (B12).
+  const byMethod = operationOf(request.method, url.searchParams, undefined);
   // S2b: only the one canonical spelling routes; any other is 404 after the token and ACL.
-  const routed = routablePath(rawPath, path, operation);
+  const routed = routablePath(rawPath, path, "operation" in byMethod ? byMethod.operation : null);
   const match = routed === null ? null : router.match(routed, configuredMounts(env.SSH_MOUNTS));
+  // The pattern, never the path: a path may carry a token (auth/token/lookup/:token…).
+  if (match) record.route = match.route.mounted ? `/v1/${match.mount}/${match.route.pattern}` : `/v1/${match.route.pattern}`;
+  const op = request.method === "HEAD" ? operationOf(request.method, url.searchParams, match?.route) : byMethod;
+  const operation: Operation | null = "operation" in op ? op.operation : null;
   const db = createDb(env.DB);
 
   const serve = async (token: VaultRequest["token"]) => {

@@ -15,10 +15,11 @@ export type VaultErrorCode =
   | "unsupported_operation"
   | "payload_too_large"
   | "conflict"
-  | "internal";
+  | "internal"
+  | "unavailable";
 
 /** HTTP status of each code; exhaustive so a new code cannot be forgotten. */
-export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 | 413 | 500 {
+export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 | 413 | 500 | 503 {
   switch (code) {
     case "bad_request":
       return 400;
@@ -35,6 +36,8 @@ export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 |
       return 413;
     case "internal":
       return 500;
+    case "unavailable":
+      return 503;
   }
 }
 
@@ -59,6 +62,9 @@ export const notFound = () => new VaultError("not_found", []);
 export const unsupportedPath = () => new VaultError("unsupported_path", ["unsupported path"]);
 /** 405 `unsupported operation` (S2a). */
 export const unsupportedOperation = () => new VaultError("unsupported_operation", ["unsupported operation"]);
+
+/** 503 `storage unavailable`: D1 did not answer the health probe (B12). */
+export const storageUnavailable = () => new VaultError("unavailable", ["storage unavailable"]);
 
 /** Render any thrown value in Vault's format. Internal faults get a generic body (B3). */
 export function renderVaultError(err: unknown, requestId: string): Response {

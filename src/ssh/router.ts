@@ -50,8 +50,10 @@ export interface VaultRoute {
   /** Regex source per parameter; default is the role-name grammar. */
   params?: Record<string, string>;
   operations: Partial<Record<Operation, VaultHandler>>;
-  /** Operations served without a token (S16). */
+  /** Operations served without a token (S16, S16a). */
   unauthenticated?: Operation[];
+  /** HEAD is served as a read without its body (only `sys/health`, B12); elsewhere HEAD is 405. */
+  head?: boolean;
   /** S6: writes here need `create` (with or without `update`), e.g. sign and issue. */
   writeNeedsCreate?: boolean;
   /**

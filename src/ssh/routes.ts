@@ -8,6 +8,7 @@ import { identityRoutes } from "./identity/entities";
 import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
 import { revocationFeatureRoutes } from "./revocation";
+import { healthRoutes } from "./sys/health";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
 import { rotateRoutes } from "./sys/rotate";
@@ -19,6 +20,7 @@ export const vaultRoutes: VaultRoute[] = [
   ...mountRoutes,
   ...systemRoutes,
   ...rotateRoutes,
+  ...healthRoutes,
   ...identityRoutes,
   // SSH engine routes (mounted: relative to each SSH mount, S1)
   ...certificateAuthorityRoutes,

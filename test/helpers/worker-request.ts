@@ -3,7 +3,7 @@
  * default export serves) with the real bindings of the test runtime, and read the whole
  * answer.
  *
- * Why not `exports.default.fetch`: in vitest-pool-workers each request through the
+ * Why not `exports.default.fetch`: in the Workers Vitest plugin each request through the
  * default-export service binding gets slower as a test file's request count grows, badly
  * so when requests overlap (cloudflare/workers-sdk#15446), which made the suite take many
  * minutes. The handler is the same; only the transport into it differs. The entrypoint itself

@@ -1,6 +1,6 @@
 /**
  * Start the real Keyway Worker from Node for end-to-end tests (decision B7): wrangler's
- * `unstable_startWorker` with the project's wrangler.toml, real local D1 (migrated with
+ * `unstable_startWorker` with the project's wrangler.jsonc, real local D1 (migrated with
  * `wrangler d1 migrations apply --local`, the same command `npm start` uses), Durable
  * Objects, Queues and R2, listening on 127.0.0.1.
  */
@@ -39,7 +39,7 @@ export async function startKeyway(vars: Record<string, string> = {}): Promise<Ru
   const adminToken = `admin-${crypto.randomUUID()}`;
   const plain = (value: string) => ({ type: "plain_text" as const, value });
   const worker = await unstable_startWorker({
-    config: path.join(projectRoot, "wrangler.toml"),
+    config: path.join(projectRoot, "wrangler.jsonc"),
     envFiles: [],
     bindings: {
       ROOT_TOKEN: plain(rootToken),

@@ -7,7 +7,11 @@
 
 /** The first two fields of a stored public key line (type and base64), without any comment. */
 function keyFields(publicKeyText: string): string {
-  const [type, data] = publicKeyText.trim().split(/\s+/, 2);
+  // Split on single white-space characters and drop the empty fields (no quantifier on input).
+  const [type, data] = publicKeyText
+    .trim()
+    .split(/\s/)
+    .filter((field) => field !== "");
   return data === undefined ? (type ?? "") : `${type} ${data}`;
 }
 

@@ -1,4 +1,4 @@
-// `.wasm` imports: wrangler's default `CompiledWasm` rule and vitest-pool-workers both
+// `.wasm` imports: wrangler's default `CompiledWasm` rule and the Workers Vitest plugin both
 // turn them into compiled modules (workerd forbids compiling WebAssembly at run time).
 declare module "*.wasm" {
   const module: WebAssembly.Module;

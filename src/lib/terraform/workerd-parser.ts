@@ -1,7 +1,7 @@
 /**
  * The production parser: both WebAssembly modules are imported, so wrangler uploads them
  * as compiled modules (`CompiledWasm`, wrangler's default rule for `*.wasm`) and
- * vitest-pool-workers provides them the same way. Import this only from Worker code:
+ * the Workers Vitest plugin provides them the same way. Import this only from Worker code:
  * Node cannot import `.wasm` files (Node tests use `loadTerraformParser` directly).
  */
 

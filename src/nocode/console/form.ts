@@ -42,7 +42,7 @@ export function valueText(value: JsonValue | unknown): string {
 
 /** Whether a variable's values are sent as HCL: everything but plain strings (and untyped variables). */
 function isHcl(variable: VariableSummary): boolean {
-  const type = variable.type?.replace(/\s+/g, "") ?? "";
+  const type = variable.type?.replace(/\s/g, "") ?? "";
   return type !== "" && type !== "string" && type !== "any";
 }
 

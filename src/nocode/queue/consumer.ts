@@ -3,7 +3,7 @@
  * house style §3.2 item 10):
  * - a malformed message is acknowledged and logged (a poison message never loops);
  * - a transient fault (a thrown error) is retried with
- *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.toml) the
+ *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.jsonc) the
  *   queue moves the message to `keyway-provision-dlq`;
  * - the dead-letter consumer records the failure (an ingestion → `reg_ingress_failed`,
  *   a run → `errored`);
@@ -15,6 +15,7 @@ import { logError, logInfo } from "../../lib/log";
 import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
 import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "../runs/lifecycle";
 import { type ProvisionMessage, parseProvisionMessage } from "./messages";
+import { messageRequestId, stampRequestId } from "./request-id";
 
 /** What the consumers need besides the bindings. */
 export interface ProvisionConsumerDeps {
@@ -28,6 +29,15 @@ export interface ProvisionConsumerDeps {
 
 /** Bindings the consumers use. */
 export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES" | "PROVISION_QUEUE">;
+
+/**
+ * The request id a message carries (issue 15): logged with everything done for it, and
+ * stamped on the messages sent while handling it.
+ */
+function messageContext(body: unknown, env: ProvisionConsumerEnv): { requestId: string; env: ProvisionConsumerEnv } {
+  const requestId = messageRequestId(body);
+  return requestId ? { requestId, env: stampRequestId(env, requestId) } : { requestId: "", env };
+}
 
 /** Backoff of a transient failure: 2^attempts seconds, at most 5 minutes. */
 export function retryDelaySeconds(attempts: number): number {
@@ -64,19 +74,20 @@ export async function handleProvisionBatch(
   deps: ProvisionConsumerDeps,
 ): Promise<void> {
   for (const msg of batch.messages) {
+    const { requestId, env: messageEnv } = messageContext(msg.body, env);
     const parsed = parseProvisionMessage(msg.body);
     if (!parsed.ok) {
-      logError("", "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
+      logError(requestId, "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
       msg.ack();
       continue;
     }
     try {
-      const result = await dispatch(parsed.message, env, deps);
-      logInfo("queue message handled", { queue: batch.queue, id: msg.id, kind: parsed.message.kind, result });
+      const result = await dispatch(parsed.message, messageEnv, deps);
+      logInfo("queue message handled", { queue: batch.queue, id: msg.id, kind: parsed.message.kind, request_id: requestId, result });
       msg.ack();
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
-      logError("", `queue message failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
+      logError(requestId, `queue message failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
       msg.retry({ delaySeconds });
     }
   }
@@ -85,19 +96,20 @@ export async function handleProvisionBatch(
 /** Consume a batch of `keyway-provision-dlq`: record each failure, then acknowledge. */
 export async function handleProvisionDeadLetters(batch: MessageBatch<unknown>, env: ProvisionConsumerEnv): Promise<void> {
   for (const msg of batch.messages) {
+    const { requestId, env: messageEnv } = messageContext(msg.body, env);
     const parsed = parseProvisionMessage(msg.body);
     if (!parsed.ok) {
-      logError("", "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
+      logError(requestId, "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
       msg.ack();
       continue;
     }
     try {
-      const result = await deadLetter(parsed.message, env);
-      logError("", "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: parsed.message.kind, result }));
+      const result = await deadLetter(parsed.message, messageEnv);
+      logError(requestId, "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: parsed.message.kind, result }));
       msg.ack();
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
-      logError("", `dead-letter handling failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
+      logError(requestId, `dead-letter handling failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
       msg.retry({ delaySeconds });
     }
   }

@@ -1,7 +1,9 @@
 /**
  * Messages on the provisioning queue (`PROVISION_QUEUE`, queue `keyway-provision`):
  * a versioned, validated union (house style §3.2 item 10). Messages carry ids only,
- * never values (decision N11): the consumer re-reads everything else from D1/R2.
+ * never values (decision N11): the consumer re-reads everything else from D1/R2. A message
+ * sent while serving a request also carries that request's id as `requestId` (stamped by
+ * ./request-id.ts, logged by the consumer; not part of any kind's validated fields).
  *
  * To add a kind: add its interface to {@link ProvisionMessage}, a parser to
  * {@link PARSERS} and a case to the consumer's dispatch (src/nocode/queue/consumer.ts).

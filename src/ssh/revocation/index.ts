@@ -24,7 +24,7 @@ export const revocationFeatureRoutes: VaultRoute[] = [
   { pattern: "krl", mounted: true, unauthenticated: ["read"], operations: { read: krl } },
 ];
 
-/** The cron trigger (wrangler.toml `[triggers]`): tidy every SSH mount. */
+/** The cron trigger (`triggers` in wrangler.jsonc): tidy every SSH mount. */
 export async function scheduledTidy(env: Env, now = Date.now()): Promise<void> {
   const db = createDb(env.DB);
   for (const mount of configuredMounts(env.SSH_MOUNTS)) {

@@ -7,7 +7,7 @@
 import { and, asc, count, eq, gt, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshCertificates } from "../../db/schema";
-import { toBase64 } from "../../lib/bytes";
+import { toBase64, trimTrailing } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
@@ -47,7 +47,7 @@ export function parseSerialText(text: string): string | null {
 /** `SHA256:<base64 without padding>`, as `ssh-keygen -l` prints it. */
 export async function sha256Fingerprint(blob: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", blob.slice().buffer));
-  return `SHA256:${toBase64(digest).replace(/=+$/, "")}`;
+  return `SHA256:${trimTrailing(toBase64(digest), "=")}`;
 }
 
 /** Seconds since the epoch as a D1 integer (a `forever` valid-before is clamped). */

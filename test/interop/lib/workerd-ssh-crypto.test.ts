@@ -5,14 +5,14 @@
  * workerd produced is then checked by the real ssh-keygen (`-y` for keys, `-L` for
  * certificates). This caught that workerd only generates RSA keys in multiples of 128 bits.
  */
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { build } from "esbuild";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, OpensshSandbox, parseCertificateListing } from "../../support/openssh";
 import { fixtureNames, fixtureText, privateKeyFixtureNames } from "../../unit/lib/support/fixtures";
 import type { WorkerInput, WorkerItem } from "./workerd/ssh-crypto-worker";
+import { compatibilityDate } from "../../support/wrangler-config";
 
 const CA_KEYS = ["rsa-2048-pkcs1", "openssl-rsa-2048-pkcs8", "ecdsa-256", "ecdsa-384-pkcs8", "ecdsa-521-sec1", "openssl-ec-256-sec1-params", "ed25519", "openssl-ed25519-pkcs8"];
 
@@ -31,8 +31,8 @@ beforeAll(async () => {
     write: false,
     logLevel: "silent",
   });
-  const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(readFileSync(path.resolve(import.meta.dirname, "../../../wrangler.toml"), "utf8"))?.[1];
-  const mf = new Miniflare({ modules: true, script: bundle.outputFiles[0]!.text, compatibilityDate: compatibilityDate ?? "2026-04-20" });
+  // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
+  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: bundle.outputFiles[0]!.text, compatibilityDate: compatibilityDate() }));
   try {
     const input: WorkerInput = {
       keys: Object.fromEntries(CA_KEYS.map((k) => [k, fixtureText(`keys/${k}`)])),

@@ -1,21 +1,22 @@
 /**
- * The reader in the bundle Cloudflare receives. vitest-pool-workers runs the source
+ * The reader in the bundle Cloudflare receives. The Workers Vitest plugin runs the source
  * through Vite, which is not what wrangler uploads; two of the reference's failures showed
  * up in only one of the two (shared/reference/terraform-source-parsing.md §6, §8). So this
  * bundles a tiny entry that imports `src/lib/terraform` with `wrangler deploy --dry-run`,
  * then runs that output in workerd through Miniflare, with and without `nodejs_compat`.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IngestResult } from "../../../../src/lib/terraform/ingest-module";
 import { fixtureFiles } from "../../../fixtures/terraform";
 import { checkSummary, EXPECTED } from "../../../fixtures/terraform/expectations";
 import { buildTarball } from "../../../support/tarball";
+import { compatibilityDate as projectCompatibilityDate } from "../../../support/wrangler-config";
 
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, "../../../..");
@@ -37,16 +38,15 @@ let compatibilityDate: string;
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), "kw-bundle-"));
   outdir = path.join(work, "out");
-  const config = await readFile(path.join(repo, "wrangler.toml"), "utf8");
-  compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(config)![1]!;
+  compatibilityDate = projectCompatibilityDate();
   await writeFile(path.join(work, "entry.js"), ENTRY);
   await writeFile(
-    path.join(work, "wrangler.toml"),
-    `name = "kw-bundle-check"\nmain = "entry.js"\ncompatibility_date = "${compatibilityDate}"\n`,
+    path.join(work, "wrangler.jsonc"),
+    JSON.stringify({ name: "kw-bundle-check", main: "entry.js", compatibility_date: compatibilityDate }),
   );
   await run(
     path.join(repo, "node_modules/.bin/wrangler"),
-    ["deploy", "--dry-run", "--outdir", outdir, "--config", path.join(work, "wrangler.toml")],
+    ["deploy", "--dry-run", "--outdir", outdir, "--config", path.join(work, "wrangler.jsonc")],
     { cwd: repo, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } },
   );
 }, 120_000);
@@ -63,14 +63,20 @@ describe("production bundle", () => {
   });
 
   it.each([[[]], [["nodejs_compat"]]])("ingests in workerd with compatibility flags %j", async (flags) => {
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: path.join(outdir, "entry.js"),
-      modulesRoot: outdir,
-      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-      compatibilityDate,
-      compatibilityFlags: flags,
-    });
+    // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
+    const mf = new Miniflare(
+      convertV4MiniflareOptions({
+        // Every file of the bundle, as Cloudflare receives it: the script first, then its
+        // WebAssembly modules (and any other module file wrangler wrote).
+        modules: (await readdir(outdir))
+          .filter((f) => f.endsWith(".js") || f.endsWith(".wasm"))
+          .sort((a, b) => (a === "entry.js" ? -1 : b === "entry.js" ? 1 : a.localeCompare(b)))
+          .map((f) => ({ type: f.endsWith(".wasm") ? ("CompiledWasm" as const) : ("ESModule" as const), path: path.join(outdir, f) })),
+        modulesRoot: outdir,
+        compatibilityDate,
+        compatibilityFlags: flags,
+      }),
+    );
     try {
       const post = async (body: Uint8Array) => {
         const response = await mf.dispatchFetch("http://bundle.test/", { method: "POST", body });

@@ -1,0 +1,149 @@
+/**
+ * Terraform's module registry protocol over the private registry (decision B13), so
+ * `terraform init` can use `<host>/<organization>/<name>/<provider>` modules. Service
+ * discovery (`/.well-known/terraform.json`, B12) names `/api/registry/v1/modules/`.
+ *
+ * - `GET …/:org/:name/:provider/versions` → `{"modules":[{"versions":[{"version"}…]}]}`:
+ *   the versions that can be downloaded (ingested: `ok`).
+ * - `GET …/:org/:name/:provider/:version/download` → 204 with `X-Terraform-Get` naming a
+ *   download link of that version's tarball, ending in `&archive=tar.gz` so go-getter
+ *   unpacks it.
+ *
+ * Both take `Authorization: Bearer` with a token that may read the organization's
+ * registry (N10's `member`): 401 without a valid token, 404 when the module is absent or
+ * not readable (N2). Terraform does not send the token to the download link, so the link
+ * carries its own credential: an HMAC (KEYWAY_HASH_KEY, purpose `registry-download`) over
+ * the version's id and an expiry five minutes ahead. It opens that one version of that one
+ * module until it expires, and is refused (404) otherwise. Private modules have the
+ * organization as namespace (N9), so `:org` is both.
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "../../app-env";
+import { createDb } from "../../db/client";
+import { keyedHash } from "../../lib/crypto/hmac";
+import { authenticateNocode, type NocodeCaller } from "../auth";
+import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
+import { requireOrgPermission } from "../permissions";
+import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
+import { MAX_VERSION_LENGTH, compareVersionStrings } from "./semver";
+import { registryModuleVersions } from "../../db/schema";
+import { and, eq } from "drizzle-orm";
+
+type ProtocolEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
+
+/** B13: download links are short-lived. */
+export const DOWNLOAD_LINK_TTL_S = 300;
+
+/** Purpose string of the download links' HMAC (B2's domain separation). */
+export const DOWNLOAD_LINK_PURPOSE = "registry-download";
+
+/** The path below which this app is mounted. */
+export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
+
+export const registryProtocolApp = new Hono<ProtocolEnv>();
+registryProtocolApp.onError(renderNocodeError);
+
+/** The tarball route carries its own credential (the signed link); every other path needs a token. */
+const isArchivePath = (path: string) => path.endsWith("/archive");
+
+registryProtocolApp.use("*", async (c, next) => {
+  if (c.req.method === "GET" && isArchivePath(c.req.path)) return next();
+  const caller = await authenticateNocode(c.env, c.req.raw.headers);
+  if (!caller) throw unauthorized();
+  c.set("caller", caller);
+  await next();
+});
+
+interface ModuleParams {
+  org: string;
+  name: string;
+  provider: string;
+}
+
+async function findModule(db: ReturnType<typeof createDb>, p: ModuleParams): Promise<RegistryModuleRow> {
+  const module = await findRegistryModule(db, {
+    organization: p.org,
+    registryName: PRIVATE_REGISTRY,
+    namespace: p.org,
+    name: p.name,
+    provider: p.provider,
+  });
+  if (!module) throw notFound();
+  return module;
+}
+
+registryProtocolApp.get("/modules/:org/:name/:provider/versions", async (c) => {
+  const params = c.req.param();
+  const db = createDb(c.env.DB);
+  await requireOrgPermission(db, c.var.caller, params.org, "member");
+  const module = await findModule(db, params);
+  const rows = await db
+    .select({ version: registryModuleVersions.version })
+    .from(registryModuleVersions)
+    .where(and(eq(registryModuleVersions.moduleId, module.id), eq(registryModuleVersions.status, "ok")))
+    .all();
+  const versions = rows.map((r) => r.version).sort(compareVersionStrings);
+  return c.json({ modules: [{ versions: versions.map((version) => ({ version })) }] });
+});
+
+async function downloadableVersion(db: ReturnType<typeof createDb>, params: ModuleParams & { version: string }) {
+  if (params.version.length > MAX_VERSION_LENGTH) throw notFound();
+  const module = await findModule(db, params);
+  const version = await findModuleVersion(db, module.id, params.version);
+  if (version?.status !== "ok" || !version.tarballKey) throw notFound();
+  return { ...version, tarballKey: version.tarballKey };
+}
+
+function signLink(env: Env, versionId: string, expires: number): Promise<string> {
+  return keyedHash(env.KEYWAY_HASH_KEY, DOWNLOAD_LINK_PURPOSE, `${versionId}\n${expires}`);
+}
+
+/** Constant-time equality of two hex strings (the expected one is always 64 characters). */
+function hexEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+registryProtocolApp.get("/modules/:org/:name/:provider/:version/download", async (c) => {
+  const params = c.req.param();
+  const db = createDb(c.env.DB);
+  await requireOrgPermission(db, c.var.caller, params.org, "member");
+  const version = await downloadableVersion(db, params);
+  const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_LINK_TTL_S;
+  const signature = await signLink(c.env, version.id, expires);
+  const path = [params.org, params.name, params.provider, params.version].map(encodeURIComponent).join("/");
+  const link = `${new URL(c.req.url).origin}${REGISTRY_PROTOCOL_PREFIX}/modules/${path}/archive?expires=${expires}&signature=${signature}&archive=tar.gz`;
+  return c.body(null, 204, { "X-Terraform-Get": link });
+});
+
+const linkRefused = () => new NocodeError("not_found", "the download link is invalid or has expired");
+
+registryProtocolApp.get("/modules/:org/:name/:provider/:version/archive", async (c) => {
+  const params = c.req.param();
+  const expiresText = c.req.query("expires") ?? "";
+  const signature = c.req.query("signature") ?? "";
+  if (!/^\d{1,12}$/.test(expiresText) || !/^[0-9a-f]{64}$/.test(signature)) throw linkRefused();
+  const expires = Number(expiresText);
+  if (expires < Date.now() / 1000) throw linkRefused();
+  const db = createDb(c.env.DB);
+  let version: Awaited<ReturnType<typeof downloadableVersion>>;
+  try {
+    version = await downloadableVersion(db, params);
+  } catch (err) {
+    if (err instanceof NocodeError) throw linkRefused();
+    throw err;
+  }
+  if (!hexEqual(signature, await signLink(c.env, version.id, expires))) throw linkRefused();
+  const object = await c.env.MODULES.get(version.tarballKey);
+  if (!object) throw linkRefused();
+  return new Response(object.body, {
+    status: 200,
+    headers: {
+      "Content-Type": "application/gzip",
+      "Content-Length": String(object.size),
+      "Cache-Control": "private, no-store",
+    },
+  });
+});

@@ -25,6 +25,8 @@ import {
   versionSummary,
 } from "../registry";
 import { jsonApi, noContent } from "../respond";
+import { notifyRolloutOfModule } from "../rollouts/repo";
+import { defaultUpgradeDeps } from "../upgrade/service";
 import { designError } from "./design";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";
@@ -280,6 +282,8 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", async (c) => {
   }
   if (moduleChanged) await setRegistryModuleNoCode(db, current.registryModuleId, false, now);
   if (moduleChanged || updated.enabled !== current.enabled) await setRegistryModuleNoCode(db, registryModuleId, enabled, now);
+  // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
+  if (changed) await notifyRolloutOfModule(db, current.id, defaultUpgradeDeps(c.env).send);
   // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
   return jsonApi(await render(db, changed ? updated : current, false));
 });
@@ -290,6 +294,7 @@ noCodeModuleRoutes.delete("/no-code-modules/:id", async (c) => {
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-modules");
   await db.batch([...deleteNoCodeModuleStatements(db, module.id)]);
   await setRegistryModuleNoCode(db, module.registryModuleId, false);
+  await notifyRolloutOfModule(db, module.id, defaultUpgradeDeps(c.env).send);
   return noContent();
 });
 

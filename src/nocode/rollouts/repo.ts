@@ -107,3 +107,16 @@ export async function transitionItem(
     .get();
   return row !== undefined;
 }
+
+/**
+ * The module's pin, `enabled` or existence changed (E2, DELETE): queue a step of its
+ * active rollout, which ends it `failed` with the reason (N15).
+ */
+export async function notifyRolloutOfModule(db: Db, noCodeModuleId: string, send: (message: ProvisionMessage) => Promise<void>): Promise<void> {
+  const rollout = await db
+    .select({ id: upgradeRollouts.id })
+    .from(upgradeRollouts)
+    .where(and(eq(upgradeRollouts.noCodeModuleId, noCodeModuleId), inArray(upgradeRollouts.status, [...ACTIVE_ROLLOUT_STATUSES])))
+    .get();
+  if (rollout) await send(rolloutStepMessage(rollout.id));
+}

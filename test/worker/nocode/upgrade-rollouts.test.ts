@@ -18,8 +18,9 @@ import { deliverBatch } from "../../helpers/queue";
 import { e5, e7, patchModule, UPGRADE_TEST_TIMEOUT, upgradePool, workspaceAttributes } from "./upgrade-helpers";
 
 /** Workspaces in the pool (the issue asks for 25; the machine is shared, see the report). */
-const POOL = 16;
+const POOL = 25;
 let pool: Awaited<ReturnType<typeof upgradePool>>;
+let orgTokenForLater = "";
 beforeAll(async () => {
   pool = await upgradePool(POOL);
 }, 300_000);
@@ -68,6 +69,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect(bad.text).toContain("auto-confirm");
     const orgToken = (await tfe("POST", `organizations/${pool.org}/authentication-token`, {})).json.data.attributes.token as string;
     expect((await startRollout({}, undefined, orgToken)).status).toBe(404);
+    orgTokenForLater = orgToken;
     expect((await startRollout({}, ["ws-AAAAAAAAAAAAAAAA"])).status).toBe(422);
     expect((await tfe("GET", "upgrade-rollouts/rollout-AAAAAAAAAAAAAAAA", { token: pool.ownerToken })).status).toBe(404);
   });
@@ -109,7 +111,9 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect(itemStatuses(canceled)).toEqual(["applied", "canceled"]);
     // cancel discards the unconfirmed plan; the workspace is free for a manual E5 again.
     expect((await upgradeRunsOf(ids[1]!)).map((r) => r.status)).toEqual(["discarded"]);
-    expect((await e5(pool.noCodeModuleId, ids[1]!, pool.ownerToken)).status).toBe(200);
+    const manual = await e5(pool.noCodeModuleId, ids[1]!, pool.ownerToken);
+    expect(manual.status, manual.text).toBe(200);
+    expect((await tfe("POST", `runs/${manual.json.data.id}/actions/discard`, { token: pool.ownerToken })).status).toBe(202);
   });
 
   it("errored items over max-failures end the rollout failed; the rest is canceled", async () => {
@@ -178,11 +182,38 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const ids = take(1);
     const id = (await startRollout({}, ids)).json.data.id as string;
     await waitRollout(id, ["waiting-confirmation"]);
+    // E2 moves the pin: the rollout hears of it at once.
     await patchModule(pool, { "version-pin": "1.1.0" });
-    expect((await action(id, "confirm")).status).toBe(202);
     const failed = await waitRollout(id, ["failed"]);
     expect(failed.attributes.reason).toContain("version pin moved from 1.2.0 to 1.1.0");
-    expect(itemStatuses(failed)).toEqual(["skipped"]);
+    expect(itemStatuses(failed)).toEqual(["canceled"]);
+    expect(failed.attributes.items[0].reason).toContain("the rollout failed");
     expect((await upgradeRunsOf(ids[0]!)).map((r) => r.status)).toEqual(["discarded"]);
+  });
+
+  it("default selection: every workspace with an upgrade available, in batches of 8 confirmed by the action; the organization token sees nothing", async () => {
+    const all = (await env.DB.prepare("SELECT id FROM workspaces WHERE no_code_module_id = ?").bind(pool.noCodeModuleId).all<{ id: string }>()).results;
+    expect(all.length).toBe(POOL);
+    const expected: string[] = [];
+    for (const { id } of all) if ((await workspaceAttributes(id, pool.ownerToken)).attributes["no-code-upgrade-available"]) expected.push(id);
+    expected.sort();
+    expect(expected.length).toBeGreaterThan(10);
+    const created = await startRollout({ "batch-size": 8 });
+    expect(created.status, created.text).toBe(201);
+    const id = created.json.data.id as string;
+    expect(created.json.data.relationships.workspaces.data.map((w: { id: string }) => w.id).sort()).toEqual(expected);
+    for (const name of ["confirm", "pause", "cancel"]) expect((await action(id, name, orgTokenForLater)).status).toBe(404);
+    expect((await tfe("GET", `upgrade-rollouts/${id}`, { token: orgTokenForLater })).status).toBe(404);
+    const batches = created.json.data.attributes["batch-count"] as number;
+    expect(batches).toBe(Math.ceil(expected.length / 8));
+    for (let batch = 1; batch <= batches; batch++) {
+      const waiting = await waitRollout(id, ["waiting-confirmation"], (d) => d.attributes["current-batch"] === batch);
+      expect(itemStatuses(waiting).filter((s: string) => s === "waiting-confirmation").length).toBeGreaterThan(0);
+      expect((await action(id, "confirm")).status).toBe(202);
+    }
+    const done = await waitRollout(id, ["completed"], itemsDone);
+    expect(new Set(itemStatuses(done))).toEqual(new Set(["applied"]));
+    for (const w of expected) expect((await workspaceAttributes(w, pool.ownerToken)).attributes["no-code-upgrade-available"]).toBe(false);
+    expect((await startRollout({})).status).toBe(422);
   });
 });

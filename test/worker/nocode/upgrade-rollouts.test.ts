@@ -191,6 +191,55 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect((await upgradeRunsOf(ids[0]!)).map((r) => r.status)).toEqual(["discarded"]);
   });
 
+  it("cancel and pause before the first step: the step then plans nothing; resume plans; cancel discards the waiting plan", async () => {
+    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
+    const handler = createQueueHandler(defaultQueueDeps);
+    const start = async (ids: string[]) => {
+      const kept: ProvisionMessage[] = [];
+      const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
+      const rollout = await createRollout(env, caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+        now: Date.now,
+        send: async (m) => void kept.push(m),
+      });
+      return { id: rollout.id, step: kept[0]! };
+    };
+    // Canceled while pending.
+    const a = take(1);
+    const first = await start(a);
+    expect((await readRollout(first.id)).attributes.status).toBe("pending");
+    expect((await action(first.id, "cancel")).status).toBe(202);
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [first.step, first.step]);
+    const canceled = await readRollout(first.id);
+    expect([canceled.attributes.status, ...itemStatuses(canceled)]).toEqual(["canceled", "canceled"]);
+    expect(await upgradeRunsOf(a[0]!)).toEqual([]);
+    expect((await action(first.id, "resume")).status).toBe(409);
+
+    // Paused while pending: the step does nothing until resume.
+    const b = take(1);
+    const second = await start(b);
+    expect((await action(second.id, "pause")).status).toBe(202);
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [second.step]);
+    expect(itemStatuses(await readRollout(second.id))).toEqual(["pending"]);
+    expect(await upgradeRunsOf(b[0]!)).toEqual([]);
+    expect((await action(second.id, "resume")).status).toBe(202);
+    const waiting = await waitRollout(second.id, ["waiting-confirmation"]);
+    // A duplicated step while waiting plans nothing again.
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [second.step, second.step]);
+    expect((await upgradeRunsOf(b[0]!)).map((r) => r.id)).toEqual([waiting.attributes.items[0].run]);
+    // Paused while waiting, then canceled: the plan is discarded.
+    expect((await action(second.id, "pause")).status).toBe(202);
+    expect((await action(second.id, "cancel")).status).toBe(202);
+    expect((await upgradeRunsOf(b[0]!)).map((r) => r.status)).toEqual(["discarded"]);
+    expect(itemStatuses(await readRollout(second.id))).toEqual(["canceled"]);
+  });
+
+  it("two concurrent creates for one module: one 201, one 409", async () => {
+    const [x, y] = await Promise.all([startRollout({}, take(1)), startRollout({}, take(1))]);
+    expect([x.status, y.status].sort()).toEqual([201, 409]);
+    const id = (x.status === 201 ? x : y).json.data.id as string;
+    expect((await action(id, "cancel")).status).toBe(202);
+  });
+
   it("default selection: every workspace with an upgrade available, in batches of 8 confirmed by the action; the organization token sees nothing", async () => {
     const all = (await env.DB.prepare("SELECT id FROM workspaces WHERE no_code_module_id = ?").bind(pool.noCodeModuleId).all<{ id: string }>()).results;
     expect(all.length).toBe(POOL);

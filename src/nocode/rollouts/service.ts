@@ -19,13 +19,14 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
-import { runs, upgradeRolloutItems, upgradeRollouts, workspaces } from "../../db/schema";
+import { runs, upgradeRolloutItems, upgradeRollouts, workspaces, workspaceVars } from "../../db/schema";
 import { logInfo } from "../../lib/log";
 import type { NocodeCaller } from "../auth";
 import { conflict, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
-import { findNoCodeModule, type NoCodeModuleRow } from "../no-code-modules/repo";
+import { optionSetFingerprint } from "../no-code-modules/fingerprint";
+import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../organizations/jsonapi";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
@@ -33,7 +34,6 @@ import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuer
 import { planOf } from "../runs/serialize";
 import { confirmUpgradeRun, planUpgrade, type UpgradeDeps } from "../upgrade/service";
 import { provisionableVersion } from "../workspaces/create";
-import { noCodeUpgradeAvailable } from "../workspaces/render";
 import { findWorkspace, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import {
   ACTIVE_ROLLOUT_STATUSES,
@@ -56,7 +56,9 @@ export type AutoConfirm = (typeof AUTO_CONFIRM)[number];
 
 /** Bounds (no unbounded work per request or per step). */
 export const MAX_BATCH_SIZE = 100;
-export const MAX_ROLLOUT_WORKSPACES = 5000;
+export const MAX_ROLLOUT_WORKSPACES = 1000;
+/** Workspaces of a module looked at by one create. */
+const MAX_MODULE_WORKSPACES = 10_000;
 const MAX_FAILURES_LIMIT = 100_000;
 /** Items per INSERT: 13 columns each, D1 allows 100 bound parameters per statement. */
 const ITEMS_PER_INSERT = 7;
@@ -66,7 +68,10 @@ const ENDED: readonly RolloutItemStatus[] = ["applied", "skipped", "errored", "c
 
 /** A digest of a workspace's vars (ids and update times): any write to them changes it. */
 async function varsDigest(db: Db, workspaceId: string): Promise<string> {
-  const vars = await listWorkspaceVars(db, workspaceId);
+  return digestOf(await listWorkspaceVars(db, workspaceId));
+}
+
+async function digestOf(vars: readonly { id: string; updatedAt: number }[]): Promise<string> {
   const text = vars
     .map((v) => `${v.id}:${v.updatedAt}`)
     .sort()
@@ -144,29 +149,34 @@ export async function createRollout(env: Env, caller: NocodeCaller, noCodeModule
   const input = await readCreateInput(request);
   const { version } = await provisionableVersion(db, module);
 
+  // A constant number of queries whatever the number of workspaces (D1 counts queries per invocation).
+  const [all, options, allVars] = await Promise.all([
+    db.select().from(workspaces).where(eq(workspaces.noCodeModuleId, module.id)).orderBy(workspaces.createdAt, workspaces.id).limit(MAX_MODULE_WORKSPACES).all(),
+    listVariableOptions(db, module.id),
+    db
+      .select({ workspaceId: workspaceVars.workspaceId, id: workspaceVars.id, updatedAt: workspaceVars.updatedAt })
+      .from(workspaceVars)
+      .innerJoin(workspaces, eq(workspaces.id, workspaceVars.workspaceId))
+      .where(eq(workspaces.noCodeModuleId, module.id))
+      .all(),
+  ]);
   let targets: WorkspaceRow[];
   if (input.workspaceIds) {
-    targets = [];
-    for (const id of input.workspaceIds) {
-      const ws = await findWorkspace(db, id);
-      if (!ws || ws.noCodeModuleId !== module.id || ws.organization !== module.organization) {
-        throw unprocessable(`Workspace ${id} is not a workspace of this no-code module`);
-      }
-      targets.push(ws);
-    }
+    const byId = new Map(all.map((w) => [w.id, w] as const));
+    targets = input.workspaceIds.map((id) => {
+      const ws = byId.get(id);
+      if (!ws || ws.organization !== module.organization) throw unprocessable(`Workspace ${id} is not a workspace of this no-code module`);
+      return ws;
+    });
   } else {
-    const all = await db
-      .select()
-      .from(workspaces)
-      .where(eq(workspaces.noCodeModuleId, module.id))
-      .orderBy(workspaces.createdAt, workspaces.id)
-      .limit(MAX_ROLLOUT_WORKSPACES + 1)
-      .all();
-    if (all.length > MAX_ROLLOUT_WORKSPACES) throw unprocessable(`The module has more than ${MAX_ROLLOUT_WORKSPACES} workspaces; list the workspaces of each rollout`);
-    targets = [];
-    for (const ws of all) if (await noCodeUpgradeAvailable(db, ws)) targets.push(ws);
+    // N8's no-code-upgrade-available, with the module's pin and option fingerprint read once.
+    const fingerprint = await optionSetFingerprint(options);
+    targets = all.filter((ws) => ws.noCodeVersion !== module.versionPin || ws.optionSetFingerprint !== fingerprint);
+    if (targets.length > MAX_ROLLOUT_WORKSPACES) throw unprocessable(`More than ${MAX_ROLLOUT_WORKSPACES} workspaces have an upgrade available; list the workspaces of each rollout`);
     if (targets.length === 0) throw unprocessable("No workspace of this no-code module has an upgrade available");
   }
+  const varsOf = new Map<string, { id: string; updatedAt: number }[]>();
+  for (const v of allVars) varsOf.set(v.workspaceId, [...(varsOf.get(v.workspaceId) ?? []), v]);
 
   const now = deps.now();
   const rollout: RolloutRow = {
@@ -199,7 +209,7 @@ export async function createRollout(env: Env, caller: NocodeCaller, noCodeModule
       changes: null,
       destructions: null,
       baselineRunId: ws.latestRunId,
-      baselineVars: await varsDigest(db, ws.id),
+      baselineVars: await digestOf(varsOf.get(ws.id) ?? []),
       updatedAt: now,
     });
   }

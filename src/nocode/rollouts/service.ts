@@ -63,6 +63,9 @@ const MAX_FAILURES_LIMIT = 100_000;
 /** Items per INSERT: 13 columns each, D1 allows 100 bound parameters per statement. */
 const ITEMS_PER_INSERT = 7;
 
+/** How long a step holds an item it is planning before a redelivered step may take it over. */
+const PLANNING_LEASE_MS = 30_000;
+
 /** Item statuses that have ended. */
 const ENDED: readonly RolloutItemStatus[] = ["applied", "skipped", "errored", "canceled"];
 
@@ -346,7 +349,26 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
   if (item.status === "pending") {
     // Only one delivery of the step takes the item.
     if (!(await transitionItem(db, rollout.id, item.workspaceId, ["pending"], "planning", at))) return;
-  } else if (item.status !== "planning") {
+  } else if (item.status === "planning") {
+    // A step that stopped mid-planning (redelivered after a crash): take the item over only
+    // once its lease expired, by a conditional update on the time stamp it left, so two
+    // deliveries running at once never plan the same workspace. Until then, retry later.
+    if (at - item.updatedAt < PLANNING_LEASE_MS) throw new Error(`rollout ${rollout.id}: workspace ${item.workspaceId} is being planned by another step`);
+    const claimed = await db
+      .update(upgradeRolloutItems)
+      .set({ updatedAt: at })
+      .where(
+        and(
+          eq(upgradeRolloutItems.rolloutId, rollout.id),
+          eq(upgradeRolloutItems.workspaceId, item.workspaceId),
+          eq(upgradeRolloutItems.status, "planning"),
+          eq(upgradeRolloutItems.updatedAt, item.updatedAt),
+        ),
+      )
+      .returning({ id: upgradeRolloutItems.workspaceId })
+      .get();
+    if (!claimed) return;
+  } else {
     return;
   }
   const workspace = await findWorkspace(db, item.workspaceId);

@@ -233,6 +233,29 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect(itemStatuses(await readRollout(second.id))).toEqual(["canceled"]);
   });
 
+  it("a step that finds an item mid-planning by another step retries later; after the lease it takes the item over and plans once", async () => {
+    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
+    const ids = take(1);
+    const kept: ProvisionMessage[] = [];
+    const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
+    const rollout = await createRollout(env, caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+      now: Date.now,
+      send: async (m) => void kept.push(m),
+    });
+    // As if another delivery had just taken the item.
+    await env.DB.prepare("UPDATE upgrade_rollout_items SET status = 'planning', updated_at = ? WHERE rollout_id = ?").bind(Date.now(), rollout.id).run();
+    const handler = createQueueHandler(defaultQueueDeps);
+    const busy = await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0]]);
+    expect(busy.result.retryMessages.length).toBe(1);
+    expect(await upgradeRunsOf(ids[0]!)).toEqual([]);
+    // That delivery died: once the lease ran out, a redelivery plans the workspace, once.
+    await env.DB.prepare("UPDATE upgrade_rollout_items SET updated_at = ? WHERE rollout_id = ?").bind(Date.now() - 60_000, rollout.id).run();
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0]]);
+    const waiting = await waitRollout(rollout.id, ["waiting-confirmation"]);
+    expect((await upgradeRunsOf(ids[0]!)).map((r) => r.id)).toEqual([waiting.attributes.items[0].run]);
+    expect((await action(rollout.id, "cancel")).status).toBe(202);
+  });
+
   it("two concurrent creates for one module: one 201, one 409", async () => {
     const [x, y] = await Promise.all([startRollout({}, take(1)), startRollout({}, take(1))]);
     expect([x.status, y.status].sort()).toEqual([201, 409]);

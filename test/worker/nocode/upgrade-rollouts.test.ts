@@ -8,9 +8,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { authenticateNocode } from "../../../src/nocode/auth";
-import type { ProvisionMessage } from "../../../src/nocode/queue/messages";
-import { createRollout } from "../../../src/nocode/rollouts/service";
-import { createQueueHandler, defaultQueueDeps, PROVISION_QUEUE_NAME } from "../../../src/queue";
+import { applyRunMessage, type ProvisionMessage } from "../../../src/nocode/queue/messages";
+import { createRollout, rolloutAction } from "../../../src/nocode/rollouts/service";
+import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
 import { upgradeFixtureFiles } from "../../fixtures/terraform-upgrade";
 import { tfe } from "../../helpers/nocode";
 import { optionEntry, publishVersion, varEntry } from "../../helpers/nocode-modules";
@@ -254,6 +254,30 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const waiting = await waitRollout(rollout.id, ["waiting-confirmation"]);
     expect((await upgradeRunsOf(ids[0]!)).map((r) => r.id)).toEqual([waiting.attributes.items[0].run]);
     expect((await action(rollout.id, "cancel")).status).toBe(202);
+  });
+
+  it("an apply that errors pushes the rollout over max-failures: failed; an apply already running still finishes", async () => {
+    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
+    const ids = take(2);
+    const id = (await startRollout({ "batch-size": 2 }, ids)).json.data.id as string;
+    const waiting = await waitRollout(id, ["waiting-confirmation"], (d) => itemStatuses(d).every((x: string) => x === "waiting-confirmation"));
+    const runIds = waiting.attributes.items.map((i: { run: string }) => i.run) as string[];
+    // Confirm through the service, keeping the apply messages to deliver them by hand.
+    const kept: ProvisionMessage[] = [];
+    await rolloutAction(env, caller!, id, "confirm", { now: Date.now, send: async (m) => void kept.push(m) });
+    expect(kept.filter((m) => m.kind === "apply-run").map((m) => (m as { runId: string }).runId).sort()).toEqual([...runIds].sort());
+    expect(itemStatuses(await readRollout(id))).toEqual(["applying", "applying"]);
+    const handler = createQueueHandler(defaultQueueDeps);
+    // The first apply gave up after its retries (the dead-letter queue marks the run errored).
+    await deliverBatch(handler, PROVISION_DLQ_NAME, [applyRunMessage(runIds[0]!)]);
+    const failed = await waitRollout(id, ["failed"]);
+    expect(failed.attributes.reason).toContain("max-failures (0)");
+    expect(failed.attributes.items[0].status).toBe("errored");
+    expect(failed.attributes.items[1].status).toBe("applying");
+    // The second apply runs and its item ends applied.
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [applyRunMessage(runIds[1]!)]);
+    const after = await waitRollout(id, ["failed"], (d) => d.attributes.items[1].status === "applied");
+    expect(itemStatuses(after)).toEqual(["errored", "applied"]);
   });
 
   it("two concurrent creates for one module: one 201, one 409", async () => {

@@ -3,7 +3,7 @@
  * UPDATE (`… WHERE status IN (…)`) whose caller checks whether it changed a row: that is
  * what keeps a redelivered or duplicated queue message from doing anything twice.
  */
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
 import { type ProvisionMessage, rolloutStepMessage } from "../queue/messages";
@@ -38,10 +38,9 @@ export function listModuleRollouts(db: Db, noCodeModuleId: string, limit = 20): 
     .select()
     .from(upgradeRollouts)
     .where(eq(upgradeRollouts.noCodeModuleId, noCodeModuleId))
-    .orderBy(asc(upgradeRollouts.createdAt))
+    .orderBy(desc(upgradeRollouts.createdAt), desc(upgradeRollouts.id))
     .limit(limit)
-    .all()
-    .then((rows) => rows.reverse());
+    .all();
 }
 
 /** The item of a rollout that holds `workspaceId` and has not ended, if any (N15: manual E5 → 409). */

@@ -677,3 +677,66 @@ export const consoleSessions = sqliteTable(
   },
   (t) => [index("console_sessions_expires").on(t.expiresAt)],
 );
+
+// --- Fleet upgrades (N15, issue 21) ---
+
+/** Rollout statuses (N15). */
+export const ROLLOUT_STATUSES = ["pending", "running", "waiting-confirmation", "paused", "completed", "failed", "canceled"] as const;
+/** Rollout item statuses (N15). */
+export const ROLLOUT_ITEM_STATUSES = ["pending", "planning", "waiting-confirmation", "applying", "applied", "skipped", "errored", "canceled"] as const;
+
+/**
+ * Upgrade rollouts (N15): `id` is `rollout-` + 16 alnum. One active rollout per no-code
+ * module (partial unique index over the active statuses). `current_batch` is the batch
+ * being worked on (0-based).
+ */
+export const upgradeRollouts = sqliteTable(
+  "upgrade_rollouts",
+  {
+    id: text("id").primaryKey(),
+    organization: text("organization").notNull(),
+    noCodeModuleId: text("no_code_module_id").notNull(),
+    targetVersionId: text("target_version_id").notNull(),
+    targetVersion: text("target_version").notNull(),
+    batchSize: integer("batch_size").notNull(),
+    autoConfirm: text("auto_confirm", { enum: ["never", "no-destructions", "no-changes"] }).notNull(),
+    maxFailures: integer("max_failures").notNull(),
+    status: text("status", { enum: ROLLOUT_STATUSES }).notNull(),
+    reason: text("reason"),
+    currentBatch: integer("current_batch").notNull(),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("upgrade_rollouts_one_active")
+      .on(t.noCodeModuleId)
+      .where(sql`status IN ('pending', 'running', 'waiting-confirmation', 'paused')`),
+    index("upgrade_rollouts_module").on(t.noCodeModuleId, t.createdAt),
+  ],
+);
+
+/** One workspace of a rollout (N15), with what it looked like when the rollout began. */
+export const upgradeRolloutItems = sqliteTable(
+  "upgrade_rollout_items",
+  {
+    rolloutId: text("rollout_id").notNull(),
+    workspaceId: text("workspace_id").notNull(),
+    position: integer("position").notNull(),
+    batch: integer("batch").notNull(),
+    status: text("status", { enum: ROLLOUT_ITEM_STATUSES }).notNull(),
+    runId: text("run_id"),
+    reason: text("reason"),
+    additions: integer("additions"),
+    changes: integer("changes"),
+    destructions: integer("destructions"),
+    baselineRunId: text("baseline_run_id"),
+    baselineVars: text("baseline_vars").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.rolloutId, t.workspaceId] }),
+    index("upgrade_rollout_items_workspace").on(t.workspaceId, t.status),
+    index("upgrade_rollout_items_run").on(t.runId),
+  ],
+);

@@ -3,22 +3,23 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
+import { agentPoolRoutes } from "./agent-pools/routes";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
 import { rights } from "./route-rights";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
-import { agentPoolRoutes } from "./agent-pools/routes";
+import { noCodeModuleRoutes } from "./no-code-modules";
 import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
-import { releaseRoutes } from "./releases/routes";
-import { teamRoutes } from "./teams/routes";
-import { userRoutes } from "./users/routes";
 import { registryRoutes } from "./registry";
-import { noCodeModuleRoutes } from "./no-code-modules";
+import { releaseRoutes } from "./releases/routes";
+import { rolloutRoutes } from "./rollouts/routes";
 import { runRoutes } from "./runs";
-import { workspaceRoutes } from "./workspaces";
+import { teamRoutes } from "./teams/routes";
 import { upgradeRoutes } from "./upgrade/routes";
+import { userRoutes } from "./users/routes";
+import { workspaceRoutes } from "./workspaces";
 
 export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
@@ -67,6 +68,7 @@ nocodeApp.route("/", noCodeModuleRoutes);
 nocodeApp.route("/", workspaceRoutes);
 nocodeApp.route("/", runRoutes);
 nocodeApp.route("/", upgradeRoutes); // Workspace upgrades E5–E7 (N8; issue #8)
+nocodeApp.route("/", rolloutRoutes); // Fleet upgrades (N15; issue #21)
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

@@ -8,9 +8,10 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
+import type { VersionStatus } from "../registry/repo";
+import type { RolloutItemRow, RolloutRow } from "../rollouts/repo";
 import type { RunRow } from "../runs/repo";
 import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
-import type { VersionStatus } from "../registry/repo";
 import { ASSET_VERSION } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
 import { type CatalogEntry, moduleAddress } from "./repo";
@@ -30,6 +31,7 @@ export const orgPath = (org: string) => `/app/${enc(org)}`;
 export const workspacePath = (org: string, name: string) => `/app/${enc(org)}/workspaces/${enc(name)}`;
 export const modulePath = (org: string, id: string) => `/app/${enc(org)}/modules/${enc(id)}`;
 export const planPagePath = (org: string, name: string, runId: string) => `${workspacePath(org, name)}/runs/${enc(runId)}`;
+export const rolloutPath = (org: string, id: string) => `/app/${enc(org)}/rollouts/${enc(id)}`;
 export const reviewPath = (org: string, name: string, runId: string) => `${workspacePath(org, name)}/upgrade/${enc(runId)}`;
 
 /** The page around `body`. */
@@ -357,7 +359,14 @@ ${actions}`,
 }
 
 /** A module page for `manage-workspaces` callers: its versions and its workspaces with theirs. */
-export function modulePage(viewer: Viewer, org: string, entry: CatalogEntry, versions: readonly VersionStatus[], workspaces: readonly WorkspaceRow[]): Markup {
+export function modulePage(
+  viewer: Viewer,
+  org: string,
+  entry: CatalogEntry,
+  versions: readonly VersionStatus[],
+  workspaces: readonly WorkspaceRow[],
+  rollouts: readonly RolloutRow[] = [],
+): Markup {
   const pin = entry.module.versionPin;
   return layout(
     entry.registryModule.name,
@@ -372,11 +381,74 @@ ${
       )}</tbody></table></div>`
     : html`<p class="card">No workspace was provisioned from this module yet.</p>`
 }
+${rolloutSection(viewer, org, entry, workspaces, rollouts)}
 <h2>Versions</h2>
 <div class="table-wrap"><table><thead><tr><th>Version</th><th>Status</th><th class="optional">Workspaces</th></tr></thead><tbody>${versions.map(
       (v) => html`<tr><td>${v.version}${v.version === pin ? html` <strong>(pinned)</strong>` : ""}</td><td>${v.status}${v.error ? html`<br><span class="muted">${v.error}</span>` : ""}</td><td class="optional">${workspaces.filter((w) => w.noCodeVersion === v.version).length}</td></tr>`,
     )}</tbody></table></div>`,
     viewer,
     html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / ${entry.registryModule.name}`,
+  );
+}
+
+const ACTIVE_ROLLOUT = new Set(["pending", "running", "waiting-confirmation", "paused"]);
+
+/** N15 on the module page: the rollouts (newest first) and, when none is active, the form that starts one. */
+function rolloutSection(viewer: Viewer, org: string, entry: CatalogEntry, workspaces: readonly WorkspaceRow[], rollouts: readonly RolloutRow[]): Markup {
+  const pin = entry.module.versionPin;
+  const behind = workspaces.filter((w) => w.noCodeVersion !== pin).length;
+  const active = rollouts.some((r) => ACTIVE_ROLLOUT.has(r.status));
+  const list = rollouts.length
+    ? html`<div class="table-wrap"><table><thead><tr><th>Rollout</th><th>Status</th><th>Target</th><th class="optional">Started</th></tr></thead><tbody>${rollouts.map(
+        (r) =>
+          html`<tr><td><a href="${rolloutPath(org, r.id)}">${r.id}</a></td><td>${statusBadge(r.status)}</td><td>${r.targetVersion}</td><td class="optional">${new Date(r.createdAt).toISOString()}</td></tr>`,
+      )}</tbody></table></div>`
+    : "";
+  const form =
+    entry.module.enabled && pin && !active
+      ? html`<form method="post" action="${modulePath(org, entry.module.id)}/rollouts" class="card">
+<input type="hidden" name="csrf" value="${viewer.session.csrf}">
+<p>Upgrade every workspace with an upgrade available (${behind} not on ${pin}) to version ${pin}, in batches.</p>
+<label for="batch-size">Workspaces per batch</label>
+<input id="batch-size" name="batch-size" type="number" min="1" max="100" value="1" required>
+<label for="auto-confirm">Confirm plans by themselves</label>
+<select id="auto-confirm" name="auto-confirm"><option value="never">never: every plan waits for me</option><option value="no-destructions">when nothing is destroyed</option><option value="no-changes">only when nothing changes</option></select>
+<label for="max-failures">Failures allowed before stopping</label>
+<input id="max-failures" name="max-failures" type="number" min="0" value="0" required>
+<div class="actions"><button type="submit">Start rollout</button></div>
+</form>`
+      : active
+        ? html`<p class="muted">A rollout is in progress; a new one can start once it ends.</p>`
+        : "";
+  return html`<h2>Rollouts</h2>${list}${form}`;
+}
+
+/** One rollout (N15): its items, and the actions its status allows. */
+export function rolloutPage(viewer: Viewer, org: string, rollout: RolloutRow, items: readonly RolloutItemRow[], names: ReadonlyMap<string, string>, moduleName: string): Markup {
+  const csrf = html`<input type="hidden" name="csrf" value="${viewer.session.csrf}">`;
+  const button = (action: string, label: string, css = "") =>
+    html`<form class="inline" method="post" action="${rolloutPath(org, rollout.id)}/actions/${action}">${csrf}<button type="submit" class="${css}">${label}</button></form>`;
+  const actions = [
+    rollout.status === "waiting-confirmation" ? button("confirm", "Confirm waiting plans") : "",
+    ["pending", "running", "waiting-confirmation"].includes(rollout.status) ? button("pause", "Pause", "secondary") : "",
+    rollout.status === "paused" ? button("resume", "Resume") : "",
+    ACTIVE_ROLLOUT.has(rollout.status) ? button("cancel", "Cancel rollout", "danger") : "",
+  ];
+  const batches = items.length ? Math.max(...items.map((i) => i.batch)) + 1 : 0;
+  return layout(
+    `Rollout ${rollout.id}`,
+    html`<h1>Rollout to version ${rollout.targetVersion}</h1>
+<p>${statusBadge(rollout.status)} · batch ${Math.min(rollout.currentBatch + 1, batches)} of ${batches} · ${rollout.batchSize} per batch · confirms by itself: ${rollout.autoConfirm} · failures allowed: ${rollout.maxFailures}</p>
+${rollout.reason ? html`<p class="card"><strong>Stopped:</strong> ${rollout.reason}</p>` : ""}
+<div class="actions">${actions}</div>
+<div class="table-wrap"><table><thead><tr><th>Batch</th><th>Workspace</th><th>Status</th><th>Plan</th><th>Reason</th></tr></thead><tbody>${items.map((i) => {
+      const name = names.get(i.workspaceId);
+      return html`<tr><td>${i.batch + 1}</td><td>${name ? html`<a href="${workspacePath(org, name)}">${name}</a>` : i.workspaceId}</td><td>${statusBadge(i.status)}</td><td>${
+        i.additions === null ? "—" : `+${i.additions} ~${i.changes} −${i.destructions}`
+      }${i.runId && name ? html` <a href="${planPagePath(org, name, i.runId)}">plan</a>` : ""}</td><td>${i.reason ?? ""}</td></tr>`;
+    })}</tbody></table></div>
+<p class="muted">This page shows the state when it was loaded; reload it to follow the rollout.</p>`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / <a href="${modulePath(org, rollout.noCodeModuleId)}">${moduleName}</a> / Rollout`,
   );
 }

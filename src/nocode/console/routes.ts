@@ -7,7 +7,9 @@
  * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
  * - `/app/:org/modules/:id` (manage-workspaces) the module's workspaces and versions,
- *   `…/provision` the form generated from the pinned version (GET, POST → E4);
+ *   `…/provision` the form generated from the pinned version (GET, POST → E4),
+ *   `…/rollouts` (POST → N15's create); `/app/:org/rollouts/:id` a rollout's items and
+ *   `…/actions/confirm|pause|resume|cancel` (POST, N15);
  * - `/app/:org/workspaces/:name` the workspace; `…/upgrade` (POST → E5), `…/upgrade/:run`
  *   the review, `…/upgrade/:run/confirm` (POST → E7); `…/runs/:run/actions/apply|discard`;
  *   `…/runs/:run` is the plan page (src/nocode/plan-page), which opens with the session too.
@@ -30,6 +32,8 @@ import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "../permissions";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
+import { listModuleRollouts } from "../rollouts/repo";
+import { createRollout, type RolloutAction, readRollout, rolloutAction } from "../rollouts/service";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
 import { confirmUpgrade, defaultUpgradeDeps, initiateUpgrade } from "../upgrade/service";
@@ -45,13 +49,15 @@ import {
   organizationsPage,
   provisionPage,
   reviewPath,
+  rolloutPage,
+  rolloutPath,
   signInPage,
   upgradeReviewPage,
   type Viewer,
   workspacePage,
   workspacePath,
 } from "./pages";
-import { callerOrganizations, catalog, type CatalogEntry, workspacesOfModule, workspacesOfOrganization } from "./repo";
+import { type CatalogEntry, callerOrganizations, catalog, workspacesOfModule, workspacesOfOrganization } from "./repo";
 import {
   type ConsoleSession,
   cookieHeader,
@@ -251,8 +257,45 @@ async function moduleEntry(c: Ctx, db: Db): Promise<CatalogEntry> {
 consoleApp.get("/:org/modules/:id", async (c) => {
   const db = await requireRight(c, "run-workspaces");
   const entry = await moduleEntry(c, db);
-  const [versions, workspaces] = await Promise.all([versionStatusesOf(db, [entry.registryModule.id]), workspacesOfModule(db, entry.module.id)]);
-  return page(c, modulePage(c.var.viewer, c.req.param("org"), entry, versions.get(entry.registryModule.id) ?? [], workspaces));
+  const [versions, workspaces, rollouts] = await Promise.all([
+    versionStatusesOf(db, [entry.registryModule.id]),
+    workspacesOfModule(db, entry.module.id),
+    listModuleRollouts(db, entry.module.id),
+  ]);
+  return page(c, modulePage(c.var.viewer, c.req.param("org"), entry, versions.get(entry.registryModule.id) ?? [], workspaces, rollouts));
+});
+
+// N15: start a rollout from the module page (the API's create with the form's settings).
+consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
+  const db = await requireRight(c, "run-workspaces");
+  const entry = await moduleEntry(c, db);
+  const form = c.var.form;
+  const number = (name: string) => (/^\d{1,6}$/.test(form[name] ?? "") ? Number(form[name]) : form[name]);
+  const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": number("batch-size"), "auto-confirm": form["auto-confirm"], "max-failures": number("max-failures") } } };
+  const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(body) });
+  const rollout = await createRollout(c.env, c.var.viewer.session.caller, entry.module.id, request, defaultUpgradeDeps(c.env));
+  return seeOther(rolloutPath(entry.module.organization, rollout.id));
+});
+
+/** The rollout `:rid` of `:org` as the API reads it (404 otherwise). */
+async function rolloutOf(c: Ctx) {
+  const found = await readRollout(c.env, c.var.viewer.session.caller, c.req.param("rid") ?? "");
+  if (found.rollout.organization !== c.req.param("org")) throw notFound();
+  return found;
+}
+
+consoleApp.get("/:org/rollouts/:rid", async (c) => {
+  const { rollout, items } = await rolloutOf(c);
+  const db = createDb(c.env.DB);
+  const names = new Map((await workspacesOfModule(db, rollout.noCodeModuleId)).map((w) => [w.id, w.name] as const));
+  const entry = (await catalog(db, rollout.organization, { includeDisabled: true })).find((e) => e.module.id === rollout.noCodeModuleId);
+  return page(c, rolloutPage(c.var.viewer, rollout.organization, rollout, items, names, entry?.registryModule.name ?? "Module"));
+});
+
+consoleApp.post("/:org/rollouts/:rid/actions/:action{confirm|pause|resume|cancel}", async (c) => {
+  const { rollout } = await rolloutOf(c);
+  await rolloutAction(c.env, c.var.viewer.session.caller, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
+  return seeOther(rolloutPath(rollout.organization, rollout.id));
 });
 
 /** The provisionable module of the form: enabled with an ingested pin; 404 otherwise (the catalog does not offer it). */

@@ -25,6 +25,8 @@ import {
   versionSummary,
 } from "../registry";
 import { jsonApi, noContent } from "../respond";
+import { notifyRolloutOfModule } from "../rollouts/repo";
+import { defaultUpgradeDeps } from "../upgrade/service";
 import { designError } from "./design";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";
@@ -283,6 +285,8 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code
     if (isUniqueViolation(err) && moduleChanged) throw alreadyEnabled();
     throw err;
   }
+  // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
+  if (changed) await notifyRolloutOfModule(db, current.id, defaultUpgradeDeps(c.env).send);
   // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
   return jsonApi(await render(db, changed ? updated : current, false));
 });
@@ -293,6 +297,7 @@ noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-regist
   const db = createDb(c.env.DB);
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
   await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
+  await notifyRolloutOfModule(db, module.id, defaultUpgradeDeps(c.env).send);
   return noContent();
 });
 

@@ -11,8 +11,12 @@
  *
  * Dependencies come in as a parameter so tests can inject failures (N11).
  */
+
+import { createDb } from "../../db/client";
 import { logError, logInfo } from "../../lib/log";
 import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
+import { notifyRolloutOfRun } from "../rollouts/repo";
+import { advanceRollout } from "../rollouts/service";
 import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "../runs/lifecycle";
 import { type ProvisionMessage, parseProvisionMessage } from "./messages";
 import { messageRequestId, stampRequestId } from "./request-id";
@@ -28,7 +32,12 @@ export interface ProvisionConsumerDeps {
 }
 
 /** Bindings the consumers use. */
-export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES" | "PROVISION_QUEUE">;
+export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES" | "PROVISION_QUEUE" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY">;
+
+/** Send on the provisioning queue (N15's steps). */
+const sendOn = (env: Pick<Env, "PROVISION_QUEUE">) => async (message: ProvisionMessage) => {
+  await env.PROVISION_QUEUE.send(message, { contentType: "json" });
+};
 
 /**
  * The request id a message carries (issue 15): logged with everything done for it, and
@@ -51,8 +60,14 @@ async function dispatch(message: ProvisionMessage, env: ProvisionConsumerEnv, de
       return ingestModuleVersion(env, message.versionId, deps.ingest, deps.now);
     case "plan-run":
       return processPlanRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
-    case "apply-run":
-      return processApplyRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
+    case "apply-run": {
+      const outcome = await processApplyRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
+      // N15: a rollout whose item holds this run takes its next step.
+      await notifyRolloutOfRun(createDb(env.DB), message.runId, sendOn(env));
+      return outcome;
+    }
+    case "rollout-step":
+      return advanceRollout(env, message.rolloutId, { now: deps.now ?? Date.now, send: sendOn(env) });
   }
 }
 
@@ -62,8 +77,14 @@ async function deadLetter(message: ProvisionMessage, env: ProvisionConsumerEnv):
     case "ingest-module-version":
       return { failed: await failVersionAfterRetries(env, message.versionId) };
     case "plan-run":
-    case "apply-run":
-      return { errored: await failRunAfterRetries(env, message.runId, message.kind) };
+    case "apply-run": {
+      const errored = await failRunAfterRetries(env, message.runId, message.kind);
+      await notifyRolloutOfRun(createDb(env.DB), message.runId, sendOn(env));
+      return { errored };
+    }
+    case "rollout-step":
+      // Nothing to record: the rollout's items keep their statuses; a resume or confirm steps again.
+      return { gaveUp: message.rolloutId };
   }
 }
 

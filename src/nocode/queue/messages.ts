@@ -33,8 +33,21 @@ export interface ApplyRunMessage {
   runId: string;
 }
 
+/**
+ * Advance an upgrade rollout (decision N15): look at its current batch, plan what is
+ * pending, confirm what meets its gate, move to the next batch when this one ended.
+ * Idempotent by rollout id: every change is a conditional update, so a redelivered or
+ * duplicated message changes nothing twice.
+ */
+export interface RolloutStepMessage {
+  v: 1;
+  kind: "rollout-step";
+  /** `rollout-…` */
+  rolloutId: string;
+}
+
 /** Every message the provisioning queue carries. */
-export type ProvisionMessage = IngestModuleVersionMessage | PlanRunMessage | ApplyRunMessage;
+export type ProvisionMessage = IngestModuleVersionMessage | PlanRunMessage | ApplyRunMessage | RolloutStepMessage;
 
 /** Every message kind. */
 export type ProvisionMessageKind = ProvisionMessage["kind"];
@@ -72,6 +85,11 @@ const PARSERS: { [K in ProvisionMessageKind]: (body: Record<string, unknown>) =>
     if (typeof runId !== "string") return runId;
     return { v: 1, kind: "apply-run", runId };
   },
+  "rollout-step": (body) => {
+    const rolloutId = idField(body, "rolloutId", "rollout");
+    if (typeof rolloutId !== "string") return rolloutId;
+    return { v: 1, kind: "rollout-step", rolloutId };
+  },
 };
 
 /**
@@ -106,4 +124,9 @@ export function planRunMessage(runId: string): PlanRunMessage {
 /** The message that queues the apply of a run (N7). */
 export function applyRunMessage(runId: string): ApplyRunMessage {
   return { v: 1, kind: "apply-run", runId };
+}
+
+/** The message that advances an upgrade rollout (N15). */
+export function rolloutStepMessage(rolloutId: string): RolloutStepMessage {
+  return { v: 1, kind: "rollout-step", rolloutId };
 }

@@ -29,10 +29,11 @@ import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers }
 import { noCodeModuleVersionId, optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../organizations/jsonapi";
-import { changedVariables, type PlannedConfiguration } from "../planner";
-import { type ProvisionMessage, applyRunMessage } from "../queue/messages";
-import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
 import { requireOrgPermission } from "../permissions";
+import { changedVariables, type PlannedConfiguration } from "../planner";
+import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
+import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
+import { activeRolloutItemOf, notifyRolloutOfRun } from "../rollouts/repo";
 import {
   baselineConfiguration,
   buildRunConfiguration,
@@ -81,7 +82,7 @@ async function upgradeRunOf(db: Db, module: NoCodeModuleRow, workspace: Workspac
 }
 
 /** Validated E5 input. */
-interface UpgradeInput {
+export interface UpgradeInput {
   vars: VarInput[];
   message: string | null;
 }
@@ -201,6 +202,24 @@ export async function initiateUpgrade(
   const db = createDb(env.DB);
   const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "run-workspaces");
   const input = await readUpgradeInput(request);
+  // N15: a workspace whose rollout item has not ended is the rollout's to upgrade.
+  const item = await activeRolloutItemOf(db, workspace.id);
+  if (item) throw conflict(`The workspace is part of upgrade rollout ${item.rolloutId} (its item is ${item.status}); wait for that item to end or cancel the rollout`);
+  return planUpgrade(env, db, module, workspace, input, now);
+}
+
+/**
+ * E5's work once the caller and input are checked: also the step of a rollout (N15),
+ * which calls it with no vars.
+ */
+export async function planUpgrade(
+  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  db: Db,
+  module: NoCodeModuleRow,
+  workspace: WorkspaceRow,
+  input: UpgradeInput,
+  now: number,
+): Promise<InitiateResult> {
   // N3: E5 needs an enabled module with an `ok` pin (422).
   const { version, summary } = await provisionableVersion(db, module);
   const [options, stored] = await Promise.all([listVariableOptions(db, module.id), listWorkspaceVars(db, workspace.id)]);
@@ -360,6 +379,17 @@ export async function confirmUpgrade(
   const db = createDb(env.DB);
   const { module, workspace } = await moduleAndWorkspace(db, caller, noCodeModuleId, workspaceId, "run-workspaces");
   const run = await upgradeRunOf(db, module, workspace, runId);
+  await confirmUpgradeRun(db, module, workspace, run, deps);
+  // N15: a rollout's planned run confirmed by hand counts as confirmed; let the rollout know.
+  await notifyRolloutOfRun(db, run.id, deps.send);
+}
+
+/**
+ * E7's work once the run is known to be an upgrade run of this module and workspace:
+ * also what a rollout does to confirm a plan (N15). Throws 409 when the run is not
+ * `planned` or is stale.
+ */
+export async function confirmUpgradeRun(db: Db, module: NoCodeModuleRow, workspace: WorkspaceRow, run: RunRow, deps: UpgradeDeps): Promise<void> {
   const notAwaiting = (status: string) => conflict(`The upgrade run is ${status}, not awaiting confirmation`);
   if (run.status !== "planned") throw notAwaiting(run.status);
   const configuration = parseRunConfiguration(run.configuration) as UpgradeRunConfiguration;

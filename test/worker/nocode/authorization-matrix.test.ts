@@ -92,6 +92,15 @@ beforeAll(async () => {
   const releases = await tfe("GET", "admin/terraform-versions");
   const user = await createUser();
   const userTokens = await tfe("GET", `users/${user.id}/authentication-tokens`, { token: user.token });
+  // N15: an ended rollout of the module, so its read and its actions have a target (an
+  // action on it is 409 for a caller with the right, and changes nothing).
+  const rolloutId = `rollout-${uniqueName("matrix")}`;
+  const now = Date.now();
+  await env.DB.prepare(
+    "INSERT INTO upgrade_rollouts (id, organization, no_code_module_id, target_version_id, target_version, batch_size, auto_confirm, max_failures, status, reason, current_batch, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, '1.1.0', 1, 'never', 0, 'canceled', NULL, 1, NULL, ?, ?)",
+  )
+    .bind(rolloutId, ctx.org, ctx.noCodeModuleId, `modver-${uniqueName("matrix")}`, now, now)
+    .run();
   world = {
     org: ctx.org,
     ownerToken: ctx.ownerToken,
@@ -126,6 +135,8 @@ beforeAll(async () => {
       "authentication-tokens:id": userTokens.json.data[0].id,
       "terraform-versions:id": releases.json.data[0].id,
       token: "A".repeat(43),
+      "upgrade-rollouts:id": rolloutId,
+      action: "pause",
     },
   };
 }, UPGRADE_TEST_TIMEOUT);

@@ -1,0 +1,547 @@
+/**
+ * Fleet upgrades (decision N15, issue 21): an upgrade rollout moves the workspaces of a
+ * no-code module to the version it targets, in batches driven by the provisioning queue.
+ *
+ * - Create: the workspaces given, or every workspace of the module with
+ *   `no-code-upgrade-available`; each item records the workspace's latest run and a digest
+ *   of its vars, so a workspace changed by someone else before its batch is skipped with
+ *   a reason, never overwritten.
+ * - A step ({@link advanceRollout}, queue message `rollout-step`) refreshes the items
+ *   from their runs, ends the rollout `failed` when the pin moved or more than
+ *   `max-failures` items errored, plans the pending items of the current batch with E5's
+ *   service, confirms as E7 does each plan that meets `auto-confirm`, and moves to the
+ *   next batch once every item of this one ended.
+ * - Idempotence: every item and rollout status change is a conditional UPDATE in D1; a
+ *   confirmation is the run's own conditional `planned → apply_queued`. A redelivered or
+ *   duplicated step finds the rows already moved and does nothing twice.
+ *
+ * Permissions (N10): `manage-workspaces`; the organization token → 404.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import { createDb, type Db } from "../../db/client";
+import { runs, upgradeRolloutItems, upgradeRollouts, workspaces, workspaceVars } from "../../db/schema";
+import { logInfo } from "../../lib/log";
+import type { NocodeCaller } from "../auth";
+import { conflict, NocodeError, notFound, unprocessable } from "../errors";
+import { newId } from "../ids";
+import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
+import { optionSetFingerprint } from "../no-code-modules/fingerprint";
+import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
+import { isUniqueViolation } from "../organizations/jsonapi";
+import { requireOrgPermission } from "../permissions";
+import { rolloutStepMessage } from "../queue/messages";
+import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuery } from "../runs/repo";
+import { planOf } from "../runs/serialize";
+import { confirmUpgradeRun, planUpgrade, type UpgradeDeps } from "../upgrade/service";
+import { provisionableVersion } from "../workspaces/create";
+import { findWorkspace, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
+import {
+  ACTIVE_ROLLOUT_STATUSES,
+  findRollout,
+  listRolloutItems,
+  type RolloutItemRow,
+  type RolloutItemStatus,
+  type RolloutRow,
+  type RolloutStatus,
+  transitionItem,
+  transitionRollout,
+} from "./repo";
+
+/** The `auto-confirm` gates (N15). */
+export const AUTO_CONFIRM = ["never", "no-destructions", "no-changes"] as const;
+export type AutoConfirm = (typeof AUTO_CONFIRM)[number];
+
+/** Bounds (no unbounded work per request or per step). */
+export const MAX_BATCH_SIZE = 100;
+export const MAX_ROLLOUT_WORKSPACES = 1000;
+/** Workspaces of a module looked at by one create. */
+const MAX_MODULE_WORKSPACES = 10_000;
+const MAX_FAILURES_LIMIT = 100_000;
+/** Items per INSERT: 13 columns each, D1 allows 100 bound parameters per statement. */
+const ITEMS_PER_INSERT = 7;
+
+/** How long a step holds an item it is planning before a redelivered step may take it over. */
+const PLANNING_LEASE_MS = 30_000;
+
+/** Item statuses that have ended. */
+const ENDED: readonly RolloutItemStatus[] = ["applied", "skipped", "errored", "canceled"];
+
+/** A digest of a workspace's vars (ids and update times): any write to them changes it. */
+async function varsDigest(db: Db, workspaceId: string): Promise<string> {
+  return digestOf(await listWorkspaceVars(db, workspaceId));
+}
+
+async function digestOf(vars: readonly { id: string; updatedAt: number }[]): Promise<string> {
+  const text = vars
+    .map((v) => `${v.id}:${v.updatedAt}`)
+    .sort()
+    .join(",");
+  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The module, the caller holding `run-workspaces` (N10: a manage-workspaces team; never the organization token) in its organization (404 otherwise). */
+async function moduleFor(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleRow> {
+  const module = await findNoCodeModule(db, noCodeModuleId);
+  if (!module) throw notFound();
+  await requireOrgPermission(db, caller, module.organization, "run-workspaces");
+  return module;
+}
+
+/** The rollout, the caller holding `run-workspaces` (N10: a manage-workspaces team; never the organization token) in its organization (404 otherwise). */
+async function rolloutFor(db: Db, caller: NocodeCaller, rolloutId: string): Promise<RolloutRow> {
+  const rollout = await findRollout(db, rolloutId);
+  if (!rollout) throw notFound();
+  await requireOrgPermission(db, caller, rollout.organization, "run-workspaces");
+  return rollout;
+}
+
+/** Validated create input. */
+interface CreateInput {
+  batchSize: number;
+  autoConfirm: AutoConfirm;
+  maxFailures: number;
+  workspaceIds: string[] | null;
+}
+
+function integerAttribute(errors: FieldErrors, attributes: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
+  const value = attributes[name];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    errors.add(attributeAt(name), `${name} must be an integer from ${min} to ${max}`);
+    return fallback;
+  }
+  return value;
+}
+
+async function readCreateInput(request: Request): Promise<CreateInput> {
+  const doc = await readDocument(request, ["upgrade-rollouts"], { optional: true });
+  const errors = new FieldErrors();
+  const batchSize = integerAttribute(errors, doc.attributes, "batch-size", 1, 1, MAX_BATCH_SIZE);
+  const maxFailures = integerAttribute(errors, doc.attributes, "max-failures", 0, 0, MAX_FAILURES_LIMIT);
+  const gate = doc.attributes["auto-confirm"] ?? "never";
+  if (!(AUTO_CONFIRM as readonly unknown[]).includes(gate)) errors.add(attributeAt("auto-confirm"), `auto-confirm must be one of ${AUTO_CONFIRM.join(", ")}`);
+  const members = toManyMembers(errors, doc.relationships, "workspaces");
+  let workspaceIds: string[] | null = null;
+  if (members) {
+    workspaceIds = [];
+    members.forEach((m, i) => {
+      if (m.type !== "workspaces" || typeof m.id !== "string") errors.add(`${relationshipAt("workspaces")}/data/${i}`, 'Each member must be {"type": "workspaces", "id": …}');
+      else if (workspaceIds!.includes(m.id)) errors.add(`${relationshipAt("workspaces")}/data/${i}`, `Workspace ${m.id} is listed twice`);
+      else workspaceIds!.push(m.id);
+    });
+    if (members.length === 0) errors.add(relationshipAt("workspaces"), "workspaces must list at least one workspace");
+    if (members.length > MAX_ROLLOUT_WORKSPACES) errors.add(relationshipAt("workspaces"), `A rollout holds at most ${MAX_ROLLOUT_WORKSPACES} workspaces`);
+  }
+  errors.throwIfAny();
+  return { batchSize, maxFailures, autoConfirm: gate as AutoConfirm, workspaceIds };
+}
+
+/**
+ * N15 create. Returns the new rollout; its first step is queued.
+ *
+ * @example
+ * const rollout = await createRollout(c.env, c.var.caller, c.req.param("id"), c.req.raw, defaultUpgradeDeps(c.env));
+ */
+export async function createRollout(env: Env, caller: NocodeCaller, noCodeModuleId: string, request: Request, deps: UpgradeDeps): Promise<RolloutRow> {
+  const db = createDb(env.DB);
+  const module = await moduleFor(db, caller, noCodeModuleId);
+  const input = await readCreateInput(request);
+  const { version } = await provisionableVersion(db, module);
+
+  // A constant number of queries whatever the number of workspaces (D1 counts queries per invocation).
+  const [all, options, allVars] = await Promise.all([
+    db.select().from(workspaces).where(eq(workspaces.noCodeModuleId, module.id)).orderBy(workspaces.createdAt, workspaces.id).limit(MAX_MODULE_WORKSPACES).all(),
+    listVariableOptions(db, module.id),
+    db
+      .select({ workspaceId: workspaceVars.workspaceId, id: workspaceVars.id, updatedAt: workspaceVars.updatedAt })
+      .from(workspaceVars)
+      .innerJoin(workspaces, eq(workspaces.id, workspaceVars.workspaceId))
+      .where(eq(workspaces.noCodeModuleId, module.id))
+      .all(),
+  ]);
+  let targets: WorkspaceRow[];
+  if (input.workspaceIds) {
+    const byId = new Map(all.map((w) => [w.id, w] as const));
+    targets = input.workspaceIds.map((id) => {
+      const ws = byId.get(id);
+      if (!ws || ws.organization !== module.organization) throw unprocessable(`Workspace ${id} is not a workspace of this no-code module`);
+      return ws;
+    });
+  } else {
+    // N8's no-code-upgrade-available, with the module's pin and option fingerprint read once.
+    const fingerprint = await optionSetFingerprint(options);
+    targets = all.filter((ws) => ws.noCodeVersion !== module.versionPin || ws.optionSetFingerprint !== fingerprint);
+    if (targets.length > MAX_ROLLOUT_WORKSPACES) throw unprocessable(`More than ${MAX_ROLLOUT_WORKSPACES} workspaces have an upgrade available; list the workspaces of each rollout`);
+    if (targets.length === 0) throw unprocessable("No workspace of this no-code module has an upgrade available");
+  }
+  const varsOf = new Map<string, { id: string; updatedAt: number }[]>();
+  for (const v of allVars) varsOf.set(v.workspaceId, [...(varsOf.get(v.workspaceId) ?? []), v]);
+
+  const now = deps.now();
+  const rollout: RolloutRow = {
+    id: newId("rollout"),
+    organization: module.organization,
+    noCodeModuleId: module.id,
+    targetVersionId: version.id,
+    targetVersion: version.version,
+    batchSize: input.batchSize,
+    autoConfirm: input.autoConfirm,
+    maxFailures: input.maxFailures,
+    status: "pending",
+    reason: null,
+    currentBatch: 0,
+    createdBy: caller.kind === "user" ? caller.username : caller.kind === "team" ? caller.teamId : null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const items: RolloutItemRow[] = [];
+  for (const [position, ws] of targets.entries()) {
+    items.push({
+      rolloutId: rollout.id,
+      workspaceId: ws.id,
+      position,
+      batch: Math.floor(position / input.batchSize),
+      status: "pending",
+      runId: null,
+      reason: null,
+      additions: null,
+      changes: null,
+      destructions: null,
+      baselineRunId: ws.latestRunId,
+      baselineVars: await digestOf(varsOf.get(ws.id) ?? []),
+      updatedAt: now,
+    });
+  }
+  const inserts = [];
+  for (let i = 0; i < items.length; i += ITEMS_PER_INSERT) inserts.push(db.insert(upgradeRolloutItems).values(items.slice(i, i + ITEMS_PER_INSERT)));
+  try {
+    // One batch (a transaction): the partial unique index decides between concurrent creates.
+    await db.batch([db.insert(upgradeRollouts).values(rollout), ...inserts]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict("The no-code module already has an active upgrade rollout; wait for it to end or cancel it");
+    throw err;
+  }
+  try {
+    await deps.send(rolloutStepMessage(rollout.id));
+  } catch (err) {
+    await db.batch([db.delete(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rollout.id)), db.delete(upgradeRollouts).where(eq(upgradeRollouts.id, rollout.id))]);
+    throw err;
+  }
+  logInfo("rollout created", { rollout: rollout.id, module: module.id, target: version.version, workspaces: items.length, batchSize: input.batchSize });
+  return rollout;
+}
+
+/** N15 read: the rollout and its items. */
+export async function readRollout(env: Env, caller: NocodeCaller, rolloutId: string): Promise<{ rollout: RolloutRow; items: RolloutItemRow[] }> {
+  const db = createDb(env.DB);
+  const rollout = await rolloutFor(db, caller, rolloutId);
+  return { rollout, items: await listRolloutItems(db, rollout.id) };
+}
+
+function logItem(rollout: RolloutRow, workspaceId: string, status: RolloutItemStatus, fields: Record<string, unknown> = {}) {
+  logInfo("rollout item", { rollout: rollout.id, batch: rollout.currentBatch, workspace: workspaceId, status, ...fields });
+}
+
+/** The plan counts of a planned run. */
+function planCounts(run: RunRow) {
+  const plan = planOf(run);
+  return { additions: plan?.additions ?? 0, changes: plan?.changes ?? 0, destructions: plan?.destructions ?? 0 };
+}
+
+/** Whether the plan meets the rollout's gate (N15). */
+function meetsGate(gate: string, counts: ReturnType<typeof planCounts>): boolean {
+  if (gate === "no-destructions") return counts.destructions === 0;
+  if (gate === "no-changes") return counts.additions + counts.changes + counts.destructions === 0;
+  return false;
+}
+
+/**
+ * Discard the unconfirmed plan of an item and mark it `to` (cancel, failure): the run's
+ * own conditional `planned → discarded` decides against a concurrent confirmation; a
+ * run confirmed meanwhile leaves the item applying.
+ */
+async function discardItemPlan(db: Db, rollout: RolloutRow, item: RolloutItemRow, reason: string, at: number): Promise<void> {
+  if (item.runId) {
+    await db.batch([
+      transitionRunQuery(db, item.runId, ["planned"], ["discarded"], at),
+      db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, item.runId), eq(runs.status, "discarded"))),
+    ]);
+    const run = await findRun(db, item.runId);
+    if (run && run.status !== "discarded") {
+      await syncItemWithRun(db, rollout, item);
+      return;
+    }
+  }
+  if (await transitionItem(db, rollout.id, item.workspaceId, ["pending", "planning", "waiting-confirmation"], "canceled", at, { reason })) {
+    logItem(rollout, item.workspaceId, "canceled", { reason });
+  }
+}
+
+/** End the rollout as `status` (failed, canceled): every item that has not started applying is canceled. */
+async function endRollout(db: Db, rollout: RolloutRow, from: readonly RolloutStatus[], status: "failed" | "canceled", reason: string | null, at: number): Promise<boolean> {
+  if (!(await transitionRollout(db, rollout.id, from, status, at, { reason }))) return false;
+  logInfo("rollout ended", { rollout: rollout.id, status, reason });
+  const itemReason = status === "canceled" ? "the rollout was canceled" : `the rollout failed: ${reason}`;
+  for (const item of await listRolloutItems(db, rollout.id)) {
+    if (item.status === "pending" || item.status === "planning" || item.status === "waiting-confirmation") await discardItemPlan(db, rollout, item, itemReason, at);
+  }
+  return true;
+}
+
+/** Bring an item that holds a run up to date with the run (E7 by hand, applies finishing). */
+async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow): Promise<void> {
+  if (!item.runId) return;
+  const run = await findRun(db, item.runId);
+  const at = Date.now();
+  if (!run) return;
+  const move = async (from: RolloutItemStatus[], to: RolloutItemStatus, reason: string | null = null) => {
+    if (await transitionItem(db, rollout.id, item.workspaceId, from, to, at, { reason })) logItem(rollout, item.workspaceId, to, { run: run.id, reason });
+  };
+  switch (run.status) {
+    case "confirmed":
+    case "apply_queued":
+    case "applying":
+      return move(["waiting-confirmation", "planning"], "applying");
+    case "applied":
+      return move(["waiting-confirmation", "planning", "applying"], "applied");
+    case "errored":
+      return move(["waiting-confirmation", "planning", "applying"], "errored", run.error ?? "the run errored");
+    case "discarded":
+    case "canceled":
+      return move(["waiting-confirmation", "planning", "applying"], "skipped", `the upgrade run was ${run.status} outside the rollout`);
+  }
+}
+
+/** Confirm an item's planned run as E7 does; the item moves to applying, or records why not. */
+async function confirmItem(db: Db, rollout: RolloutRow, module: NoCodeModuleRow, item: RolloutItemRow & { runId: string }, deps: UpgradeDeps): Promise<void> {
+  const [workspace, run] = await Promise.all([findWorkspace(db, item.workspaceId), findRun(db, item.runId)]);
+  if (!workspace || !run) return;
+  try {
+    await confirmUpgradeRun(db, module, workspace, run, deps);
+  } catch (err) {
+    if (!(err instanceof NocodeError)) throw err;
+    const after = await findRun(db, item.runId);
+    // Confirmed by someone else meanwhile (E7 by hand, a concurrent confirm): it counts.
+    if (after && after.status !== "planned" && after.status !== "discarded") return syncItemWithRun(db, rollout, item);
+    // A stale plan means the workspace (or the module) changed under the rollout: skipped.
+    const reason = `not confirmed: ${err.detail ?? err.message}`;
+    if (await transitionItem(db, rollout.id, item.workspaceId, ["waiting-confirmation"], "skipped", Date.now(), { reason })) {
+      await db.batch([
+        transitionRunQuery(db, item.runId, ["planned"], ["discarded"], Date.now()),
+        db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, item.runId), eq(runs.status, "discarded"))),
+      ]);
+      logItem(rollout, item.workspaceId, "skipped", { run: item.runId, reason });
+    }
+    return;
+  }
+  if (await transitionItem(db, rollout.id, item.workspaceId, ["waiting-confirmation"], "applying", Date.now())) {
+    logItem(rollout, item.workspaceId, "applying", { run: item.runId });
+  }
+}
+
+/** Plan one pending item of the current batch with E5's service (and confirm it when it meets the gate). */
+async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db, rollout: RolloutRow, module: NoCodeModuleRow, item: RolloutItemRow, deps: UpgradeDeps): Promise<void> {
+  const at = deps.now();
+  if (item.status === "pending") {
+    // Only one delivery of the step takes the item.
+    if (!(await transitionItem(db, rollout.id, item.workspaceId, ["pending"], "planning", at))) return;
+  } else if (item.status === "planning") {
+    // A step that stopped mid-planning (redelivered after a crash): take the item over only
+    // once its lease expired, by a conditional update on the time stamp it left, so two
+    // deliveries running at once never plan the same workspace. Until then, retry later.
+    if (at - item.updatedAt < PLANNING_LEASE_MS) throw new Error(`rollout ${rollout.id}: workspace ${item.workspaceId} is being planned by another step`);
+    const claimed = await db
+      .update(upgradeRolloutItems)
+      .set({ updatedAt: at })
+      .where(
+        and(
+          eq(upgradeRolloutItems.rolloutId, rollout.id),
+          eq(upgradeRolloutItems.workspaceId, item.workspaceId),
+          eq(upgradeRolloutItems.status, "planning"),
+          eq(upgradeRolloutItems.updatedAt, item.updatedAt),
+        ),
+      )
+      .returning({ id: upgradeRolloutItems.workspaceId })
+      .get();
+    if (!claimed) return;
+  } else {
+    return;
+  }
+  const workspace = await findWorkspace(db, item.workspaceId);
+  const skip = async (reason: string) => {
+    if (await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "skipped", at, { reason })) logItem(rollout, item.workspaceId, "skipped", { reason });
+  };
+  if (!workspace || workspace.noCodeModuleId !== module.id) return skip("the workspace no longer belongs to the no-code module");
+
+  // A step redelivered after it planned but before it recorded the run: adopt that run.
+  if (item.status === "planning" && workspace.latestRunId && workspace.latestRunId !== item.baselineRunId) {
+    const latest = await findRun(db, workspace.latestRunId);
+    if (latest?.kind === "upgrade" && latest.message?.includes(rollout.id)) return recordPlan(db, rollout, module, item, latest, deps);
+  }
+  // N15: changed by someone else since the rollout began → skipped, never overwritten.
+  if (workspace.latestRunId !== item.baselineRunId) return skip(`a run (${workspace.latestRunId}) was started on the workspace after the rollout began`);
+  if ((await varsDigest(db, workspace.id)) !== item.baselineVars) return skip("the workspace's variables changed after the rollout began");
+
+  let result: Awaited<ReturnType<typeof planUpgrade>>;
+  try {
+    result = await planUpgrade(env, db, module, workspace, { vars: [], message: `Upgrade rollout ${rollout.id}: version ${rollout.targetVersion} of the no-code module` }, at);
+  } catch (err) {
+    if (!(err instanceof NocodeError)) throw err;
+    const reason = err.detail ?? err.message;
+    if (await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "errored", at, { reason })) logItem(rollout, item.workspaceId, "errored", { reason });
+    return;
+  }
+  if (result.kind === "no-upgrade") return skip(result.message);
+  return recordPlan(db, rollout, module, item, result.run, deps);
+}
+
+/** Record a planned run on its item; confirm it when it meets the gate. */
+async function recordPlan(db: Db, rollout: RolloutRow, module: NoCodeModuleRow, item: RolloutItemRow, run: RunRow, deps: UpgradeDeps): Promise<void> {
+  const counts = planCounts(run);
+  const recorded = await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "waiting-confirmation", deps.now(), { runId: run.id, ...counts });
+  if (!recorded) {
+    // The item ended meanwhile (cancel, failure): its plan must not wait for anyone.
+    await db.batch([
+      transitionRunQuery(db, run.id, ["planned"], ["discarded"], deps.now()),
+      db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, run.id), eq(runs.status, "discarded"))),
+    ]);
+    return;
+  }
+  logItem(rollout, item.workspaceId, "waiting-confirmation", { run: run.id, ...counts, gate: rollout.autoConfirm });
+  if (meetsGate(rollout.autoConfirm, counts)) await confirmItem(db, rollout, module, { ...item, runId: run.id, status: "waiting-confirmation" }, deps);
+}
+
+/** Errored items, and whether they exceed `max-failures`. */
+function overFailures(rollout: RolloutRow, items: readonly RolloutItemRow[]): string | null {
+  const errored = items.filter((i) => i.status === "errored").length;
+  return errored > rollout.maxFailures ? `${errored} workspace(s) errored, more than max-failures (${rollout.maxFailures})` : null;
+}
+
+/**
+ * One step of a rollout (queue message `rollout-step`): see the file comment. Returns the
+ * rollout's status afterwards.
+ */
+export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, rolloutId: string, deps: UpgradeDeps): Promise<string> {
+  const db = createDb(env.DB);
+  let rollout = await findRollout(db, rolloutId);
+  if (!rollout) return "gone";
+  // Items follow their runs even after the rollout ended (applies already running finish).
+  for (const item of await listRolloutItems(db, rollout.id)) {
+    if (item.runId && (item.status === "waiting-confirmation" || item.status === "applying")) await syncItemWithRun(db, rollout, item);
+  }
+  if (rollout.status === "pending") await transitionRollout(db, rollout.id, ["pending"], "running", deps.now());
+  rollout = (await findRollout(db, rolloutId))!;
+  if (rollout.status !== "running" && rollout.status !== "waiting-confirmation") return rollout.status;
+
+  const module = await findNoCodeModule(db, rollout.noCodeModuleId);
+  const active = ACTIVE_ROLLOUT_STATUSES;
+  if (!module?.enabled || module.versionPin !== rollout.targetVersion) {
+    const reason = !module
+      ? "the no-code module was deleted"
+      : !module.enabled
+        ? "the no-code module was disabled"
+        : `the module's version pin moved from ${rollout.targetVersion} to ${module.versionPin ?? "none"} during the rollout`;
+    await endRollout(db, rollout, active, "failed", reason, deps.now());
+    return "failed";
+  }
+
+  let items = await listRolloutItems(db, rollout.id);
+  const batchItems = () => items.filter((i) => i.batch === rollout!.currentBatch);
+  for (const item of batchItems()) {
+    if (item.status !== "pending" && item.status !== "planning") continue;
+    // A pause, cancel or failure between two items stops planning at once.
+    const now = await findRollout(db, rollout.id);
+    if (now?.status !== "running" && now?.status !== "waiting-confirmation") return now?.status ?? "gone";
+    await planItem(env, db, rollout, module, item, deps);
+    const failure = overFailures(rollout, await listRolloutItems(db, rollout.id));
+    if (failure) {
+      await endRollout(db, rollout, active, "failed", failure, deps.now());
+      return "failed";
+    }
+  }
+  items = await listRolloutItems(db, rollout.id);
+  const failure = overFailures(rollout, items);
+  if (failure) {
+    await endRollout(db, rollout, active, "failed", failure, deps.now());
+    return "failed";
+  }
+  const batch = batchItems();
+  const counts = Object.fromEntries(["applying", "applied", "skipped", "errored", "waiting-confirmation"].map((s) => [s, batch.filter((i) => i.status === s).length]));
+  if (batch.some((i) => i.status === "waiting-confirmation")) {
+    if (await transitionRollout(db, rollout.id, ["running"], "waiting-confirmation", deps.now())) {
+      logInfo("rollout batch", { rollout: rollout.id, batch: rollout.currentBatch, status: "waiting-confirmation", ...counts });
+    }
+    return "waiting-confirmation";
+  }
+  // Nothing waits any more (confirmed by hand or by the action): running again.
+  if (rollout.status === "waiting-confirmation") await transitionRollout(db, rollout.id, ["waiting-confirmation"], "running", deps.now());
+  if (!batch.every((i) => ENDED.includes(i.status))) return "running"; // applies finishing will step again
+
+  logInfo("rollout batch", { rollout: rollout.id, batch: rollout.currentBatch, status: "ended", ...counts });
+  const next = rollout.currentBatch + 1;
+  if (!items.some((i) => i.batch === next)) {
+    if (await transitionRollout(db, rollout.id, ["running"], "completed", deps.now())) logInfo("rollout ended", { rollout: rollout.id, status: "completed" });
+    return "completed";
+  }
+  // Conditional on the batch number: a duplicated step moves the rollout on once.
+  const moved = await db
+    .update(upgradeRollouts)
+    .set({ currentBatch: next, updatedAt: deps.now() })
+    .where(and(eq(upgradeRollouts.id, rollout.id), eq(upgradeRollouts.currentBatch, rollout.currentBatch), eq(upgradeRollouts.status, "running")))
+    .returning({ id: upgradeRollouts.id })
+    .get();
+  if (moved) await deps.send(rolloutStepMessage(rollout.id));
+  return "running";
+}
+
+/** The rollout actions of N15. */
+export type RolloutAction = "confirm" | "pause" | "resume" | "cancel";
+
+/**
+ * N15 actions: 202 when applied, 409 in a state where they do not apply.
+ *
+ * @example
+ * await rolloutAction(c.env, c.var.caller, id, "pause", defaultUpgradeDeps(c.env));
+ */
+export async function rolloutAction(env: Env, caller: NocodeCaller, rolloutId: string, action: RolloutAction, deps: UpgradeDeps): Promise<RolloutRow> {
+  const db = createDb(env.DB);
+  const rollout = await rolloutFor(db, caller, rolloutId);
+  const refuse = () => conflict(`Cannot ${action} a rollout that is ${rollout.status}`);
+  const at = deps.now();
+  switch (action) {
+    case "pause":
+      if (!(await transitionRollout(db, rollout.id, ["pending", "running", "waiting-confirmation"], "paused", at))) throw refuse();
+      logInfo("rollout paused", { rollout: rollout.id });
+      break;
+    case "resume":
+      if (!(await transitionRollout(db, rollout.id, ["paused"], "running", at))) throw refuse();
+      logInfo("rollout resumed", { rollout: rollout.id });
+      await deps.send(rolloutStepMessage(rollout.id));
+      break;
+    case "cancel":
+      if (!(await endRollout(db, rollout, ACTIVE_ROLLOUT_STATUSES, "canceled", null, at))) throw refuse();
+      break;
+    case "confirm": {
+      if (rollout.status !== "waiting-confirmation") throw refuse();
+      const module = await findNoCodeModule(db, rollout.noCodeModuleId);
+      if (!module) throw refuse();
+      const waiting = (await listRolloutItems(db, rollout.id)).filter((i) => i.batch === rollout.currentBatch && i.status === "waiting-confirmation");
+      if (waiting.length === 0) throw refuse();
+      for (const item of waiting) if (item.runId) await confirmItem(db, rollout, module, { ...item, runId: item.runId }, deps);
+      logInfo("rollout batch confirmed", { rollout: rollout.id, batch: rollout.currentBatch, items: waiting.length });
+      await deps.send(rolloutStepMessage(rollout.id));
+      break;
+    }
+  }
+  return (await findRollout(db, rollout.id))!;
+}
+
+/** Items of a rollout by workspace ids, for the console. */
+export function rolloutItemsOf(db: Db, rolloutId: string, workspaceIds: string[]) {
+  return db
+    .select()
+    .from(upgradeRolloutItems)
+    .where(and(eq(upgradeRolloutItems.rolloutId, rolloutId), inArray(upgradeRolloutItems.workspaceId, workspaceIds)))
+    .all();
+}

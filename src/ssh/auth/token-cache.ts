@@ -24,8 +24,11 @@ import type { TokenContext } from "./tokens";
 /** How long a cached caller may be served without re-reading D1. */
 export const TOKEN_CONTEXT_TTL_MS = 1000;
 
-/** Upper bound on cached callers per isolate. */
-const MAX_ENTRIES = 2048;
+/**
+ * Upper bound on cached callers per isolate. With tokens.ts's cap on the rules a cached
+ * token may hold (16 Ki characters), the cache's memory stays bounded.
+ */
+const MAX_ENTRIES = 1024;
 
 /** Keyed by the token's keyed hash (its row id). Entries are shared: readers copy before changing one. */
 export const tokenContextCache = new IsolateCache<TokenContext | null>({ ttlMs: TOKEN_CONTEXT_TTL_MS, maxEntries: MAX_ENTRIES });

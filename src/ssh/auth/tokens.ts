@@ -166,7 +166,15 @@ export async function resolveToken(env: Env, db: Db, token: string, now = Date.n
 export async function resolveCallerToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
   if (await secretsEqual(token, env.ROOT_TOKEN)) return rootContext();
   const id = await hashToken(env.KEYWAY_HASH_KEY, token);
-  let context = await tokenContextCache.get(id, () => resolveTokenId(db, id, now, true), { now, keep: (c) => c !== null });
+  let ruleChars = 0;
+  const load = async () => {
+    const loaded = await loadTokenId(db, id, now, true);
+    ruleChars = loaded.ruleChars;
+    return loaded.context;
+  };
+  // `keep` runs right after this caller's own load, so `ruleChars` is that load's.
+  const keep = (c: TokenContext | null) => c !== null && ruleChars <= MAX_CACHED_RULE_CHARS;
+  let context = await tokenContextCache.get(id, load, { now, keep });
   if (context && context.expireAt !== null && context.expireAt <= now) {
     invalidateTokenContext(id);
     context = await resolveTokenId(db, id, now, true);
@@ -174,20 +182,33 @@ export async function resolveCallerToken(env: Env, db: Db, token: string, now = 
   return context ? { ...context } : null;
 }
 
+/**
+ * Tokens whose policies' stored rules are longer than this are not cached (they resolve
+ * from D1 on every request, as before issue 19): a policy row may hold up to 2 MB, and
+ * the cache's memory must stay bounded by its entry count.
+ */
+const MAX_CACHED_RULE_CHARS = 16 * 1024;
+
 async function resolveTokenId(db: Db, id: string, now: number, compileAcl = false): Promise<TokenContext | null> {
+  return (await loadTokenId(db, id, now, compileAcl)).context;
+}
+
+async function loadTokenId(db: Db, id: string, now: number, compileAcl: boolean): Promise<{ context: TokenContext | null; ruleChars: number }> {
   // Token, entity and policy rules are all keyed by the token's id: one D1 round trip.
   const [rows, entityRows, ruleRows] = await db.batch([tokenRowQuery(db, id), tokenEntityQuery(db, id), tokenPolicyRulesQuery(db, id)]);
   const row = rows[0];
-  if (!row) return null;
+  if (!row) return { context: null, ruleChars: 0 };
   if (row.expireAt !== null && row.expireAt <= now) {
     await revokeTokenTree(db, row.accessor);
-    return null;
+    return { context: null, ruleChars: 0 };
   }
-  if (row.usesLeft !== null && row.usesLeft <= 0) return null;
+  if (row.usesLeft !== null && row.usesLeft <= 0) return { context: null, ruleChars: 0 };
   const context = contextFromRows(row, entityRows[0]);
   context.policyRules = policyRulesFromRows(context.policies, ruleRows);
   if (compileAcl && !context.isRoot) context.compiledAcl = new Acl(context.policyRules);
-  return context;
+  let ruleChars = 0;
+  for (const r of ruleRows) ruleChars += r.rules.length;
+  return { context, ruleChars };
 }
 
 /**

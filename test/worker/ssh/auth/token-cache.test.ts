@@ -228,3 +228,15 @@ describe("N2b: failed lookups are not cached", () => {
     expect(tokenContextCache.size).toBe(1);
   });
 });
+
+describe("bounded memory", () => {
+  it("a token whose policies are large is served from D1 every time, never stored", async () => {
+    const paths: Record<string, string[]> = { "sys/policies/acl/*": ["read"] };
+    for (let i = 0; i < 600; i++) paths[`padding/${"x".repeat(32)}/${i}`] = ["read"];
+    const token = await tokenWithPolicy(paths);
+    tokenContextCache.clear();
+    expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(200);
+    expect(tokenContextCache.peek(await hashToken(env.KEYWAY_HASH_KEY, token))).toBeUndefined();
+    expect(tokenContextCache.size).toBe(0);
+  });
+});

@@ -189,8 +189,8 @@ export function scenarios({ api, state }) {
     };
   }
 
-  // A policy token for sign (S5a): the token row, its policies and the ACL are read from D1
-  // on every request, unlike the root token, which is compared in memory.
+  // A policy token for sign (S5a): its row, policies and compiled ACL come from the per-isolate
+  // token cache (issue 19; D1 at most once a second per isolate); the root token is compared in memory.
   const policyToken = once(async () => {
     await edCa();
     const policy = { path: { "bench-ed/sign/*": { capabilities: ["create", "update"] } } };

@@ -6,7 +6,7 @@ import { createDb } from "../db/client";
 import { readJsonObject } from "../lib/http/body";
 import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
-import { consumeTokenUse, presentedToken, resolveToken } from "./auth/tokens";
+import { consumeTokenUse, presentedToken, resolveCallerToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
 import {
@@ -141,7 +141,7 @@ async function dispatch(
 
   // (2) A missing or bad token → 403, unknown paths included.
   const presented = presentedToken(request.headers);
-  const token = presented ? await resolveToken(env, db, presented) : null;
+  const token = presented ? await resolveCallerToken(env, db, presented) : null;
   if (!token) throw permissionDenied();
 
   // (3) The ACL (root skips it) on the path as received, whether or not it routes (S2b).

@@ -48,5 +48,5 @@ export function policyRulesFromRows(names: string[], rows: { name: string; rules
 /** The ACL of a token; null for root, which bypasses ACLs. */
 export async function aclFor(db: Db, token: TokenContext): Promise<Acl | null> {
   if (token.isRoot) return null;
-  return new Acl(token.policyRules ?? (await loadPolicyRules(db, token.policies)));
+  return token.compiledAcl ?? new Acl(token.policyRules ?? (await loadPolicyRules(db, token.policies)));
 }

@@ -8,6 +8,7 @@ import { vaultJson, vaultNoContent } from "../respond";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { VaultRequest, VaultRoute } from "../router";
+import { invalidateTokenContext } from "./token-cache";
 import {
   type TokenContext,
   createToken,
@@ -203,6 +204,7 @@ async function revokeByHash(req: VaultRequest, token: string): Promise<void> {
   // A spent or expired token no longer resolves; remove its row if one is left.
   const id = await hashToken(req.env.KEYWAY_HASH_KEY, token);
   await req.db.delete(vaultTokens).where(eq(vaultTokens.id, id));
+  invalidateTokenContext(id);
 }
 
 function presentedTokenOf(req: VaultRequest): string | null {

@@ -9,7 +9,8 @@ import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
-import type { PolicyRules } from "./policy";
+import { Acl, type PolicyRules } from "./policy";
+import { invalidateTokenContext, invalidateTokenContexts, tokenContextCache } from "./token-cache";
 
 /** S5a: default and maximum token TTL, 768h. */
 export const TOKEN_MAX_TTL_SECONDS = 768 * 3600;
@@ -42,6 +43,8 @@ export interface TokenContext {
    * ACL costs no second round trip; absent on contexts built another way.
    */
   policyRules?: PolicyRules[];
+  /** The ACL compiled from `policyRules`, kept with a cached context (token-cache.ts). */
+  compiledAcl?: Acl;
 }
 
 /** Hash a presented token for lookup. */
@@ -141,24 +144,71 @@ function contextFromRows(row: TokenRow, entity: EntityPoliciesRow | undefined): 
 }
 
 /**
- * Resolve a presented token without consuming a use. Expired and spent tokens resolve
- * to null (and expired ones are deleted).
+ * Resolve a presented token from D1 without consuming a use. Expired and spent tokens
+ * resolve to null (and expired ones are deleted). For tokens named in a request's body
+ * (lookup, renew, revoke), where the answer must be D1's; the caller of a request is
+ * resolved by resolveCallerToken.
  */
 export async function resolveToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
   if (await secretsEqual(token, env.ROOT_TOKEN)) return rootContext();
+  return resolveTokenId(db, await hashToken(env.KEYWAY_HASH_KEY, token), now);
+}
+
+/**
+ * Resolve the token presented by a request's caller, with its compiled ACL, through the
+ * per-isolate cache (token-cache.ts: revocations, policy and entity writes reach every
+ * isolate within 1 s, this one at once). Expiry is checked here on every request against
+ * the cached expire time; an entry past it is dropped and D1 decides (it deletes a token
+ * that really expired, and sees a renewal made by another isolate). Use counts are not
+ * read from the cache: consumeTokenUse spends them in D1. Only found tokens are stored
+ * (N2b). The context returned is the caller's own copy.
+ */
+export async function resolveCallerToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
+  if (await secretsEqual(token, env.ROOT_TOKEN)) return rootContext();
   const id = await hashToken(env.KEYWAY_HASH_KEY, token);
+  let ruleChars = 0;
+  const load = async () => {
+    const loaded = await loadTokenId(db, id, now, true);
+    ruleChars = loaded.ruleChars;
+    return loaded.context;
+  };
+  // `keep` runs right after this caller's own load, so `ruleChars` is that load's.
+  const keep = (c: TokenContext | null) => c !== null && ruleChars <= MAX_CACHED_RULE_CHARS;
+  let context = await tokenContextCache.get(id, load, { now, keep });
+  if (context && context.expireAt !== null && context.expireAt <= now) {
+    invalidateTokenContext(id);
+    context = await resolveTokenId(db, id, now, true);
+  }
+  return context ? { ...context } : null;
+}
+
+/**
+ * Tokens whose policies' stored rules are longer than this are not cached (they resolve
+ * from D1 on every request, as before issue 19): a policy row may hold up to 2 MB, and
+ * the cache's memory must stay bounded by its entry count.
+ */
+const MAX_CACHED_RULE_CHARS = 16 * 1024;
+
+async function resolveTokenId(db: Db, id: string, now: number, compileAcl = false): Promise<TokenContext | null> {
+  return (await loadTokenId(db, id, now, compileAcl)).context;
+}
+
+async function loadTokenId(db: Db, id: string, now: number, compileAcl: boolean): Promise<{ context: TokenContext | null; ruleChars: number }> {
   // Token, entity and policy rules are all keyed by the token's id: one D1 round trip.
   const [rows, entityRows, ruleRows] = await db.batch([tokenRowQuery(db, id), tokenEntityQuery(db, id), tokenPolicyRulesQuery(db, id)]);
   const row = rows[0];
-  if (!row) return null;
+  if (!row) return { context: null, ruleChars: 0 };
   if (row.expireAt !== null && row.expireAt <= now) {
     await revokeTokenTree(db, row.accessor);
-    return null;
+    return { context: null, ruleChars: 0 };
   }
-  if (row.usesLeft !== null && row.usesLeft <= 0) return null;
+  if (row.usesLeft !== null && row.usesLeft <= 0) return { context: null, ruleChars: 0 };
   const context = contextFromRows(row, entityRows[0]);
   context.policyRules = policyRulesFromRows(context.policies, ruleRows);
-  return context;
+  if (compileAcl && !context.isRoot) context.compiledAcl = new Acl(context.policyRules);
+  let ruleChars = 0;
+  for (const r of ruleRows) ruleChars += r.rules.length;
+  return { context, ruleChars };
 }
 
 /**
@@ -198,6 +248,9 @@ export async function revokeTokenTree(db: Db, accessor: string): Promise<void> {
       SELECT accessor FROM subtree
     )`,
   );
+  // After the write, so no load that read the rows before it stays cached (isolate-cache.ts).
+  // Every entry goes: the subtree's children may be cached too.
+  invalidateTokenContexts();
 }
 
 /**
@@ -359,6 +412,7 @@ export async function renewToken(db: Db, token: TokenContext, increment: number,
   if (ancestorsCap !== null) maxExpire = Math.min(maxExpire, ancestorsCap);
   const expireAt = Math.min(now + requested * 1000, maxExpire);
   await db.update(vaultTokens).set({ expireAt }).where(eq(vaultTokens.id, token.id));
+  invalidateTokenContext(token.id);
   return { ...token, expireAt };
 }
 

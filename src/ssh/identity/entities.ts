@@ -5,6 +5,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, identityEntityAliases } from "../../db/schema";
+import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
@@ -119,6 +120,7 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
         updatedAt: now,
       })
       .where(eq(identityEntities.id, existing.id));
+    invalidateTokenContexts(); // cached callers hold their entity's policies (token-cache.ts)
     return vaultJson(req, { data: { id: existing.id, name: name || existing.name }, warnings });
   }
   const id = crypto.randomUUID();
@@ -132,6 +134,7 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
     createdAt: now,
     updatedAt: now,
   });
+  invalidateTokenContexts(); // no token names a new entity yet; cleared anyway so every entity write is alike
   return vaultJson(req, { data: { id, name: entityName, aliases: null }, warnings });
 }
 
@@ -167,6 +170,7 @@ export const identityRoutes: VaultRoute[] = [
         const id = req.params.id ?? "";
         await req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
         await req.db.delete(identityEntities).where(eq(identityEntities.id, id));
+        invalidateTokenContexts(); // cached callers hold their entity's policies (token-cache.ts)
         return vaultNoContent(req);
       },
     },

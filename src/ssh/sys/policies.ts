@@ -4,6 +4,7 @@
  */
 import { asc, eq } from "drizzle-orm";
 import { vaultPolicies } from "../../db/schema";
+import { invalidateTokenContexts } from "../auth/token-cache";
 import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
@@ -60,6 +61,7 @@ async function writePolicy(req: VaultRequest) {
     .insert(vaultPolicies)
     .values(row)
     .onConflictDoUpdate({ target: vaultPolicies.name, set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt } });
+  invalidateTokenContexts(); // cached callers hold compiled policies (token-cache.ts)
   return vaultNoContent(req, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
 }
 
@@ -76,6 +78,7 @@ async function deletePolicy(req: VaultRequest) {
   const name = policyName(req);
   if (name === "root" || name === "default") throw badRequest(`cannot delete "${name}" policy`);
   await req.db.delete(vaultPolicies).where(eq(vaultPolicies.name, name));
+  invalidateTokenContexts(); // cached callers hold compiled policies (token-cache.ts)
   return vaultNoContent(req);
 }
 

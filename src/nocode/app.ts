@@ -2,6 +2,7 @@
  * The no-code provisioning service under /api/v2 (decision B1).
  */
 import { Hono } from "hono";
+import { createDb } from "../db/client";
 import { agentPoolRoutes } from "./agent-pools/routes";
 import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
@@ -15,14 +16,20 @@ import { projectRoutes } from "./projects/routes";
 import { registryRoutes } from "./registry";
 import { releaseRoutes } from "./releases/routes";
 import { rolloutRoutes } from "./rollouts/routes";
-import { runRoutes } from "./runs";
+import { runRoutes } from "./runs/routes";
 import { teamRoutes } from "./teams/routes";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
-import { workspaceRoutes } from "./workspaces";
+import { workspaceRoutes } from "./workspaces/routes";
 
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);
+
+// One D1 handle per request, for every route of /api/v2 (handlers pass it to services).
+nocodeApp.use("*", async (c, next) => {
+  c.set("db", createDb(c.env.DB));
+  await next();
+});
 
 /** The API version HCP Terraform reports in `TFP-API-Version`; go-tfe reads it from ping. */
 export const TFP_API_VERSION = "2.6";

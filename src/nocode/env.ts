@@ -1,9 +1,11 @@
 /**
  * The Hono environment of /api/v2: the platform's (../app-env.ts) plus the caller the
- * token check in ./app.ts found. Feature routes import it from here, never from ./app.ts,
- * so no feature depends on the file that mounts them all.
+ * token check in ./app.ts found, and the request's one D1 handle `db` (set by ./app.ts for
+ * every /api/v2 request, so no handler or service builds a second). Feature routes import
+ * it from here, never from ./app.ts, so no feature depends on the file that mounts them all.
  */
 import type { AppEnv } from "../app-env";
+import type { Db } from "../db/client";
 import type { NocodeCaller } from "./auth";
 
-export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
+export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller; db: Db } };

@@ -36,9 +36,14 @@ import { listModuleRollouts } from "../rollouts/repo";
 import { createRollout, type RolloutAction, readRollout, rolloutAction } from "../rollouts/service";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
-import { confirmUpgrade, defaultUpgradeDeps, initiateUpgrade } from "../upgrade/service";
-import { provisionWorkspace } from "../workspaces/create";
-import { noCodeUpgradeAvailable } from "../workspaces/render";
+import { confirmUpgrade } from "../upgrade/confirm";
+import { defaultUpgradeDeps } from "../upgrade/deps";
+import { initiateUpgrade } from "../upgrade/initiate";
+import { NO_UPGRADE_INPUT } from "../upgrade/input";
+import { upgradeTarget } from "../upgrade/target";
+import { moduleToProvision, provisionWorkspace } from "../workspaces/create";
+import { readWorkspaceInput } from "../workspaces/input";
+import { noCodeUpgradeAvailable } from "../workspaces/load";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import { ASSET_VERSION, CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
@@ -326,8 +331,11 @@ consoleApp.post("/:org/modules/:id/provision", async (c) => {
   // E4 itself: the same service, the same checks, the same writes as the API.
   const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(document) });
   try {
-    const ws = await provisionWorkspace(c.env, c.var.viewer.session.caller, entry.module.id, request, c.var.requestId);
-    return seeOther(`${workspacePath(org, ws.name)}?notice=created`);
+    const db = createDb(c.env.DB);
+    const module = await moduleToProvision(db, c.var.viewer.session.caller, entry.module.id);
+    const input = await readWorkspaceInput(request);
+    const { workspace } = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
+    return seeOther(`${workspacePath(org, workspace.name)}?notice=created`);
   } catch (err) {
     if (!(err instanceof NocodeError) || (err.code !== "invalid_attribute" && err.code !== "unprocessable")) throw err;
     const sent = document.data.relationships.vars.data.map((v) => v.attributes.key);
@@ -371,10 +379,11 @@ consoleApp.get("/:org/workspaces/:name", async (c) => {
 
 // E5 from the banner: plan the upgrade, then review it.
 consoleApp.post("/:org/workspaces/:name/upgrade", async (c) => {
-  const { ws } = await workspaceOf(c, "run-workspaces");
+  const { db, ws } = await workspaceOf(c, "run-workspaces");
   if (!ws.noCodeModuleId) throw notFound();
-  const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: "{}" });
-  const result = await initiateUpgrade(c.env, c.var.viewer.session.caller, ws.noCodeModuleId, ws.id, request);
+  // E5 with an empty body: no vars, no message.
+  const { module, workspace } = await upgradeTarget(db, c.var.viewer.session.caller, ws.noCodeModuleId, ws.id, "run-workspaces");
+  const result = await initiateUpgrade(c.env, db, module, workspace, NO_UPGRADE_INPUT);
   if (result.kind === "no-upgrade") return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
   return seeOther(reviewPath(ws.organization, ws.name, result.run.id));
 });
@@ -400,7 +409,7 @@ consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", async (c) => {
   const { db, ws } = await workspaceOf(c, "run-workspaces");
   const run = await upgradeRun(c, db, ws);
   if (!run.noCodeModuleId) throw notFound();
-  await confirmUpgrade(c.env, c.var.viewer.session.caller, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
+  await confirmUpgrade(db, c.var.viewer.session.caller, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
   return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
 });
 

@@ -26,7 +26,7 @@ import {
 } from "../registry";
 import { jsonApi, noContent } from "../respond";
 import { notifyRolloutOfModule } from "../rollouts/repo";
-import { defaultUpgradeDeps } from "../upgrade/service";
+import { defaultUpgradeDeps } from "../upgrade/deps";
 import { designError } from "./design";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";

@@ -20,8 +20,12 @@ export async function findOrganization(db: Db, name: string): Promise<Organizati
 
 /** The id of the organization's `Default Project`, or undefined when there is no such organization. */
 export async function defaultProjectId(db: Db, organization: string): Promise<string | undefined> {
-  const row = await db.select({ id: organizations.defaultProjectId }).from(organizations).where(eq(organizations.name, organization)).get();
-  return row?.id;
+  return (await defaultProjectIdQuery(db, organization))[0]?.id;
+}
+
+/** The select behind defaultProjectId, for a `db.batch` with other reads (no row: no such organization). */
+export function defaultProjectIdQuery(db: Db, organization: string) {
+  return db.select({ id: organizations.defaultProjectId }).from(organizations).where(eq(organizations.name, organization)).limit(1);
 }
 
 /** Create an organization with its `owners` team and `Default Project`. */

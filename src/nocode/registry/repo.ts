@@ -135,8 +135,13 @@ export function moduleVersionQuery(db: Db, moduleId: string, version: string) {
 }
 
 /** A version by id (`modver-…`), or undefined. */
-export function findModuleVersionById(db: Db, id: string): Promise<RegistryModuleVersionRow | undefined> {
-  return db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).get();
+export async function findModuleVersionById(db: Db, id: string): Promise<RegistryModuleVersionRow | undefined> {
+  return (await moduleVersionByIdQuery(db, id))[0];
+}
+
+/** The select behind findModuleVersionById, for a `db.batch` with other reads (at most one row). */
+export function moduleVersionByIdQuery(db: Db, id: string) {
+  return db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).limit(1);
 }
 
 /**

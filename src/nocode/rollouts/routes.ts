@@ -11,7 +11,7 @@ import type { NocodeEnv } from "../env";
 import { notFound } from "../errors";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";
-import { defaultUpgradeDeps } from "../upgrade/service";
+import { defaultUpgradeDeps } from "../upgrade/deps";
 import { listRolloutItems } from "./repo";
 import { rolloutResource } from "./serialize";
 import { createRollout, type RolloutAction, readRollout, rolloutAction } from "./service";

@@ -32,8 +32,10 @@ import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
 import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuery } from "../runs/repo";
 import { planOf } from "../runs/serialize";
-import { confirmUpgradeRun, planUpgrade, type UpgradeDeps } from "../upgrade/service";
-import { provisionableVersion } from "../workspaces/create";
+import { confirmUpgradeRun } from "../upgrade/confirm";
+import type { UpgradeDeps } from "../upgrade/deps";
+import { planUpgrade } from "../upgrade/initiate";
+import { provisionableVersion } from "../no-code-modules/provisionable";
 import { findWorkspace, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import {
   ACTIVE_ROLLOUT_STATUSES,

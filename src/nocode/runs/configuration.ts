@@ -4,20 +4,22 @@
  * against the workspace's baseline.
  *
  * - Effective value of a module variable: the workspace's `engine` var, else the
- *   version's default (N7). Sensitive values are represented only by their keyed hash
- *   `keyedHash(KEYWAY_HASH_KEY, "nocode-sensitive:<workspace id>:<key>", value)` (B2).
+ *   version's default (N7). Sensitive values are represented only by the keyed hash the
+ *   workspace stores with them (`sensitiveValueHash` in ../workspaces/vars.ts, B2).
  * - Baseline: the configuration of the last applied run (the run that recorded the
  *   workspace's current state version), or empty.
  */
 import type { Db } from "../../db/client";
-import { keyedHash } from "../../lib/crypto/hmac";
+import type { workspaceVars } from "../../db/schema";
 import type { ModuleSummary, VariableSummary } from "../../lib/terraform/types";
 import { optionSetFingerprint, workspaceVarsFingerprint } from "../no-code-modules/fingerprint";
 import type { NoCodeModuleRow, VariableOptionSet } from "../no-code-modules/repo";
 import { type EffectiveValue, type Plan, planRun } from "../planner";
-import { findModuleVersionById, type RegistryModuleVersionRow, versionSummary } from "../registry/repo";
-import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
-import { findRun, findStateVersion } from "./repo";
+import { moduleVersionByIdQuery, type RegistryModuleVersionRow, versionSummary } from "../registry/repo";
+import { type WorkspaceBaselineRow, workspaceBaselineQuery } from "./repo";
+
+/** A stored workspace variable as runs see it (the workspaces feature owns the rows). */
+type StoredVar = typeof workspaceVars.$inferSelect;
 
 /** The snapshot of what a run plans, stored as `runs.configuration` (JSON). */
 export interface RunConfiguration {
@@ -42,18 +44,8 @@ export interface RunConfiguration {
 /** A failure that retrying cannot fix: the run becomes `errored` (the message is acknowledged). */
 export class RunFailure extends Error {}
 
-/** Purpose string of the keyed hash of a sensitive value (the planner compares these). */
-export function sensitiveHashPurpose(workspaceId: string, key: string): string {
-  return `nocode-sensitive:${workspaceId}:${key}`;
-}
-
-/** The keyed hash the planner compares instead of a sensitive value (B2, N7). */
-export function sensitiveValueHash(env: Pick<Env, "KEYWAY_HASH_KEY">, workspaceId: string, key: string, value: string): Promise<string> {
-  return keyedHash(env.KEYWAY_HASH_KEY, sensitiveHashPurpose(workspaceId, key), value);
-}
-
 /** What the effective values need of a workspace variable (a stored row fits). */
-export type EngineVarLike = Pick<WorkspaceVarRow, "key" | "category" | "value" | "hcl" | "sensitive" | "sensitiveHash">;
+export type EngineVarLike = Pick<StoredVar, "key" | "category" | "value" | "hcl" | "sensitive" | "sensitiveHash">;
 
 /** The value of a non-sensitive var as the planner sees it: HCL values parsed when they are JSON-like. */
 function varValue(value: string | null, hcl: boolean): unknown {
@@ -102,7 +94,7 @@ export interface RunConfigurationInput {
   /** The module's variable options now. */
   options: readonly VariableOptionSet[];
   /** The workspace's stored vars now (for staleness; not necessarily the planned values). */
-  storedVars: readonly Pick<WorkspaceVarRow, "id" | "versionId">[];
+  storedVars: readonly Pick<StoredVar, "id" | "versionId">[];
 }
 
 /** The configuration snapshot of a new run. */
@@ -126,38 +118,50 @@ export function parseRunConfiguration(text: string): RunConfiguration {
   return JSON.parse(text) as RunConfiguration;
 }
 
-/** The ingested summary of a planned version; a RunFailure when it is gone or not `ok`. */
-export async function summaryOfVersion(db: Db, moduleVersionId: string): Promise<ModuleSummary> {
-  const version = await findModuleVersionById(db, moduleVersionId);
+/** The ingested summary of a version row read for `moduleVersionId`; a RunFailure when it is gone or not `ok`. */
+function summaryOf(version: RegistryModuleVersionRow | undefined, moduleVersionId: string): ModuleSummary {
   const summary = version ? versionSummary(version) : null;
   if (!summary) throw new RunFailure(`module version ${moduleVersionId} is no longer available`);
   return summary;
 }
 
-/** The configuration of the workspace's last applied run, or null when nothing was applied. */
-export async function baselineConfiguration(db: Db, workspace: Pick<WorkspaceRow, "currentStateVersionId">): Promise<RunConfiguration | null> {
-  if (!workspace.currentStateVersionId) return null;
-  const state = await findStateVersion(db, workspace.currentStateVersionId);
-  const run = state ? await findRun(db, state.runId) : undefined;
-  if (!run) throw new RunFailure("the workspace's current state version has no applied run");
-  return parseRunConfiguration(run.configuration);
+/** The ingested summary of a planned version; a RunFailure when it is gone or not `ok`. */
+export async function summaryOfVersion(db: Db, moduleVersionId: string): Promise<ModuleSummary> {
+  return summaryOf((await moduleVersionByIdQuery(db, moduleVersionId))[0], moduleVersionId);
+}
+
+/** The baseline a {@link workspaceBaselineQuery} row names: null when nothing was applied. */
+function baselineOf(row: WorkspaceBaselineRow): RunConfiguration | null {
+  if (!row.currentStateVersionId) return null;
+  if (row.configuration === null) throw new RunFailure("the workspace's current state version has no applied run");
+  return parseRunConfiguration(row.configuration);
 }
 
 /**
- * N7: plan `configuration` against the workspace's baseline. Pure apart from the reads;
- * `planner` is injectable for tests.
+ * The configuration of the workspace's last applied run, or null when nothing was
+ * applied (one D1 statement).
+ */
+export async function baselineConfiguration(db: Db, workspaceId: string): Promise<RunConfiguration | null> {
+  const row = (await workspaceBaselineQuery(db, workspaceId))[0];
+  if (!row) throw new RunFailure("the workspace no longer exists");
+  return baselineOf(row);
+}
+
+/**
+ * N7: plan `configuration` against the workspace's baseline. The workspace's baseline and
+ * the proposed version are read in one D1 batch (plus the baseline's version when there is
+ * one); `planner` is injectable for tests. A RunFailure when the workspace or a version is
+ * gone.
  *
  * @example
- * const plan = await planConfiguration(db, workspace, configuration);
+ * const plan = await planConfiguration(db, workspace.id, configuration);
  */
-export async function planConfiguration(
-  db: Db,
-  workspace: Pick<WorkspaceRow, "currentStateVersionId">,
-  configuration: RunConfiguration,
-  planner: typeof planRun = planRun,
-): Promise<Plan> {
-  const proposedSummary = await summaryOfVersion(db, configuration.moduleVersionId);
-  const baseline = await baselineConfiguration(db, workspace);
+export async function planConfiguration(db: Db, workspaceId: string, configuration: RunConfiguration, planner: typeof planRun = planRun): Promise<Plan> {
+  const [baselineRows, versions] = await db.batch([workspaceBaselineQuery(db, workspaceId), moduleVersionByIdQuery(db, configuration.moduleVersionId)]);
+  const row = baselineRows[0];
+  if (!row) throw new RunFailure("the workspace no longer exists");
+  const proposedSummary = summaryOf(versions[0], configuration.moduleVersionId);
+  const baseline = baselineOf(row);
   const baselineSummary = baseline ? await summaryOfVersion(db, baseline.moduleVersionId) : null;
   return planner({
     baseline: baseline && baselineSummary ? { summary: baselineSummary, values: baseline.values } : null,

@@ -3,26 +3,24 @@
  * (E5–E7) creates its runs here too: `createRun` with `kind: "upgrade"` and, since E5
  * plans synchronously, a `planned` result; E7 then calls `confirmRun`.
  */
-import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { runs, workspaces } from "../../db/schema";
 import { logError } from "../../lib/log";
 import { newId } from "../ids";
 import type { Plan } from "../planner";
 import { applyRunMessage, planRunMessage } from "../queue/messages";
 import { requireEngineVersion } from "../releases/resolve";
 import { isoTime } from "../respond";
-import type { WorkspaceRow } from "../workspaces/repo";
 import type { RunConfiguration } from "./configuration";
 import { errorRun } from "./lifecycle";
-import { configurationWithoutVarChanges, type RunRow, type RunStatus, statusTimestampKey, transitionRun } from "./repo";
+import { discardPlannedRunStatements, insertLatestRunStatements, type RunRow, type RunStatus, statusTimestampKey, transitionRun } from "./repo";
 
 /** `plan-and-apply`: E4's first run and ordinary runs; `upgrade`: E5 (waits at `planned` for E7). */
 export type RunKind = RunRow["kind"];
 
 /** Inputs of {@link createRun}. */
 export interface NewRunInput {
-  workspace: Pick<WorkspaceRow, "id" | "organization" | "currentConfigurationVersionId">;
+  /** The workspace the run belongs to (a new run keeps its configuration version, or gets one). */
+  workspace: { id: string; organization: string; currentConfigurationVersionId: string | null };
   kind: RunKind;
   configuration: RunConfiguration;
   /** The concrete engine release (see {@link resolveRunEngineVersion}). */
@@ -66,17 +64,6 @@ export function newRunRow(input: NewRunInput, now = Date.now()): RunRow {
 }
 
 /**
- * Statements that store a run and make it the workspace's `latest-run` and
- * `current-run` (to batch with other writes, as E4 does).
- */
-export function insertRunStatements(db: Db, row: RunRow) {
-  return [
-    db.insert(runs).values(row),
-    db.update(workspaces).set({ latestRunId: row.id, currentRunId: row.id, updatedAt: row.createdAt }).where(eq(workspaces.id, row.workspaceId)),
-  ] as const;
-}
-
-/**
  * Store a new run as the workspace's latest. A `pending` run still needs
  * {@link enqueueRunPlan}.
  *
@@ -85,12 +72,12 @@ export function insertRunStatements(db: Db, row: RunRow) {
  */
 export async function createRun(db: Db, input: NewRunInput, now = Date.now()): Promise<RunRow> {
   const row = newRunRow(input, now);
-  await db.batch([...insertRunStatements(db, row)]);
+  await db.batch(insertLatestRunStatements(db, row));
   return row;
 }
 
 /** N6: the release a workspace's next run uses (its constraint resolved now); 422 when none. */
-export async function resolveRunEngineVersion(db: Db, workspace: Pick<WorkspaceRow, "engineVersion">): Promise<string> {
+export async function resolveRunEngineVersion(db: Db, workspace: { engineVersion: string }): Promise<string> {
   return (await requireEngineVersion(db, workspace.engineVersion)).version;
 }
 
@@ -131,10 +118,6 @@ export async function confirmRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runI
  * upgrade run's pending variable changes (kept, encrypted, until E7) go with it.
  */
 export async function discardRun(db: Db, runId: string, now = Date.now()): Promise<boolean> {
-  if (!(await transitionRun(db, runId, ["planned"], ["discarded"], now))) return false;
-  await db
-    .update(runs)
-    .set({ configuration: configurationWithoutVarChanges })
-    .where(eq(runs.id, runId));
-  return true;
+  const [discarded] = await db.batch(discardPlannedRunStatements(db, runId, now));
+  return discarded.length > 0;
 }

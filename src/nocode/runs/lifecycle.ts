@@ -19,15 +19,12 @@
  * are transient (the consumer retries with backoff); a {@link RunFailure} is permanent
  * (the run becomes `errored` and the message is acknowledged).
  */
-import { and, eq, exists, sql } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
-import { runs, stateVersions, workspaces } from "../../db/schema";
 import { newId } from "../ids";
 import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
-import { findWorkspace } from "../workspaces/repo";
 import { parseRunConfiguration, planConfiguration, RunFailure, summaryOfVersion } from "./configuration";
-import { findRun, type RunStatus, transitionRun, transitionRunQuery } from "./repo";
+import { applyRunStatements, findRun, type RunRow, type RunStatus, transitionRun, transitionRunQuery } from "./repo";
 
 /** Bindings the run steps use. */
 export type RunStepEnv = Pick<Env, "DB" | "PROVISION_QUEUE">;
@@ -79,9 +76,14 @@ async function claim(db: Db, runId: string, status: RunStatus, from: RunStatus[]
   return (await findRun(db, runId))?.status === working;
 }
 
-/** The `plan-run` step (see the module comment). */
-export async function processPlanRun(env: RunStepEnv, runId: string, deps: RunStepDeps): Promise<RunStepOutcome> {
-  const db = createDb(env.DB);
+/**
+ * Take a run for planning: a `pending` run (the usual first delivery) is claimed by one
+ * conditional UPDATE that returns it; any other case reads the run first. Returns the
+ * run, or the step's outcome when there is nothing to plan.
+ */
+async function claimForPlanning(db: Db, runId: string, deps: RunStepDeps): Promise<RunRow | RunStepOutcome> {
+  const claimed = await transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning().get();
+  if (claimed) return claimed;
   const run = await findRun(db, runId);
   if (!run) return { outcome: "skipped", reason: "unknown run" };
   if (run.status === "apply_queued" && run.autoApply && run.kind === "plan-and-apply") {
@@ -94,12 +96,18 @@ export async function processPlanRun(env: RunStepEnv, runId: string, deps: RunSt
   if (!(await claim(db, runId, run.status as RunStatus, ["pending", "plan_queued"], through, "planning", deps.now()))) {
     return { outcome: "skipped", reason: `run is already ${run.status}` };
   }
+  return run;
+}
+
+/** The `plan-run` step (see the module comment). */
+export async function processPlanRun(env: RunStepEnv, runId: string, deps: RunStepDeps): Promise<RunStepOutcome> {
+  const db = createDb(env.DB);
+  const run = await claimForPlanning(db, runId, deps);
+  if ("outcome" in run) return run;
 
   let plan: Plan;
   try {
-    const workspace = await findWorkspace(db, run.workspaceId);
-    if (!workspace) throw new RunFailure("the workspace no longer exists");
-    plan = await planConfiguration(db, workspace, parseRunConfiguration(run.configuration), deps.planner);
+    plan = await planConfiguration(db, run.workspaceId, parseRunConfiguration(run.configuration), deps.planner);
   } catch (err) {
     if (!(err instanceof RunFailure)) throw err;
     await errorRun(db, runId, err.message, ["planning"], deps.now());
@@ -150,26 +158,7 @@ export async function processApplyRun(env: RunStepEnv, runId: string, deps: RunS
 
   const at = deps.now();
   const stateVersionId = newId("sv");
-  const won = exists(
-    db
-      .select({ one: sql`1` })
-      .from(runs)
-      .where(and(eq(runs.id, runId), eq(runs.stateVersionId, stateVersionId))),
-  );
-  // One D1 batch (a transaction): the run's move to `applied` decides whether the state
-  // version and the workspace update happen at all.
-  await db.batch([
-    transitionRunQuery(db, runId, ["applying"], ["applied"], at, { stateVersionId }),
-    // Columns in the table's declared order: id, workspace_id, run_id, serial, resources, outputs, created_at.
-    db.insert(stateVersions).select(sql`SELECT ${stateVersionId}, ${run.workspaceId}, ${runId},
-        COALESCE((SELECT MAX(serial) FROM state_versions WHERE workspace_id = ${run.workspaceId}), 0) + 1,
-        ${JSON.stringify(resources)}, ${JSON.stringify(outputs)}, ${at}
-      WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND state_version_id = ${stateVersionId})`),
-    db
-      .update(workspaces)
-      .set({ resourceCount: resources.length, currentStateVersionId: stateVersionId, latestChangeAt: at, updatedAt: at })
-      .where(and(eq(workspaces.id, run.workspaceId), won)),
-  ]);
+  await db.batch(applyRunStatements(db, run, stateVersionId, resources, outputs, at));
   const after = await findRun(db, runId);
   return after?.stateVersionId === stateVersionId ? { outcome: "applied" } : { outcome: "skipped", reason: "applied concurrently" };
 }

@@ -5,9 +5,9 @@
  * the Queue handlers idempotent by run id (N11): a redelivered message finds the run
  * already moved on and does nothing.
  */
-import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, inArray, not, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { runs, stateVersions } from "../../db/schema";
+import { runs, stateVersions, workspaces } from "../../db/schema";
 import { isoTime } from "../respond";
 
 /** A run row. */
@@ -67,6 +67,177 @@ function stampSql(statuses: readonly RunStatus[], at: number): SQL {
 /** A run by id. */
 export function findRun(db: Db, id: string): Promise<RunRow | undefined> {
   return db.select().from(runs).where(eq(runs.id, id)).get();
+}
+
+/** Statements that store a new run (to batch with other writes, as E4 does). */
+export function insertRunQuery(db: Db, row: RunRow) {
+  return db.insert(runs).values(row);
+}
+
+/**
+ * Statements that store a run and make it the workspace's `latest-run` and
+ * `current-run`.
+ */
+export function insertLatestRunStatements(db: Db, row: RunRow) {
+  return [
+    insertRunQuery(db, row),
+    db.update(workspaces).set({ latestRunId: row.id, currentRunId: row.id, updatedAt: row.createdAt }).where(eq(workspaces.id, row.workspaceId)),
+  ] as const;
+}
+
+/**
+ * One page of a workspace's runs, newest first, and their total count (for a `db.batch`).
+ */
+export function workspaceRunsPageQueries(db: Db, workspaceId: string, page: { size: number; offset: number }) {
+  const where = eq(runs.workspaceId, workspaceId);
+  return [
+    db.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.size).offset(page.offset),
+    db.select({ n: count() }).from(runs).where(where),
+  ] as const;
+}
+
+/**
+ * What planning a run of the workspace reads of it (N7's baseline): its current state
+ * version and the configuration of the run that recorded it (null when that run is gone),
+ * in one statement. No row: the workspace does not exist.
+ */
+export function workspaceBaselineQuery(db: Db, workspaceId: string) {
+  return db
+    .select({ currentStateVersionId: workspaces.currentStateVersionId, configuration: runs.configuration })
+    .from(workspaces)
+    .leftJoin(stateVersions, eq(stateVersions.id, workspaces.currentStateVersionId))
+    .leftJoin(runs, eq(runs.id, stateVersions.runId))
+    .where(eq(workspaces.id, workspaceId))
+    .limit(1);
+}
+
+/** A row of {@link workspaceBaselineQuery}. */
+export type WorkspaceBaselineRow = Awaited<ReturnType<typeof workspaceBaselineQuery>>[number];
+
+/** SQL true while the workspace has a non-terminal run. */
+export function workspaceBusy(db: Db, workspaceId: string) {
+  return exists(
+    db
+      .select({ one: sql`1` })
+      .from(runs)
+      .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...NON_TERMINAL_RUN_STATUSES]))),
+  );
+}
+
+/** The workspace's non-terminal runs (N8: at most one, but read them all). */
+export function listActiveRuns(db: Db, workspaceId: string): Promise<RunRow[]> {
+  return db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...NON_TERMINAL_RUN_STATUSES])))
+    .all();
+}
+
+/** Whether the workspace has a non-terminal run. */
+export async function hasActiveRun(db: Db, workspaceId: string): Promise<boolean> {
+  const row = await db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...NON_TERMINAL_RUN_STATUSES])))
+    .get();
+  return row !== undefined;
+}
+
+/**
+ * SQL true when the run is `status` and was last moved at `at`: a conditional write
+ * recognises by it the transition this request made (no other request stamps the same
+ * move with the same time).
+ */
+export function runMovedAt(db: Db, runId: string, status: RunStatus, at: number) {
+  return exists(
+    db
+      .select({ one: sql`1` })
+      .from(runs)
+      .where(and(eq(runs.id, runId), eq(runs.status, status), eq(runs.updatedAt, at))),
+  );
+}
+
+/**
+ * Statements that discard a `planned` run (`planned → discarded`, conditional) and drop
+ * the pending variable changes an upgrade run keeps, if this discard happened.
+ */
+export function discardPlannedRunStatements(db: Db, runId: string, at: number) {
+  return [
+    transitionRunQuery(db, runId, ["planned"], ["discarded"], at).returning({ id: runs.id }),
+    db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, runId), eq(runs.status, "discarded"))),
+  ] as const;
+}
+
+/** Drop the pending variable changes from a run's stored configuration, if `condition` holds. */
+export function dropVarChangesQuery(db: Db, runId: string, condition?: SQL) {
+  return db
+    .update(runs)
+    .set({ configuration: configurationWithoutVarChanges })
+    .where(condition ? and(eq(runs.id, runId), condition) : eq(runs.id, runId));
+}
+
+/** Put back a run's stored configuration, if `condition` holds. */
+export function restoreConfigurationQuery(db: Db, runId: string, configuration: string, condition: SQL) {
+  return db.update(runs).set({ configuration }).where(and(eq(runs.id, runId), condition));
+}
+
+/**
+ * Undo an insert of `runId` unless `kept` holds (a conditional delete batched after it).
+ */
+export function deleteRunUnlessQuery(db: Db, runId: string, kept: SQL) {
+  return db.delete(runs).where(and(eq(runs.id, runId), not(kept)));
+}
+
+/**
+ * The apply of a run as one D1 batch (a transaction): the run's move `applying → applied`
+ * (recording `stateVersionId`) decides whether the state version and the workspace
+ * update happen at all, so a redelivered apply never applies twice (N7, N11).
+ */
+export function applyRunStatements(
+  db: Db,
+  run: Pick<RunRow, "id" | "workspaceId">,
+  stateVersionId: string,
+  resources: readonly string[],
+  outputs: readonly { name: string; sensitive: boolean; value: null }[],
+  at: number,
+) {
+  const won = exists(
+    db
+      .select({ one: sql`1` })
+      .from(runs)
+      .where(and(eq(runs.id, run.id), eq(runs.stateVersionId, stateVersionId))),
+  );
+  return [
+    transitionRunQuery(db, run.id, ["applying"], ["applied"], at, { stateVersionId }),
+    // Columns in the table's declared order: id, workspace_id, run_id, serial, resources, outputs, created_at.
+    db.insert(stateVersions).select(sql`SELECT ${stateVersionId}, ${run.workspaceId}, ${run.id},
+        COALESCE((SELECT MAX(serial) FROM state_versions WHERE workspace_id = ${run.workspaceId}), 0) + 1,
+        ${JSON.stringify(resources)}, ${JSON.stringify(outputs)}, ${at}
+      WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${run.id} AND state_version_id = ${stateVersionId})`),
+    db
+      .update(workspaces)
+      .set({ resourceCount: resources.length, currentStateVersionId: stateVersionId, latestChangeAt: at, updatedAt: at })
+      .where(and(eq(workspaces.id, run.workspaceId), won)),
+  ] as const;
+}
+
+/** A state version by id, with the organization of its workspace (undefined when either is gone). */
+export function findStateVersionWithOrganization(db: Db, id: string): Promise<(StateVersionRow & { organization: string }) | undefined> {
+  return db
+    .select({
+      id: stateVersions.id,
+      workspaceId: stateVersions.workspaceId,
+      runId: stateVersions.runId,
+      serial: stateVersions.serial,
+      resources: stateVersions.resources,
+      outputs: stateVersions.outputs,
+      createdAt: stateVersions.createdAt,
+      organization: workspaces.organization,
+    })
+    .from(stateVersions)
+    .innerJoin(workspaces, eq(workspaces.id, stateVersions.workspaceId))
+    .where(eq(stateVersions.id, id))
+    .get();
 }
 
 /** A run by its plan's id. */

@@ -1,23 +1,20 @@
 /**
  * Runs, plans and state versions (decision N7): `GET /runs/:id`,
  * `POST /runs/:id/actions/apply|discard` (202), `GET /runs/:id/plan`, `GET /plans/:id`,
- * `GET /plans/:id/json-output`, `GET /workspaces/:id/runs`, `GET /state-versions/:id`.
+ * `GET /plans/:id/json-output`, `GET /state-versions/:id` (a workspace's runs are listed by
+ * ../workspaces/routes.ts).
  * Reads need `read-workspaces`; run actions `manage-workspaces`, and the organization
  * token may not act (N10). Not permitted → 404.
  */
-import { count, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
-import { createDb, type Db } from "../../db/client";
-import { runs } from "../../db/schema";
+import type { Db } from "../../db/client";
 import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { conflict, notFound } from "../errors";
-import { pageDocument, pageRequest } from "../organizations/jsonapi";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { jsonApi } from "../respond";
-import { findWorkspace } from "../workspaces/repo";
 import { confirmRun, discardRun } from "./create";
-import { findRun, findRunByPlanId, findStateVersion, type RunRow } from "./repo";
+import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow } from "./repo";
 import { planJsonOutput, planOf, planResource, runResource, stateVersionResource } from "./serialize";
 import { rights } from "../route-rights";
 
@@ -46,25 +43,25 @@ async function actionableRun(db: Db, caller: NocodeCaller, id: string): Promise<
 export const runRoutes = new Hono<NocodeEnv>();
 
 runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
   return jsonApi({ data: await renderRun(db, c.var.caller, run) });
 });
 
 runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
   return jsonApi({ data: planResource(run) });
 });
 
 runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
   return jsonApi({ data: planResource(run) });
 });
 
 runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
   const plan = planOf(run);
   if (!plan) throw conflict("The plan has not finished yet; its JSON output is not available");
@@ -73,7 +70,7 @@ runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), as
 
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
 runRoutes.post("/runs/:id/actions/apply", rights({ right: "run-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const run = await actionableRun(db, c.var.caller, c.req.param("id"));
   if (run.kind === "upgrade") {
     // N8: an upgrade run is confirmed by E7, which also switches the workspace's version.
@@ -85,33 +82,16 @@ runRoutes.post("/runs/:id/actions/apply", rights({ right: "run-workspaces" }), a
 
 // N7 run action: discard a run waiting at `planned`.
 runRoutes.post("/runs/:id/actions/discard", rights({ right: "run-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const run = await actionableRun(db, c.var.caller, c.req.param("id"));
   if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
   return c.body(null, 202);
 });
 
-runRoutes.get("/workspaces/:id/runs", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
-  const workspace = await findWorkspace(db, c.req.param("id"));
-  if (!workspace) throw notFound();
-  await requireOrgPermission(db, c.var.caller, workspace.organization, "read-workspaces");
-  const url = new URL(c.req.url);
-  const page = pageRequest(url);
-  const where = eq(runs.workspaceId, workspace.id);
-  const [rows, totals] = await db.batch([
-    db.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.size).offset(page.offset),
-    db.select({ n: count() }).from(runs).where(where),
-  ]);
-  const canAct = await hasOrgPermission(db, c.var.caller, workspace.organization, "run-workspaces");
-  return jsonApi({ data: rows.map((r) => runResource(r, { canAct })), ...pageDocument(url, page, totals[0]?.n ?? 0) });
-});
-
 runRoutes.get("/state-versions/:id", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
-  const sv = await findStateVersion(db, c.req.param("id"));
-  const workspace = sv ? await findWorkspace(db, sv.workspaceId) : undefined;
-  if (!sv || !workspace) throw notFound();
-  await requireOrgPermission(db, c.var.caller, workspace.organization, "read-workspaces");
+  const db = c.var.db;
+  const sv = await findStateVersionWithOrganization(db, c.req.param("id"));
+  if (!sv) throw notFound();
+  await requireOrgPermission(db, c.var.caller, sv.organization, "read-workspaces");
   return jsonApi({ data: stateVersionResource(sv) });
 });

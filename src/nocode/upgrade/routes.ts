@@ -5,12 +5,21 @@
  *   with `status` and `plan-url`, or with only `message` when there is nothing to upgrade;
  * - `GET …/upgrade/:run_id` (E6) → `workspace-upgrade` with the run's current status;
  * - `POST …/upgrade/:run_id` (E7) → the plain text `Workspace update completed`.
+ *
+ * Permissions (N10): E5 and E7 need `run-workspaces` (manage-workspaces), E6
+ * `read-upgrades` (read-workspaces); all three refuse the organization token. Everything
+ * not permitted or not found is 404, checked before the body is read.
  */
 import { Hono } from "hono";
 import type { NocodeEnv } from "../env";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";
-import { confirmUpgrade, defaultUpgradeDeps, findUpgradeRun, initiateUpgrade } from "./service";
+import { confirmUpgrade } from "./confirm";
+import { defaultUpgradeDeps } from "./deps";
+import { initiateUpgrade } from "./initiate";
+import { readUpgradeInput } from "./input";
+import { findUpgradeRun } from "./status";
+import { upgradeTarget } from "./target";
 import { noUpgradeResource, planUrl, WORKSPACE_UPDATE_COMPLETED, workspaceUpgradeResource } from "./serialize";
 
 /** Routes of E5–E7, mounted under /api/v2. */
@@ -20,7 +29,10 @@ const BASE = "/no-code-modules/:id/workspaces/:workspace_id/upgrade";
 
 // E5
 upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), async (c) => {
-  const result = await initiateUpgrade(c.env, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.raw);
+  const db = c.var.db;
+  const { module, workspace } = await upgradeTarget(db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), "run-workspaces");
+  const input = await readUpgradeInput(c.req.raw);
+  const result = await initiateUpgrade(c.env, db, module, workspace, input);
   if (result.kind === "no-upgrade") return jsonApi({ data: noUpgradeResource(result.workspace.id, result.message) });
   const url = await planUrl(c.env, new URL(c.req.url).origin, result.workspace, result.run.id);
   return jsonApi({ data: workspaceUpgradeResource(result.run, result.workspace.id, url) });
@@ -28,13 +40,13 @@ upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), async (c) => {
 
 // E6
 upgradeRoutes.get(`${BASE}/:run_id`, rights({ right: "read-upgrades" }), async (c) => {
-  const { workspace, run } = await findUpgradeRun(c.env, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"));
+  const { workspace, run } = await findUpgradeRun(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"));
   const url = await planUrl(c.env, new URL(c.req.url).origin, workspace, run.id);
   return jsonApi({ data: workspaceUpgradeResource(run, workspace.id, url) });
 });
 
 // E7
 upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }), async (c) => {
-  await confirmUpgrade(c.env, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
+  await confirmUpgrade(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
   return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
 });

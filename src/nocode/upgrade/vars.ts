@@ -22,11 +22,18 @@
  * version (`<hash>.<version id>`), so it equals no earlier hash: the planner sees the
  * variable changed whatever the value.
  */
+import type { RunConfiguration } from "../runs/configuration";
 import type { WorkspaceVarRow } from "../workspaces/repo";
 import { newVarRow, newVarVersionId, storedValue, type VarInput } from "../workspaces/vars";
 
 /** A var E7 writes: the full row, and whether it replaces a stored var (same id) or is new. */
 export type PendingVarChange = WorkspaceVarRow & { replaces: boolean };
+
+/** The configuration of an upgrade run: what it plans, plus the vars E7 will write. */
+export interface UpgradeRunConfiguration extends RunConfiguration {
+  /** Removed from the stored configuration once E7 wrote them (or the run was discarded). */
+  varChanges?: PendingVarChange[];
+}
 
 /** What merging E5's vars into the workspace's gives. */
 export interface MergedVars {

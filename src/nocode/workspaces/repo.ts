@@ -1,5 +1,5 @@
 /** D1 access for workspaces and their variables (decisions N5, N6, N9). */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, exists, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { workspaces, workspaceVars } from "../../db/schema";
 
@@ -28,13 +28,13 @@ export function workspaceByNameQuery(db: Db, organization: string, name: string)
 }
 
 /** The variables of a workspace in creation order. */
-export function listWorkspaceVars(db: Db, workspaceId: string): Promise<WorkspaceVarRow[]> {
-  return db
-    .select()
-    .from(workspaceVars)
-    .where(eq(workspaceVars.workspaceId, workspaceId))
-    .orderBy(asc(workspaceVars.createdAt), asc(workspaceVars.id))
-    .all();
+export async function listWorkspaceVars(db: Db, workspaceId: string): Promise<WorkspaceVarRow[]> {
+  return workspaceVarsQuery(db, workspaceId);
+}
+
+/** The select behind listWorkspaceVars, for a `db.batch` with other reads. */
+export function workspaceVarsQuery(db: Db, workspaceId: string) {
+  return db.select().from(workspaceVars).where(eq(workspaceVars.workspaceId, workspaceId)).orderBy(asc(workspaceVars.createdAt), asc(workspaceVars.id));
 }
 
 /** A variable of a workspace. */
@@ -44,4 +44,53 @@ export function findWorkspaceVar(db: Db, workspaceId: string, varId: string): Pr
     .from(workspaceVars)
     .where(and(eq(workspaceVars.workspaceId, workspaceId), eq(workspaceVars.id, varId)))
     .get();
+}
+
+/**
+ * Statements that store a new workspace and its vars, one statement per row: D1 caps
+ * bound parameters per statement at 100, and a workspace row alone binds 29.
+ */
+export function insertWorkspaceStatements(db: Db, workspace: WorkspaceRow, vars: readonly WorkspaceVarRow[]) {
+  return [db.insert(workspaces).values(workspace), ...vars.map((v) => insertWorkspaceVarQuery(db, v))] as const;
+}
+
+/** Store a new variable (not executed: run it or batch it). */
+export function insertWorkspaceVarQuery(db: Db, row: WorkspaceVarRow) {
+  return db.insert(workspaceVars).values(row);
+}
+
+/** The columns a variable write may change. */
+export type WorkspaceVarChange = Omit<WorkspaceVarRow, "id" | "workspaceId" | "createdAt">;
+
+/**
+ * Update a variable of a workspace (not executed); with `condition`, only while it holds
+ * (E7 writes its vars only if its run move won).
+ */
+export function updateWorkspaceVarQuery(db: Db, workspaceId: string, varId: string, set: Partial<WorkspaceVarChange>, condition?: SQL) {
+  const where = and(eq(workspaceVars.id, varId), eq(workspaceVars.workspaceId, workspaceId));
+  return db.update(workspaceVars).set(set).where(condition ? and(where, condition) : where);
+}
+
+/** Delete a variable of a workspace (not executed); with `condition`, only while it holds. */
+export function deleteWorkspaceVarQuery(db: Db, workspaceId: string, varId: string, condition?: SQL) {
+  const where = and(eq(workspaceVars.id, varId), eq(workspaceVars.workspaceId, workspaceId));
+  return db.delete(workspaceVars).where(condition ? and(where, condition) : where);
+}
+
+/** Update a workspace's columns (not executed); with `condition`, only while it holds. */
+export function updateWorkspaceQuery(db: Db, workspaceId: string, set: Partial<Omit<WorkspaceRow, "id">>, condition?: SQL) {
+  return db
+    .update(workspaces)
+    .set(set)
+    .where(condition ? and(eq(workspaces.id, workspaceId), condition) : eq(workspaces.id, workspaceId));
+}
+
+/** SQL true while the workspace's latest run is `runId`. */
+export function workspaceLatestRunIs(db: Db, workspaceId: string, runId: string) {
+  return exists(
+    db
+      .select({ one: sql`1` })
+      .from(workspaces)
+      .where(and(eq(workspaces.id, workspaceId), eq(workspaces.latestRunId, runId))),
+  );
 }

@@ -1,29 +1,41 @@
 /**
  * Workspaces created from no-code modules (seed E4; decisions N5, N6, N9, N10):
  * `POST /no-code-modules/:id/workspaces` (200), `GET /workspaces/:id`,
- * `GET /organizations/:org/workspaces/:name`, and the workspace's vars
- * (`GET|POST /workspaces/:id/vars`, `PATCH|DELETE /workspaces/:id/vars/:var_id`).
+ * `GET /organizations/:org/workspaces/:name`, the workspace's vars
+ * (`GET|POST /workspaces/:id/vars`, `PATCH|DELETE /workspaces/:id/vars/:var_id`) and its
+ * runs (`GET /workspaces/:id/runs`, N7).
  * E4 needs `manage-workspaces` and refuses the organization token; var writes need
  * `manage-workspaces` (the organization token may); reads need `read-workspaces`.
  * Not permitted → 404.
  */
-import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
-import { createDb, type Db } from "../../db/client";
-import { workspaceVars } from "../../db/schema";
+import type { Db } from "../../db/client";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { attributeAt, FieldErrors, readDocument } from "../no-code-modules/document";
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
-import { requireOrgPermission } from "../permissions";
+import { isUniqueViolation, pageDocument, pageRequest } from "../organizations/jsonapi";
+import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { findModuleVersionById, versionSummary } from "../registry/repo";
 import { jsonApi, noContent } from "../respond";
-import { provisionWorkspace } from "./create";
-import { renderWorkspace } from "./render";
-import { findWorkspace, findWorkspaceByName, findWorkspaceVar, listWorkspaceVars, type WorkspaceRow, type WorkspaceVarRow } from "./repo";
+import { workspaceRunsPageQueries } from "../runs/repo";
+import { runResource } from "../runs/serialize";
+import { moduleToProvision, provisionWorkspace } from "./create";
+import { readWorkspaceInput } from "./input";
+import { loadWorkspaceResource, provisionedWorkspaceResource } from "./load";
+import {
+  deleteWorkspaceVarQuery,
+  findWorkspace,
+  findWorkspaceByName,
+  findWorkspaceVar,
+  insertWorkspaceVarQuery,
+  listWorkspaceVars,
+  updateWorkspaceVarQuery,
+  type WorkspaceRow,
+  type WorkspaceVarRow,
+} from "./repo";
 import {
   checkRequiredVars,
   checkVarOptions,
@@ -65,34 +77,37 @@ export const workspaceRoutes = new Hono<NocodeEnv>();
 
 // E4 (200, seed §4 / N2).
 workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), async (c) => {
-  const ws = await provisionWorkspace(c.env, c.var.caller, c.req.param("id"), c.req.raw, c.var.requestId);
-  return jsonApi({ data: await renderWorkspace(createDb(c.env.DB), c.var.caller, ws) });
+  const db = c.var.db;
+  const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
+  const input = await readWorkspaceInput(c.req.raw);
+  const created = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
+  return jsonApi({ data: await provisionedWorkspaceResource(db, c.var.caller, created) });
 });
 
 workspaceRoutes.get("/workspaces/:id", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
-  return jsonApi({ data: await renderWorkspace(db, c.var.caller, ws) });
+  return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
 });
 
 workspaceRoutes.get("/organizations/:org/workspaces/:name", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const org = c.req.param("org");
   await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
   const ws = await findWorkspaceByName(db, org, c.req.param("name"));
   if (!ws) throw notFound();
-  return jsonApi({ data: await renderWorkspace(db, c.var.caller, ws) });
+  return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
 });
 
 workspaceRoutes.get("/workspaces/:id/vars", rights({ right: "read-workspaces" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
   const vars = await listWorkspaceVars(db, ws.id);
   return jsonApi({ data: vars.map((v) => varResource(v, ws)) });
 });
 
 workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const doc = await readDocument(c.req.raw, VAR_TYPES);
   const errors = new FieldErrors();
@@ -103,7 +118,7 @@ workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), as
   checkVarOptions([input!], (await moduleRules(db, ws)).options);
   const row = await newVarRow(c.env, ws.id, input!, Date.now());
   try {
-    await db.insert(workspaceVars).values(row).run();
+    await insertWorkspaceVarQuery(db, row).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw keyTaken();
     throw err;
@@ -112,7 +127,7 @@ workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), as
 });
 
 workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
   if (!current) throw notFound();
@@ -159,9 +174,7 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-var
     updatedAt: now,
   };
   try {
-    await db
-      .update(workspaceVars)
-      .set({
+    await updateWorkspaceVarQuery(db, ws.id, current.id, {
         key: updated.key,
         category: updated.category,
         hcl: updated.hcl,
@@ -171,10 +184,8 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-var
         valueEncrypted: updated.valueEncrypted,
         sensitiveHash: updated.sensitiveHash,
         versionId: updated.versionId,
-        updatedAt: now,
-      })
-      .where(and(eq(workspaceVars.id, current.id), eq(workspaceVars.workspaceId, ws.id)))
-      .run();
+      updatedAt: now,
+    }).run();
   } catch (err) {
     if (isUniqueViolation(err)) throw keyTaken();
     throw err;
@@ -183,7 +194,7 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-var
 });
 
 workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
   if (!current) throw notFound();
@@ -193,6 +204,16 @@ workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-va
     const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
     checkRequiredVars(others, summary, ws.noCodeVersion ?? "");
   }
-  await db.delete(workspaceVars).where(and(eq(workspaceVars.id, current.id), eq(workspaceVars.workspaceId, ws.id))).run();
+  await deleteWorkspaceVarQuery(db, ws.id, current.id).run();
   return noContent();
+});
+
+workspaceRoutes.get("/workspaces/:id/runs", rights({ right: "read-workspaces" }), async (c) => {
+  const db = c.var.db;
+  const workspace = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
+  const url = new URL(c.req.url);
+  const page = pageRequest(url);
+  const [rows, totals] = await db.batch(workspaceRunsPageQueries(db, workspace.id, page));
+  const canAct = await hasOrgPermission(db, c.var.caller, workspace.organization, "run-workspaces");
+  return jsonApi({ data: rows.map((r) => runResource(r, { canAct })), ...pageDocument(url, page, totals[0]?.n ?? 0) });
 });

@@ -11,6 +11,7 @@
  *   (bound to the var id) plus their keyed hash for the planner, never returned (`value`
  *   is null). Of a sensitive var only the value and description may change.
  */
+import { keyedHash } from "../../lib/crypto/hmac";
 import { encryptSecret } from "../../lib/crypto/kek";
 import { toHex, randomBytes } from "../../lib/bytes";
 import type { ModuleSummary } from "../../lib/terraform/types";
@@ -20,7 +21,6 @@ import { type FieldErrors, isObject, relationshipAt } from "../no-code-modules/d
 import { valueMatchesOptions } from "../no-code-modules/options";
 import type { VariableOptionSet } from "../no-code-modules/repo";
 import { isoTime } from "../respond";
-import { sensitiveValueHash } from "../runs/configuration";
 import type { WorkspaceRow, WorkspaceVarRow } from "./repo";
 import { workspacePath } from "./serialize";
 
@@ -222,6 +222,19 @@ export function requireUniqueVarKeys(vars: readonly Pick<VarInput, "key" | "cate
 /** A fresh `version-id` (changes on every write; N8 staleness uses it). */
 export function newVarVersionId(): string {
   return `${toHex(randomBytes(20))}`;
+}
+
+/** Purpose string of the keyed hash of a sensitive value (the planner compares these, N7). */
+export function sensitiveHashPurpose(workspaceId: string, key: string): string {
+  return `nocode-sensitive:${workspaceId}:${key}`;
+}
+
+/**
+ * The keyed hash stored with a sensitive value, which the planner compares instead of
+ * the value (B2, N7): `keyedHash(KEYWAY_HASH_KEY, "nocode-sensitive:<workspace id>:<key>", value)`.
+ */
+export function sensitiveValueHash(env: Pick<Env, "KEYWAY_HASH_KEY">, workspaceId: string, key: string, value: string): Promise<string> {
+  return keyedHash(env.KEYWAY_HASH_KEY, sensitiveHashPurpose(workspaceId, key), value);
 }
 
 /** AAD of a sensitive value's ciphertext: bound to its var (B2). */

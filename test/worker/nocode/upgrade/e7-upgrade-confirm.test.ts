@@ -11,7 +11,7 @@ import { createDb } from "../../../../src/db/client";
 import { workspaceVars } from "../../../../src/db/schema";
 import { authenticateNocode } from "../../../../src/nocode/auth";
 import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import { confirmUpgrade } from "../../../../src/nocode/upgrade/service";
+import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
 import { V2_ADDRESSES } from "../../../fixtures/terraform-upgrade";
 import { createMember, createOrgToken, tfe } from "../../../helpers/nocode";
 import { optionEntry, varEntry } from "../../../helpers/nocode-modules";
@@ -226,7 +226,7 @@ describe("E7 when the apply cannot be queued (N11)", { timeout: UPGRADE_TEST_TIM
     const wsBefore = await workspaceAttributes(ctx.workspaceId, ctx.ownerToken);
     const sent: ProvisionMessage[] = [];
     await expect(
-      confirmUpgrade(env, caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
+      confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
         now: Date.now,
         send: async (message) => {
           sent.push(message);

@@ -8,13 +8,14 @@
  * a `send` that records the message instead of queueing it.
  */
 import { env } from "cloudflare:workers";
+import { createDb } from "../../../../src/db/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authenticateNocode } from "../../../../src/nocode/auth";
 import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import type { RunStepDeps } from "../../../../src/nocode/runs";
+import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
-import { confirmUpgrade } from "../../../../src/nocode/upgrade/service";
+import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { V1_ADDRESSES, V2_ADDRESSES } from "../../../fixtures/terraform-upgrade";
 import { tfe } from "../../../helpers/nocode";
@@ -41,7 +42,7 @@ async function confirmedUpgrade(vars: ReturnType<typeof varEntry>[] = []) {
   const runId = started.json.data.id as string;
   const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
   const kept: ProvisionMessage[] = [];
-  await confirmUpgrade(env, caller!, ctx.noCodeModuleId, ctx.workspaceId, runId, { now: Date.now, send: async (m) => void kept.push(m) });
+  await confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, runId, { now: Date.now, send: async (m) => void kept.push(m) });
   expect(kept).toEqual([applyRunMessage(runId)]);
   return { ...ctx, runId, message: kept[0]! };
 }

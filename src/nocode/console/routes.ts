@@ -33,7 +33,8 @@ import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "..
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
 import { listModuleRollouts } from "../rollouts/repo";
-import { createRollout, type RolloutAction, readRollout, rolloutAction } from "../rollouts/service";
+import { readRolloutInput } from "../rollouts/input";
+import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "../rollouts/service";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
 import { confirmUpgrade } from "../upgrade/confirm";
@@ -278,13 +279,14 @@ consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
   const number = (name: string) => (/^\d{1,6}$/.test(form[name] ?? "") ? Number(form[name]) : form[name]);
   const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": number("batch-size"), "auto-confirm": form["auto-confirm"], "max-failures": number("max-failures") } } };
   const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(body) });
-  const rollout = await createRollout(c.env, c.var.viewer.session.caller, entry.module.id, request, defaultUpgradeDeps(c.env));
+  const module = await rolloutModule(db, c.var.viewer.session.caller, entry.module.id);
+  const rollout = await createRollout(db, c.var.viewer.session.caller, module, await readRolloutInput(request), defaultUpgradeDeps(c.env));
   return seeOther(rolloutPath(entry.module.organization, rollout.id));
 });
 
 /** The rollout `:rid` of `:org` as the API reads it (404 otherwise). */
 async function rolloutOf(c: Ctx) {
-  const found = await readRollout(c.env, c.var.viewer.session.caller, c.req.param("rid") ?? "");
+  const found = await readRollout(createDb(c.env.DB), c.var.viewer.session.caller, c.req.param("rid") ?? "");
   if (found.rollout.organization !== c.req.param("org")) throw notFound();
   return found;
 }
@@ -299,7 +301,7 @@ consoleApp.get("/:org/rollouts/:rid", async (c) => {
 
 consoleApp.post("/:org/rollouts/:rid/actions/:action{confirm|pause|resume|cancel}", async (c) => {
   const { rollout } = await rolloutOf(c);
-  await rolloutAction(c.env, c.var.viewer.session.caller, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
+  await rolloutAction(createDb(c.env.DB), c.var.viewer.session.caller, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
   return seeOther(rolloutPath(rollout.organization, rollout.id));
 });
 

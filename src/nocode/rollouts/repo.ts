@@ -119,3 +119,51 @@ export async function notifyRolloutOfModule(db: Db, noCodeModuleId: string, send
     .get();
   if (rollout) await send(rolloutStepMessage(rollout.id));
 }
+
+/** Items per INSERT: 13 columns each, D1 allows 100 bound parameters per statement. */
+const ITEMS_PER_INSERT = 7;
+
+/** Statements that store a new rollout and its items (items chunked under D1's bound-parameter limit). */
+export function insertRolloutStatements(db: Db, rollout: RolloutRow, items: readonly RolloutItemRow[]) {
+  const inserts = [];
+  for (let i = 0; i < items.length; i += ITEMS_PER_INSERT) inserts.push(db.insert(upgradeRolloutItems).values(items.slice(i, i + ITEMS_PER_INSERT)));
+  return [db.insert(upgradeRollouts).values(rollout), ...inserts] as const;
+}
+
+/** Statements that delete a rollout and its items. */
+export function deleteRolloutStatements(db: Db, rolloutId: string) {
+  return [db.delete(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rolloutId)), db.delete(upgradeRollouts).where(eq(upgradeRollouts.id, rolloutId))] as const;
+}
+
+/**
+ * Take over an item left `planning` by a step that stopped: a conditional UPDATE on the
+ * time stamp that step left, so of two deliveries at once only one takes it. Whether
+ * this call did.
+ */
+export async function takeOverPlanningItem(db: Db, rolloutId: string, workspaceId: string, leftAt: number, at: number): Promise<boolean> {
+  const claimed = await db
+    .update(upgradeRolloutItems)
+    .set({ updatedAt: at })
+    .where(
+      and(
+        eq(upgradeRolloutItems.rolloutId, rolloutId),
+        eq(upgradeRolloutItems.workspaceId, workspaceId),
+        eq(upgradeRolloutItems.status, "planning"),
+        eq(upgradeRolloutItems.updatedAt, leftAt),
+      ),
+    )
+    .returning({ id: upgradeRolloutItems.workspaceId })
+    .get();
+  return claimed !== undefined;
+}
+
+/** Move a running rollout from batch `from` to `to`, conditional on both (a duplicated step moves it once). Whether this call did. */
+export async function moveToBatch(db: Db, rolloutId: string, from: number, to: number, at: number): Promise<boolean> {
+  const moved = await db
+    .update(upgradeRollouts)
+    .set({ currentBatch: to, updatedAt: at })
+    .where(and(eq(upgradeRollouts.id, rolloutId), eq(upgradeRollouts.currentBatch, from), eq(upgradeRollouts.status, "running")))
+    .returning({ id: upgradeRollouts.id })
+    .get();
+  return moved !== undefined;
+}

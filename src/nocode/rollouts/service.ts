@@ -17,50 +17,42 @@
  *
  * Permissions (N10): `manage-workspaces`; the organization token → 404.
  */
-import { and, eq, inArray } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
-import { runs, upgradeRolloutItems, upgradeRollouts, workspaces, workspaceVars } from "../../db/schema";
 import { logInfo } from "../../lib/log";
 import type { NocodeCaller } from "../auth";
 import { conflict, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../organizations/jsonapi";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
-import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuery } from "../runs/repo";
+import { discardPlannedRunStatements, findRun, type RunRow } from "../runs/repo";
 import { planOf } from "../runs/serialize";
 import { confirmUpgradeRun } from "../upgrade/confirm";
 import type { UpgradeDeps } from "../upgrade/deps";
 import { planUpgrade } from "../upgrade/initiate";
 import { provisionableVersion } from "../no-code-modules/provisionable";
-import { findWorkspace, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
+import { findWorkspace, listModuleWorkspaces, listModuleWorkspaceVarStamps, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
+import { MAX_ROLLOUT_WORKSPACES, type RolloutInput } from "./input";
 import {
   ACTIVE_ROLLOUT_STATUSES,
+  deleteRolloutStatements,
   findRollout,
+  insertRolloutStatements,
   listRolloutItems,
+  moveToBatch,
   type RolloutItemRow,
   type RolloutItemStatus,
   type RolloutRow,
   type RolloutStatus,
+  takeOverPlanningItem,
   transitionItem,
   transitionRollout,
 } from "./repo";
 
-/** The `auto-confirm` gates (N15). */
-export const AUTO_CONFIRM = ["never", "no-destructions", "no-changes"] as const;
-export type AutoConfirm = (typeof AUTO_CONFIRM)[number];
-
-/** Bounds (no unbounded work per request or per step). */
-export const MAX_BATCH_SIZE = 100;
-export const MAX_ROLLOUT_WORKSPACES = 1000;
 /** Workspaces of a module looked at by one create. */
 const MAX_MODULE_WORKSPACES = 10_000;
-const MAX_FAILURES_LIMIT = 100_000;
-/** Items per INSERT: 13 columns each, D1 allows 100 bound parameters per statement. */
-const ITEMS_PER_INSERT = 7;
 
 /** How long a step holds an item it is planning before a redelivered step may take it over. */
 const PLANNING_LEASE_MS = 30_000;
@@ -83,7 +75,7 @@ async function digestOf(vars: readonly { id: string; updatedAt: number }[]): Pro
 }
 
 /** The module, the caller holding `run-workspaces` (N10: a manage-workspaces team; never the organization token) in its organization (404 otherwise). */
-async function moduleFor(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleRow> {
+export async function rolloutModule(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleRow> {
   const module = await findNoCodeModule(db, noCodeModuleId);
   if (!module) throw notFound();
   await requireOrgPermission(db, caller, module.organization, "run-workspaces");
@@ -98,69 +90,21 @@ async function rolloutFor(db: Db, caller: NocodeCaller, rolloutId: string): Prom
   return rollout;
 }
 
-/** Validated create input. */
-interface CreateInput {
-  batchSize: number;
-  autoConfirm: AutoConfirm;
-  maxFailures: number;
-  workspaceIds: string[] | null;
-}
-
-function integerAttribute(errors: FieldErrors, attributes: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
-  const value = attributes[name];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    errors.add(attributeAt(name), `${name} must be an integer from ${min} to ${max}`);
-    return fallback;
-  }
-  return value;
-}
-
-async function readCreateInput(request: Request): Promise<CreateInput> {
-  const doc = await readDocument(request, ["upgrade-rollouts"], { optional: true });
-  const errors = new FieldErrors();
-  const batchSize = integerAttribute(errors, doc.attributes, "batch-size", 1, 1, MAX_BATCH_SIZE);
-  const maxFailures = integerAttribute(errors, doc.attributes, "max-failures", 0, 0, MAX_FAILURES_LIMIT);
-  const gate = doc.attributes["auto-confirm"] ?? "never";
-  if (!(AUTO_CONFIRM as readonly unknown[]).includes(gate)) errors.add(attributeAt("auto-confirm"), `auto-confirm must be one of ${AUTO_CONFIRM.join(", ")}`);
-  const members = toManyMembers(errors, doc.relationships, "workspaces");
-  let workspaceIds: string[] | null = null;
-  if (members) {
-    workspaceIds = [];
-    members.forEach((m, i) => {
-      if (m.type !== "workspaces" || typeof m.id !== "string") errors.add(`${relationshipAt("workspaces")}/data/${i}`, 'Each member must be {"type": "workspaces", "id": …}');
-      else if (workspaceIds!.includes(m.id)) errors.add(`${relationshipAt("workspaces")}/data/${i}`, `Workspace ${m.id} is listed twice`);
-      else workspaceIds!.push(m.id);
-    });
-    if (members.length === 0) errors.add(relationshipAt("workspaces"), "workspaces must list at least one workspace");
-    if (members.length > MAX_ROLLOUT_WORKSPACES) errors.add(relationshipAt("workspaces"), `A rollout holds at most ${MAX_ROLLOUT_WORKSPACES} workspaces`);
-  }
-  errors.throwIfAny();
-  return { batchSize, maxFailures, autoConfirm: gate as AutoConfirm, workspaceIds };
-}
-
 /**
- * N15 create. Returns the new rollout; its first step is queued.
+ * N15 create, with validated input on a module the caller may roll out (see
+ * {@link rolloutModule}). Returns the new rollout; its first step is queued.
  *
  * @example
- * const rollout = await createRollout(c.env, c.var.caller, c.req.param("id"), c.req.raw, defaultUpgradeDeps(c.env));
+ * const rollout = await createRollout(db, caller, module, await readRolloutInput(c.req.raw), defaultUpgradeDeps(c.env));
  */
-export async function createRollout(env: Env, caller: NocodeCaller, noCodeModuleId: string, request: Request, deps: UpgradeDeps): Promise<RolloutRow> {
-  const db = createDb(env.DB);
-  const module = await moduleFor(db, caller, noCodeModuleId);
-  const input = await readCreateInput(request);
+export async function createRollout(db: Db, caller: NocodeCaller, module: NoCodeModuleRow, input: RolloutInput, deps: UpgradeDeps): Promise<RolloutRow> {
   const { version } = await provisionableVersion(db, module);
 
   // A constant number of queries whatever the number of workspaces (D1 counts queries per invocation).
   const [all, options, allVars] = await Promise.all([
-    db.select().from(workspaces).where(eq(workspaces.noCodeModuleId, module.id)).orderBy(workspaces.createdAt, workspaces.id).limit(MAX_MODULE_WORKSPACES).all(),
+    listModuleWorkspaces(db, module.id, MAX_MODULE_WORKSPACES),
     listVariableOptions(db, module.id),
-    db
-      .select({ workspaceId: workspaceVars.workspaceId, id: workspaceVars.id, updatedAt: workspaceVars.updatedAt })
-      .from(workspaceVars)
-      .innerJoin(workspaces, eq(workspaces.id, workspaceVars.workspaceId))
-      .where(eq(workspaces.noCodeModuleId, module.id))
-      .all(),
+    listModuleWorkspaceVarStamps(db, module.id),
   ]);
   let targets: WorkspaceRow[];
   if (input.workspaceIds) {
@@ -215,11 +159,9 @@ export async function createRollout(env: Env, caller: NocodeCaller, noCodeModule
       updatedAt: now,
     });
   }
-  const inserts = [];
-  for (let i = 0; i < items.length; i += ITEMS_PER_INSERT) inserts.push(db.insert(upgradeRolloutItems).values(items.slice(i, i + ITEMS_PER_INSERT)));
   try {
     // One batch (a transaction): the partial unique index decides between concurrent creates.
-    await db.batch([db.insert(upgradeRollouts).values(rollout), ...inserts]);
+    await db.batch(insertRolloutStatements(db, rollout, items));
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict("The no-code module already has an active upgrade rollout; wait for it to end or cancel it");
     throw err;
@@ -227,7 +169,7 @@ export async function createRollout(env: Env, caller: NocodeCaller, noCodeModule
   try {
     await deps.send(rolloutStepMessage(rollout.id));
   } catch (err) {
-    await db.batch([db.delete(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rollout.id)), db.delete(upgradeRollouts).where(eq(upgradeRollouts.id, rollout.id))]);
+    await db.batch(deleteRolloutStatements(db, rollout.id));
     throw err;
   }
   logInfo("rollout created", { rollout: rollout.id, module: module.id, target: version.version, workspaces: items.length, batchSize: input.batchSize });
@@ -235,8 +177,7 @@ export async function createRollout(env: Env, caller: NocodeCaller, noCodeModule
 }
 
 /** N15 read: the rollout and its items. */
-export async function readRollout(env: Env, caller: NocodeCaller, rolloutId: string): Promise<{ rollout: RolloutRow; items: RolloutItemRow[] }> {
-  const db = createDb(env.DB);
+export async function readRollout(db: Db, caller: NocodeCaller, rolloutId: string): Promise<{ rollout: RolloutRow; items: RolloutItemRow[] }> {
   const rollout = await rolloutFor(db, caller, rolloutId);
   return { rollout, items: await listRolloutItems(db, rollout.id) };
 }
@@ -265,10 +206,7 @@ function meetsGate(gate: string, counts: ReturnType<typeof planCounts>): boolean
  */
 async function discardItemPlan(db: Db, rollout: RolloutRow, item: RolloutItemRow, reason: string, at: number): Promise<void> {
   if (item.runId) {
-    await db.batch([
-      transitionRunQuery(db, item.runId, ["planned"], ["discarded"], at),
-      db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, item.runId), eq(runs.status, "discarded"))),
-    ]);
+    await db.batch(discardPlannedRunStatements(db, item.runId, at));
     const run = await findRun(db, item.runId);
     if (run && run.status !== "discarded") {
       await syncItemWithRun(db, rollout, item);
@@ -329,10 +267,7 @@ async function confirmItem(db: Db, rollout: RolloutRow, module: NoCodeModuleRow,
     // A stale plan means the workspace (or the module) changed under the rollout: skipped.
     const reason = `not confirmed: ${err.detail ?? err.message}`;
     if (await transitionItem(db, rollout.id, item.workspaceId, ["waiting-confirmation"], "skipped", Date.now(), { reason })) {
-      await db.batch([
-        transitionRunQuery(db, item.runId, ["planned"], ["discarded"], Date.now()),
-        db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, item.runId), eq(runs.status, "discarded"))),
-      ]);
+      await db.batch(discardPlannedRunStatements(db, item.runId, Date.now()));
       logItem(rollout, item.workspaceId, "skipped", { run: item.runId, reason });
     }
     return;
@@ -353,19 +288,7 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
     // once its lease expired, by a conditional update on the time stamp it left, so two
     // deliveries running at once never plan the same workspace. Until then, retry later.
     if (at - item.updatedAt < PLANNING_LEASE_MS) throw new Error(`rollout ${rollout.id}: workspace ${item.workspaceId} is being planned by another step`);
-    const claimed = await db
-      .update(upgradeRolloutItems)
-      .set({ updatedAt: at })
-      .where(
-        and(
-          eq(upgradeRolloutItems.rolloutId, rollout.id),
-          eq(upgradeRolloutItems.workspaceId, item.workspaceId),
-          eq(upgradeRolloutItems.status, "planning"),
-          eq(upgradeRolloutItems.updatedAt, item.updatedAt),
-        ),
-      )
-      .returning({ id: upgradeRolloutItems.workspaceId })
-      .get();
+    const claimed = await takeOverPlanningItem(db, rollout.id, item.workspaceId, item.updatedAt, at);
     if (!claimed) return;
   } else {
     return;
@@ -404,10 +327,7 @@ async function recordPlan(db: Db, rollout: RolloutRow, module: NoCodeModuleRow, 
   const recorded = await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "waiting-confirmation", deps.now(), { runId: run.id, ...counts });
   if (!recorded) {
     // The item ended meanwhile (cancel, failure): its plan must not wait for anyone.
-    await db.batch([
-      transitionRunQuery(db, run.id, ["planned"], ["discarded"], deps.now()),
-      db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, run.id), eq(runs.status, "discarded"))),
-    ]);
+    await db.batch(discardPlannedRunStatements(db, run.id, deps.now()));
     return;
   }
   logItem(rollout, item.workspaceId, "waiting-confirmation", { run: run.id, ...counts, gate: rollout.autoConfirm });
@@ -487,12 +407,7 @@ export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWA
     return "completed";
   }
   // Conditional on the batch number: a duplicated step moves the rollout on once.
-  const moved = await db
-    .update(upgradeRollouts)
-    .set({ currentBatch: next, updatedAt: deps.now() })
-    .where(and(eq(upgradeRollouts.id, rollout.id), eq(upgradeRollouts.currentBatch, rollout.currentBatch), eq(upgradeRollouts.status, "running")))
-    .returning({ id: upgradeRollouts.id })
-    .get();
+  const moved = await moveToBatch(db, rollout.id, rollout.currentBatch, next, deps.now());
   if (moved) await deps.send(rolloutStepMessage(rollout.id));
   return "running";
 }
@@ -506,8 +421,7 @@ export type RolloutAction = "confirm" | "pause" | "resume" | "cancel";
  * @example
  * await rolloutAction(c.env, c.var.caller, id, "pause", defaultUpgradeDeps(c.env));
  */
-export async function rolloutAction(env: Env, caller: NocodeCaller, rolloutId: string, action: RolloutAction, deps: UpgradeDeps): Promise<RolloutRow> {
-  const db = createDb(env.DB);
+export async function rolloutAction(db: Db, caller: NocodeCaller, rolloutId: string, action: RolloutAction, deps: UpgradeDeps): Promise<RolloutRow> {
   const rollout = await rolloutFor(db, caller, rolloutId);
   const refuse = () => conflict(`Cannot ${action} a rollout that is ${rollout.status}`);
   const at = deps.now();
@@ -537,13 +451,4 @@ export async function rolloutAction(env: Env, caller: NocodeCaller, rolloutId: s
     }
   }
   return (await findRollout(db, rollout.id))!;
-}
-
-/** Items of a rollout by workspace ids, for the console. */
-export function rolloutItemsOf(db: Db, rolloutId: string, workspaceIds: string[]) {
-  return db
-    .select()
-    .from(upgradeRolloutItems)
-    .where(and(eq(upgradeRolloutItems.rolloutId, rolloutId), inArray(upgradeRolloutItems.workspaceId, workspaceIds)))
-    .all();
 }

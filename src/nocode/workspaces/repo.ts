@@ -94,3 +94,18 @@ export function workspaceLatestRunIs(db: Db, workspaceId: string, runId: string)
       .where(and(eq(workspaces.id, workspaceId), eq(workspaces.latestRunId, runId))),
   );
 }
+
+/** The workspaces created from a no-code module, oldest first (at most `limit`). */
+export function listModuleWorkspaces(db: Db, noCodeModuleId: string, limit: number): Promise<WorkspaceRow[]> {
+  return db.select().from(workspaces).where(eq(workspaces.noCodeModuleId, noCodeModuleId)).orderBy(workspaces.createdAt, workspaces.id).limit(limit).all();
+}
+
+/** Id and update time of every var of the module's workspaces (what a rollout's var digest covers), in one statement. */
+export function listModuleWorkspaceVarStamps(db: Db, noCodeModuleId: string): Promise<{ workspaceId: string; id: string; updatedAt: number }[]> {
+  return db
+    .select({ workspaceId: workspaceVars.workspaceId, id: workspaceVars.id, updatedAt: workspaceVars.updatedAt })
+    .from(workspaceVars)
+    .innerJoin(workspaces, eq(workspaces.id, workspaceVars.workspaceId))
+    .where(eq(workspaces.noCodeModuleId, noCodeModuleId))
+    .all();
+}

@@ -7,9 +7,12 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { authenticateNocode } from "../../../../src/nocode/auth";
+import { createDb } from "../../../../src/db/client";
+import { authenticateNocode, type NocodeCaller } from "../../../../src/nocode/auth";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import { createRollout, rolloutAction } from "../../../../src/nocode/rollouts/service";
+import { readRolloutInput } from "../../../../src/nocode/rollouts/input";
+import { createRollout as createRolloutService, rolloutAction, rolloutModule } from "../../../../src/nocode/rollouts/service";
+import type { UpgradeDeps } from "../../../../src/nocode/upgrade/deps";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";
 import { tfe } from "../../../helpers/nocode";
@@ -30,6 +33,13 @@ const take = (n: number) => Array.from({ length: n }, () => pool.take().workspac
 function startRollout(attributes: Record<string, unknown>, workspaceIds?: string[], token = pool.ownerToken) {
   const relationships = workspaceIds ? { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } } : undefined;
   return tfe("POST", `no-code-modules/${pool.noCodeModuleId}/upgrade-rollouts`, { token, body: { data: { type: "upgrade-rollouts", attributes, relationships } } });
+}
+
+/** Create a rollout through the service as the route does (module and caller checked, body read), with injected deps. */
+async function createRollout(caller: NocodeCaller, noCodeModuleId: string, request: Request, deps: UpgradeDeps) {
+  const db = createDb(env.DB);
+  const module = await rolloutModule(db, caller, noCodeModuleId);
+  return createRolloutService(db, caller, module, await readRolloutInput(request), deps);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON
@@ -160,7 +170,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const kept: ProvisionMessage[] = [];
     const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": 2, "auto-confirm": "no-changes" }, relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
-    const rollout = await createRollout(env, caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+    const rollout = await createRollout(caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });
@@ -197,7 +207,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const start = async (ids: string[]) => {
       const kept: ProvisionMessage[] = [];
       const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
-      const rollout = await createRollout(env, caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+      const rollout = await createRollout(caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
         now: Date.now,
         send: async (m) => void kept.push(m),
       });
@@ -238,7 +248,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const ids = take(1);
     const kept: ProvisionMessage[] = [];
     const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
-    const rollout = await createRollout(env, caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+    const rollout = await createRollout(caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });
@@ -264,7 +274,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const runIds = waiting.attributes.items.map((i: { run: string }) => i.run) as string[];
     // Confirm through the service, keeping the apply messages to deliver them by hand.
     const kept: ProvisionMessage[] = [];
-    await rolloutAction(env, caller!, id, "confirm", { now: Date.now, send: async (m) => void kept.push(m) });
+    await rolloutAction(createDb(env.DB), caller!, id, "confirm", { now: Date.now, send: async (m) => void kept.push(m) });
     expect(kept.filter((m) => m.kind === "apply-run").map((m) => (m as { runId: string }).runId).sort()).toEqual([...runIds].sort());
     expect(itemStatuses(await readRollout(id))).toEqual(["applying", "applying"]);
     const handler = createQueueHandler(defaultQueueDeps);

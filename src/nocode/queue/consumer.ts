@@ -15,7 +15,7 @@
 import { createDb } from "../../db/client";
 import { logError, logInfo } from "../../lib/log";
 import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
-import { notifyRolloutOfRun } from "../rollouts/repo";
+import { notifyRolloutOfRun } from "../rollout-hooks";
 import { advanceRollout } from "../rollouts/service";
 import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "../runs/lifecycle";
 import { type ProvisionMessage, parseProvisionMessage } from "./messages";

@@ -19,8 +19,6 @@ export type RolloutItemStatus = (typeof ROLLOUT_ITEM_STATUSES)[number];
 
 /** N15: the statuses in which a rollout holds its module (a second one → 409). */
 export const ACTIVE_ROLLOUT_STATUSES: readonly RolloutStatus[] = ["pending", "running", "waiting-confirmation", "paused"];
-/** Item statuses that have not ended: the workspace belongs to the rollout (manual E5 → 409). */
-export const OPEN_ITEM_STATUSES: readonly RolloutItemStatus[] = ["pending", "planning", "waiting-confirmation", "applying"];
 
 /** A rollout by id. */
 export function findRollout(db: Db, id: string): Promise<RolloutRow | undefined> {
@@ -41,29 +39,6 @@ export function listModuleRollouts(db: Db, noCodeModuleId: string, limit = 20): 
     .orderBy(desc(upgradeRollouts.createdAt), desc(upgradeRollouts.id))
     .limit(limit)
     .all();
-}
-
-/** The item of a rollout that holds `workspaceId` and has not ended, if any (N15: manual E5 → 409). */
-export function activeRolloutItemOf(db: Db, workspaceId: string): Promise<RolloutItemRow | undefined> {
-  return db
-    .select()
-    .from(upgradeRolloutItems)
-    .where(and(eq(upgradeRolloutItems.workspaceId, workspaceId), inArray(upgradeRolloutItems.status, [...OPEN_ITEM_STATUSES])))
-    .get();
-}
-
-/**
- * A run changed status outside a rollout step (E7 by hand, an apply finished or failed):
- * if a rollout item holds it and has not ended, queue a step of that rollout so it sees
- * the change. Best effort for the caller: the step re-reads everything.
- */
-export async function notifyRolloutOfRun(db: Db, runId: string, send: (message: ProvisionMessage) => Promise<void>): Promise<void> {
-  const item = await db
-    .select({ rolloutId: upgradeRolloutItems.rolloutId })
-    .from(upgradeRolloutItems)
-    .where(and(eq(upgradeRolloutItems.runId, runId), inArray(upgradeRolloutItems.status, [...OPEN_ITEM_STATUSES])))
-    .get();
-  if (item) await send(rolloutStepMessage(item.rolloutId));
 }
 
 /**

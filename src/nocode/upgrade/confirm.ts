@@ -14,7 +14,7 @@ import type { NoCodeModuleRow } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../organizations/jsonapi";
 import { applyRunMessage } from "../queue/messages";
 import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
-import { notifyRolloutOfRun } from "../rollouts/repo";
+import { notifyRolloutOfRun } from "../rollout-hooks";
 import { parseRunConfiguration } from "../runs/configuration";
 import { findRun, type RunRow } from "../runs/repo";
 import { listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";

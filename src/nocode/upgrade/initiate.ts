@@ -16,7 +16,7 @@ import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { checkProvisionable, provisionableVersionQueries } from "../no-code-modules/provisionable";
 import { type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
 import { changedVariables, type PlannedConfiguration } from "../planner";
-import { activeRolloutItemOf } from "../rollouts/repo";
+import { activeRolloutItemOf } from "../rollout-hooks";
 import { baselineConfiguration, buildRunConfiguration, effectiveValues, parseRunConfiguration, planConfiguration, type RunConfiguration, RunFailure } from "../runs/configuration";
 import { newRunRow, resolveRunEngineVersion } from "../runs/create";
 import { discardPlannedRunStatements, findRun, hasActiveRun, listActiveRuns, type RunRow } from "../runs/repo";

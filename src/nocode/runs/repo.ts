@@ -16,19 +16,23 @@ export type RunRow = typeof runs.$inferSelect;
 export type StateVersionRow = typeof stateVersions.$inferSelect;
 
 /** HCP Terraform's run states that this service uses (N7; reference §6). */
-export type RunStatus =
-  | "pending"
-  | "plan_queued"
-  | "planning"
-  | "planned"
-  | "confirmed"
-  | "apply_queued"
-  | "applying"
-  | "applied"
-  | "planned_and_finished"
-  | "discarded"
-  | "errored"
-  | "canceled";
+export const RUN_STATUSES = [
+  "pending",
+  "plan_queued",
+  "planning",
+  "planned",
+  "confirmed",
+  "apply_queued",
+  "applying",
+  "applied",
+  "planned_and_finished",
+  "discarded",
+  "errored",
+  "canceled",
+] as const;
+
+/** A run state (N7). */
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** N8: terminal states. */
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["applied", "planned_and_finished", "errored", "discarded", "canceled"];

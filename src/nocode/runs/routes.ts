@@ -16,6 +16,7 @@ import { jsonApi } from "../respond";
 import { confirmRun, discardRun } from "./create";
 import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow } from "./repo";
 import { planJsonOutput, planOf, planResource, runResource, stateVersionResource } from "./serialize";
+import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 
 /** A run the caller may read (read-workspaces); 404 otherwise. */
@@ -69,24 +70,44 @@ runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), as
 });
 
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
-runRoutes.post("/runs/:id/actions/apply", rights({ right: "run-workspaces" }), async (c) => {
-  const db = c.var.db;
-  const run = await actionableRun(db, c.var.caller, c.req.param("id"));
-  if (run.kind === "upgrade") {
-    // N8: an upgrade run is confirmed by E7, which also switches the workspace's version.
-    throw conflict("This is a no-code upgrade run: confirm it through the workspace upgrade endpoint");
-  }
-  if (!(await confirmRun(c.env, db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
-  return c.body(null, 202);
-});
+runRoutes.post(
+  "/runs/:id/actions/apply",
+  rights({ right: "run-workspaces" }),
+  operation({
+    tag: "runs",
+    summary: "Confirm a run waiting at planned and queue its apply (N7; an upgrade run is confirmed by E7 instead)",
+    answers: { 202: { description: "Confirmed; the apply is queued" } },
+    errors: [409],
+  }),
+  async (c) => {
+    const db = c.var.db;
+    const run = await actionableRun(db, c.var.caller, c.req.param("id"));
+    if (run.kind === "upgrade") {
+      // N8: an upgrade run is confirmed by E7, which also switches the workspace's version.
+      throw conflict("This is a no-code upgrade run: confirm it through the workspace upgrade endpoint");
+    }
+    if (!(await confirmRun(c.env, db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
+    return c.body(null, 202);
+  },
+);
 
 // N7 run action: discard a run waiting at `planned`.
-runRoutes.post("/runs/:id/actions/discard", rights({ right: "run-workspaces" }), async (c) => {
-  const db = c.var.db;
-  const run = await actionableRun(db, c.var.caller, c.req.param("id"));
-  if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
-  return c.body(null, 202);
-});
+runRoutes.post(
+  "/runs/:id/actions/discard",
+  rights({ right: "run-workspaces" }),
+  operation({
+    tag: "runs",
+    summary: "Discard a run waiting at planned (N7)",
+    answers: { 202: { description: "Discarded" } },
+    errors: [409],
+  }),
+  async (c) => {
+    const db = c.var.db;
+    const run = await actionableRun(db, c.var.caller, c.req.param("id"));
+    if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
+    return c.body(null, 202);
+  },
+);
 
 runRoutes.get("/state-versions/:id", rights({ right: "read-workspaces" }), async (c) => {
   const db = c.var.db;

@@ -11,7 +11,9 @@
  * not permitted or not found is 404, checked before the body is read.
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import type { NocodeEnv } from "../env";
+import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";
 import { confirmUpgrade } from "./confirm";
@@ -20,15 +22,27 @@ import { initiateUpgrade } from "./initiate";
 import { readUpgradeInput } from "./input";
 import { findUpgradeRun } from "./status";
 import { upgradeTarget } from "./target";
-import { noUpgradeResource, planUrl, WORKSPACE_UPDATE_COMPLETED, workspaceUpgradeResource } from "./serialize";
+import { noUpgradeAnswer, noUpgradeResource, planUrl, WORKSPACE_UPDATE_COMPLETED, workspaceUpgradeAnswer, workspaceUpgradeResource } from "./serialize";
 
 /** Routes of E5–E7, mounted under /api/v2. */
 export const upgradeRoutes = new Hono<NocodeEnv>();
 
 const BASE = "/no-code-modules/:id/workspaces/:workspace_id/upgrade";
 
-// E5
-upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), async (c) => {
+// E5 (its body is still read by ./input.ts; converting it to the kit's schemas is left).
+const initiate = operation({
+  tag: "workspace-upgrades",
+  summary: "E5: plan an upgrade of a no-code workspace to the module's pin (N8)",
+  answers: {
+    200: {
+      description: "The upgrade run, planned and waiting for E7; or only a `message` when there is nothing to upgrade",
+      schema: v.union([workspaceUpgradeAnswer, noUpgradeAnswer]),
+    },
+  },
+  errors: [409, 422],
+});
+
+upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), initiate, async (c) => {
   const db = c.var.db;
   const { module, workspace } = await upgradeTarget(db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), "run-workspaces");
   const input = await readUpgradeInput(c.req.raw);
@@ -39,14 +53,27 @@ upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), async (c) => {
 });
 
 // E6
-upgradeRoutes.get(`${BASE}/:run_id`, rights({ right: "read-upgrades" }), async (c) => {
+const status = operation({
+  tag: "workspace-upgrades",
+  summary: "E6: an upgrade run's current status, with a fresh plan-url (N8)",
+  answers: { 200: { description: "The upgrade run", schema: workspaceUpgradeAnswer } },
+});
+
+upgradeRoutes.get(`${BASE}/:run_id`, rights({ right: "read-upgrades" }), status, async (c) => {
   const { workspace, run } = await findUpgradeRun(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"));
   const url = await planUrl(c.env, new URL(c.req.url).origin, workspace, run.id);
   return jsonApi({ data: workspaceUpgradeResource(run, workspace.id, url) });
 });
 
 // E7
-upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }), async (c) => {
+const confirm = operation({
+  tag: "workspace-upgrades",
+  summary: "E7: confirm a planned, fresh upgrade run; the workspace switches and the apply is queued (N8)",
+  answers: { 200: { description: "Done", contentType: "text/plain", schema: v.literal(WORKSPACE_UPDATE_COMPLETED) } },
+  errors: [409],
+});
+
+upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }), confirm, async (c) => {
   await confirmUpgrade(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
   return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
 });

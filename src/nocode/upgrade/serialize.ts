@@ -3,7 +3,10 @@
  * run id, attributes `status` and `plan-url`, relationship `workspace`), and the
  * absolute `plan-url` of decision N8.
  */
+import * as v from "valibot";
 import { signViewToken } from "../plan-page/view-token";
+import { single, toOneAnswer } from "../request/answers";
+import { RUN_STATUSES } from "../runs/repo";
 
 /** Path of a run's plan page (N8), without origin or token. */
 export function planPagePath(organization: string, workspaceName: string, runId: string): string {
@@ -47,3 +50,22 @@ export function noUpgradeResource(workspaceId: string, message: string) {
 
 /** E7's plain-text answer (N8; reference §3 E7). */
 export const WORKSPACE_UPDATE_COMPLETED = "Workspace update completed";
+
+/** B14: E5's and E6's answer for an upgrade run (workspaceUpgradeResource). */
+export const workspaceUpgradeAnswer = single(
+  v.strictObject({
+    id: v.string(),
+    type: v.literal("workspace-upgrade"),
+    attributes: v.strictObject({ status: v.picklist(RUN_STATUSES), "plan-url": v.pipe(v.string(), v.url()) }),
+    relationships: v.strictObject({ workspace: toOneAnswer("workspaces") }),
+  }),
+);
+
+/** B14: E5's answer when there is nothing to upgrade (noUpgradeResource: no id, no run). */
+export const noUpgradeAnswer = single(
+  v.strictObject({
+    type: v.literal("workspace-upgrade"),
+    attributes: v.strictObject({ message: v.string() }),
+    relationships: v.strictObject({ workspace: toOneAnswer("workspaces") }),
+  }),
+);

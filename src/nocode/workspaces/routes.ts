@@ -47,6 +47,7 @@ import {
   VAR_TYPES,
   varResource,
 } from "./vars";
+import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 
 /** A workspace the caller holds `permission` on; 404 otherwise (N10). */
@@ -193,7 +194,14 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-var
   return jsonApi({ data: varResource(updated, ws) });
 });
 
-workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), async (c) => {
+const varDelete = operation({
+  tag: "workspaces",
+  summary: "Delete a workspace variable (N5: a required module variable keeps a value)",
+  answers: { 204: { description: "Deleted" } },
+  errors: [422],
+});
+
+workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varDelete, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));

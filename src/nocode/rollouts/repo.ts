@@ -3,10 +3,11 @@
  * UPDATE (`… WHERE status IN (…)`) whose caller checks whether it changed a row: that is
  * what keeps a redelivered or duplicated queue message from doing anything twice.
  */
-import { and, asc, count, desc, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
+import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, runs, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
 import { type ProvisionMessage, rolloutStepMessage } from "../queue/messages";
+import { type RunRow, TERMINAL_RUN_STATUSES } from "../runs/repo";
 
 /** A rollout row. */
 export type RolloutRow = typeof upgradeRollouts.$inferSelect;
@@ -53,16 +54,23 @@ export async function hasBatch(db: Db, rolloutId: string, batch: number): Promis
   return row !== undefined;
 }
 
-/** A rollout's items that hold a run the rollout still follows (waiting for confirmation, applying), in order. */
-export function listItemsFollowingRuns(db: Db, rolloutId: string): Promise<RolloutItemRow[]> {
+/**
+ * A rollout's items whose run moved on since the item last followed it (an item waiting
+ * for confirmation whose run is no longer `planned`; an applying item whose run ended),
+ * with the run's status and error, in order. One query, however many items are applying.
+ */
+export function listItemsBehindTheirRuns(db: Db, rolloutId: string): Promise<{ item: RolloutItemRow; run: Pick<RunRow, "id" | "status" | "error"> }[]> {
   return db
-    .select()
+    .select({ item: upgradeRolloutItems, run: { id: runs.id, status: runs.status, error: runs.error } })
     .from(upgradeRolloutItems)
+    .innerJoin(runs, eq(runs.id, upgradeRolloutItems.runId))
     .where(
       and(
         eq(upgradeRolloutItems.rolloutId, rolloutId),
-        inArray(upgradeRolloutItems.status, ["waiting-confirmation", "applying"]),
-        isNotNull(upgradeRolloutItems.runId),
+        or(
+          and(eq(upgradeRolloutItems.status, "waiting-confirmation"), ne(runs.status, "planned")),
+          and(eq(upgradeRolloutItems.status, "applying"), inArray(runs.status, [...TERMINAL_RUN_STATUSES])),
+        ),
       ),
     )
     .orderBy(asc(upgradeRolloutItems.position))

@@ -41,7 +41,7 @@ import {
   findRollout,
   hasBatch,
   listBatchItems,
-  listItemsFollowingRuns,
+  listItemsBehindTheirRuns,
   listRolloutItems,
   type RolloutItemRow,
   type RolloutItemStatus,
@@ -294,9 +294,9 @@ async function endRollout(db: Db, rollout: RolloutRow, from: readonly RolloutSta
 }
 
 /** Bring an item that holds a run up to date with the run (E7 by hand, applies finishing). */
-async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow): Promise<void> {
+async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow, known?: Pick<RunRow, "id" | "status" | "error">): Promise<void> {
   if (!item.runId) return;
-  const run = await findRun(db, item.runId);
+  const run = known ?? (await findRun(db, item.runId));
   const at = Date.now();
   if (!run) return;
   const move = async (from: RolloutItemStatus[], to: RolloutItemStatus, reason: string | null = null) => {
@@ -435,7 +435,7 @@ export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWA
   let rollout = await findRollout(db, rolloutId);
   if (!rollout) return "gone";
   // Items follow their runs even after the rollout ended (applies already running finish).
-  for (const item of await listItemsFollowingRuns(db, rollout.id)) await syncItemWithRun(db, rollout, item);
+  for (const { item, run } of await listItemsBehindTheirRuns(db, rollout.id)) await syncItemWithRun(db, rollout, item, run);
   if (rollout.status === "pending") await transitionRollout(db, rollout.id, ["pending"], "running", deps.now());
   rollout = (await findRollout(db, rolloutId))!;
   if (rollout.status !== "running" && rollout.status !== "waiting-confirmation") return rollout.status;

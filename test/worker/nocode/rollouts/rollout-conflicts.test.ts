@@ -18,7 +18,7 @@ import { findWorkspace } from "../../../../src/nocode/workspaces/repo";
 import { createQueueHandler, defaultQueueDeps, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { tfe } from "../../../helpers/nocode";
 import { deliverBatch } from "../../../helpers/queue";
-import { e5, e7, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade-helpers";
+import { e5, e7, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {

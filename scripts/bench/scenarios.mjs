@@ -633,6 +633,8 @@ export function scenarios({ api, state }) {
       name: "verify-10k-otps",
       title: `POST verify beside ${OUTSTANDING_OTPS.toLocaleString("en")} outstanding OTPs`,
       compareP50With: "verify",
+      // A longer scale check (about 40 s of minting and load): only with --only=verify-10k-otps.
+      onlyWhenAsked: true,
       setup: ({ needed }) => verifySetup({ mount: "bench-otp-big", pool: [], needed, outstanding: OUTSTANDING_OTPS }),
     },
     {

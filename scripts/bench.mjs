@@ -228,6 +228,11 @@ async function main() {
       putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
       /** Copies of an E4-made workspace, written by the probe Worker without runs (issue 19). */
       seedWorkspaces: (request) => askBenchWorker(runtime.mf, "probe", request, "/seed-workspaces"),
+      /** Wait `seconds`, then until workerd answers pings quickly again (background work done). */
+      idle: async (seconds) => {
+        await new Promise((r) => setTimeout(r, seconds * 1000));
+        await settle(runtime.origin, secrets.ADMIN_TOKEN, results.find((r) => r.name === "floor")?.p50);
+      },
       /** Seconds of setup load (role creation, OTP minting) each bulk step may take. */
       bulkBudgetS: 30,
       /**
@@ -345,14 +350,15 @@ async function main() {
         pairRuns.push(p);
       };
       const benchSlice = async () => {
-        // Untimed requests a benchmark needs right before each slice (issue-rsa2048: drain
-        // the key pool its refill filled during the other slices).
+        // Untimed work a benchmark needs around each slice (issue-rsa2048: let the key pool
+        // refill before the next floor or raw slice, then take its keys before the slice).
         if (setup.beforeSlice) await setup.beforeSlice();
         const b = await benchRun(sliceS);
         if (b) {
           count(scenario.name, b);
           benchRuns.push(b);
         }
+        if (setup.afterSlice) await setup.afterSlice();
       };
       const round = [floorSlice];
       if (scenario.pairRaw) round.push(rawSlice);

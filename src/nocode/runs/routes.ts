@@ -18,6 +18,7 @@ import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow
 import { planJsonOutput, planOf, planResource, runResource, stateVersionResource } from "./serialize";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
+import { notifyRolloutOfRun } from "../rollout-hooks";
 
 /** A run the caller may read (read-workspaces); 404 otherwise. */
 async function readableRun(db: Db, caller: NocodeCaller, run: RunRow | undefined): Promise<RunRow> {
@@ -105,6 +106,10 @@ runRoutes.post(
     const db = c.var.db;
     const run = await actionableRun(db, c.var.caller, c.req.param("id"));
     if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
+    // N15: a rollout's plan discarded by hand — the rollout's next step skips that workspace.
+    await notifyRolloutOfRun(db, run.id, async (message) => {
+      await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });
+    });
     return c.body(null, 202);
   },
 );

@@ -27,7 +27,7 @@ import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
 import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuery } from "../runs/repo";

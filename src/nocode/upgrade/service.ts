@@ -28,7 +28,7 @@ import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
 import { noCodeModuleVersionId, optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { changedVariables, type PlannedConfiguration } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";

@@ -22,7 +22,7 @@ import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, 
 import { designError } from "../no-code-modules/design";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { projectInOrganizationQuery } from "../projects/repo";
 import {

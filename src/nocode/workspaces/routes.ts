@@ -17,7 +17,7 @@ import type { NocodeCaller } from "../auth";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { attributeAt, FieldErrors, readDocument } from "../no-code-modules/document";
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { findModuleVersionById, versionSummary } from "../registry/repo";
 import { jsonApi, noContent } from "../respond";

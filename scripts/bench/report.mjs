@@ -82,14 +82,15 @@ export function targetLine(t) {
   return { ...t, met, missedBy: met ? 0 : Number(missedText), line };
 }
 
-/** bench-results/latest.json and a timestamped copy. */
-export async function writeJson(report) {
+/** bench-results/latest.json and a timestamped copy (and `extraPath`, when given). */
+export async function writeJson(report, extraPath = null) {
   const dir = path.join(projectRoot, "bench-results");
   await mkdir(dir, { recursive: true });
   const text = `${JSON.stringify(report, null, 2)}\n`;
   await writeFile(path.join(dir, "latest.json"), text);
   const stamp = report.startedAt.replace(/[:.]/g, "-");
   await writeFile(path.join(dir, `bench-${stamp}.json`), text);
+  if (extraPath) await writeFile(extraPath, text);
   return path.join(dir, "latest.json");
 }
 

@@ -5,7 +5,7 @@
 // signing-rate Worker next to it.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -125,18 +125,20 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   // path cannot flood the report; the summary prints the first lines.
   const runtimeLog = [];
   let runtimeLines = 0;
+  const keepLine = (line) => {
+    // Access lines (one per request) and the queue consumer's "handled" lines are expected,
+    // not worth reporting.
+    if (line.trim() === "" || line.includes('"message":"access"') || line.includes('"message":"queue message handled"')) return;
+    runtimeLines++;
+    if (runtimeLog.length < 200) runtimeLog.push(line);
+  };
   const keep = (stream) => {
     stream.setEncoding("utf8");
     let rest = "";
     stream.on("data", (chunk) => {
       const lines = (rest + chunk).split("\n");
       rest = lines.pop() ?? "";
-      for (const line of lines) {
-        // Access lines (one per request) are expected, not worth reporting.
-        if (line.trim() === "" || line.includes('"message":"access"')) continue;
-        runtimeLines++;
-        if (runtimeLog.length < 200) runtimeLog.push(line);
-      }
+      for (const line of lines) keepLine(line);
     });
   };
   const probe = {
@@ -155,6 +157,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
       keep(stdout);
       keep(stderr);
     },
+    // Miniflare 5 hands workerd's output (console.* lines included) to this instead.
+    handleStructuredLogs: (log) => keepLine(log.message),
     host: "127.0.0.1",
     port: 0,
     logRequests: false,
@@ -221,4 +225,38 @@ export async function askBenchWorker(mf, name, request, path = "/") {
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${name} worker answered ${res.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text);
+}
+
+/**
+ * CPU seconds (user + system, every thread) spent so far by the workerd processes this
+ * process started, from /proc (Linux; null elsewhere). workerd runs every isolate on one
+ * saturated thread here, so CPU per request is a measure the machine's other load disturbs
+ * far less than a rate (issue 19: the figure verify's A/B runs are judged on).
+ */
+export function workerdCpuSeconds() {
+  let total = 0;
+  let found = false;
+  let entries;
+  try {
+    entries = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
+  } catch {
+    return null;
+  }
+  const ticks = 100; // USER_HZ on Linux
+  for (const pid of entries) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid … utime stime: fields after the closing parenthesis.
+    const close = stat.lastIndexOf(")");
+    const comm = stat.slice(stat.indexOf("(") + 1, close);
+    const fields = stat.slice(close + 2).split(" ");
+    if (comm !== "workerd" || Number(fields[1]) !== process.pid) continue;
+    total += (Number(fields[11]) + Number(fields[12])) / ticks;
+    found = true;
+  }
+  return found ? total : null;
 }

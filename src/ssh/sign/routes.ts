@@ -27,6 +27,7 @@ import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
 import { signingIssuer } from "../issuers/service";
 import { vaultJson } from "../respond";
+import { poolFor } from "./key-pool";
 import type { VaultRequest, VaultRoute } from "../router";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
 import type { Role } from "../roles/model";
@@ -289,8 +290,12 @@ async function issue(req: VaultRequest): Promise<Response> {
   const keyBits = f.values.key_bits as number;
   const spec = issueSpec(role, keyType, keyBits);
   const p = await plan(req, role, issuers, ttls, f.values, f.provided);
-  // Only now, with every check passed, pay for key generation.
-  const pair = await generateSshKeyPair(spec.kind, spec.bits);
+  // Only now, with every check passed, pay for key generation: a key generated ahead of
+  // time when this isolate has one (issue 19, key-pool.ts), and the pool refilled after the
+  // answer.
+  const pool = poolFor(spec);
+  const pair = pool?.take() ?? (await generateSshKeyPair(spec.kind, spec.bits));
+  if (pool) req.waitUntil(pool.fill());
   const cert = await certifyAndRecord(req, role, p, pair.signingKey.publicKeyBlob);
   return vaultJson(req, {
     data: {

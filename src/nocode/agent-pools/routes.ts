@@ -5,18 +5,23 @@
  */
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { agentPools, projects } from "../../db/schema";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
-import { invalidAttribute, notFound } from "../errors";
+import { invalidAttribute, NocodeError, notFound } from "../errors";
 import { isId, newId } from "../ids";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
 import { orgCallerPermissions } from "../permissions";
+import { pagedList, single } from "../request/answers";
+import { flag, members, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi } from "../respond";
-import { type AgentPoolRow, findAgentPool, listAgentPools } from "./repo";
-import { serializeAgentPool } from "./serialize";
 import { rights } from "../route-rights";
+import { type AgentPoolRow, findAgentPool, listAgentPools } from "./repo";
+import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
 /** Agent pool names: letters, digits, `-` and `_` (reference §5.4), at most 90 characters (our choice). */
 export const AGENT_POOL_NAME = /^[A-Za-z0-9_-]+$/;
@@ -24,62 +29,68 @@ export const AGENT_POOL_NAME_MAX = 90;
 
 export const agentPoolRoutes = new Hono<NocodeEnv>();
 
-/**
- * Read a to-many relationship `{data: [{type, id}]}`; ids must have the resource's id
- * shape. Returns undefined (and records an error) when malformed.
- */
-function relationshipIds(errors: FieldErrors, relationships: Record<string, unknown>, name: string, types: string[], prefix: string): string[] {
-  const rel = relationships[name];
-  if (rel === undefined || rel === null) return [];
-  const data = typeof rel === "object" && !Array.isArray(rel) ? (rel as Record<string, unknown>)["data"] : undefined;
-  if (!Array.isArray(data)) {
-    errors.add(name, `Relationship ${name} must be {"data": [{"type": "${types[0]}", "id": "…"}]}`);
-    return [];
-  }
-  const ids: string[] = [];
-  for (const item of data) {
-    const entry = item !== null && typeof item === "object" ? (item as Record<string, unknown>) : {};
-    const id = entry["id"];
-    if (typeof id !== "string" || !isId(prefix, id) || (entry["type"] !== undefined && !types.includes(String(entry["type"])))) {
-      errors.add(name, `Relationship ${name} must list ${types[0]} by id (${prefix}-…)`);
-      return [];
-    }
-    ids.push(id);
-  }
-  return [...new Set(ids)];
+/** A to-many relationship `{data: [{type, id}]}` whose ids have the resource's id shape (`<prefix>-…`); absent or null: none. */
+function poolRelationship(name: string, types: readonly [string, ...string[]], prefix: string) {
+  const member = `Relationship ${name} must list ${types[0]} by id (${prefix}-…)`;
+  const shape = `Relationship ${name} must be {"data": [{"type": "${types[0]}", "id": "…"}]}`;
+  const identifier = members(
+    { type: v.optional(v.picklist(types, member)), id: v.pipe(v.string(member), v.check((id) => isId(prefix, id), member)) },
+    member,
+    () => member,
+  );
+  return v.optional(v.nullable(members({ data: v.array(identifier, shape) }, shape, () => shape)));
 }
 
-agentPoolRoutes.post("/organizations/:org/agent-pools", rights({ right: "manage-agent-pools" }), async (c) => {
+/** The distinct ids of a pool relationship. */
+const idsOf = (relationship: { data: { id: string }[] } | null | undefined) => [...new Set((relationship?.data ?? []).map((m) => m.id))];
+
+const agentPoolCreate = operation({
+  tag: "agent-pools",
+  summary: "Create an agent pool (manage-agent-pools: N10)",
+  body: resourceDocument({
+    types: ["agent-pools", "agent-pool"],
+    attributes: {
+      name: v.pipe(
+        requiredText("name"),
+        v.maxLength(AGENT_POOL_NAME_MAX, `Name is too long (maximum is ${AGENT_POOL_NAME_MAX} characters)`),
+        v.regex(AGENT_POOL_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
+      ),
+      "organization-scoped": flag("organization-scoped"),
+    },
+    relationships: {
+      "allowed-workspaces": poolRelationship("allowed-workspaces", ["workspaces", "workspace"], "ws"),
+      "allowed-projects": poolRelationship("allowed-projects", ["projects", "project"], "prj"),
+      "excluded-workspaces": poolRelationship("excluded-workspaces", ["workspaces", "workspace"], "ws"),
+    },
+  }),
+  answers: { 201: { description: "The agent pool", schema: single(agentPoolAnswer) } },
+});
+
+agentPoolRoutes.post("/organizations/:org/agent-pools", rights({ right: "manage-agent-pools" }), agentPoolCreate, async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("manage-agent-pools")) throw notFound();
-  const input = await readResource(c.req.raw, ["agent-pools", "agent-pool"]);
-  const errors = new FieldErrors();
-  const name = errors.required(input.attributes, "name");
-  if (name !== undefined) {
-    if (name.length > AGENT_POOL_NAME_MAX) errors.add("name", `Name is too long (maximum is ${AGENT_POOL_NAME_MAX} characters)`);
-    else if (!AGENT_POOL_NAME.test(name)) errors.add("name", "Name may only contain letters, numbers, dashes (-), and underscores (_)");
-  }
-  const organizationScoped = errors.boolean(input.attributes, "organization-scoped");
-  const allowedWorkspaces = relationshipIds(errors, input.relationships, "allowed-workspaces", ["workspaces", "workspace"], "ws");
-  const allowedProjects = relationshipIds(errors, input.relationships, "allowed-projects", ["projects", "project"], "prj");
-  const excludedWorkspaces = relationshipIds(errors, input.relationships, "excluded-workspaces", ["workspaces", "workspace"], "ws");
+  const { attributes, relationships } = (await agentPoolCreate.body(c)).data;
+  const allowedWorkspaces = idsOf(relationships["allowed-workspaces"]);
+  const allowedProjects = idsOf(relationships["allowed-projects"]);
+  const excludedWorkspaces = idsOf(relationships["excluded-workspaces"]);
   if (allowedProjects.length > 0) {
     const found = await db
       .select({ id: projects.id })
       .from(projects)
       .where(and(eq(projects.organization, organization), inJsonList(projects.id, allowedProjects)))
       .all();
-    if (found.length !== allowedProjects.length) errors.add("allowed-projects", "Allowed projects must be projects of this organization");
+    if (found.length !== allowedProjects.length) {
+      throw new NocodeError("invalid_attribute", "Allowed projects must be projects of this organization", "/data/relationships/allowed-projects");
+    }
   }
-  errors.throwIfAny();
 
   const pool: AgentPoolRow = {
     id: newId("apool"),
     organization,
-    name: name!,
-    organizationScoped: organizationScoped ?? true,
+    name: attributes.name,
+    organizationScoped: attributes["organization-scoped"] ?? true,
     allowedWorkspaces: JSON.stringify(allowedWorkspaces),
     allowedProjects: JSON.stringify(allowedProjects),
     excludedWorkspaces: JSON.stringify(excludedWorkspaces),
@@ -94,18 +105,31 @@ agentPoolRoutes.post("/organizations/:org/agent-pools", rights({ right: "manage-
   return jsonApi({ data: serializeAgentPool(pool) }, 201);
 });
 
-agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), async (c) => {
+const agentPoolList = operation({
+  tag: "agent-pools",
+  summary: "List an organization's agent pools (members)",
+  query: pageQuery,
+  answers: { 200: { description: "One page of agent pools", schema: pagedList(agentPoolAnswer) } },
+});
+
+agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), agentPoolList, async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("member")) throw notFound();
   const url = new URL(c.req.url);
-  const page = pageRequest(url);
+  const page = pageOf(agentPoolList.query(c));
   const { rows, total } = await listAgentPools(db, organization, page);
   return jsonApi({ data: rows.map(serializeAgentPool), ...pageDocument(url, page, total) });
 });
 
-agentPoolRoutes.get("/agent-pools/:id", rights({ right: "member" }), async (c) => {
+const agentPoolShow = operation({
+  tag: "agent-pools",
+  summary: "Show an agent pool (members)",
+  answers: { 200: { description: "The agent pool", schema: single(agentPoolAnswer) } },
+});
+
+agentPoolRoutes.get("/agent-pools/:id", rights({ right: "member" }), agentPoolShow, async (c) => {
   const db = createDb(c.env.DB);
   const pool = await findAgentPool(db, c.req.param("id"));
   if (!pool) throw notFound();

@@ -1,4 +1,6 @@
 /** The `agent-pools` resource (HCP's shape). */
+import * as v from "valibot";
+import { linkAnswer, resourceAnswer, timestamp, toManyAnswer, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import { type AgentPoolRow, storedIds } from "./repo";
 
@@ -25,3 +27,16 @@ export function serializeAgentPool(pool: AgentPoolRow) {
     links: { self: `/api/v2/agent-pools/${pool.id}` },
   };
 }
+
+/** B14: the resource serializeAgentPool renders. */
+export const agentPoolAnswer = resourceAnswer(
+  "agent-pools",
+  { name: v.string(), "created-at": timestamp, "organization-scoped": v.boolean(), "agent-count": v.literal(0) },
+  {
+    organization: toOneAnswer("organizations"),
+    agents: linkAnswer,
+    "allowed-workspaces": toManyAnswer("workspaces"),
+    "allowed-projects": toManyAnswer("projects"),
+    "excluded-workspaces": toManyAnswer("workspaces"),
+  },
+);

@@ -7,9 +7,25 @@
  */
 import { readJsonObject } from "../../lib/http/body";
 import { NocodeError } from "../errors";
-import { FieldErrors } from "../registry/body";
 
-export { FieldErrors };
+/**
+ * Collects field errors so a response reports all of them at once (as Rails does). Kept
+ * for the readers below until no-code modules, workspaces, upgrades and rollouts read
+ * their bodies through the request kit (../request/, issue 16).
+ */
+export class FieldErrors {
+  readonly errors: NocodeError[] = [];
+
+  add(pointer: string, detail: string): void {
+    this.errors.push(new NocodeError("invalid_attribute", detail, pointer));
+  }
+
+  /** Throw the collected errors as one 422 response, if any. */
+  throwIfAny(): void {
+    const [first, ...more] = this.errors;
+    if (first) throw new NocodeError(first.code, first.detail, first.pointer, more);
+  }
+}
 
 /** The primary resource of a request document. */
 export interface DocumentResource {

@@ -13,7 +13,7 @@ import type { NocodeEnv } from "../env";
 import { cachedNocode } from "../cache";
 import { badRequest, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import {
   findModuleVersion,

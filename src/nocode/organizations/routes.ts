@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { createDb } from "../../db/client";
-import { isUniqueViolation } from "./jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";

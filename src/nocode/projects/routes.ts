@@ -4,18 +4,23 @@
  * token have it); any member reads.
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb } from "../../db/client";
 import { projects } from "../../db/schema";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
 import { defaultProjectId } from "../organizations/repo";
 import { orgCallerPermissions } from "../permissions";
+import { pagedList, single } from "../request/answers";
+import { nullableText, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi } from "../respond";
-import { findProject, listProjects, type ProjectRow } from "./repo";
-import { serializeProject } from "./serialize";
 import { rights } from "../route-rights";
+import { findProject, listProjects, type ProjectRow } from "./repo";
+import { projectAnswer, serializeProject } from "./serialize";
 
 /** Reference §5.3: 3–40 characters of letters, digits, spaces, `-`, `_`; no leading or trailing space. */
 export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
@@ -25,28 +30,35 @@ export const PROJECT_DESCRIPTION_MAX = 256;
 
 export const projectRoutes = new Hono<NocodeEnv>();
 
-projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-projects" }), async (c) => {
+const projectCreate = operation({
+  tag: "projects",
+  summary: "Create a project (manage-projects: N10)",
+  body: resourceDocument({
+    types: ["projects", "project"],
+    attributes: {
+      name: v.pipe(
+        requiredText("name"),
+        v.minLength(PROJECT_NAME_MIN, `Name is too short (minimum is ${PROJECT_NAME_MIN} characters)`),
+        v.maxLength(PROJECT_NAME_MAX, `Name is too long (maximum is ${PROJECT_NAME_MAX} characters)`),
+        v.regex(PROJECT_NAME, "Name may only contain letters, numbers, spaces, dashes (-), and underscores (_), and may not begin or end with a space"),
+      ),
+      description: v.pipe(
+        nullableText("description"),
+        v.check((d) => typeof d !== "string" || d.length <= PROJECT_DESCRIPTION_MAX, `Description is too long (maximum is ${PROJECT_DESCRIPTION_MAX} characters)`),
+      ),
+    },
+  }),
+  answers: { 201: { description: "The project", schema: single(projectAnswer) } },
+});
+
+projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-projects" }), projectCreate, async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("manage-projects")) throw notFound();
-  const input = await readResource(c.req.raw, ["projects", "project"]);
-  const errors = new FieldErrors();
-  const name = errors.required(input.attributes, "name");
-  if (name !== undefined) {
-    if (name.length < PROJECT_NAME_MIN) errors.add("name", `Name is too short (minimum is ${PROJECT_NAME_MIN} characters)`);
-    else if (name.length > PROJECT_NAME_MAX) errors.add("name", `Name is too long (maximum is ${PROJECT_NAME_MAX} characters)`);
-    if (!PROJECT_NAME.test(name)) {
-      errors.add("name", "Name may only contain letters, numbers, spaces, dashes (-), and underscores (_), and may not begin or end with a space");
-    }
-  }
-  const description = errors.string(input.attributes, "description", { nullable: true });
-  if (typeof description === "string" && description.length > PROJECT_DESCRIPTION_MAX) {
-    errors.add("description", `Description is too long (maximum is ${PROJECT_DESCRIPTION_MAX} characters)`);
-  }
-  errors.throwIfAny();
+  const { name, description } = (await projectCreate.body(c)).data.attributes;
 
-  const project: ProjectRow = { id: newId("prj"), organization, name: name!, description: description || null, createdAt: Date.now() };
+  const project: ProjectRow = { id: newId("prj"), organization, name, description: description || null, createdAt: Date.now() };
   try {
     await db.insert(projects).values(project);
   } catch (err) {
@@ -56,19 +68,33 @@ projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-proje
   return jsonApi({ data: serializeProject(project, rights, false) }, 201);
 });
 
-projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), async (c) => {
+const projectList = operation({
+  tag: "projects",
+  summary: "List an organization's projects (members)",
+  query: v.looseObject({ ...pageParameters, q: v.optional(v.string()) }),
+  answers: { 200: { description: "One page of projects", schema: pagedList(projectAnswer) } },
+});
+
+projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), projectList, async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("member")) throw notFound();
   const url = new URL(c.req.url);
-  const page = pageRequest(url);
-  const q = url.searchParams.get("q") ?? undefined;
+  const query = projectList.query(c);
+  const page = pageOf(query);
+  const q = query.q;
   const [{ rows, total }, defaultId] = await Promise.all([listProjects(db, organization, page, q), defaultProjectId(db, organization)]);
   return jsonApi({ data: rows.map((p) => serializeProject(p, rights, p.id === defaultId)), ...pageDocument(url, page, total) });
 });
 
-projectRoutes.get("/projects/:id", rights({ right: "member" }), async (c) => {
+const projectShow = operation({
+  tag: "projects",
+  summary: "Show a project (members)",
+  answers: { 200: { description: "The project", schema: single(projectAnswer) } },
+});
+
+projectRoutes.get("/projects/:id", rights({ right: "member" }), projectShow, async (c) => {
   const db = createDb(c.env.DB);
   const project = await findProject(db, c.req.param("id"));
   if (!project) throw notFound();

@@ -1,5 +1,7 @@
 /** The `projects` resource (HCP's shape). */
+import * as v from "valibot";
 import type { OrgPermission } from "../permissions";
+import { orNull, resourceAnswer, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import type { ProjectRow } from "./repo";
 
@@ -28,3 +30,24 @@ export function serializeProject(project: ProjectRow, permissions: Set<OrgPermis
     links: { self: `/api/v2/projects/${project.id}` },
   };
 }
+
+/** B14: the resource serializeProject renders. */
+export const projectAnswer = resourceAnswer(
+  "projects",
+  {
+    name: v.string(),
+    description: orNull(v.string()),
+    "created-at": timestamp,
+    "is-default": v.boolean(),
+    "default-execution-mode": v.literal("remote"),
+    "auto-destroy-activity-duration": v.null(),
+    permissions: v.strictObject({
+      "can-read": v.boolean(),
+      "can-update": v.boolean(),
+      "can-destroy": v.boolean(),
+      "can-create-workspace": v.boolean(),
+      "can-deploy-no-code-modules": v.boolean(),
+    }),
+  },
+  { organization: toOneAnswer("organizations") },
+);

@@ -6,16 +6,19 @@
  * permitted is 404.
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb, type Db } from "../../db/client";
 import { registryModules } from "../../db/schema";
 import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
-import { badRequest, invalidAttribute, notFound } from "../errors";
+import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { MAX_PAGE_NUMBER } from "../organizations/jsonapi";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
+import { single } from "../request/answers";
+import { requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { includeParameter, pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { attributePointer, FieldErrors, readResourceAttributes } from "./body";
 import { beforeRegistryModuleDelete, createLegacyNoCodeModule, includedNoCodeModules, noCodeModulesOf } from "./no-code-hooks";
 import {
   deleteRegistryModuleRows,
@@ -26,7 +29,7 @@ import {
   type RegistryModuleRow,
   versionStatusesOf,
 } from "./repo";
-import { paginationOf, registryModuleResource } from "./serializers";
+import { registryModuleAnswer, registryModuleListAnswer, registryModuleResource } from "./serializers";
 import { rights } from "../route-rights";
 
 /** Module names: letters, digits, inner `-` and `_`, at most 64 characters (reference §5.1). */
@@ -84,74 +87,44 @@ export async function renderModule(db: Db, caller: NocodeCaller, module: Registr
   });
 }
 
-/** Validated create attributes. */
-interface ModuleCreate {
-  name: string;
-  provider: string;
-  noCode: boolean;
-}
-
-function parseModuleCreate(org: string, attrs: Record<string, unknown>): ModuleCreate {
-  const errors = new FieldErrors();
-  const { name, provider } = attrs;
-  if (typeof name !== "string" || name === "") errors.add(attributePointer("name"), "Name can't be blank");
-  else if (!MODULE_NAME_RE.test(name)) {
-    errors.add(
-      attributePointer("name"),
+/** The attributes of a module create (reference §5.1); only private, API-published modules. */
+const moduleCreateAttributes = {
+  name: v.pipe(
+    requiredText("name"),
+    v.regex(
+      MODULE_NAME_RE,
       "Name may contain only letters, digits, dashes and underscores, must start and end with a letter or digit, and be at most 64 characters",
-    );
-  }
-  if (typeof provider !== "string" || provider === "") errors.add(attributePointer("provider"), "Provider can't be blank");
-  else if (!PROVIDER_RE.test(provider)) {
-    errors.add(attributePointer("provider"), "Provider may contain only lower-case letters and digits, at most 64 characters");
-  }
-  const registryName = attrs["registry-name"] ?? PRIVATE_REGISTRY;
-  if (registryName !== PRIVATE_REGISTRY) {
-    errors.add(attributePointer("registry-name"), 'Registry name must be "private": only private modules can be created here');
-  }
-  const namespace = attrs.namespace;
-  if (namespace !== undefined && namespace !== null && namespace !== org) {
-    errors.add(attributePointer("namespace"), "Namespace of a private module must be its organization's name");
-  }
-  const noCode = attrs["no-code"] ?? false;
-  if (typeof noCode !== "boolean") errors.add(attributePointer("no-code"), "No-code must be a boolean");
-  const vcsRepo = attrs["vcs-repo"];
-  if (vcsRepo !== undefined && vcsRepo !== null) {
-    errors.add(attributePointer("vcs-repo"), "VCS-backed modules are not supported; publish versions through the API instead");
-  }
-  errors.throwIfAny();
-  return { name: name as string, provider: provider as string, noCode: noCode as boolean };
-}
-
-/** Page parameters (reference §1.4): default size 20, at most 100; bad values fall back. */
-export function pageParams(url: URL): { number: number; size: number } {
-  const int = (raw: string | null, fallback: number, max: number) => {
-    if (raw === null || !/^\d{1,9}$/.test(raw)) return fallback;
-    const n = Number(raw);
-    return n < 1 ? fallback : Math.min(n, max);
-  };
-  // B9: a well-formed page number above the bound is refused (400), not clamped.
-  const rawNumber = url.searchParams.get("page[number]");
-  if (rawNumber !== null && /^\d+$/.test(rawNumber) && Number(rawNumber) > MAX_PAGE_NUMBER) {
-    throw badRequest(`page[number] must be at most ${MAX_PAGE_NUMBER}`);
-  }
-  return {
-    number: int(rawNumber, 1, MAX_PAGE_NUMBER),
-    size: int(url.searchParams.get("page[size]"), 20, 100),
-  };
-}
+    ),
+  ),
+  provider: v.pipe(requiredText("provider"), v.regex(PROVIDER_RE, "Provider may contain only lower-case letters and digits, at most 64 characters")),
+  "registry-name": v.optional(v.nullable(v.literal(PRIVATE_REGISTRY, 'Registry name must be "private": only private modules can be created here'))),
+  namespace: v.optional(v.nullable(v.string("Namespace of a private module must be its organization's name"))),
+  "no-code": v.optional(v.nullable(v.boolean("No-code must be a boolean"))),
+  "vcs-repo": v.optional(v.null("VCS-backed modules are not supported; publish versions through the API instead")),
+};
 
 /** Routes of registry modules. */
 export const moduleRoutes = new Hono<NocodeEnv>();
 
-moduleRoutes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), async (c) => {
+const moduleCreate = operation({
+  tag: "registry",
+  summary: "Create a private registry module (manage-registry-modules; `no-code: true` also manage-no-code-modules: N10a)",
+  body: resourceDocument({ types: MODULE_TYPES, attributes: moduleCreateAttributes }),
+  answers: { 201: { description: "The module", schema: single(registryModuleAnswer) } },
+});
+
+moduleRoutes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), moduleCreate, async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
   const caller = c.var.caller;
   // N10: registry-module writes need manage-registry-modules (the organization token has it).
   await requireOrgPermission(db, caller, org, "manage-registry-modules");
-  const attrs = await readResourceAttributes(c.req.raw, MODULE_TYPES);
-  const input = parseModuleCreate(org, attrs);
+  const attributes = (await moduleCreate.body(c)).data.attributes;
+  // A private module's namespace is its organization (N9).
+  if (attributes.namespace !== undefined && attributes.namespace !== null && attributes.namespace !== org) {
+    throw invalidAttribute("namespace", "Namespace of a private module must be its organization's name");
+  }
+  const input = { name: attributes.name, provider: attributes.provider, noCode: attributes["no-code"] ?? false };
   // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
   // E1's right (the organization token lacks it → 404, as E1 answers it).
   if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
@@ -172,21 +145,29 @@ moduleRoutes.post("/organizations/:org/registry-modules", rights({ right: "manag
   return jsonApi({ data: await renderModule(db, caller, row) }, 201);
 });
 
-moduleRoutes.get("/organizations/:org/registry-modules", rights({ right: "member" }), async (c) => {
+const moduleList = operation({
+  tag: "registry",
+  summary: "List an organization's registry modules (members)",
+  query: v.looseObject({
+    ...pageParameters,
+    include: includeParameter(["no-code-modules", "no_code_modules"]),
+    q: v.optional(v.string()),
+    "filter[provider]": v.optional(v.string()),
+    "filter[registry_name]": v.optional(v.string()),
+  }),
+  answers: { 200: { description: "One page of modules (with `included` no-code modules when asked)", schema: registryModuleListAnswer } },
+});
+
+moduleRoutes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
   const caller = c.var.caller;
   await requireOrgPermission(db, caller, org, "member");
   const url = new URL(c.req.url);
-  const include = url.searchParams.get("include");
-  const includes = include === null ? [] : include.split(",").map((s) => s.trim());
-  if (includes.some((s) => s !== "no-code-modules" && s !== "no_code_modules")) throw badRequest("Invalid include parameter");
-  const page = pageParams(url);
-  const filter = {
-    q: url.searchParams.get("q") ?? undefined,
-    provider: url.searchParams.get("filter[provider]") ?? undefined,
-    registryName: url.searchParams.get("filter[registry_name]") ?? undefined,
-  };
+  const query = moduleList.query(c);
+  const includes = query.include ?? [];
+  const page = pageOf(query);
+  const filter = { q: query.q, provider: query["filter[provider]"], registryName: query["filter[registry_name]"] };
   const { rows, total } = await listRegistryModules(db, org, filter, { offset: (page.number - 1) * page.size, limit: page.size });
   const ids = rows.map((r) => r.id);
   const [statuses, noCode, canManage] = await Promise.all([
@@ -197,12 +178,18 @@ moduleRoutes.get("/organizations/:org/registry-modules", rights({ right: "member
   const data = rows.map((m) =>
     registryModuleResource(m, { versionStatuses: statuses.get(m.id) ?? [], noCodeModules: noCode.get(m.id) ?? [], canManage }),
   );
-  const doc: Record<string, unknown> = { data, ...paginationOf(url, page, total) };
+  const doc: Record<string, unknown> = { data, ...pageDocument(url, page, total) };
   if (includes.length > 0) doc.included = await includedNoCodeModules(db, [...noCode.values()].flat());
   return jsonApi(doc);
 });
 
-moduleRoutes.get("/registry-modules/:id", rights({ right: "member" }), async (c) => {
+const moduleShow = operation({
+  tag: "registry",
+  summary: "Show a registry module (members)",
+  answers: { 200: { description: "The module", schema: single(registryModuleAnswer) } },
+});
+
+moduleRoutes.get("/registry-modules/:id", rights({ right: "member" }), moduleShow, async (c) => {
   const db = createDb(c.env.DB);
   const module = await findRegistryModuleById(db, c.req.param("id"));
   if (!module) throw notFound();
@@ -210,13 +197,19 @@ moduleRoutes.get("/registry-modules/:id", rights({ right: "member" }), async (c)
   return jsonApi({ data: await renderModule(db, c.var.caller, module) });
 });
 
-moduleRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), async (c) => {
+moduleRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), moduleShow, async (c) => {
   const db = createDb(c.env.DB);
   const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
   return jsonApi({ data: await renderModule(db, c.var.caller, module) });
 });
 
-moduleRoutes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), async (c) => {
+const moduleDelete = operation({
+  tag: "registry",
+  summary: "Delete a registry module with its versions and tarballs (manage-registry-modules)",
+  answers: { 204: { description: "Deleted" } },
+});
+
+moduleRoutes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), moduleDelete, async (c) => {
   const db = createDb(c.env.DB);
   const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
   await beforeRegistryModuleDelete(db, module);

@@ -3,6 +3,8 @@
  * reference §1.3, §1.4, §5.1). Serializers own these shapes; handlers never return rows.
  */
 import type { JsonValue, ModuleSummary, VariableSummary } from "../../lib/terraform/types";
+import * as v from "valibot";
+import { pagination, timestamp } from "../request/answers";
 import { isoTime } from "../respond";
 import type { NoCodeModuleRef } from "./no-code-hooks";
 import { type RegistryModuleRow, type RegistryModuleVersionRow, type VersionStatus, versionSummary } from "./repo";
@@ -142,32 +144,92 @@ export function registryModuleVersionResource(module: RegistryModuleRow, v: Regi
   };
 }
 
-/** JSON:API pagination of a list (reference §1.4): `meta.pagination` and absolute links. */
-export function paginationOf(url: URL, page: { number: number; size: number }, total: number) {
-  const totalPages = Math.max(1, Math.ceil(total / page.size));
-  const at = (n: number) => {
-    const u = new URL(url);
-    u.searchParams.set("page[number]", String(n));
-    u.searchParams.set("page[size]", String(page.size));
-    return u.toString();
-  };
-  return {
-    meta: {
-      pagination: {
-        "current-page": page.number,
-        "page-size": page.size,
-        "prev-page": page.number > 1 ? page.number - 1 : null,
-        "next-page": page.number < totalPages ? page.number + 1 : null,
-        "total-pages": totalPages,
-        "total-count": total,
-      },
-    },
-    links: {
-      self: at(page.number),
-      first: at(1),
-      prev: page.number > 1 ? at(page.number - 1) : null,
-      next: page.number < totalPages ? at(page.number + 1) : null,
-      last: at(totalPages),
-    },
-  };
-}
+// ---------------------------------------------------------------------------
+// B14: the shapes above, for the route descriptions and the OpenAPI document
+// ---------------------------------------------------------------------------
+
+const relatedLink = v.strictObject({ related: v.string() });
+
+/** The resource registryModuleResource renders. */
+export const registryModuleResourceAnswer = v.strictObject({
+  id: v.string(),
+  type: v.literal("registry-modules"),
+  attributes: v.strictObject({
+    name: v.string(),
+    namespace: v.string(),
+    provider: v.string(),
+    "registry-name": v.string(),
+    "no-code": v.boolean(),
+    status: v.picklist(["pending", "setup_complete"]),
+    "version-statuses": v.array(v.strictObject({ version: v.string(), status: v.string(), error: v.nullable(v.string()) })),
+    "vcs-repo": v.null(),
+    "publishing-mechanism": v.null(),
+    permissions: v.strictObject({ "can-delete": v.boolean(), "can-resync": v.boolean(), "can-retry": v.boolean() }),
+    "created-at": timestamp,
+    "updated-at": timestamp,
+  }),
+  relationships: v.strictObject({
+    organization: v.strictObject({ data: v.strictObject({ id: v.string(), type: v.literal("organizations") }), links: relatedLink }),
+    "no-code-modules": v.strictObject({ data: v.array(v.strictObject({ id: v.string(), type: v.string() })) }),
+  }),
+  links: v.strictObject({ self: v.string() }),
+});
+
+export const registryModuleAnswer = registryModuleResourceAnswer;
+
+/** A page of modules; `included` holds the no-code modules asked for with `include`. */
+export const registryModuleListAnswer = v.strictObject({
+  data: v.array(registryModuleResourceAnswer),
+  included: v.optional(v.array(v.looseObject({ id: v.string(), type: v.string() }))),
+  meta: v.strictObject({ pagination }),
+  links: v.strictObject({ self: v.string(), first: v.string(), prev: v.nullable(v.string()), next: v.nullable(v.string()), last: v.string() }),
+});
+
+/** What ingestion read (N4, N9): null until the version is `ok`. */
+const ingested = {
+  variables: v.nullable(
+    v.array(
+      v.strictObject({
+        name: v.string(),
+        type: v.nullable(v.string()),
+        default: v.unknown(),
+        description: v.nullable(v.string()),
+        sensitive: v.boolean(),
+        nullable: v.boolean(),
+        required: v.boolean(),
+      }),
+    ),
+  ),
+  outputs: v.nullable(v.array(v.strictObject({ name: v.string(), description: v.nullable(v.string()), sensitive: v.boolean() }))),
+  providers: v.nullable(v.array(v.strictObject({ name: v.string(), source: v.nullable(v.string()), "version-constraint": v.nullable(v.string()) }))),
+  resources: v.nullable(
+    v.array(
+      v.strictObject({
+        address: v.string(),
+        type: v.string(),
+        name: v.string(),
+        references: v.strictObject({ variables: v.array(v.string()), locals: v.array(v.string()) }),
+      }),
+    ),
+  ),
+};
+
+/** The resource registryModuleVersionResource renders; `links.upload` right after creation only. */
+export const registryModuleVersionAnswer = v.strictObject({
+  id: v.string(),
+  type: v.literal("registry-module-versions"),
+  attributes: v.strictObject({
+    source: v.literal("tfe-api"),
+    status: v.string(),
+    version: v.string(),
+    error: v.nullable(v.string()),
+    "commit-sha": v.nullable(v.string()),
+    "created-at": timestamp,
+    "updated-at": timestamp,
+    ...ingested,
+  }),
+  relationships: v.strictObject({
+    "registry-module": v.strictObject({ data: v.strictObject({ id: v.string(), type: v.literal("registry-modules") }), links: relatedLink }),
+  }),
+  links: v.strictObject({ self: v.string(), upload: v.optional(v.string()) }),
+});

@@ -23,6 +23,7 @@ import type { NocodeEnv } from "../env";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage } from "../queue/messages";
 import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
+import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 
 /** N9: an upload link is valid for one hour. */
@@ -80,7 +81,15 @@ async function readTarball(request: Request, limit: number): Promise<Uint8Array 
 /** Routes of the upload link (tokenless, N2a). */
 export const uploadRoutes = new Hono<NocodeEnv>();
 
-uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), async (c) => {
+const upload = operation({
+  tag: "registry",
+  summary: "Upload a version's tarball through its single-use link (N9; the link is the credential)",
+  description: "The body is the gzip tarball (at most 10 MiB, B5). Ingestion follows on the queue (N4).",
+  answers: { 200: { description: "Received; the version is now being ingested" } },
+  errors: [400, 404, 413],
+});
+
+uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async (c) => {
   const token = c.req.param("token");
   // An unknown, spent or expired link is simply not there: 404 (N2).
   if (!TOKEN_RE.test(token)) throw notFound();

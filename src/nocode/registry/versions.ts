@@ -3,19 +3,22 @@
  * version (→ 201 with the single-use `links.upload`) and read one with its status, error
  * and what ingestion read from its source.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { createDb, type Db } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
 import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
-import { badRequest, invalidAttribute, notFound } from "../errors";
+import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
+import { single } from "../request/answers";
+import { members, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
-import { attributePointer, FieldErrors, readResourceAttributes } from "./body";
 import { type ModuleAddressParams, resolveModule } from "./modules";
 import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
-import { registryModuleVersionResource } from "./serializers";
+import { registryModuleVersionAnswer, registryModuleVersionResource } from "./serializers";
 import { newUploadLink } from "./uploads";
 import { rights } from "../route-rights";
 
@@ -25,30 +28,39 @@ const VERSION_TYPES = ["registry-module-versions", "registry-module-version"] as
 /** Longest accepted `commit-sha`. */
 const MAX_COMMIT_SHA_LENGTH = 128;
 
-function parseVersionCreate(attrs: Record<string, unknown>): { version: string; commitSha: string | null } {
-  const errors = new FieldErrors();
-  const { version } = attrs;
-  const commitSha = attrs["commit-sha"] ?? null;
-  if (typeof version !== "string" || version === "") errors.add(attributePointer("version"), "Version can't be blank");
-  else if (!parseSemver(version)) {
-    errors.add(
-      attributePointer("version"),
-      `Version must be a semantic version such as 1.2.3 or 1.3.0-rc.1 (at most ${MAX_VERSION_LENGTH} characters)`,
-    );
-  }
-  if (commitSha !== null && (typeof commitSha !== "string" || commitSha.length > MAX_COMMIT_SHA_LENGTH)) {
-    errors.add(attributePointer("commit-sha"), `Commit SHA must be a string of at most ${MAX_COMMIT_SHA_LENGTH} characters`);
-  }
-  errors.throwIfAny();
-  return { version: version as string, commitSha: commitSha as string | null };
-}
+const versionCreate = operation({
+  tag: "registry",
+  summary: "Create a module version; answers its single-use upload link (N9)",
+  body: resourceDocument({
+    types: VERSION_TYPES,
+    attributes: {
+      version: v.pipe(
+        requiredText("version"),
+        v.check(
+          (version) => parseSemver(version) !== null,
+          `Version must be a semantic version such as 1.2.3 or 1.3.0-rc.1 (at most ${MAX_VERSION_LENGTH} characters)`,
+        ),
+      ),
+      "commit-sha": v.optional(
+        v.nullable(
+          v.pipe(
+            v.string(`Commit SHA must be a string of at most ${MAX_COMMIT_SHA_LENGTH} characters`),
+            v.maxLength(MAX_COMMIT_SHA_LENGTH, `Commit SHA must be a string of at most ${MAX_COMMIT_SHA_LENGTH} characters`),
+          ),
+        ),
+      ),
+    },
+  }),
+  answers: { 201: { description: "The version (`pending`), with `links.upload`", schema: single(registryModuleVersionAnswer) } },
+});
 
 /** Create a version of the addressed module; shared by the current and the deprecated path. */
-async function createVersion(db: Db, env: Env, caller: NocodeCaller, params: ModuleAddressParams, request: Request) {
+async function createVersion(c: Context<NocodeEnv>, db: Db, env: Env, caller: NocodeCaller, params: ModuleAddressParams) {
+  const request = c.req.raw;
   // N10: a registry-module write needs manage-modules.
   const module = await resolveModule(db, caller, params, "manage-registry-modules");
-  const attrs = await readResourceAttributes(request, VERSION_TYPES);
-  const input = parseVersionCreate(attrs);
+  const { attributes } = (await versionCreate.body(c)).data;
+  const input = { version: attributes.version, commitSha: attributes["commit-sha"] ?? null };
   const taken = () => invalidAttribute("version", "Version has already been taken");
   if (await findModuleVersion(db, module.id, input.version)) throw taken();
   const now = Date.now();
@@ -80,22 +92,34 @@ async function createVersion(db: Db, env: Env, caller: NocodeCaller, params: Mod
 /** Routes of registry module versions. */
 export const versionRoutes = new Hono<NocodeEnv>();
 
-versionRoutes.post("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), async (c) =>
-  createVersion(createDb(c.env.DB), c.env, c.var.caller, c.req.param(), c.req.raw),
+versionRoutes.post("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), versionCreate, async (c) =>
+  createVersion(c, createDb(c.env.DB), c.env, c.var.caller, c.req.param()),
 );
 
 // The deprecated path go-tfe still uses (reference §5.1): the namespace is the organization.
-versionRoutes.post("/registry-modules/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), async (c) => {
+versionRoutes.post("/registry-modules/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), versionCreate, async (c) => {
   const { namespace, name, provider } = c.req.param();
   const params = { org: namespace, registry: PRIVATE_REGISTRY, namespace, name, provider };
-  return createVersion(createDb(c.env.DB), c.env, c.var.caller, params, c.req.raw);
+  return createVersion(c, createDb(c.env.DB), c.env, c.var.caller, params);
 });
 
-versionRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version", rights({ right: "member" }), async (c) => {
+const MODULE_VERSION_REQUIRED = "the module_version query parameter is required";
+
+const versionShow = operation({
+  tag: "registry",
+  summary: "Show a module version with its status and what ingestion read (members)",
+  query: members(
+    { module_version: v.pipe(v.string(MODULE_VERSION_REQUIRED), v.nonEmpty(MODULE_VERSION_REQUIRED)) },
+    MODULE_VERSION_REQUIRED,
+    () => MODULE_VERSION_REQUIRED,
+  ),
+  answers: { 200: { description: "The version", schema: single(registryModuleVersionAnswer) } },
+});
+
+versionRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version", rights({ right: "member" }), versionShow, async (c) => {
   const db = createDb(c.env.DB);
   const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
-  const wanted = c.req.query("module_version");
-  if (wanted === undefined || wanted === "") throw badRequest("the module_version query parameter is required");
+  const wanted = versionShow.query(c).module_version;
   const version = await findModuleVersion(db, module.id, wanted);
   if (!version) throw notFound();
   return jsonApi({ data: registryModuleVersionResource(module, version) });

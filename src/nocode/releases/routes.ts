@@ -5,16 +5,21 @@
  */
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb, type Db } from "../../db/client";
 import { terraformVersions } from "../../db/schema";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
+import { pagedList, single } from "../request/answers";
+import { attributeLabel, flag, nullableText, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { type ReleaseRow, serializeRelease } from "./serialize";
-import { compareVersions, EXACT_VERSION, parseVersion } from "./version-constraints";
 import { rights } from "../route-rights";
+import { type ReleaseRow, releaseAnswer, serializeRelease } from "./serialize";
+import { compareVersions, EXACT_VERSION, parseVersion } from "./version-constraints";
 
 export const releaseRoutes = new Hono<NocodeEnv>();
 
@@ -28,35 +33,51 @@ releaseRoutes.use("/admin/terraform-versions/*", async (c, next) => {
   await next();
 });
 
-const TYPES = ["terraform-versions", "terraform-version"];
+const TYPES = ["terraform-versions", "terraform-version"] as const;
 const TEXT_MAX = 2048;
+const SEMVER = "Version must be a semantic version (X.Y.Z or X.Y.Z-prerelease)";
 
-/** Validated writable attributes; `version` must be `X.Y.Z[-prerelease]`. */
-function readAttributes(attrs: Record<string, unknown>, creating: boolean) {
-  const errors = new FieldErrors();
-  const version = creating ? errors.required(attrs, "version") : errors.string(attrs, "version");
-  if (!creating && attrs["version"] === null) errors.add("version", "Version can't be blank");
-  if (typeof version === "string" && !EXACT_VERSION.test(version)) {
-    errors.add("version", "Version must be a semantic version (X.Y.Z or X.Y.Z-prerelease)");
-  }
-  const text = (name: string) => {
-    const value = errors.string(attrs, name, { nullable: true });
-    if (typeof value === "string" && value.length > TEXT_MAX) errors.add(name, `${name} is too long (maximum is ${TEXT_MAX} characters)`);
-    return value;
-  };
-  const out = {
+/** A free-text attribute of at most TEXT_MAX characters, or null. */
+const longText = (name: string) =>
+  v.pipe(nullableText(name), v.check((t) => typeof t !== "string" || t.length <= TEXT_MAX, `${name} is too long (maximum is ${TEXT_MAX} characters)`));
+
+/** The writable attributes; `version` (`X.Y.Z[-prerelease]`) is required on create only. */
+function releaseAttributes<V extends v.GenericSchema>(version: V) {
+  return {
     version,
-    url: text("url"),
-    sha: text("sha"),
-    deprecatedReason: text("deprecated-reason"),
-    official: errors.boolean(attrs, "official"),
-    enabled: errors.boolean(attrs, "enabled"),
-    beta: errors.boolean(attrs, "beta"),
-    deprecated: errors.boolean(attrs, "deprecated"),
+    url: longText("url"),
+    sha: longText("sha"),
+    "deprecated-reason": longText("deprecated-reason"),
+    official: flag("official"),
+    enabled: flag("enabled"),
+    beta: flag("beta"),
+    deprecated: flag("deprecated"),
   };
-  errors.throwIfAny();
-  return out;
 }
+
+const releaseCreate = operation({
+  tag: "terraform-versions",
+  summary: "Add a release to the engine release list (ADMIN_TOKEN: N6, N10)",
+  body: resourceDocument({ types: TYPES, attributes: releaseAttributes(v.pipe(requiredText("version"), v.regex(EXACT_VERSION, SEMVER))) }),
+  answers: { 201: { description: "The release", schema: single(releaseAnswer) } },
+});
+
+const releaseUpdate = operation({
+  tag: "terraform-versions",
+  summary: "Change a release (ADMIN_TOKEN); attributes omitted keep their value",
+  body: resourceDocument({
+    types: TYPES,
+    attributes: releaseAttributes(
+      v.optional(
+        v.pipe(
+          v.string((issue) => (issue.input === null ? "Version can't be blank" : `${attributeLabel("version")} must be a string`)),
+          v.regex(EXACT_VERSION, SEMVER),
+        ),
+      ),
+    ),
+  }),
+  answers: { 200: { description: "The release", schema: single(releaseAnswer) } },
+});
 
 const versionTaken = () => invalidAttribute("version", "Version has already been taken");
 
@@ -71,12 +92,24 @@ async function versionInUse(db: Db, version: string, exceptId?: string): Promise
   return row !== undefined && row.id !== exceptId;
 }
 
-releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), async (c) => {
+const releaseList = operation({
+  tag: "terraform-versions",
+  summary: "List the engine release list, newest first (ADMIN_TOKEN)",
+  query: v.looseObject({
+    ...pageParameters,
+    "filter[version]": v.optional(v.string()),
+    "search[version]": v.optional(v.string()),
+  }),
+  answers: { 200: { description: "One page of releases", schema: pagedList(releaseAnswer) } },
+});
+
+releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), releaseList, async (c) => {
   const db = createDb(c.env.DB);
   const url = new URL(c.req.url);
-  const page = pageRequest(url);
-  const exact = url.searchParams.get("filter[version]");
-  const search = url.searchParams.get("search[version]");
+  const query = releaseList.query(c);
+  const page = pageOf(query);
+  const exact = query["filter[version]"];
+  const search = query["search[version]"];
   let rows = await db.select().from(terraformVersions).all();
   if (exact) rows = rows.filter((r) => exact.split(",").includes(r.version));
   if (search) rows = rows.filter((r) => r.version.includes(search));
@@ -90,21 +123,21 @@ releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), asyn
   return jsonApi({ data: slice.map(serializeRelease), ...pageDocument(url, page, rows.length) });
 });
 
-releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), async (c) => {
-  const input = await readResource(c.req.raw, TYPES);
-  const a = readAttributes(input.attributes, true);
+releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), releaseCreate, async (c) => {
+  const attributes = (await releaseCreate.body(c)).data.attributes;
+  const a = { ...attributes, deprecatedReason: attributes["deprecated-reason"] };
   const db = createDb(c.env.DB);
-  if (await versionInUse(db, a.version!)) throw versionTaken();
+  if (await versionInUse(db, a.version)) throw versionTaken();
   const now = Date.now();
   const row: ReleaseRow = {
     id: newId("tool"),
-    version: a.version!,
+    version: a.version,
     url: a.url ?? null,
     sha: a.sha ?? null,
     official: a.official ?? false,
     enabled: a.enabled ?? true,
     // A pre-release is beta unless the admin says otherwise.
-    beta: a.beta ?? a.version!.includes("-"),
+    beta: a.beta ?? a.version.includes("-"),
     deprecated: a.deprecated ?? false,
     deprecatedReason: a.deprecatedReason ?? null,
     createdAt: now,
@@ -119,16 +152,22 @@ releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), asy
   return jsonApi({ data: serializeRelease(row) }, 201);
 });
 
-releaseRoutes.get("/admin/terraform-versions/:id", rights({ caller: "admin" }), async (c) => {
+const releaseShow = operation({
+  tag: "terraform-versions",
+  summary: "Show a release (ADMIN_TOKEN)",
+  answers: { 200: { description: "The release", schema: single(releaseAnswer) } },
+});
+
+releaseRoutes.get("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseShow, async (c) => {
   const row = await findRelease(createDb(c.env.DB), c.req.param("id"));
   return jsonApi({ data: serializeRelease(row) });
 });
 
-releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" }), async (c) => {
+releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseUpdate, async (c) => {
   const db = createDb(c.env.DB);
   const existing = await findRelease(db, c.req.param("id"));
-  const input = await readResource(c.req.raw, TYPES);
-  const a = readAttributes(input.attributes, false);
+  const attributes = (await releaseUpdate.body(c)).data.attributes;
+  const a = { ...attributes, deprecatedReason: attributes["deprecated-reason"] };
   if (typeof a.version === "string" && (await versionInUse(db, a.version, existing.id))) throw versionTaken();
   const updated: ReleaseRow = {
     ...existing,
@@ -151,7 +190,13 @@ releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" })
   return jsonApi({ data: serializeRelease(updated) });
 });
 
-releaseRoutes.delete("/admin/terraform-versions/:id", rights({ caller: "admin" }), async (c) => {
+const releaseDelete = operation({
+  tag: "terraform-versions",
+  summary: "Remove a release from the list (ADMIN_TOKEN)",
+  answers: { 204: { description: "Removed" } },
+});
+
+releaseRoutes.delete("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseDelete, async (c) => {
   const db = createDb(c.env.DB);
   const existing = await findRelease(db, c.req.param("id"));
   await db.delete(terraformVersions).where(eq(terraformVersions.id, existing.id));

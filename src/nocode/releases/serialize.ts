@@ -1,5 +1,7 @@
 /** The `terraform-versions` resource (HCP Terraform Enterprise admin API shape). */
 import type { terraformVersions } from "../../db/schema";
+import * as v from "valibot";
+import { orNull, resourceAnswer, timestamp } from "../request/answers";
 import { isoTime } from "../respond";
 
 export type ReleaseRow = typeof terraformVersions.$inferSelect;
@@ -24,3 +26,17 @@ export function serializeRelease(row: ReleaseRow) {
     links: { self: `/api/v2/admin/terraform-versions/${row.id}` },
   };
 }
+
+/** B14: the resource serializeRelease renders. */
+export const releaseAnswer = resourceAnswer("terraform-versions", {
+  version: v.string(),
+  url: orNull(v.string()),
+  sha: orNull(v.string()),
+  official: v.boolean(),
+  enabled: v.boolean(),
+  beta: v.boolean(),
+  deprecated: v.boolean(),
+  "deprecated-reason": orNull(v.string()),
+  "created-at": timestamp,
+  "updated-at": timestamp,
+});

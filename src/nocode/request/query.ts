@@ -5,6 +5,7 @@
  * with `source.parameter` (docs/api-v2-errors.md), never a silent fallback.
  */
 import * as v from "valibot";
+import { queryError } from "./issues";
 
 /** Default and maximum page sizes of list endpoints (reference §1.4). */
 export const DEFAULT_PAGE_SIZE = 20;
@@ -105,4 +106,17 @@ export function includeParameter(allowed: readonly string[]) {
       v.check((names) => names.every((n) => allowed.includes(n)), "Invalid include parameter"),
     ),
   );
+}
+
+/**
+ * The page a request's query asks for, for a route whose query has no description yet
+ * (it validates with the same pager: 400 with `source.parameter`).
+ */
+export function pageRequest(url: URL): PageRequest {
+  // The first value of each parameter, as Hono's c.req.query() reads it.
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) if (!(name in query)) query[name] = value;
+  const result = v.safeParse(pageQuery, query, { abortPipeEarly: true });
+  if (!result.success) throw queryError(result.issues);
+  return pageOf(result.output);
 }

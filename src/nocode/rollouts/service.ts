@@ -24,7 +24,7 @@ import { conflict, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
 import { discardPlannedRunStatements, findActiveRun, findRun, type RunRow } from "../runs/repo";

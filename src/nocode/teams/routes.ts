@@ -5,21 +5,26 @@
  * token (`manage-teams`); a team's tokens and membership only when the caller holds every
  * right the team grants (N10a, permissions.ts mayDelegateTeam). Reading: any member.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readIdentifiers, readResource } from "../organizations/jsonapi";
 import { findOrganization } from "../organizations/repo";
 import { hasOrgPermission, mayDelegateTeam, orgCallerPermissions, type OrgPermission } from "../permissions";
-import { rights } from "../route-rights";
+import { pagedList, single } from "../request/answers";
+import { identifierListDocument, members, optionalResourceDocument, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
+import { rights } from "../route-rights";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../users/tokens";
 import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
-import { serializeTeam } from "./serialize";
+import { serializeTeam, teamAnswer } from "./serialize";
 
 /** Team names: letters, digits, `-`, `_` and `.`, at most 64 characters (our choice). */
 export const TEAM_NAME = /^[A-Za-z0-9_.-]+$/;
@@ -39,38 +44,51 @@ export async function manageableTeam(db: Db, caller: NocodeCaller, id: string): 
   return team;
 }
 
-teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), async (c) => {
+/** `organization-access`: the flags we model; keys HCP has and we do not (manage-policies, …) are ignored, as clients send them. */
+const organizationAccessAttribute = v.optional(
+  v.nullable(
+    members(
+      Object.fromEntries(
+        Object.keys(ORGANIZATION_ACCESS).map((key) => [key, v.optional(v.nullable(v.boolean(`Organization access ${key} must be true or false`)))]),
+      ) as Record<keyof typeof ORGANIZATION_ACCESS, v.OptionalSchema<v.NullableSchema<v.BooleanSchema<string>, undefined>, undefined>>,
+      "Organization access must be an object",
+      () => "Organization access must be an object",
+    ),
+  ),
+);
+
+const teamCreate = operation({
+  tag: "teams",
+  summary: "Create a team (manage-teams: N9, N10)",
+  body: resourceDocument({
+    types: ["teams", "team"],
+    attributes: {
+      name: v.pipe(
+        requiredText("name"),
+        v.maxLength(TEAM_NAME_MAX, `Name is too long (maximum is ${TEAM_NAME_MAX} characters)`),
+        v.regex(TEAM_NAME, "Name may only contain letters, numbers, dashes (-), underscores (_), and periods (.)"),
+      ),
+      "organization-access": organizationAccessAttribute,
+    },
+  }),
+  answers: { 201: { description: "The team", schema: single(teamAnswer) } },
+});
+
+teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), teamCreate, async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   if (!(await findOrganization(db, organization)) || !(await canManageTeams(db, c.var.caller, organization))) throw notFound();
-  const input = await readResource(c.req.raw, ["teams", "team"]);
-  const errors = new FieldErrors();
-  const name = errors.required(input.attributes, "name");
-  if (name !== undefined) {
-    if (name.length > TEAM_NAME_MAX) errors.add("name", `Name is too long (maximum is ${TEAM_NAME_MAX} characters)`);
-    else if (!TEAM_NAME.test(name)) errors.add("name", "Name may only contain letters, numbers, dashes (-), underscores (_), and periods (.)");
-  }
+  const { name, "organization-access": requested } = (await teamCreate.body(c)).data.attributes;
   const access: Partial<Record<(typeof ORGANIZATION_ACCESS)[keyof typeof ORGANIZATION_ACCESS], boolean>> = {};
-  const rawAccess = input.attributes["organization-access"];
-  if (rawAccess !== undefined && rawAccess !== null) {
-    if (typeof rawAccess !== "object" || Array.isArray(rawAccess)) {
-      errors.add("organization-access", "Organization access must be an object");
-    } else {
-      // Keys HCP has and we do not model (manage-policies, …) are ignored, as clients send them.
-      for (const [key, column] of Object.entries(ORGANIZATION_ACCESS)) {
-        const value = (rawAccess as Record<string, unknown>)[key];
-        if (value === undefined || value === null) continue;
-        if (typeof value !== "boolean") errors.add(`organization-access/${key}`, `Organization access ${key} must be true or false`);
-        else access[column] = value;
-      }
-    }
+  for (const [key, column] of Object.entries(ORGANIZATION_ACCESS)) {
+    const value = requested?.[key as keyof typeof ORGANIZATION_ACCESS];
+    if (typeof value === "boolean") access[column] = value;
   }
-  errors.throwIfAny();
 
   const team: TeamRow = {
     id: newId("team"),
     organization,
-    name: name!,
+    name,
     manageWorkspaces: access.manageWorkspaces ?? false,
     manageProjects: access.manageProjects ?? false,
     manageModules: access.manageModules ?? false,
@@ -92,19 +110,32 @@ async function callerRights(db: Db, caller: NocodeCaller, organization: string):
   return orgCallerPermissions(db, caller, organization);
 }
 
-teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), async (c) => {
+const teamList = operation({
+  tag: "teams",
+  summary: "List an organization's teams (members)",
+  query: pageQuery,
+  answers: { 200: { description: "One page of teams", schema: pagedList(teamAnswer) } },
+});
+
+teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), teamList, async (c) => {
   const db = createDb(c.env.DB);
   const organization = c.req.param("org");
   const rights = await callerRights(db, c.var.caller, organization);
   if (!rights.has("member")) throw notFound();
   const url = new URL(c.req.url);
-  const page = pageRequest(url);
+  const page = pageOf(teamList.query(c));
   const { rows, total } = await listTeams(db, organization, page);
   const members = await memberIds(db, rows.map((t) => t.id));
   return jsonApi({ data: rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], mayDelegateTeam(c.var.caller, rights, t))), ...pageDocument(url, page, total) });
 });
 
-teamRoutes.get("/teams/:id", rights({ right: "member" }), async (c) => {
+const teamShow = operation({
+  tag: "teams",
+  summary: "Show a team (members)",
+  answers: { 200: { description: "The team", schema: single(teamAnswer) } },
+});
+
+teamRoutes.get("/teams/:id", rights({ right: "member" }), teamShow, async (c) => {
   const db = createDb(c.env.DB);
   const team = await findTeam(db, c.req.param("id"));
   if (!team) throw notFound();
@@ -114,34 +145,69 @@ teamRoutes.get("/teams/:id", rights({ right: "member" }), async (c) => {
   return jsonApi({ data: serializeTeam(team, members.get(team.id) ?? [], mayDelegateTeam(c.var.caller, rights, team)) });
 });
 
-teamRoutes.post("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), async (c) => {
+const teamTokenCreate = operation({
+  tag: "teams",
+  summary: "Issue the team token, replacing the previous one (N9, N10a)",
+  body: optionalResourceDocument({ types: ["authentication-tokens", "authentication-token"], attributes: tokenCreateAttributes }),
+  answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
+});
+
+teamRoutes.post("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), teamTokenCreate, async (c) => {
   const db = createDb(c.env.DB);
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
-  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const errors = new FieldErrors();
-  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
-  errors.throwIfAny();
+  const expiredAt = (await teamTokenCreate.body(c)).data?.attributes["expired-at"] ?? null;
   const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization }, null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
 
-teamRoutes.delete("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), async (c) => {
+const teamTokenDelete = operation({
+  tag: "teams",
+  summary: "Revoke the team token (N10a)",
+  answers: { 204: { description: "Revoked" } },
+});
+
+teamRoutes.delete("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), teamTokenDelete, async (c) => {
   const db = createDb(c.env.DB);
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
   if (!(await revokeToken(db, "team", team.id))) throw notFound();
   return noContent();
 });
 
+/** The users a membership change names, by id or username (N9). */
+const membershipDocument = identifierListDocument(["users", "user"]);
+
+const membershipAdd = operation({
+  tag: "teams",
+  summary: "Add users to a team (N10a); every named user must exist, else 404 and nothing changes",
+  body: membershipDocument,
+  answers: { 204: { description: "Added" } },
+});
+
+const membershipRemove = operation({
+  tag: "teams",
+  summary: "Remove users from a team (N10a); every named user must exist, else 404 and nothing changes",
+  body: membershipDocument,
+  answers: { 204: { description: "Removed" } },
+});
+
 /** Membership changes: every named user must exist (else 404 and nothing changes). */
-async function membershipChange(c: { env: Env; var: NocodeEnv["Variables"]; req: { param(name: "id"): string; raw: Request } }, apply: (db: Db, teamId: string, userIds: string[]) => Promise<void>) {
+async function membershipChange(
+  c: Context<NocodeEnv>,
+  described: typeof membershipAdd,
+  apply: (db: Db, teamId: string, userIds: string[]) => Promise<void>,
+) {
   const db = createDb(c.env.DB);
-  const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
-  const names = await readIdentifiers(c.req.raw, ["users", "user"]);
+  const team = await manageableTeam(db, c.var.caller, c.req.param("id") ?? "");
+  const names = (await described.body(c)).data.map((member) => member.id);
   const { ids, missing } = await resolveUsers(db, names);
   if (missing.length > 0) throw notFound();
   await apply(db, team.id, ids);
   return noContent();
 }
 
-teamRoutes.post("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), (c) => membershipChange(c, addMembers));
-teamRoutes.delete("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), (c) => membershipChange(c, removeMembers));
+teamRoutes.post("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), membershipAdd, (c) =>
+  membershipChange(c, membershipAdd, addMembers),
+);
+teamRoutes.delete("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), membershipRemove, (c) =>
+  membershipChange(c, membershipRemove, removeMembers),
+);

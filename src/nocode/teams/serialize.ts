@@ -1,5 +1,7 @@
 /** The `teams` resource (HCP's shape). */
+import * as v from "valibot";
 import { OWNERS_TEAM } from "../permissions";
+import { linkAnswer, resourceAnswer, toManyAnswer, toOneAnswer } from "../request/answers";
 import { ORGANIZATION_ACCESS, type TeamRow } from "./repo";
 
 /** The `organization-access` object: the owners team has every right (N10). */
@@ -37,3 +39,23 @@ export function serializeTeam(team: TeamRow, members: string[], canManage: boole
     links: { self: `/api/v2/teams/${team.id}` },
   };
 }
+
+/** B14: the resource serializeTeam renders. */
+export const teamAnswer = resourceAnswer(
+  "teams",
+  {
+    name: v.string(),
+    "users-count": v.number(),
+    visibility: v.literal("organization"),
+    "allow-member-token-management": v.literal(true),
+    "organization-access": v.strictObject(Object.fromEntries(Object.keys(ORGANIZATION_ACCESS).map((key) => [key, v.boolean()]))),
+    permissions: v.strictObject({
+      "can-update-membership": v.boolean(),
+      "can-destroy": v.boolean(),
+      "can-update-organization-access": v.boolean(),
+      "can-update-api-token": v.boolean(),
+      "can-update-visibility": v.boolean(),
+    }),
+  },
+  { organization: toOneAnswer("organizations"), users: toManyAnswer("users"), "authentication-token": linkAnswer },
+);

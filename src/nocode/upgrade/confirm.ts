@@ -11,7 +11,7 @@ import { conflict } from "../errors";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { sourceModuleIdOf } from "../no-code-modules/provisionable";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { applyRunMessage } from "../queue/messages";
 import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
 import { notifyRolloutOfRun } from "../rollout-hooks";

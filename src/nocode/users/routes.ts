@@ -5,20 +5,35 @@
  */
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb, type Db } from "../../db/client";
 import { nocodeUsers } from "../../db/schema";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
+import { pagedList } from "../request/answers";
+import { nullableText, optionalResourceDocument, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
 import { hasOrgPermission } from "../permissions";
 import { manageableTeam } from "../teams/routes";
 import type { NocodeCaller } from "../auth";
 import { findUser, type UserRow } from "./repo";
-import { serializeUser } from "./serialize";
-import { findTokenById, issueToken, listUserTokens, readExpiredAt, revokeTokenById, serializeToken, type TokenRow } from "./tokens";
+import { serializeUser, userAnswer } from "./serialize";
+import {
+  findTokenById,
+  issueToken,
+  listUserTokens,
+  revokeTokenById,
+  serializeToken,
+  type TokenRow,
+  tokenAnswer,
+  tokenCreateAttributes,
+  tokenResourceAnswer,
+} from "./tokens";
 import { rights } from "../route-rights";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */
@@ -29,23 +44,31 @@ export const TOKEN_DESCRIPTION_MAX = 256;
 
 export const userRoutes = new Hono<NocodeEnv>();
 
-userRoutes.post("/admin/users", rights({ caller: "admin" }), async (c) => {
+const userCreate = operation({
+  tag: "users",
+  summary: "Create a user (ADMIN_TOKEN; HCP has no such endpoint: N9)",
+  body: resourceDocument({
+    types: ["users", "user"],
+    attributes: {
+      username: v.pipe(
+        requiredText("username"),
+        v.maxLength(USERNAME_MAX, `Username is too long (maximum is ${USERNAME_MAX} characters)`),
+        v.regex(USERNAME, "Username may only contain letters, numbers, dashes (-), and underscores (_)"),
+      ),
+      email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
+    },
+  }),
+  answers: { 201: { description: "The user", schema: userAnswer } },
+});
+
+userRoutes.post("/admin/users", rights({ caller: "admin" }), userCreate, async (c) => {
   if (c.var.caller.kind !== "admin") throw notFound();
-  const input = await readResource(c.req.raw, ["users", "user"]);
-  const errors = new FieldErrors();
-  const username = errors.required(input.attributes, "username");
-  const email = errors.required(input.attributes, "email");
-  if (username !== undefined) {
-    if (username.length > USERNAME_MAX) errors.add("username", `Username is too long (maximum is ${USERNAME_MAX} characters)`);
-    else if (!USERNAME.test(username)) errors.add("username", "Username may only contain letters, numbers, dashes (-), and underscores (_)");
-  }
-  if (email !== undefined && !EMAIL.test(email)) errors.add("email", "Email is invalid");
-  errors.throwIfAny();
+  const { username, email } = (await userCreate.body(c)).data.attributes;
 
   const db = createDb(c.env.DB);
   const taken = () => invalidAttribute("username", "Username has already been taken");
-  if (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username!)).get()) throw taken();
-  const user: UserRow = { id: newId("user"), username: username!, email: email!, createdAt: Date.now() };
+  if (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get()) throw taken();
+  const user: UserRow = { id: newId("user"), username: username, email, createdAt: Date.now() };
   try {
     await db.insert(nocodeUsers).values(user);
   } catch (err) {
@@ -55,7 +78,13 @@ userRoutes.post("/admin/users", rights({ caller: "admin" }), async (c) => {
   return jsonApi(serializeUser(user, { showEmail: true, self: false }), 201);
 });
 
-userRoutes.get("/account/details", rights({ caller: "user" }), async (c) => {
+const accountDetails = operation({
+  tag: "users",
+  summary: "The calling user's account (a user token)",
+  answers: { 200: { description: "The user", schema: userAnswer } },
+});
+
+userRoutes.get("/account/details", rights({ caller: "user" }), accountDetails, async (c) => {
   const caller = c.var.caller;
   if (caller.kind !== "user") throw notFound();
   const user = await findUser(createDb(c.env.DB), caller.userId);
@@ -63,20 +92,34 @@ userRoutes.get("/account/details", rights({ caller: "user" }), async (c) => {
   return jsonApi(serializeUser(user, { showEmail: true, self: true }));
 });
 
-userRoutes.post("/users/:id/authentication-tokens", rights({ caller: "user-self" }), async (c) => {
+const userTokenCreate = operation({
+  tag: "users",
+  summary: "Create a user token (that user or ADMIN_TOKEN: N9, N13)",
+  body: optionalResourceDocument({
+    types: ["authentication-tokens", "authentication-token"],
+    attributes: {
+      ...tokenCreateAttributes,
+      description: v.pipe(
+        nullableText("description"),
+        v.check(
+          (d) => typeof d !== "string" || d.length <= TOKEN_DESCRIPTION_MAX,
+          `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`,
+        ),
+      ),
+    },
+  }),
+  answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
+});
+
+userRoutes.post("/users/:id/authentication-tokens", rights({ caller: "user-self" }), userTokenCreate, async (c) => {
   const db = createDb(c.env.DB);
   const user = await findUser(db, c.req.param("id"));
   const caller = c.var.caller;
   // N9: ADMIN_TOKEN or that user; anyone else gets 404 as if the user did not exist (N10).
   if (!user || !(caller.kind === "admin" || (caller.kind === "user" && caller.userId === user.id))) throw notFound();
-  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const errors = new FieldErrors();
-  const description = errors.string(input.attributes, "description", { nullable: true });
-  if (typeof description === "string" && description.length > TOKEN_DESCRIPTION_MAX) {
-    errors.add("description", `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`);
-  }
-  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
-  errors.throwIfAny();
+  const attributes = (await userTokenCreate.body(c)).data?.attributes;
+  const description = attributes?.description;
+  const expiredAt = attributes?.["expired-at"] ?? null;
   const { token, row } = await issueToken(c.env, db, { kind: "user", userId: user.id }, description ?? null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
@@ -88,11 +131,18 @@ async function selfOrAdmin(db: Db, caller: NocodeCaller, id: string): Promise<Us
   return user;
 }
 
-userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" }), async (c) => {
+const userTokenList = operation({
+  tag: "users",
+  summary: "List a user's tokens, newest first (that user or ADMIN_TOKEN: N13)",
+  query: pageQuery,
+  answers: { 200: { description: "One page of tokens (never the secrets)", schema: pagedList(tokenResourceAnswer) } },
+});
+
+userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" }), userTokenList, async (c) => {
   const db = createDb(c.env.DB);
   const user = await selfOrAdmin(db, c.var.caller, c.req.param("id"));
   const url = new URL(c.req.url);
-  const page = pageRequest(url);
+  const page = pageOf(userTokenList.query(c));
   const { rows, total } = await listUserTokens(db, user.id, { offset: (page.number - 1) * page.size, limit: page.size });
   return jsonApi({ data: rows.map((row) => serializeToken(row, null).data), ...pageDocument(url, page, total) });
 });
@@ -119,12 +169,24 @@ async function visibleToken(db: Db, caller: NocodeCaller, id: string): Promise<T
   return row;
 }
 
-userRoutes.get("/authentication-tokens/:id", rights({ caller: "user-self" }), async (c) => {
+const tokenShow = operation({
+  tag: "users",
+  summary: "Show a token, never its secret (N13)",
+  answers: { 200: { description: "The token", schema: tokenAnswer } },
+});
+
+userRoutes.get("/authentication-tokens/:id", rights({ caller: "user-self" }), tokenShow, async (c) => {
   const db = createDb(c.env.DB);
   return jsonApi(serializeToken(await visibleToken(db, c.var.caller, c.req.param("id")), null));
 });
 
-userRoutes.delete("/authentication-tokens/:id", rights({ caller: "user-self" }), async (c) => {
+const tokenDelete = operation({
+  tag: "users",
+  summary: "Revoke a token (N13)",
+  answers: { 204: { description: "Revoked" } },
+});
+
+userRoutes.delete("/authentication-tokens/:id", rights({ caller: "user-self" }), tokenDelete, async (c) => {
   const db = createDb(c.env.DB);
   const row = await visibleToken(db, c.var.caller, c.req.param("id"));
   // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.

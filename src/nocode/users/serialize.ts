@@ -1,4 +1,6 @@
 /** The `users` resource (HCP's shape). The e-mail address is shown to the user and the admin only. */
+import * as v from "valibot";
+import { linkAnswer, orNull, resourceAnswer, single } from "../request/answers";
 import type { UserRow } from "./repo";
 
 /** Serialize a user; `showEmail` for the user itself and ADMIN_TOKEN. */
@@ -26,3 +28,24 @@ export function serializeUser(user: UserRow, options: { showEmail: boolean; self
     },
   };
 }
+
+/** B14: the document serializeUser renders (`email` for the user itself and ADMIN_TOKEN only). */
+export const userAnswer = single(
+  resourceAnswer(
+    "users",
+    {
+      username: v.string(),
+      email: v.optional(v.string()),
+      "is-service-account": v.literal(false),
+      "avatar-url": orNull(v.string()),
+      "two-factor": v.strictObject({ enabled: v.boolean(), verified: v.boolean() }),
+      permissions: v.strictObject({
+        "can-create-organizations": v.boolean(),
+        "can-change-email": v.boolean(),
+        "can-change-username": v.boolean(),
+        "can-manage-user-tokens": v.boolean(),
+      }),
+    },
+    { "authentication-tokens": linkAnswer },
+  ),
+);

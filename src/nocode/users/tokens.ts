@@ -83,14 +83,6 @@ export const expiredAtAttribute = v.optional(
   null,
 );
 
-/** Until users and teams read their bodies through the kit (issue 16 step 2). */
-export function readExpiredAt(errors: { add(attribute: string, detail: string): void }, attrs: Record<string, unknown>, _now: number): number | null {
-  const result = v.safeParse(expiredAtAttribute, attrs["expired-at"], { abortPipeEarly: true });
-  if (result.success) return result.output;
-  errors.add("expired-at", result.issues[0].message);
-  return null;
-}
-
 /** The attributes of an organization or team token create (a user token also takes a description). */
 export const tokenCreateAttributes = { "expired-at": expiredAtAttribute };
 
@@ -137,9 +129,8 @@ export function serializeToken(row: TokenRow, token: string | null) {
   };
 }
 
-/** B14: the document serializeToken renders (`token` is the secret, on create only). */
-export const tokenAnswer = single(
-  resourceAnswer(
+/** B14: the resource serializeToken renders (`token` is the secret, on create only). */
+export const tokenResourceAnswer = resourceAnswer(
     "authentication-tokens",
     {
       "created-at": timestamp,
@@ -153,5 +144,7 @@ export const tokenAnswer = single(
       team: v.optional(toOneAnswer("teams")),
       organization: v.optional(toOneAnswer("organizations")),
     },
-  ),
 );
+
+/** B14: the document serializeToken renders. */
+export const tokenAnswer = single(tokenResourceAnswer);

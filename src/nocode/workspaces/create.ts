@@ -20,7 +20,7 @@ import { relationshipAt } from "../no-code-modules/document";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { checkProvisionable, provisionableVersionQueries, sourceModuleIdOf } from "../no-code-modules/provisionable";
 import { findNoCodeModule, type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
+import { isUniqueViolation } from "../../db/unique";
 import { defaultProjectIdQuery } from "../organizations/repo";
 import { requireOrgPermission } from "../permissions";
 import { projectInOrganizationQuery } from "../projects/repo";

@@ -73,16 +73,18 @@ describe("POST /organizations/:org/agent-pools", () => {
       [poolBody({ name: "has space" }), "/data/attributes/name"],
       [poolBody({ name: "n".repeat(91) }), "/data/attributes/name"],
       [poolBody({ name: "ok", "organization-scoped": "true" }), "/data/attributes/organization-scoped"],
-      [poolBody({ name: "ok" }, { "allowed-projects": { data: [{ type: "projects", id: other.defaultProjectId }] } }), "/data/attributes/allowed-projects"],
-      [poolBody({ name: "ok" }, { "allowed-projects": [] }), "/data/attributes/allowed-projects"],
-      [poolBody({ name: "ok" }, { "allowed-workspaces": { data: [{ type: "workspaces", id: "not-an-id" }] } }), "/data/attributes/allowed-workspaces"],
+      [poolBody({ name: "ok" }, { "allowed-projects": { data: [{ type: "projects", id: other.defaultProjectId }] } }), "/data/relationships/allowed-projects"],
+      [poolBody({ name: "ok" }, { "allowed-projects": [] }), "/data/relationships/allowed-projects"],
+      [poolBody({ name: "ok" }, { "allowed-workspaces": { data: [{ type: "workspaces", id: "not-an-id" }] } }), "/data/relationships/allowed-workspaces/data/0/id"],
     ];
     for (const [body, pointer] of cases) {
       const res = await post(body);
       expect(res.status).toBe(422);
       expect(res.json.errors[0].source.pointer).toBe(pointer);
     }
-    expect((await post({ data: "x" })).status).toBe(400);
+    // The one status policy (docs/api-v2-errors.md): a JSON object that is not the document is 422 at /data.
+    expect((await post({ data: "x" })).status).toBe(422);
+    expect((await post({ data: "x" })).json.errors[0].source).toEqual({ pointer: "/data" });
     expect((await tfe("POST", `organizations/${org}/agent-pools`, { token: ownerToken, rawBody: "{]" })).status).toBe(400);
     const list = await tfe("GET", `organizations/${org}/agent-pools`, { token: ownerToken });
     expect(list.json.data.map((p: { attributes: { name: string } }) => p.attributes.name)).toEqual(["dup"]);

@@ -93,11 +93,11 @@ describe("POST /organizations/:org/projects", () => {
     expect(both.json.errors).toHaveLength(2);
   });
 
-  it("400 malformed JSON, 409 wrong type, 413 over 1 MiB; nothing is created", async () => {
+  it("400 malformed JSON, 422 wrong type (docs/api-v2-errors.md), 413 over 1 MiB; nothing is created", async () => {
     const { org, ownerToken } = await bootstrapOrg();
     const path = `organizations/${org}/projects`;
     expect((await tfe("POST", path, { token: ownerToken, rawBody: "{" })).status).toBe(400);
-    expect((await tfe("POST", path, { token: ownerToken, body: { data: { type: "workspaces", attributes: { name: "abc" } } } })).status).toBe(409);
+    expect((await tfe("POST", path, { token: ownerToken, body: { data: { type: "workspaces", attributes: { name: "abc" } } } })).status).toBe(422);
     const big = JSON.stringify(projectBody("big one", { pad: "x".repeat(1024 * 1024) }));
     expect((await tfe("POST", path, { token: ownerToken, rawBody: big })).status).toBe(413);
     expect((await tfe("GET", path, { token: ownerToken })).json.meta.pagination["total-count"]).toBe(1);

@@ -252,7 +252,7 @@ describe("GET /organizations/:org/registry-modules", () => {
 
     const bad = await tfe("GET", `organizations/${org}/registry-modules?include=workspaces`, { token: tokens.member });
     expect(bad.status).toBe(400);
-    expect(bad.json.errors).toEqual([{ status: "400", title: "bad request", detail: "Invalid include parameter" }]);
+    expect(bad.json.errors).toEqual([{ status: "400", title: "bad request", detail: "Invalid include parameter", source: { parameter: "include" } }]);
   });
 });
 

@@ -11,7 +11,7 @@ import { discoveryApp } from "../../../../src/nocode/discovery";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol";
 import { openApiPath } from "../../../../src/nocode/request/openapi";
 import { UNAUTHENTICATED_ROUTES } from "../../../../src/nocode/unauthenticated";
-import { tfe } from "../../../helpers/nocode";
+import { bootstrapOrg, tfe } from "../../../helpers/nocode";
 import { workerRequest } from "../../../helpers/worker-request";
 
 describe("GET /api/v2/openapi.json", () => {
@@ -74,5 +74,24 @@ describe("the document and the route tables", () => {
     expect(open.sort()).toEqual(
       [...exempt, "GET /.well-known/terraform.json", "GET /api/registry/v1/modules/{org}/{name}/{provider}/{version}/archive"].sort(),
     );
+  });
+});
+
+describe("the one pager on every list (docs/api-v2-errors.md)", () => {
+  it("refuses a page parameter that does not read with 400 naming it, on the registry list too (it used to fall back)", async () => {
+    const { org, ownerToken } = await bootstrapOrg();
+    for (const list of [`organizations/${org}/registry-modules`, `organizations/${org}/projects`, `organizations/${org}/teams`]) {
+      for (const [parameter, value] of [
+        ["page[size]", "abc"],
+        ["page[number]", "0"],
+      ] as const) {
+        const res = await tfe("GET", `${list}?${parameter}=${value}`, { token: ownerToken });
+        expect(res.status, `${list} ${parameter}=${value}`).toBe(400);
+        expect(res.json.errors[0]).toMatchObject({ status: "400", title: "bad request", source: { parameter } });
+      }
+      const capped = await tfe("GET", `${list}?page[size]=500`, { token: ownerToken });
+      expect(capped.status).toBe(200);
+      expect(capped.json.meta.pagination["page-size"]).toBe(100);
+    }
   });
 });

@@ -174,14 +174,19 @@ describe("team membership", () => {
     expect((await tfe("GET", `teams/${teamId}`, { token: ownerToken })).json.data.attributes["users-count"]).toBe(0);
   });
 
-  it("malformed documents are 400 (or 409 for a wrong type)", async () => {
+  it("malformed documents are 422 with the member's pointer, a body that is not JSON 400 (docs/api-v2-errors.md)", async () => {
     const { org } = await bootstrapOrg();
     const teamId = await createTeam(org);
     const path = `teams/${teamId}/relationships/users`;
-    expect((await tfe("POST", path, { body: { data: { type: "users", id: "x" } } })).status).toBe(400);
-    expect((await tfe("POST", path, { body: { data: ["x"] } })).status).toBe(400);
-    expect((await tfe("POST", path, { body: { data: [{ type: "users", id: 3 }] } })).status).toBe(400);
-    expect((await tfe("POST", path, { body: { data: [{ type: "teams", id: "x" }] } })).status).toBe(409);
+    const pointerOf = async (body: unknown) => {
+      const res = await tfe("POST", path, { body });
+      expect(res.status).toBe(422);
+      return res.json.errors[0].source.pointer;
+    };
+    expect(await pointerOf({ data: { type: "users", id: "x" } })).toBe("/data");
+    expect(await pointerOf({ data: ["x"] })).toBe("/data/0");
+    expect(await pointerOf({ data: [{ type: "users", id: 3 }] })).toBe("/data/0/id");
+    expect(await pointerOf({ data: [{ type: "teams", id: "x" }] })).toBe("/data/0/type");
     expect((await tfe("POST", path, { rawBody: "[" })).status).toBe(400);
   });
 

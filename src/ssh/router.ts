@@ -10,6 +10,7 @@
 import type { Db } from "../db/client";
 import type { Capability } from "./auth/policy";
 import type { TokenContext } from "./auth/tokens";
+import type { RouteDocs } from "./openapi/describe";
 
 /** Vault's logical operations (reference §1.1). */
 export type Operation = "read" | "list" | "update" | "delete" | "patch";
@@ -62,6 +63,11 @@ export interface VaultRoute {
    * normal form with 400, before the handler reads or writes anything.
    */
   normalisedParams?: Record<string, ParamNormaliser>;
+  /**
+   * B14: what the OpenAPI document says of each operation (summary, the FieldSchema the
+   * handler parses with, the answers). Required, so no route is served undocumented.
+   */
+  docs: RouteDocs;
 }
 
 /** How a handler normalises one path parameter (S2b). */

@@ -46,6 +46,7 @@ export const CONTRACT_SOURCES: readonly ContractSource[] = [
     documentPath: "/v1/sys/internal/specs/openapi",
     prefixes: ["/v1/"],
     unroutedErrorResponse: "VaultError",
+    served: true,
   },
   {
     name: "/api/v2",

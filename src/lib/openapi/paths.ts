@@ -119,7 +119,7 @@ export function findOperation(document: OpenApiDocument, method: string, path: s
     if (params && (!best || moreSpecific(template, best.template))) best = { key, template, params };
   }
   if (!best) return { kind: "path-not-documented" };
-  const item = document.paths![best.key]!;
+  const item = resolveLocal<PathItem>(document, document.paths![best.key]! as PathItem | ReferenceObject);
   const lower = method.toLowerCase() as HttpMethod;
   const operation = HTTP_METHODS.includes(lower) ? item[lower] : undefined;
   if (!operation) {
@@ -184,12 +184,15 @@ export function mediaTypeFor(
   return null;
 }
 
-/** Follow a local reference (`#/components/...`) until an object that is not one. */
+/**
+ * Follow a local reference (`#/components/...`) until an object that is not one. The
+ * fragment is a URI fragment, so percent-decoded first (`#/paths/~1%7Bmount%7D`).
+ */
 export function resolveLocal<T>(document: OpenApiDocument, value: T | ReferenceObject): T {
   let current: unknown = value;
   for (let hops = 0; isReference(current); hops++) {
     if (hops > 32 || !current.$ref.startsWith("#/")) throw new Error(`cannot resolve reference ${current.$ref}`);
-    current = readPointer(document, current.$ref.slice(1));
+    current = readPointer(document, decodeURIComponent(current.$ref.slice(1)));
     if (current === undefined) throw new Error(`unresolved reference ${(value as ReferenceObject).$ref}`);
   }
   return current as T;

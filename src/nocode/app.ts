@@ -2,10 +2,10 @@
  * The no-code provisioning service under /api/v2 (decision B1).
  */
 import { Hono } from "hono";
-import type { AppEnv } from "../app-env";
 import { agentPoolRoutes } from "./agent-pools/routes";
-import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "./auth";
+import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
+import type { NocodeEnv } from "./env";
 import { rights } from "./route-rights";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
@@ -20,8 +20,6 @@ import { teamRoutes } from "./teams/routes";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
 import { workspaceRoutes } from "./workspaces";
-
-export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);

@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import { createDb } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { agentPools, projects } from "../../db/schema";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { isId, newId } from "../ids";
 import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { cachedNocode } from "../cache";
 import { badRequest, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";

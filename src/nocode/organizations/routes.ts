@@ -5,7 +5,7 @@
  */
 import { Hono } from "hono";
 import { createDb } from "../../db/client";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
 import { jsonApi, noContent } from "../respond";

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { createDb } from "../../db/client";
 import { projects } from "../../db/schema";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";

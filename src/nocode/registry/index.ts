@@ -4,7 +4,7 @@
  * @module
  */
 import { Hono } from "hono";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { moduleRoutes } from "./modules";
 import { uploadRoutes } from "./uploads";
 import { versionRoutes } from "./versions";

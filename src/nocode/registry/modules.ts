@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { registryModules } from "../../db/schema";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { badRequest, invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";

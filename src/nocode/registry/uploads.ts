@@ -19,7 +19,7 @@ import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage } from "../queue/messages";
 import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { badRequest, invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";

@@ -7,7 +7,7 @@
  */
 import { Hono } from "hono";
 import { createDb } from "../../db/client";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { notFound } from "../errors";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";

@@ -9,7 +9,7 @@ import { count, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { runs } from "../../db/schema";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { conflict, notFound } from "../errors";
 import { pageDocument, pageRequest } from "../organizations/jsonapi";

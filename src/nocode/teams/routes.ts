@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
 import type { NocodeCaller } from "../auth";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readIdentifiers, readResource } from "../organizations/jsonapi";

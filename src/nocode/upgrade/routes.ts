@@ -7,7 +7,7 @@
  * - `POST …/upgrade/:run_id` (E7) → the plain text `Workspace update completed`.
  */
 import { Hono } from "hono";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";
 import { confirmUpgrade, defaultUpgradeDeps, findUpgradeRun, initiateUpgrade } from "./service";

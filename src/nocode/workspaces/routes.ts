@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { workspaceVars } from "../../db/schema";
 import type { ModuleSummary } from "../../lib/terraform/types";
-import type { NocodeEnv } from "../app";
+import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { attributeAt, FieldErrors, readDocument } from "../no-code-modules/document";

@@ -23,7 +23,7 @@ import { type RouteRule, ruleOf } from "../../../src/nocode/route-rights";
 import { isUnauthenticatedRoute, UNAUTHENTICATED_ROUTES } from "../../../src/nocode/unauthenticated";
 import { ADMIN, bootstrapOrg, createOrgToken, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
 import { createRegistryModule, enableNoCode, noCodeModuleDoc } from "../../helpers/nocode-modules";
-import { e5, UPGRADE_TEST_TIMEOUT, upgradeReady } from "./upgrade-helpers";
+import { e5, UPGRADE_TEST_TIMEOUT, upgradeReady } from "./upgrade/upgrade-helpers";
 
 type CallerName = "none" | "otherOrgToken" | "otherOwner" | "orgToken" | "readOnlyTeam" | "admin";
 const CALLERS: readonly CallerName[] = ["none", "otherOrgToken", "otherOwner", "orgToken", "readOnlyTeam", "admin"];

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { tfe, uniqueName } from "../../helpers/nocode";
 import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, provisionWorkspace, varEntry, workspaceDoc } from "../../helpers/nocode-modules";
-import { e5 } from "./upgrade-helpers";
+import { e5 } from "./upgrade/upgrade-helpers";
 
 let ctx: NoCodeOrg;
 beforeAll(async () => {

@@ -19,7 +19,7 @@ import {
 import { buildTarball } from "../../support/tarball";
 import { fixtureFiles } from "../../fixtures/terraform";
 import { workerRequest } from "../../helpers/worker-request";
-import { upload } from "./registry-fixtures";
+import { upload } from "./registry/registry-fixtures";
 
 /** The registry module's legacy flag, as stored. */
 async function noCodeFlag(registryModuleId: string): Promise<number | undefined> {

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createMember, tfe } from "../../../helpers/nocode";
 import { workerRequest } from "../../../helpers/worker-request";
-import { UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade-helpers";
+import { UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
 
 const ORIGIN = "https://keyway.test";
 

@@ -12,7 +12,7 @@ import { CONSOLE_CSP } from "../../../../src/nocode/console/routes";
 import { bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
 import { workerRequest } from "../../../helpers/worker-request";
 import { waitForRun } from "../../../helpers/nocode-modules";
-import { FIRST_PASSWORD, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade-helpers";
+import { FIRST_PASSWORD, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
 
 const ORIGIN = "https://keyway.test";
 

@@ -10,6 +10,7 @@
  * URLs, concrete (non-templated) paths would be matched before their templated
  * counterparts").
  */
+import { trimTrailing } from "../bytes";
 import {
   HTTP_METHODS,
   type HttpMethod,
@@ -76,7 +77,7 @@ export function matchPathTemplate(template: string, path: string): Record<string
 export function serverBasePath(url: string | undefined): string {
   if (!url) return "";
   const path = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? new URL(url).pathname : url;
-  return path.replace(/\/+$/, "");
+  return trimTrailing(path, "/");
 }
 
 /** The full path template of a Paths key: the base path of its server, then the key. */

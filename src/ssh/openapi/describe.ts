@@ -1,6 +1,6 @@
 /**
- * What each /v1 route says about itself in the OpenAPI document (decision B14), and the
- * building blocks routes describe their answers with. A route's `docs` sits beside its
+ * The building blocks /v1 routes describe themselves with in the OpenAPI document
+ * (decision B14; `RouteDocs` in ../router.ts). A route's `docs` sits beside its
  * handlers and reuses the FieldSchema objects they parse with, so the document is
  * generated from the same definitions that validate requests (./document.ts).
  *
@@ -11,32 +11,6 @@
  */
 import type { JsonSchema, JsonSchemaObject, ResponseObject } from "../../lib/openapi/types";
 import type { FieldSchema, FieldSpec } from "../fields";
-import type { Operation } from "../router";
-
-/** One operation of a route. */
-export interface OperationDocs {
-  summary: string;
-  description?: string;
-  /** The fields the handler parses the JSON body with (update and patch). */
-  body?: FieldSchema;
-  /** Query parameters the handler reads (reads and lists), each with its description. */
-  query?: Record<string, QueryParameterDocs>;
-  /** Success (and not-modified) answers by status; Vault's error answers are added to every operation. */
-  responses: Record<string, ResponseObject>;
-}
-
-export interface QueryParameterDocs {
-  description: string;
-  schema?: JsonSchema;
-  required?: boolean;
-}
-
-/** What a route says about itself: one entry per operation it serves (checked by test). */
-export interface RouteDocs {
-  /** Descriptions of the path parameters (`:name` segments). */
-  params?: Record<string, string>;
-  operations: Partial<Record<Operation, OperationDocs>>;
-}
 
 // ---------------------------------------------------------------------------
 // Schemas

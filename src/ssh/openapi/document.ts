@@ -195,7 +195,11 @@ function pathParameters(route: VaultRoute, mounts: readonly string[]): Parameter
 }
 
 function operationId(route: VaultRoute, operation: Operation, method: HttpMethod): string {
-  const path = route.pattern.replaceAll(":", "by-").replace(/[^A-Za-z0-9]+/g, "-");
+  const path = route.pattern
+    .replaceAll(":", "by-")
+    .split(/[^A-Za-z0-9]/)
+    .filter((part) => part !== "")
+    .join("-");
   const verb = method === "head" ? "head" : operation === "update" && method === "put" ? "update-put" : operation;
   return `${route.mounted ? "ssh-" : ""}${path}-${verb}`;
 }

@@ -69,6 +69,15 @@ export function findRun(db: Db, id: string): Promise<RunRow | undefined> {
   return db.select().from(runs).where(eq(runs.id, id)).get();
 }
 
+/** A run of the workspace that has not ended (at most one exists: N7 refuses a second), if any. */
+export function findActiveRun(db: Db, workspaceId: string): Promise<Pick<RunRow, "id" | "status" | "kind"> | undefined> {
+  return db
+    .select({ id: runs.id, status: runs.status, kind: runs.kind })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...NON_TERMINAL_RUN_STATUSES])))
+    .get();
+}
+
 /** A run by its plan's id. */
 export function findRunByPlanId(db: Db, planId: string): Promise<RunRow | undefined> {
   return db.select().from(runs).where(eq(runs.planId, planId)).get();

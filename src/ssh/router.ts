@@ -10,6 +10,8 @@
 import type { Db } from "../db/client";
 import type { Capability } from "./auth/policy";
 import type { TokenContext } from "./auth/tokens";
+import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
+import type { FieldSchema } from "./fields";
 
 /** Vault's logical operations (reference §1.1). */
 export type Operation = "read" | "list" | "update" | "delete" | "patch";
@@ -62,6 +64,36 @@ export interface VaultRoute {
    * normal form with 400, before the handler reads or writes anything.
    */
   normalisedParams?: Record<string, ParamNormaliser>;
+  /**
+   * B14: what the OpenAPI document says of each operation (summary, the FieldSchema the
+   * handler parses with, the answers). Required, so no route is served undocumented.
+   */
+  docs: RouteDocs;
+}
+
+/** B14: one operation of a route as the OpenAPI document describes it (openapi/document.ts). */
+export interface OperationDocs {
+  summary: string;
+  description?: string;
+  /** The fields the handler parses the JSON body with (update and patch). */
+  body?: FieldSchema;
+  /** Query parameters the handler reads (reads and lists), each with its description. */
+  query?: Record<string, QueryParameterDocs>;
+  /** Success (and not-modified) answers by status; Vault's error answers are added to every operation. */
+  responses: Record<string, ResponseObject>;
+}
+
+export interface QueryParameterDocs {
+  description: string;
+  schema?: JsonSchema;
+  required?: boolean;
+}
+
+/** What a route says about itself: one entry per operation it serves (checked by test). */
+export interface RouteDocs {
+  /** Descriptions of the path parameters (`:name` segments). */
+  params?: Record<string, string>;
+  operations: Partial<Record<Operation, OperationDocs>>;
 }
 
 /** How a handler normalises one path parameter (S2b). */

@@ -5,6 +5,7 @@
 import { tokenRoutes } from "./auth/routes";
 import { certificateAuthorityRoutes } from "./ca";
 import { identityRoutes } from "./identity/entities";
+import { openApiRoutes } from "./openapi/routes";
 import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
 import { revocationFeatureRoutes } from "./revocation";
@@ -22,6 +23,8 @@ export const vaultRoutes: VaultRoute[] = [
   ...rotateRoutes,
   ...healthRoutes,
   ...identityRoutes,
+  // B14: the document of this table (built from it when first asked).
+  ...openApiRoutes(() => vaultRoutes),
   // SSH engine routes (mounted: relative to each SSH mount, S1)
   ...certificateAuthorityRoutes,
   ...otpRoutes,

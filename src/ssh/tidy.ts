@@ -6,6 +6,7 @@
  */
 import { count, eq } from "drizzle-orm";
 import { sshLegacyHostKeys } from "../db/schema";
+import { envelope, object, str } from "./openapi/describe";
 import { vaultJson } from "./respond";
 import type { VaultRequest, VaultRoute } from "./router";
 
@@ -21,5 +22,14 @@ async function tidyDynamicKeys(req: VaultRequest): Promise<Response> {
 }
 
 export const tidyRoutes: VaultRoute[] = [
-  { pattern: "tidy/dynamic-keys", mounted: true, operations: { delete: tidyDynamicKeys } },
+  {
+    pattern: "tidy/dynamic-keys",
+    mounted: true,
+    operations: { delete: tidyDynamicKeys },
+    docs: {
+      operations: {
+        delete: { summary: "Remove legacy dynamic host keys", responses: envelope("how many were removed", object({ message: str() })) },
+      },
+    },
+  },
 ];

@@ -14,13 +14,8 @@
  * default; Node tests can build a `ContractChecker` from a document they fetched.
  */
 import { dereference, type OutputUnit, type Schema, validate } from "@cfworker/json-schema";
-import {
-  findOperation,
-  mediaTypeFor,
-  resolveLocal,
-  responseForStatus,
-} from "../../src/lib/openapi/paths";
-import type { HeaderObject, OpenApiDocument, ResponseObject } from "../../src/lib/openapi/types";
+import { findOperation, jsonPointer, mediaTypeFor, resolveLocal, responseForStatus } from "../../src/lib/openapi/paths";
+import { type HeaderObject, isReference, type OpenApiDocument, type ResponseObject } from "../../src/lib/openapi/types";
 
 /** One API's contract: where its document is served and which request paths it covers. */
 export interface ContractSource {
@@ -51,6 +46,7 @@ export const CONTRACT_SOURCES: readonly ContractSource[] = [
     documentPath: "/v1/sys/internal/specs/openapi",
     prefixes: ["/v1/"],
     unroutedErrorResponse: "VaultError",
+    served: true,
   },
   {
     name: "/api/v2",
@@ -77,7 +73,10 @@ export interface LoadedContract {
 }
 
 interface PreparedContract extends LoadedContract {
+  base: URL;
   lookup: Record<string, Schema | boolean>;
+  /** Response schemas already indexed (each once: the indexer refuses a second registration). */
+  indexed: WeakSet<object>;
 }
 
 /**
@@ -89,11 +88,15 @@ export class ContractChecker {
 
   constructor(contracts: LoadedContract[]) {
     this.contracts = contracts.map(({ source, document }) => {
-      // A copy: indexing marks every schema object (non-enumerable properties).
+      // A copy: indexing marks schema objects (non-enumerable properties).
       const copy = structuredClone(document);
-      const base = `https://contract.keyway.test${source.documentPath}`;
-      const lookup = dereference({ ...(copy as unknown as Schema), $id: base });
-      return { source, document: copy, lookup };
+      const base = new URL(`https://contract.keyway.test${source.documentPath}`);
+      // Only the components are indexed up front: the indexer walks every key that is not
+      // a JSON Schema keyword, and skips the ones that are, so a `default` response (a
+      // keyword's name) would be missed in a walk of the whole document. Response schemas
+      // are indexed under their own pointer when first used.
+      const lookup = dereference({ $id: base.href, components: copy.components ?? {} } as unknown as Schema);
+      return { source, document: copy, base, lookup, indexed: new WeakSet() };
     });
   }
 
@@ -130,7 +133,8 @@ export class ContractChecker {
       const declared = document.components?.responses?.[source.unroutedErrorResponse];
       if (!declared) return `${request}: the ${source.name} document has no components.responses.${source.unroutedErrorResponse}`;
       const response = resolveLocal<ResponseObject>(document, declared);
-      return this.bodyViolation(contract, `${request} (undocumented: ${where})`, method, observed, response);
+      const pointer = jsonPointer(["components", "responses", source.unroutedErrorResponse]);
+      return this.bodyViolation(contract, `${request} (undocumented: ${where})`, method, observed, response, pointer);
     }
 
     // A route the /api/v2 document lists but does not describe yet (src/nocode/request/openapi.ts
@@ -141,7 +145,9 @@ export class ContractChecker {
     if (!declared) {
       return `${label}: status ${observed.status} is not declared (declared: ${Object.keys(found.operation.responses).join(", ")}); body: ${observed.text.slice(0, 300)}`;
     }
-    return this.bodyViolation(contract, label, method, observed, declared.response);
+    const raw = found.operation.responses[declared.key]!;
+    const pointer = isReference(raw) ? decodeURIComponent(raw.$ref.slice(1)) : `${found.pointer}${jsonPointer(["responses", declared.key])}`;
+    return this.bodyViolation(contract, label, method, observed, declared.response, pointer);
   }
 
   private bodyViolation(
@@ -150,6 +156,8 @@ export class ContractChecker {
     method: string,
     observed: ObservedResponse,
     response: ResponseObject,
+    /** JSON pointer of `response` in the document, for messages. */
+    responsePointer: string,
   ): string | null {
     for (const [name, header] of Object.entries(response.headers ?? {})) {
       const resolved = resolveLocal<HeaderObject>(contract.document, header);
@@ -183,10 +191,13 @@ export class ContractChecker {
     } else {
       instance = observed.text;
     }
+    const at = `${responsePointer}${jsonPointer(["content", media.key, "schema"])}`;
+    if (typeof schema === "object" && schema !== null && !contract.indexed.has(schema)) {
+      contract.indexed.add(schema);
+      if ((schema as { __absolute_uri__?: string }).__absolute_uri__ === undefined) dereference(schema as Schema, contract.lookup, contract.base, at);
+    }
     const result = validate(instance, schema as Schema, "2020-12", contract.lookup, false);
     if (result.valid) return null;
-    // The indexer recorded where each schema sits in the document: name it in the message.
-    const at = (schema as { __absolute_uri__?: string }).__absolute_uri__?.split("#")[1] ?? "";
     return `${label}: body does not match the ${media.key} schema at #${at}:\n${describeErrors(result.errors, at)}\nbody: ${observed.text.slice(0, 600)}`;
   }
 

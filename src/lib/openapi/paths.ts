@@ -10,6 +10,7 @@
  * URLs, concrete (non-templated) paths would be matched before their templated
  * counterparts").
  */
+import { trimTrailing } from "../bytes";
 import {
   HTTP_METHODS,
   type HttpMethod,
@@ -76,7 +77,7 @@ export function matchPathTemplate(template: string, path: string): Record<string
 export function serverBasePath(url: string | undefined): string {
   if (!url) return "";
   const path = /^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? new URL(url).pathname : url;
-  return path.replace(/\/+$/, "");
+  return trimTrailing(path, "/");
 }
 
 /** The full path template of a Paths key: the base path of its server, then the key. */
@@ -119,7 +120,7 @@ export function findOperation(document: OpenApiDocument, method: string, path: s
     if (params && (!best || moreSpecific(template, best.template))) best = { key, template, params };
   }
   if (!best) return { kind: "path-not-documented" };
-  const item = document.paths![best.key]!;
+  const item = resolveLocal<PathItem>(document, document.paths![best.key]! as PathItem | ReferenceObject);
   const lower = method.toLowerCase() as HttpMethod;
   const operation = HTTP_METHODS.includes(lower) ? item[lower] : undefined;
   if (!operation) {
@@ -184,12 +185,15 @@ export function mediaTypeFor(
   return null;
 }
 
-/** Follow a local reference (`#/components/...`) until an object that is not one. */
+/**
+ * Follow a local reference (`#/components/...`) until an object that is not one. The
+ * fragment is a URI fragment, so percent-decoded first (`#/paths/~1%7Bmount%7D`).
+ */
 export function resolveLocal<T>(document: OpenApiDocument, value: T | ReferenceObject): T {
   let current: unknown = value;
   for (let hops = 0; isReference(current); hops++) {
     if (hops > 32 || !current.$ref.startsWith("#/")) throw new Error(`cannot resolve reference ${current.$ref}`);
-    current = readPointer(document, current.$ref.slice(1));
+    current = readPointer(document, decodeURIComponent(current.$ref.slice(1)));
     if (current === undefined) throw new Error(`unresolved reference ${(value as ReferenceObject).$ref}`);
   }
   return current as T;

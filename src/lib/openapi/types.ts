@@ -85,6 +85,8 @@ export interface ComponentsObject {
 
 /** §4.8.9 */
 export type PathItem = {
+  /** A local reference to another Path Item (§4.8.9.1), e.g. a second spelling of the same path. */
+  $ref?: string;
   summary?: string;
   description?: string;
   servers?: ServerObject[];

@@ -7,6 +7,7 @@ import { vaultTokens } from "../../db/schema";
 import { vaultJson, vaultNoContent } from "../respond";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { authEnvelope, bool, dateTime, envelope, int, nullable, object, str, stringMap, strings, written } from "../openapi/describe";
 import type { VaultRequest, VaultRoute } from "../router";
 import { invalidateTokenContext } from "./token-cache";
 import {
@@ -69,6 +70,35 @@ function lookupData(ctx: TokenContext, presented: string | null) {
   };
 }
 
+/** B14: the schema of `lookupData`. */
+const lookupSchema = object(
+  {
+    accessor: str(),
+    creation_time: int("seconds since the epoch"),
+    creation_ttl: int(),
+    display_name: str(),
+    entity_id: str(),
+    expire_time: nullable(dateTime()),
+    explicit_max_ttl: int(),
+    id: str("the token, only when the caller presented it"),
+    identity_policies: strings("present only when the token's entity grants policies"),
+    issue_time: dateTime(),
+    meta: nullable(stringMap()),
+    num_uses: int(),
+    orphan: bool(),
+    path: str(),
+    policies: strings(),
+    renewable: bool(),
+    ttl: int("remaining seconds"),
+    type: { const: "service" },
+  },
+  ["identity_policies"],
+);
+
+const TOKEN_FIELDS = { token: { type: "string" } } as const;
+const RENEW_SELF_FIELDS = { increment: { type: "duration" } } as const;
+const RENEW_FIELDS = { token: { type: "string" }, increment: { type: "duration" } } as const;
+
 const createSchema = {
   policies: { type: "commaList" },
   display_name: { type: "string" },
@@ -92,6 +122,7 @@ async function presentedTokenContext(req: VaultRequest, token: string): Promise<
 export const tokenRoutes: VaultRoute[] = [
   {
     pattern: "auth/token/create",
+    docs: { operations: { update: { summary: "Create a child token (or an orphan)", body: createSchema, responses: authEnvelope("the new token in `auth`") } } },
     operations: {
       update: async (req) => {
         const parent = requireToken(req);
@@ -126,15 +157,17 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/lookup-self",
+    docs: { operations: { read: { summary: "Look up the calling token", responses: envelope("the token", lookupSchema) } } },
     operations: {
       read: async (req) => vaultJson(req, { data: lookupData(requireToken(req), presentedTokenOf(req)) }),
     },
   },
   {
     pattern: "auth/token/lookup",
+    docs: { operations: { update: { summary: "Look up a token", body: TOKEN_FIELDS, responses: envelope("the token", lookupSchema) } } },
     operations: {
       update: async (req) => {
-        const f = parseFields(req.body, { token: { type: "string" } });
+        const f = parseFields(req.body, TOKEN_FIELDS);
         const token = String(f.values.token).trim();
         if (!token) throw badRequest("missing token to look up");
         return vaultJson(req, { data: lookupData(await presentedTokenContext(req, token), token) });
@@ -143,10 +176,11 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/renew-self",
+    docs: { operations: { update: { summary: "Renew the calling token", body: RENEW_SELF_FIELDS, responses: authEnvelope("the renewed token in `auth`") } } },
     operations: {
       update: async (req) => {
         const token = requireToken(req);
-        const f = parseFields(req.body, { increment: { type: "duration" } });
+        const f = parseFields(req.body, RENEW_SELF_FIELDS);
         const renewed = await renewToken(req.db, token, f.values.increment as number);
         if (!renewed) throw permissionDenied();
         return vaultJson(req, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
@@ -156,9 +190,10 @@ export const tokenRoutes: VaultRoute[] = [
   {
     // Vault's `vault token renew <token>`: renews the token named in the body, capped like renew-self (S5b).
     pattern: "auth/token/renew",
+    docs: { operations: { update: { summary: "Renew a token", body: RENEW_FIELDS, responses: authEnvelope("the renewed token in `auth`") } } },
     operations: {
       update: async (req) => {
-        const f = parseFields(req.body, { token: { type: "string" }, increment: { type: "duration" } });
+        const f = parseFields(req.body, RENEW_FIELDS);
         const token = String(f.values.token).trim();
         if (!token) throw badRequest("missing token to renew");
         const ctx = await resolveToken(req.env, req.db, token);
@@ -174,6 +209,7 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/revoke-self",
+    docs: { operations: { update: { summary: "Revoke the calling token and its children", responses: written("revoked") } } },
     operations: {
       update: async (req) => {
         const token = requireToken(req);
@@ -184,9 +220,10 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/revoke",
+    docs: { operations: { update: { summary: "Revoke a token and its children", body: TOKEN_FIELDS, responses: written("revoked (also when unknown)") } } },
     operations: {
       update: async (req) => {
-        const f = parseFields(req.body, { token: { type: "string" } });
+        const f = parseFields(req.body, TOKEN_FIELDS);
         const token = String(f.values.token).trim();
         if (!token) throw badRequest("missing token to revoke");
         const ctx = await resolveToken(req.env, req.db, token);

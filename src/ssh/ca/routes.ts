@@ -11,6 +11,7 @@ import { parseFields, unknownFieldWarnings } from "../fields";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "../issuers/key-material";
 import { deleteAllIssuers, defaultIssuerOf, issuersOfMount, type MountIssuers } from "../issuers/repo";
 import { cachedIssuersOfMount, checkIssuerName, createIssuer, noDefaultIssuer } from "../issuers/service";
+import { envelope, nullable, object, plainText, str, written } from "../openapi/describe";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
@@ -62,6 +63,23 @@ export const caRoutes: VaultRoute[] = [
         return vaultNoContent(req);
       },
     },
+    docs: {
+      operations: {
+        read: { summary: "Read the public key of the default issuer", responses: envelope("the CA public key", object({ public_key: str() })) },
+        update: {
+          summary: "Add a CA key (generated or supplied) as a new default issuer",
+          body: CONFIG_CA_FIELDS,
+          responses: {
+            ...written("supplied key pair stored"),
+            ...envelope(
+              "generated: the new public key (`data` is null when a supplied pair comes with warnings)",
+              nullable(object({ public_key: str() })),
+            ),
+          },
+        },
+        delete: { summary: "Delete every issuer of the mount", responses: written("deleted") },
+      },
+    },
   },
   {
     pattern: "public_key",
@@ -75,5 +93,6 @@ export const caRoutes: VaultRoute[] = [
         return new Response(issuer.publicKey, { status: 200, headers: { "Content-Type": "text/plain" } });
       },
     },
+    docs: { operations: { read: { summary: "The default issuer's public key, as stored", responses: plainText("an OpenSSH public key") } } },
   },
 ];

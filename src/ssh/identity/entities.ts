@@ -9,6 +9,7 @@ import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { arrayOf, bool, dateTime, envelope, listData, nullable, object, str, stringMap, strings, written } from "../openapi/describe";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
@@ -85,7 +86,7 @@ function entityData(e: Entity) {
   };
 }
 
-const entitySchema = {
+const ENTITY_FIELDS = {
   name: { type: "string" },
   metadata: { type: "map" },
   policies: { type: "commaList" },
@@ -93,10 +94,48 @@ const entitySchema = {
   id: { type: "string" },
 } as const;
 
+const ENTITY_ALIAS_FIELDS = {
+  name: { type: "string" },
+  canonical_id: { type: "string" },
+  mount_accessor: { type: "string" },
+  custom_metadata: { type: "map" },
+} as const;
+
+/** B14: the schema of `entityData`. */
+const entityDataSchema = object({
+  id: str(),
+  name: str(),
+  metadata: nullable(stringMap()),
+  policies: strings(),
+  disabled: bool(),
+  aliases: arrayOf(
+    object({
+      id: str(),
+      name: str(),
+      canonical_id: str(),
+      mount_accessor: str(),
+      mount_type: { const: "token" },
+      metadata: nullable(stringMap()),
+      creation_time: dateTime(),
+    }),
+  ),
+  creation_time: dateTime(),
+  last_update_time: dateTime(),
+  namespace_id: str(),
+  direct_group_ids: strings(),
+  group_ids: strings(),
+  inherited_group_ids: strings(),
+  merged_entity_ids: { type: "null" },
+  mfa_secrets: object({}),
+});
+
+/** A write's answer: the id and name (`aliases: null` when it created the entity). */
+const entityWrittenSchema = object({ id: str(), name: str(), aliases: { type: "null" } }, ["aliases"]);
+
 const ENTITY_NAME = /^[A-Za-z0-9_.@-][A-Za-z0-9_.@ -]*$/;
 
 async function writeEntity(req: VaultRequest, existingId: string | null): Promise<Response> {
-  const f = parseFields(req.body, entitySchema);
+  const f = parseFields(req.body, ENTITY_FIELDS);
   const now = Date.now();
   const name = String(f.values.name).trim();
   const existing = existingId ? await loadEntity(req.db, existingId) : null;
@@ -147,9 +186,18 @@ async function readEntityById(req: VaultRequest): Promise<Response> {
 const ID = "[A-Za-z0-9-]+";
 
 export const identityRoutes: VaultRoute[] = [
-  { pattern: "identity/entity", operations: { update: (req) => writeEntity(req, null) } },
+  {
+    pattern: "identity/entity",
+    operations: { update: (req) => writeEntity(req, null) },
+    docs: { operations: { update: { summary: "Create an entity", body: ENTITY_FIELDS, responses: envelope("the entity's id and name", entityWrittenSchema) } } },
+  },
   {
     pattern: "identity/entity/id",
+    docs: {
+      operations: {
+        list: { summary: "List entity ids", responses: envelope("entity ids", listData(object({ name: str(), aliases: arrayOf(true) }))) },
+      },
+    },
     operations: {
       list: async (req) => {
         const rows = await req.db.select().from(identityEntities).orderBy(asc(identityEntities.id));
@@ -162,6 +210,14 @@ export const identityRoutes: VaultRoute[] = [
   },
   {
     pattern: "identity/entity/id/:id",
+    docs: {
+      params: { id: "the entity id" },
+      operations: {
+        read: { summary: "Read an entity", responses: envelope("the entity", entityDataSchema) },
+        update: { summary: "Update an entity", body: ENTITY_FIELDS, responses: envelope("the entity's id and name", entityWrittenSchema) },
+        delete: { summary: "Delete an entity and its aliases", responses: written("deleted") },
+      },
+    },
     params: { id: ID },
     operations: {
       read: readEntityById,
@@ -177,6 +233,7 @@ export const identityRoutes: VaultRoute[] = [
   },
   {
     pattern: "identity/entity/name/:name",
+    docs: { params: { name: "the entity name" }, operations: { read: { summary: "Read an entity by name", responses: envelope("the entity", entityDataSchema) } } },
     params: { name: "[^/]+" },
     operations: {
       read: async (req) => {
@@ -189,14 +246,18 @@ export const identityRoutes: VaultRoute[] = [
   },
   {
     pattern: "identity/entity-alias",
+    docs: {
+      operations: {
+        update: {
+          summary: "Create an entity alias (token store)",
+          body: ENTITY_ALIAS_FIELDS,
+          responses: envelope("the alias id and its entity", object({ id: str(), canonical_id: str() })),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
-        const f = parseFields(req.body, {
-          name: { type: "string" },
-          canonical_id: { type: "string" },
-          mount_accessor: { type: "string" },
-          custom_metadata: { type: "map" },
-        });
+        const f = parseFields(req.body, ENTITY_ALIAS_FIELDS);
         const name = String(f.values.name).trim();
         const canonicalId = String(f.values.canonical_id).trim();
         const mountAccessor = String(f.values.mount_accessor).trim();

@@ -9,6 +9,7 @@ import { toHex, utf8 } from "../../lib/bytes";
 import { isKnownHostsDomain, knownHostsFile, trustedUserCaKeysFile } from "../../lib/sshwire/trust-files";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { bool, cacheableFile, envelope, listData, object, plainText, str, written } from "../openapi/describe";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { countRolesReferencingIssuer } from "../roles/repo";
@@ -187,8 +188,10 @@ async function readIssuersConfig(req: VaultRequest): Promise<Response> {
   return vaultJson(req, { data: { default: issuer.id } });
 }
 
+const ISSUERS_CONFIG_FIELDS = { default: { type: "string" } } as const;
+
 async function writeIssuersConfig(req: VaultRequest): Promise<Response> {
-  const f = parseFields(req.body, { default: { type: "string" } });
+  const f = parseFields(req.body, ISSUERS_CONFIG_FIELDS);
   const warnings = unknownFieldWarnings(f.unknown);
   const ref = normaliseIssuerRef(f.values.default as string);
   if (ref === "" || ref === DEFAULT_ISSUER_REF) {
@@ -249,20 +252,61 @@ async function readKnownHosts(req: VaultRequest): Promise<Response> {
 const ISSUER_REF_PARAMS = { issuer_ref: ISSUER_NAME_PATTERN };
 
 /** Mount-relative routes of the issuer API (S20) and the trust bundle (S21). */
+/** B14: OpenBao's issuer answer (`issuerData`). */
+const issuerSchema = object({ issuer_id: str(), issuer_name: str("empty when unnamed"), public_key: str(), trusted: bool() });
+const ISSUER_REF_DOC = { issuer_ref: "an issuer id, name, or `default`" };
+
 export const issuerRoutes: VaultRoute[] = [
-  { pattern: "issuers", mounted: true, operations: { list: listIssuers } },
-  { pattern: "issuers/import", mounted: true, operations: { update: importIssuer } },
+  {
+    pattern: "issuers",
+    mounted: true,
+    operations: { list: listIssuers },
+    docs: {
+      operations: {
+        list: {
+          summary: "List the issuers of a mount",
+          query: {
+            after: { description: "list only ids after this one" },
+            limit: { description: "at most this many ids", schema: { type: "string", pattern: "^-?\\d{1,9}$" } },
+          },
+          responses: envelope(
+            "issuer ids in byte order",
+            listData(object({ issuer_name: str(), is_default: bool(), public_key: str(), trusted: bool() })),
+          ),
+        },
+      },
+    },
+  },
+  {
+    pattern: "issuers/import",
+    mounted: true,
+    operations: { update: importIssuer },
+    docs: { operations: { update: { summary: "Import or generate an issuer", body: IMPORT_FIELDS, responses: envelope("the issuer", issuerSchema) } } },
+  },
   {
     pattern: "issuers/import/:issuer_name",
     mounted: true,
     params: { issuer_name: ISSUER_NAME_PATTERN },
     operations: { update: importIssuer },
+    docs: {
+      params: { issuer_name: "the new issuer's name" },
+      operations: { update: { summary: "Import or generate a named issuer", body: IMPORT_FIELDS, responses: envelope("the issuer", issuerSchema) } },
+    },
   },
   {
     pattern: "issuer/:issuer_ref",
     mounted: true,
     params: ISSUER_REF_PARAMS,
     operations: { read: readIssuer, update: writeIssuer, patch: writeIssuer, delete: removeIssuer },
+    docs: {
+      params: ISSUER_REF_DOC,
+      operations: {
+        read: { summary: "Read an issuer", responses: envelope("the issuer", issuerSchema) },
+        update: { summary: "Rename, retire or restore an issuer", body: UPDATE_FIELDS, responses: envelope("the issuer", issuerSchema) },
+        patch: { summary: "Rename, retire or restore an issuer", body: UPDATE_FIELDS, responses: envelope("the issuer", issuerSchema) },
+        delete: { summary: "Delete an issuer", responses: written("deleted (also when unknown)") },
+      },
+    },
   },
   {
     pattern: "issuer/:issuer_ref/public_key",
@@ -271,8 +315,46 @@ export const issuerRoutes: VaultRoute[] = [
     // S16a: served without a token; other methods need one (and are then 405).
     unauthenticated: ["read"],
     operations: { read: issuerPublicKey },
+    docs: { params: ISSUER_REF_DOC, operations: { read: { summary: "An issuer's public key, as stored", responses: plainText("an OpenSSH public key") } } },
   },
-  { pattern: "config/issuers", mounted: true, operations: { read: readIssuersConfig, update: writeIssuersConfig } },
-  { pattern: "trusted_keys", mounted: true, unauthenticated: ["read"], operations: { read: readTrustedKeys } },
-  { pattern: "known_hosts", mounted: true, unauthenticated: ["read"], operations: { read: readKnownHosts } },
+  {
+    pattern: "config/issuers",
+    mounted: true,
+    operations: { read: readIssuersConfig, update: writeIssuersConfig },
+    docs: {
+      operations: {
+        read: { summary: "Read the default issuer", responses: envelope("the default issuer's id", object({ default: str() })) },
+        update: { summary: "Set the default issuer", body: ISSUERS_CONFIG_FIELDS, responses: envelope("the default issuer's id", object({ default: str() })) },
+      },
+    },
+  },
+  {
+    pattern: "trusted_keys",
+    mounted: true,
+    unauthenticated: ["read"],
+    operations: { read: readTrustedKeys },
+    docs: {
+      operations: {
+        read: {
+          summary: "Public keys of the trusted issuers, one a line (sshd's TrustedUserCAKeys)",
+          responses: cacheableFile("one OpenSSH public key a line, default issuer first", "text/plain"),
+        },
+      },
+    },
+  },
+  {
+    pattern: "known_hosts",
+    mounted: true,
+    unauthenticated: ["read"],
+    operations: { read: readKnownHosts },
+    docs: {
+      operations: {
+        read: {
+          summary: "`@cert-authority` lines for the trusted issuers (known_hosts)",
+          query: { domain: { description: "the host domain: letters, digits, `-`, `.`, at most 253 characters", required: true } },
+          responses: cacheableFile("one `@cert-authority *.D,D <key>` line per trusted issuer", "text/plain"),
+        },
+      },
+    },
+  },
 ];

@@ -48,10 +48,13 @@ function userAllowed(username: string, allowedUsers: string): boolean {
   return allowedUsers.split(",").some((entry) => entry.trim() === username);
 }
 
+/** The fields `creds/:name` takes. */
+export const CREDS_FIELDS = { ip: { type: "string" }, username: { type: "string" } } as const;
+
 export async function credsHandler(req: VaultRequest): Promise<Response> {
   const roleName = req.params.name!;
   const { role: _pathField, ...body } = req.body;
-  const f = parseFields(body, { ip: { type: "string" }, username: { type: "string" } });
+  const f = parseFields(body, CREDS_FIELDS);
   const warnings = unknownFieldWarnings(f.unknown);
   if ("role" in req.body) {
     warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]");

@@ -72,8 +72,11 @@ function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The fields `lookup` takes. */
+export const LOOKUP_FIELDS = { ip: { type: "string" } } as const;
+
 export async function lookupHandler(req: VaultRequest): Promise<Response> {
-  const f = parseFields(req.body, { ip: { type: "string" } });
+  const f = parseFields(req.body, LOOKUP_FIELDS);
   const ipText = f.values.ip as string;
   if (ipText === "") throw badRequest("Missing ip");
   const addr = parseIp(ipText);

@@ -8,8 +8,11 @@ import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
 import { OTP_PATTERN, otpHash, otpStore, shardOf } from "./shard";
 
+/** The fields `verify` takes. */
+export const VERIFY_FIELDS = { otp: { type: "string" } } as const;
+
 export async function verifyHandler(req: VaultRequest): Promise<Response> {
-  const f = parseFields(req.body, { otp: { type: "string" } });
+  const f = parseFields(req.body, VERIFY_FIELDS);
   const warnings = unknownFieldWarnings(f.unknown);
   const otp = f.values.otp as string;
   if (otp === "verify-echo-request") return vaultJson(req, { data: { message: "verify-echo-response" }, warnings });

@@ -50,8 +50,11 @@ export async function readZeroAddressHandler(req: VaultRequest): Promise<Respons
 }
 
 /** POST config/zeroaddress `{roles}`: replaces the list; every role must exist. */
+/** The fields `config/zeroaddress` takes. */
+export const ZERO_ADDRESS_FIELDS = { roles: { type: "commaList" } } as const;
+
 export async function writeZeroAddressHandler(req: VaultRequest): Promise<Response> {
-  const f = parseFields(req.body, { roles: { type: "commaList" } });
+  const f = parseFields(req.body, ZERO_ADDRESS_FIELDS);
   const roles = f.values.roles as string[];
   if (roles.length === 0) throw badRequest("Missing roles");
   const existing = await existingRoles(req.db, req.mount, roles);

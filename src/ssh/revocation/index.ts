@@ -4,6 +4,7 @@
  */
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
+import { cacheableFile } from "../openapi/describe";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
 import { inventoryRoutes, tidyCertificates } from "./inventory";
@@ -21,7 +22,20 @@ export const revocationFeatureRoutes: VaultRoute[] = [
   ...inventoryRoutes,
   ...revocationRoutes,
   // S16a: the KRL is public, like the CA's public key (hosts fetch it without a token).
-  { pattern: "krl", mounted: true, unauthenticated: ["read"], operations: { read: krl } },
+  {
+    pattern: "krl",
+    mounted: true,
+    unauthenticated: ["read"],
+    operations: { read: krl },
+    docs: {
+      operations: {
+        read: {
+          summary: "The mount's OpenSSH KRL (sshd's RevokedKeys), covering every issuer",
+          responses: cacheableFile("an OpenSSH KRL (PROTOCOL.krl, format version 1, unsigned)", "application/octet-stream"),
+        },
+      },
+    },
+  },
 ];
 
 /** The cron trigger (`triggers` in wrangler.jsonc): tidy every SSH mount. */

@@ -11,6 +11,7 @@ import { toBase64, trimTrailing } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
+import { dateTime, envelope, int, listData, object, str, strings } from "../openapi/describe";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { issuerSetOf, resolveIssuerRef } from "./issuers";
@@ -190,8 +191,73 @@ async function tidyCertsRoute(req: VaultRequest): Promise<Response> {
 /** A serial in a path: hex, optionally with `:` or `-` between byte pairs. */
 export const SERIAL_PARAM = "[0-9a-fA-F]{1,16}|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){1,7}";
 
+/** B14: the schema of `certData`. */
+const certSchema = object({
+  serial_number: str("16 lower-case hex digits"),
+  issuer_id: str(),
+  role: str(),
+  cert_type: { enum: ["user", "host"] },
+  key_id: str(),
+  valid_principals: strings(),
+  valid_after: dateTime(),
+  valid_before: dateTime(),
+  public_key_fingerprint: str("SHA256:… as ssh-keygen -l prints it"),
+  requester: object({ display_name: str(), accessor: str(), entity_id: str(), client_address: str() }),
+  created_at: dateTime(),
+});
+
 export const inventoryRoutes: VaultRoute[] = [
-  { pattern: "certs", mounted: true, operations: { list: listCertificates } },
-  { pattern: "cert/:serial", mounted: true, params: { serial: SERIAL_PARAM }, operations: { read: readCertificate } },
-  { pattern: "tidy/certs", mounted: true, operations: { update: tidyCertsRoute } },
+  {
+    pattern: "certs",
+    mounted: true,
+    operations: { list: listCertificates },
+    docs: {
+      operations: {
+        list: {
+          summary: "List recorded certificates (roles with store_certificates)",
+          query: {
+            after: { description: "list only serials after this one" },
+            limit: { description: "at most this many (default and most: 1000)" },
+            role: { description: "only certificates of this role" },
+            key_id: { description: "only certificates with this key id" },
+            principal: { description: "only certificates valid for this principal" },
+          },
+          responses: envelope("serials in order", listData(object({ issuer_id: str(), role: str(), key_id: str(), valid_before: dateTime() }))),
+        },
+      },
+    },
+  },
+  {
+    pattern: "cert/:serial",
+    mounted: true,
+    params: { serial: SERIAL_PARAM },
+    operations: { read: readCertificate },
+    docs: {
+      params: { serial: "the serial: hex, optionally with `:` or `-` between byte pairs" },
+      operations: {
+        read: {
+          summary: "Read a recorded certificate",
+          query: { issuer_ref: { description: "the issuer, when serials collide across issuers" } },
+          responses: envelope("the certificate's record", certSchema),
+        },
+      },
+    },
+  },
+  {
+    pattern: "tidy/certs",
+    mounted: true,
+    operations: { update: tidyCertsRoute },
+    docs: {
+      operations: {
+        update: {
+          summary: "Remove recorded certificates expired longer ago than the safety buffer",
+          body: TIDY_FIELDS,
+          responses: envelope(
+            "how many were removed",
+            object({ message: str(), certificates_removed: int(), safety_buffer: int("seconds") }),
+          ),
+        },
+      },
+    },
+  },
 ];

@@ -15,6 +15,7 @@ import { formatPublicKeyText, parsePublicKeyText } from "../../lib/sshwire/publi
 import { WireError } from "../../lib/sshwire/errors";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
+import { dateTime, envelope, listData, object, str, written } from "../openapi/describe";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
@@ -56,6 +57,23 @@ function revocationData(row: RevocationRow) {
     requester: { display_name: row.requesterDisplayName, accessor: row.requesterAccessor },
   };
 }
+
+/** B14: the schema of `revocationData`. */
+const REVOCATION_KIND = { enum: ["serial", "key_id", "public_key"], description: "what the revocation matches" };
+/** An RFC 3339 time, or "" when there is none. */
+const OPTIONAL_TIME = { anyOf: [dateTime(), { const: "" }] };
+const revocationSchema = object({
+  revocation_id: str(),
+  kind: REVOCATION_KIND,
+  issuer_id: str(),
+  serial_number: str(),
+  key_id: str(),
+  public_key: str(),
+  public_key_fingerprint: str(),
+  expires_at: OPTIONAL_TIME,
+  created_at: dateTime(),
+  requester: object({ display_name: str(), accessor: str() }),
+});
 
 /** The revocation a request describes (before its id, time and requester are added). */
 type Revocation = Pick<RevocationRow, "kind" | "issuerId" | "serial" | "keyId" | "publicKey" | "publicKeyFingerprint" | "expiresAt">;
@@ -219,7 +237,56 @@ export async function tidyRevocations(env: Env, db: Db, mount: string, nowMs = D
 const UUID_PARAM = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
 export const revocationRoutes: VaultRoute[] = [
-  { pattern: "revoke", mounted: true, operations: { update: revoke } },
-  { pattern: "revocations", mounted: true, operations: { list: listRevocations } },
-  { pattern: "revocation/:id", mounted: true, params: { id: UUID_PARAM }, operations: { read: readRevocation, delete: deleteRevocation } },
+  {
+    pattern: "revoke",
+    mounted: true,
+    operations: { update: revoke },
+    docs: {
+      operations: {
+        update: {
+          summary: "Revoke by exactly one of serial_number, key_id or public_key",
+          body: REVOKE_FIELDS,
+          responses: envelope("the revocation's id", object({ revocation_id: str() })),
+        },
+      },
+    },
+  },
+  {
+    pattern: "revocations",
+    mounted: true,
+    operations: { list: listRevocations },
+    docs: {
+      operations: {
+        list: {
+          summary: "List revocations",
+          responses: envelope(
+            "revocation ids, oldest first",
+            listData(
+              object({
+                kind: REVOCATION_KIND,
+                issuer_id: str(),
+                serial_number: str(),
+                key_id: str(),
+                public_key_fingerprint: str(),
+                expires_at: OPTIONAL_TIME,
+              }),
+            ),
+          ),
+        },
+      },
+    },
+  },
+  {
+    pattern: "revocation/:id",
+    mounted: true,
+    params: { id: UUID_PARAM },
+    operations: { read: readRevocation, delete: deleteRevocation },
+    docs: {
+      params: { id: "the revocation id" },
+      operations: {
+        read: { summary: "Read a revocation", responses: envelope("the revocation", revocationSchema) },
+        delete: { summary: "Delete a revocation (its certificates are accepted again after the next KRL sync)", responses: written("deleted") },
+      },
+    },
+  },
 ];

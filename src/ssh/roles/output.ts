@@ -3,7 +3,9 @@
  * roles; Vault's 23 CA fields plus `allow_empty_principals` and OpenBao's `issuer_ref` (S20) for CA roles, with `ttl`,
  * `max_ttl` and `not_before_duration` as compact duration strings.
  */
+import type { JsonSchema } from "../../lib/openapi/types";
 import { formatDuration } from "../fields";
+import { bool, int, object, str, stringMap } from "../openapi/describe";
 import type { Role } from "./model";
 
 /** `data` of `GET roles/:name`. Also the starting point of a PATCH (every value re-parses). */
@@ -47,3 +49,45 @@ export function roleData(role: Role): Record<string, unknown> {
     store_certificates: role.storeCertificates,
   };
 }
+
+/** B14: the schema of `roleData`, one shape per key type. */
+export const roleDataSchema: JsonSchema = {
+  oneOf: [
+    object({
+      default_user: str(),
+      cidr_list: str("CIDR blocks joined by `,`"),
+      exclude_cidr_list: str(),
+      key_type: { const: "otp" },
+      port: int(),
+      allowed_users: str(),
+    }),
+    object({
+      allowed_users: str(),
+      allowed_users_template: bool(),
+      allowed_domains: str(),
+      allowed_domains_template: bool(),
+      default_user: str(),
+      default_user_template: bool(),
+      ttl: str("compact duration, e.g. `4h`"),
+      max_ttl: str(),
+      allowed_critical_options: str(),
+      allowed_extensions: str(),
+      allow_user_certificates: bool(),
+      allow_host_certificates: bool(),
+      allow_bare_domains: bool(),
+      allow_subdomains: bool(),
+      allow_user_key_ids: bool(),
+      key_id_format: str(),
+      key_type: { const: "ca" },
+      default_critical_options: stringMap(),
+      default_extensions: stringMap(),
+      default_extensions_template: bool(),
+      allowed_user_key_lengths: { type: "object", additionalProperties: { type: "array", items: { type: "integer" } } },
+      algorithm_signer: str(),
+      not_before_duration: str(),
+      allow_empty_principals: bool(),
+      issuer_ref: str(),
+      store_certificates: bool(),
+    }),
+  ],
+};

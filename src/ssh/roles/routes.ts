@@ -9,10 +9,11 @@ import { unknownIssuer } from "../issuers/service";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
 import type { Role } from "./model";
-import { roleData } from "./output";
+import { envelope, listData, object, str, written } from "../openapi/describe";
+import { roleData, roleDataSchema } from "./output";
 import { mergeRolePatch } from "./patch";
 import { deleteRole, getRole, listRoles, putRole } from "./repo";
-import { buildRole } from "./validate";
+import { buildRole, ROLE_FIELDS } from "./validate";
 
 /**
  * S20: a CA role's `issuer_ref` must name an issuer of the mount when it is written
@@ -38,6 +39,14 @@ export const roleRoutes: VaultRoute[] = [
         const keyInfo: Record<string, { key_type: string; issuer_ref?: string }> = {};
         for (const r of roles) keyInfo[r.name] = r.keyType === "ca" ? { key_type: r.keyType, issuer_ref: r.issuerRef } : { key_type: r.keyType };
         return vaultJson(req, { data: { keys: roles.map((r) => r.name), key_info: keyInfo } });
+      },
+    },
+    docs: {
+      operations: {
+        list: {
+          summary: "List the roles of a mount",
+          responses: envelope("role names and key types", listData(object({ key_type: { enum: ["ca", "otp"] }, issuer_ref: str() }, ["issuer_ref"]))),
+        },
       },
     },
   },
@@ -70,6 +79,15 @@ export const roleRoutes: VaultRoute[] = [
       delete: async (req) => {
         await deleteRole(req.db, req.mount, req.params.name!);
         return vaultNoContent(req);
+      },
+    },
+    docs: {
+      params: { name: "the role name" },
+      operations: {
+        read: { summary: "Read a role", responses: envelope("the role", roleDataSchema) },
+        update: { summary: "Create or replace a role", body: ROLE_FIELDS, responses: written() },
+        patch: { summary: "Change some fields of a role (JSON merge patch)", body: ROLE_FIELDS, responses: written() },
+        delete: { summary: "Delete a role", responses: written("deleted") },
       },
     },
   },

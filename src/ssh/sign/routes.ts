@@ -22,6 +22,7 @@ import { mountContextCache } from "../context-cache";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
+import { envelope, object, str } from "../openapi/describe";
 import { loadEntity } from "../identity/entities";
 import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
@@ -59,6 +60,9 @@ const CERT_FIELDS: FieldSchema = {
 
 const SIGN_FIELDS: FieldSchema = { ...CERT_FIELDS, public_key: { type: "string" } };
 const ISSUE_FIELDS: FieldSchema = { ...CERT_FIELDS, key_type: { type: "string", default: "rsa" }, key_bits: { type: "int" } };
+
+/** B14: `data` of a sign answer. */
+const SIGNED_SCHEMA = object({ serial_number: str("16 lower-case hex digits"), signed_key: str("the OpenSSH certificate"), issuer_id: str() });
 
 /** S11: the warning that comes with an `ssh-rsa` (SHA-1) signature. */
 export const SSH_RSA_WARNING =
@@ -342,6 +346,39 @@ function issueSpec(role: Role, keyType: string, keyBits: number): KeySpec {
 /** Mount-relative routes `sign/:name` and `issue/:name`. */
 export const signRoutes: VaultRoute[] = [
   // S6: writes here need `create` (with or without `update`).
-  { pattern: "sign/:name", mounted: true, writeNeedsCreate: true, operations: { update: sign } },
-  { pattern: "issue/:name", mounted: true, writeNeedsCreate: true, operations: { update: issue } },
+  {
+    pattern: "sign/:name",
+    mounted: true,
+    writeNeedsCreate: true,
+    operations: { update: sign },
+    docs: {
+      params: { name: "the CA role" },
+      operations: {
+        update: {
+          summary: "Sign a public key with the role's issuer",
+          body: SIGN_FIELDS,
+          responses: envelope("the certificate; `lease_id` names it, `lease_duration` is its TTL", SIGNED_SCHEMA),
+        },
+      },
+    },
+  },
+  {
+    pattern: "issue/:name",
+    mounted: true,
+    writeNeedsCreate: true,
+    operations: { update: issue },
+    docs: {
+      params: { name: "the CA role" },
+      operations: {
+        update: {
+          summary: "Generate a key pair and sign its public key",
+          body: ISSUE_FIELDS,
+          responses: envelope(
+            "the certificate and its private key",
+            object({ ...SIGNED_SCHEMA.properties, private_key: str("OpenSSH private key (PEM)"), private_key_type: str() }),
+          ),
+        },
+      },
+    },
+  },
 ];

@@ -8,6 +8,7 @@
 import packageJson from "../../../package.json";
 import { storageUnavailable } from "../errors";
 import { jsonResponse } from "../respond";
+import { bool, int, object, rawJson, str } from "../openapi/describe";
 import type { VaultRequest, VaultRoute } from "../router";
 
 /** Keyway's version, as Vault's `version` field reports it. */
@@ -46,6 +47,20 @@ function activeCode(query: URLSearchParams): number {
   return code >= 200 && code <= 599 ? code : 200;
 }
 
+/** B14: the answer of `sys/health`. */
+const healthSchema = object({
+  initialized: { const: true },
+  sealed: { const: false },
+  standby: { const: false },
+  performance_standby: { const: false },
+  replication_performance_mode: str(),
+  replication_dr_mode: str(),
+  server_time_utc: int(),
+  version: str(),
+  enterprise: { const: false },
+  cluster_name: str(),
+});
+
 export const healthRoutes: VaultRoute[] = [
   {
     pattern: "sys/health",
@@ -69,6 +84,20 @@ export const healthRoutes: VaultRoute[] = [
     },
     unauthenticated: ["read"],
     head: true,
+    docs: {
+      operations: {
+        read: {
+          summary: "Health of the service (also HEAD)",
+          query: { activecode: { description: "the status to answer when healthy (default 200)", schema: { type: "string" } } },
+          responses: {
+            ...rawJson("healthy", healthSchema),
+            ...rawJson("healthy with `activecode`, or 503 `storage unavailable`", {
+              anyOf: [healthSchema, { $ref: "#/components/schemas/VaultErrors" }],
+            }, "default"),
+          },
+        },
+      },
+    },
   },
   {
     pattern: "sys/seal-status",
@@ -96,6 +125,31 @@ export const healthRoutes: VaultRoute[] = [
       },
     },
     unauthenticated: ["read"],
+    docs: {
+      operations: {
+        read: {
+          summary: "Seal status (always unsealed)",
+          responses: rawJson(
+            "seal status",
+            object({
+              type: str(),
+              initialized: bool(),
+              sealed: bool(),
+              t: int(),
+              n: int(),
+              progress: int(),
+              nonce: str(),
+              version: str(),
+              build_date: str(),
+              migration: bool(),
+              cluster_name: str(),
+              recovery_seal: bool(),
+              storage_type: str(),
+            }),
+          ),
+        },
+      },
+    },
   },
   {
     pattern: "sys/leader",
@@ -117,5 +171,24 @@ export const healthRoutes: VaultRoute[] = [
       },
     },
     unauthenticated: ["read"],
+    docs: {
+      operations: {
+        read: {
+          summary: "HA leader (HA is not enabled)",
+          responses: rawJson(
+            "leader status",
+            object({
+              ha_enabled: bool(),
+              is_self: bool(),
+              active_time: str(),
+              leader_address: str(),
+              leader_cluster_address: str(),
+              performance_standby: bool(),
+              performance_standby_last_remote_wal: int(),
+            }),
+          ),
+        },
+      },
+    },
   },
 ];

@@ -9,6 +9,7 @@ import { sshMountTune } from "../../db/schema";
 import { trimTrailing } from "../../lib/bytes";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { bool, envelope, int, object, str, written } from "../openapi/describe";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
@@ -52,10 +53,29 @@ function mountOf(req: VaultRequest): string {
   return mount;
 }
 
+const TUNE_FIELDS = {
+  default_lease_ttl: { type: "duration" },
+  max_lease_ttl: { type: "duration" },
+  description: { type: "string" },
+} as const;
+
 export const mountRoutes: VaultRoute[] = [
   {
     pattern: "sys/mounts/:mount/tune",
     params: { mount: "[a-z0-9][a-z0-9_-]*" },
+    docs: {
+      params: { mount: "an SSH mount" },
+      operations: {
+        read: {
+          summary: "Read a mount's lease TTLs",
+          responses: envelope(
+            "the TTLs in seconds",
+            object({ default_lease_ttl: int(), max_lease_ttl: int(), force_no_cache: bool(), description: str() }),
+          ),
+        },
+        update: { summary: "Tune a mount's lease TTLs", body: TUNE_FIELDS, responses: written("tuned") },
+      },
+    },
     operations: {
       read: async (req) => {
         const ttls = await mountTtls(req.db, mountOf(req));
@@ -70,11 +90,7 @@ export const mountRoutes: VaultRoute[] = [
       },
       update: async (req) => {
         const mount = mountOf(req);
-        const f = parseFields(req.body, {
-          default_lease_ttl: { type: "duration" },
-          max_lease_ttl: { type: "duration" },
-          description: { type: "string" },
-        });
+        const f = parseFields(req.body, TUNE_FIELDS);
         const current = await mountTtls(req.db, mount);
         // An absent or zero value leaves that setting as it is.
         const next: MountTtls = {

@@ -8,6 +8,7 @@ import { invalidateTokenContexts } from "../auth/token-cache";
 import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { envelope, object, str, strings, written } from "../openapi/describe";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { ParamNormaliser, VaultRequest, VaultRoute } from "../router";
 
@@ -38,9 +39,11 @@ async function readPolicy(req: VaultRequest) {
   return vaultJson(req, { data: { name: row.name, policy: row.policy } });
 }
 
+const POLICY_FIELDS = { policy: { type: "string" }, name: { type: "string" } } as const;
+
 async function writePolicy(req: VaultRequest) {
   const name = policyName(req);
-  const f = parseFields(req.body, { policy: { type: "string" }, name: { type: "string" } });
+  const f = parseFields(req.body, POLICY_FIELDS);
   if (name === "root") throw badRequest('cannot update "root" policy');
   if (!/^[a-z0-9][a-z0-9_.@-]*$/.test(name)) throw badRequest(`invalid policy name "${name}"`);
   const text = String(f.values.policy);
@@ -92,11 +95,25 @@ async function listPolicies(req: VaultRequest) {
 }
 
 export const policyRoutes: VaultRoute[] = [
-  { pattern: "sys/policies/acl", operations: { list: listPolicies } },
+  {
+    pattern: "sys/policies/acl",
+    operations: { list: listPolicies },
+    docs: {
+      operations: { list: { summary: "List ACL policies", responses: envelope("policy names", object({ keys: strings(), policies: strings() })) } },
+    },
+  },
   {
     pattern: "sys/policies/acl/:name",
     params: { name: POLICY_NAME },
     normalisedParams: { name: policyNameNormaliser },
     operations: { read: readPolicy, update: writePolicy, delete: deletePolicy },
+    docs: {
+      params: { name: "the policy name (trimmed, lower-case)" },
+      operations: {
+        read: { summary: "Read an ACL policy", responses: envelope("the policy text", object({ name: str(), policy: str() })) },
+        update: { summary: "Create or replace an ACL policy (JSON syntax)", body: POLICY_FIELDS, responses: written() },
+        delete: { summary: "Delete an ACL policy", responses: written("deleted") },
+      },
+    },
   },
 ];

@@ -9,18 +9,34 @@ import { REWRAP_BATCH, rewrapSecrets } from "../../db/secrets-at-rest";
 import { aclFor } from "../auth/acl";
 import { permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { envelope, int, object } from "../openapi/describe";
 import { vaultJson } from "../respond";
 import type { VaultRoute } from "../router";
+
+/** The call takes no fields (any sent are ignored with a warning). */
+const REWRAP_FIELDS = {} as const;
 
 export const rotateRoutes: VaultRoute[] = [
   {
     pattern: "sys/rotate/rewrap",
+    docs: {
+      operations: {
+        update: {
+          summary: "Re-encrypt stored secrets under the primary KEYWAY_KEK key (root or sudo)",
+          body: REWRAP_FIELDS,
+          responses: envelope(
+            "how many this call rewrapped and how many remain",
+            object({ rewrapped: int(), remaining: int("secrets still under another key; call again until 0") }),
+          ),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         if (!req.token) throw permissionDenied();
         const acl = await aclFor(req.db, req.token);
         if (acl && !acl.capabilities(req.path).has("sudo")) throw permissionDenied();
-        const f = parseFields(req.body, {});
+        const f = parseFields(req.body, REWRAP_FIELDS);
         const result = await rewrapSecrets(req.env, REWRAP_BATCH);
         const warnings = unknownFieldWarnings(f.unknown);
         if (result.unknownKey > 0) {

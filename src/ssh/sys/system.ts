@@ -6,13 +6,47 @@ import { aclFor } from "../auth/acl";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
+import { bool, envelope, envelopeWith, int, object, str, strings, written } from "../openapi/describe";
 import { revokeOtpLease } from "../otp/leases";
 import { jsonResponse, vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
 import { NAME_PATTERN, type VaultRoute, configuredMounts } from "../router";
 
+const LEASE_REVOKE_FIELDS = { lease_id: { type: "string" }, sync: { type: "bool" } } as const;
+const CAPABILITIES_FIELDS = { paths: { type: "commaList" }, path: { type: "commaList" } } as const;
+
+/** B14: the token store's entry of `sys/auth`. */
+const authMountSchema = object({
+  accessor: str(),
+  config: object({ default_lease_ttl: int(), max_lease_ttl: int(), force_no_cache: bool(), token_type: str() }),
+  description: str(),
+  external_entropy_access: bool(),
+  local: bool(),
+  options: { type: "null" },
+  seal_wrap: bool(),
+  type: str(),
+  uuid: str(),
+});
+
 export const systemRoutes: VaultRoute[] = [
   {
     pattern: "sys/auth",
+    docs: {
+      operations: {
+        read: {
+          summary: "List auth methods (the token store)",
+          responses: {
+            "200": {
+              description: "Vault's table of auth mounts, at the top level and under `data`",
+              content: {
+                "application/json": {
+                  schema: envelopeWith({ "token/": authMountSchema, data: object({ "token/": authMountSchema }), auth: { type: "null" } }, { required: ["token/"] }),
+                },
+              },
+            },
+          },
+        },
+      },
+    },
     operations: {
       read: async (req) => {
         const accessor = await tokenStoreAccessor(req.db);
@@ -36,9 +70,10 @@ export const systemRoutes: VaultRoute[] = [
   },
   {
     pattern: "sys/leases/revoke",
+    docs: { operations: { update: { summary: "Revoke a lease (an OTP's; sign and issue leases record nothing)", body: LEASE_REVOKE_FIELDS, responses: written("revoked") } } },
     operations: {
       update: async (req) => {
-        const f = parseFields(req.body, { lease_id: { type: "string" }, sync: { type: "bool" } });
+        const f = parseFields(req.body, LEASE_REVOKE_FIELDS);
         const leaseId = String(f.values.lease_id).trim();
         if (!leaseId) throw badRequest("lease_id is required");
         // lint-regex: NAME_PATTERN is a constant character class; every part is delimited by `/`, anchored.
@@ -53,10 +88,22 @@ export const systemRoutes: VaultRoute[] = [
   },
   {
     pattern: "sys/capabilities-self",
+    docs: {
+      operations: {
+        update: {
+          summary: "The calling token's capabilities on paths",
+          body: CAPABILITIES_FIELDS,
+          responses: envelope(
+            "capabilities per path (and `capabilities` when one path was asked)",
+            { type: "object", additionalProperties: strings() },
+          ),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         if (!req.token) throw permissionDenied();
-        const f = parseFields(req.body, { paths: { type: "commaList" }, path: { type: "commaList" } });
+        const f = parseFields(req.body, CAPABILITIES_FIELDS);
         const paths = [...(f.values.paths as string[]), ...(f.values.path as string[])];
         if (paths.length === 0) throw badRequest("'paths' must be specified");
         const acl = await aclFor(req.db, req.token);

@@ -22,7 +22,7 @@ describe("the /v1 route table", () => {
 });
 
 const handler: VaultHandler = async () => new Response(null);
-const route = (pattern: string, mounted = true): VaultRoute => ({ pattern, mounted, operations: { read: handler } });
+const route = (pattern: string, mounted = true): VaultRoute => ({ pattern, mounted, operations: { read: handler }, docs: { operations: {} } });
 
 describe("VaultRouter", () => {
   it("matches literal and parameter routes under a mount, each in exactly one spelling (S2b)", () => {

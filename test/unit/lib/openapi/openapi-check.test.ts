@@ -45,6 +45,16 @@ const document: OpenApiDocument = {
         },
       },
     },
+    "/sys/health": {
+      get: {
+        responses: {
+          default: {
+            description: "any status",
+            content: { "application/json": { schema: { anyOf: [{ $ref: "#/components/schemas/Role" }, { $ref: "#/components/responses/Error/content/application~1json/schema" }] } } },
+          },
+        },
+      },
+    },
     "/{mount}/public_key": {
       get: { responses: { "200": { description: "key", content: { "text/plain": { schema: { type: "string", pattern: "^ssh-" } } } } } },
     },
@@ -119,6 +129,13 @@ describe("ContractChecker", () => {
     expect(checker.violation(answer("GET", "/v1/ssh/secret", 404, json({ error: "unsupported path" })))).toContain(
       'required property "errors"',
     );
+  });
+
+  it("validates a `default` response (a JSON Schema keyword's name) and follows its references", () => {
+    expect(checker.violation(answer("GET", "/v1/sys/health", 299, json({ errors: ["storage unavailable"] })))).toBeNull();
+    expect(checker.violation(answer("GET", "/v1/sys/health", 429, json({ key_type: "ca", ttl: 1 })))).toBeNull();
+    const v = checker.violation(answer("GET", "/v1/sys/health", 503, json({ errors: "storage unavailable" })));
+    expect(v).toContain("/paths/~1sys~1health/get/responses/default/content/application~1json/schema");
   });
 
   it("leaves paths no loaded document covers alone", () => {

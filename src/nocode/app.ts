@@ -9,17 +9,19 @@ import type { NocodeEnv } from "./env";
 import { rights } from "./route-rights";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
-import { noCodeModuleRoutes } from "./no-code-modules";
+import { noCodeModuleRoutes } from "./no-code-modules/routes";
 import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
-import { registryRoutes } from "./registry";
+import { moduleRoutes } from "./registry/modules";
+import { uploadRoutes } from "./registry/uploads";
+import { versionRoutes } from "./registry/versions";
 import { releaseRoutes } from "./releases/routes";
 import { rolloutRoutes } from "./rollouts/routes";
-import { runRoutes } from "./runs";
+import { runRoutes } from "./runs/routes";
 import { teamRoutes } from "./teams/routes";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
-import { workspaceRoutes } from "./workspaces";
+import { workspaceRoutes } from "./workspaces/routes";
 
 export const nocodeApp = new Hono<NocodeEnv>();
 nocodeApp.onError(renderNocodeError);
@@ -52,7 +54,9 @@ nocodeApp.use("*", async (c, next) => {
 nocodeApp.get("/ping", rights({ caller: "public" }), (c) => c.body(null, 204, { "TFP-API-Version": TFP_API_VERSION }));
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
-nocodeApp.route("/", registryRoutes);
+nocodeApp.route("/", uploadRoutes);
+nocodeApp.route("/", moduleRoutes);
+nocodeApp.route("/", versionRoutes);
 
 nocodeApp.route("/", organizationRoutes);
 nocodeApp.route("/", userRoutes);

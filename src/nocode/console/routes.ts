@@ -70,7 +70,7 @@ import {
   SESSION_TTL_MS,
   signInChallenge,
   signInCsrfMatches,
-} from "./session";
+} from "../console-session";
 
 type ConsoleEnv = AppEnv & { Variables: AppEnv["Variables"] & { viewer: Viewer; form: FormValues } };
 type Ctx = Context<ConsoleEnv>;

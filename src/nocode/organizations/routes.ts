@@ -5,12 +5,13 @@
  */
 import { Hono } from "hono";
 import { createDb } from "../../db/client";
+import { isUniqueViolation } from "../../db/errors";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
-import { FieldErrors, isUniqueViolation, readResource } from "./jsonapi";
+import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../api-tokens";
+import { FieldErrors, readResource } from "../jsonapi";
 import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { serializeOrganization } from "./serialize";
 import { rights } from "../route-rights";

@@ -19,7 +19,7 @@ import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../auth";
-import { currentSession } from "../console/session";
+import { currentSession } from "../console-session";
 import { hasOrgPermission } from "../permissions";
 import { planJson } from "./json";
 import { findPlanPageTarget, loadPlanPageModel } from "./load";

@@ -6,10 +6,11 @@
 import { Hono } from "hono";
 import { createDb } from "../../db/client";
 import { projects } from "../../db/schema";
+import { isUniqueViolation } from "../../db/errors";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
+import { FieldErrors, pageDocument, pageRequest, readResource } from "../jsonapi";
 import { defaultProjectId } from "../organizations/repo";
 import { orgCallerPermissions } from "../permissions";
 import { jsonApi } from "../respond";

@@ -12,7 +12,7 @@ import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { badRequest, invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { MAX_PAGE_NUMBER } from "../organizations/jsonapi";
+import { MAX_PAGE_NUMBER } from "../jsonapi";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { jsonApi, noContent } from "../respond";
 import { attributePointer, FieldErrors, readResourceAttributes } from "./body";

@@ -20,6 +20,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
 import { runs, upgradeRolloutItems, upgradeRollouts, workspaces, workspaceVars } from "../../db/schema";
+import { isUniqueViolation } from "../../db/errors";
 import { logInfo } from "../../lib/log";
 import type { NocodeCaller } from "../auth";
 import { conflict, NocodeError, notFound, unprocessable } from "../errors";
@@ -27,7 +28,6 @@ import { newId } from "../ids";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
 import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuery } from "../runs/repo";

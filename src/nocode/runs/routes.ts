@@ -12,7 +12,7 @@ import { runs } from "../../db/schema";
 import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { conflict, notFound } from "../errors";
-import { pageDocument, pageRequest } from "../organizations/jsonapi";
+import { pageDocument, pageRequest } from "../jsonapi";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { jsonApi } from "../respond";
 import { findWorkspace } from "../workspaces/repo";

@@ -8,16 +8,17 @@
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
+import { isUniqueViolation } from "../../db/errors";
 import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readIdentifiers, readResource } from "../organizations/jsonapi";
+import { FieldErrors, pageDocument, pageRequest, readIdentifiers, readResource } from "../jsonapi";
 import { findOrganization } from "../organizations/repo";
 import { hasOrgPermission, mayDelegateTeam, orgCallerPermissions, type OrgPermission } from "../permissions";
 import { rights } from "../route-rights";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../users/tokens";
+import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../api-tokens";
 import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
 import { serializeTeam } from "./serialize";
 

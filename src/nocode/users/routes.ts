@@ -7,18 +7,19 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { nocodeUsers } from "../../db/schema";
+import { isUniqueViolation } from "../../db/errors";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
-import { FieldErrors, isUniqueViolation, pageDocument, pageRequest, readResource } from "../organizations/jsonapi";
+import { FieldErrors, pageDocument, pageRequest, readResource } from "../jsonapi";
 import { jsonApi, noContent } from "../respond";
 import { hasOrgPermission } from "../permissions";
 import { manageableTeam } from "../teams/routes";
 import type { NocodeCaller } from "../auth";
 import { findUser, type UserRow } from "./repo";
 import { serializeUser } from "./serialize";
-import { findTokenById, issueToken, listUserTokens, readExpiredAt, revokeTokenById, serializeToken, type TokenRow } from "./tokens";
+import { findTokenById, issueToken, listUserTokens, readExpiredAt, revokeTokenById, serializeToken, type TokenRow } from "../api-tokens";
 import { rights } from "../route-rights";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */

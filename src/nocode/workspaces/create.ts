@@ -13,6 +13,7 @@
 import { eq } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
 import { organizations, runs as runsTable, workspaces, workspaceVars } from "../../db/schema";
+import { isUniqueViolation } from "../../db/errors";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
 import type { NocodeCaller } from "../auth";
@@ -22,7 +23,6 @@ import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, 
 import { designError } from "../no-code-modules/design";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../organizations/jsonapi";
 import { requireOrgPermission } from "../permissions";
 import { projectInOrganizationQuery } from "../projects/repo";
 import {

@@ -8,7 +8,7 @@ import { bytesEqual } from "../../lib/bytes";
 import { generateSshKeyPair, importSigningKey, SshKeyError, type SshSigningKey } from "../../lib/crypto/ssh-ca";
 import { WireError } from "../../lib/sshwire/errors";
 import { parsePublicKeyText } from "../../lib/sshwire/public-key";
-import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
+import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { badRequest } from "../errors";
 
 /** The key fields shared by config/ca and issuers/import (OpenBao's common issuer fields). */

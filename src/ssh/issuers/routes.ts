@@ -11,9 +11,9 @@ import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-import { countRolesReferencingIssuer } from "../roles/repo";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "./key-material";
 import {
+  countRolesReferencingIssuer,
   DEFAULT_ISSUER_REF,
   defaultIssuerOf,
   deleteIssuer,

@@ -9,21 +9,16 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
+import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules/repo";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import { applyRunMessage, planRunMessage } from "../../../../src/nocode/queue/messages";
-import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry";
-import {
-  buildRunConfiguration,
-  createRun,
-  effectiveValues,
-  enqueueRunPlan,
-  type RunConfiguration,
-  type RunStepDeps,
-  transitionRun,
-} from "../../../../src/nocode/runs";
+import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry/repo";
+import { buildRunConfiguration, effectiveValues, type RunConfiguration } from "../../../../src/nocode/runs/configuration";
+import { createRun, enqueueRunPlan } from "../../../../src/nocode/runs/create";
+import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
+import { transitionRun } from "../../../../src/nocode/runs/repo";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
-import { findWorkspace, listWorkspaceVars, type WorkspaceVarRow } from "../../../../src/nocode/workspaces";
+import { findWorkspace, listWorkspaceVars, type WorkspaceVarRow } from "../../../../src/nocode/workspaces/repo";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { ADMIN, bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
 import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, PET_RESOURCES, varEntry, waitForRun } from "../../../helpers/nocode-modules";

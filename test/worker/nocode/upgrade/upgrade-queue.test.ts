@@ -10,9 +10,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authenticateNocode } from "../../../../src/nocode/auth";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import type { RunStepDeps } from "../../../../src/nocode/runs";
+import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/service";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";

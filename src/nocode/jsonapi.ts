@@ -6,8 +6,8 @@
  * ignored) but strict about the JSON types of the attributes we read: a wrong type is a
  * 422 `invalid attribute` with a pointer, never a silent coercion (B3).
  */
-import { readJsonObject } from "../../lib/http/body";
-import { badRequest, invalidAttribute, NocodeError } from "../errors";
+import { readJsonObject } from "../lib/http/body";
+import { badRequest, invalidAttribute, NocodeError } from "./errors";
 
 /** The primary resource of a request document. */
 export interface ResourceInput {
@@ -196,10 +196,4 @@ export function pageDocument(url: URL, page: PageRequest, totalCount: number): {
       last: linkTo(totalPages),
     },
   };
-}
-
-/** Whether an error thrown by D1 is a UNIQUE or PRIMARY KEY violation (a lost race on a name). */
-export function isUniqueViolation(err: unknown): boolean {
-  const text = err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err);
-  return /UNIQUE constraint failed|PRIMARY KEY/i.test(text);
 }

@@ -8,7 +8,7 @@ import { vaultJson, vaultNoContent } from "../respond";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { VaultRequest, VaultRoute } from "../router";
-import { invalidateTokenContext } from "./token-cache";
+import { invalidateTokenContext } from "../auth/token-cache";
 import {
   type TokenContext,
   createToken,
@@ -18,7 +18,7 @@ import {
   renewToken,
   resolveToken,
   revokeTokenTree,
-} from "./tokens";
+} from "../auth/tokens";
 
 function requireToken(req: VaultRequest): TokenContext {
   if (!req.token) throw permissionDenied();

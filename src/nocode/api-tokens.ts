@@ -5,12 +5,12 @@
  * `created-at`, `last-used-at` (written by ../auth.ts) and an optional `expired-at`.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { nocodeTokens } from "../../db/schema";
-import { generateNocodeToken, hashNocodeToken } from "../auth";
-import { newId } from "../ids";
-import type { FieldErrors } from "../organizations/jsonapi";
-import { isoTime } from "../respond";
+import type { Db } from "../db/client";
+import { nocodeTokens } from "../db/schema";
+import { generateNocodeToken, hashNocodeToken } from "./auth";
+import { newId } from "./ids";
+import type { FieldErrors } from "./jsonapi";
+import { isoTime } from "./respond";
 
 export type TokenRow = typeof nocodeTokens.$inferSelect;
 

@@ -40,7 +40,7 @@ import { confirmUpgrade, defaultUpgradeDeps, initiateUpgrade } from "../upgrade/
 import { provisionWorkspace } from "../workspaces/create";
 import { noCodeUpgradeAvailable } from "../workspaces/render";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
-import { ASSET_VERSION, CONSOLE_CSS, CONSOLE_JS } from "./assets";
+import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
 import {
   messagePage,
@@ -423,4 +423,3 @@ consoleApp.post("/:org/workspaces/:name/runs/:run_id/actions/:action{apply|disca
 // Anything else under /app (the plan page's GET is matched before this, src/index.ts).
 consoleApp.all("*", (c) => page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404));
 
-export { ASSET_VERSION };

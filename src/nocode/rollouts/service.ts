@@ -17,7 +17,7 @@
  *
  * Permissions (N10): `manage-workspaces`; the organization token → 404.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
 import { runs, upgradeRolloutItems, upgradeRollouts, workspaces, workspaceVars } from "../../db/schema";
 import { isUniqueViolation } from "../../db/errors";
@@ -535,13 +535,4 @@ export async function rolloutAction(env: Env, caller: NocodeCaller, rolloutId: s
     }
   }
   return (await findRollout(db, rollout.id))!;
-}
-
-/** Items of a rollout by workspace ids, for the console. */
-export function rolloutItemsOf(db: Db, rolloutId: string, workspaceIds: string[]) {
-  return db
-    .select()
-    .from(upgradeRolloutItems)
-    .where(and(eq(upgradeRolloutItems.rolloutId, rolloutId), inArray(upgradeRolloutItems.workspaceId, workspaceIds)))
-    .all();
 }

@@ -30,10 +30,7 @@ export type RunStatus =
   | "errored"
   | "canceled";
 
-/** N8: terminal states. */
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["applied", "planned_and_finished", "errored", "discarded", "canceled"];
-
-/** Every state a run can leave. */
+/** Every state a run can leave (the others, applied, planned_and_finished, errored, discarded and canceled, are terminal: N8). */
 export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = [
   "pending",
   "plan_queued",
@@ -43,11 +40,6 @@ export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = [
   "apply_queued",
   "applying",
 ];
-
-/** Whether `status` is terminal (N8). */
-export function isTerminalRunStatus(status: string): boolean {
-  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
-}
 
 /**
  * The `status-timestamps` key of a status, as HCP Terraform names them

@@ -72,11 +72,6 @@ export function issuerByRef(set: MountIssuers, ref: string): IssuerRow | null {
   return set.issuers.find((i) => i.id === ref) ?? set.issuers.find((i) => i.name === ref) ?? null;
 }
 
-/** Read and resolve an issuer reference in one call (one D1 round trip). */
-export async function findIssuer(db: Db, mount: string, ref: string): Promise<IssuerRow | null> {
-  return issuerByRef(await issuersOfMount(db, mount), ref);
-}
-
 /** What a new issuer is made of; the private key is encrypted here. */
 export interface NewIssuer {
   name: string | null;

@@ -6,11 +6,11 @@
  *
  * POST a JSON body {@link SignRateRequest}; the answer is a {@link SignRateResult}. The
  * loop signs one certificate at a time through the same facade the `sign` endpoint uses
- * (`src/lib/crypto/ssh-ca`), with the same shape of certificate (one principal, the
+ * (`src/lib/crypto/ssh-keys-and-certificates`), with the same shape of certificate (one principal, the
  * `permit-pty` extension, a fresh random nonce and serial each time).
  */
 import { randomBytes } from "../src/lib/bytes";
-import { importSigningKey, parseSubjectPublicKey, signCertificate } from "../src/lib/crypto/ssh-ca";
+import { importSigningKey, parseSubjectPublicKey, signCertificate } from "../src/lib/crypto/ssh-keys-and-certificates";
 
 /** What to measure. */
 export interface SignRateRequest {

@@ -19,7 +19,7 @@ import { planPageApp } from "./nocode/plan-page/routes";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
 import { handleQueue } from "./queue";
 import { requestId } from "./request-id-middleware";
-import { isSecretsUrl, serveSecrets } from "./ssh/app";
+import { isSecretsUrl, serveSecrets } from "./ssh/dispatcher";
 import { scheduledTidy } from "./ssh/revocation/routes";
 import { vaultMisconfigured } from "./ssh/errors";
 

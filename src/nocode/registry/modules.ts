@@ -26,7 +26,7 @@ import {
   type RegistryModuleRow,
   versionStatusesOf,
 } from "./repo";
-import { paginationOf, registryModuleResource } from "./serializers";
+import { paginationOf, registryModuleResource } from "./serialize";
 import { rights } from "../route-rights";
 
 /** Module names: letters, digits, inner `-` and `_`, at most 64 characters (reference §5.1). */

@@ -15,7 +15,7 @@ import { attributePointer, FieldErrors, readResourceAttributes } from "./body";
 import { type ModuleAddressParams, resolveModule } from "./modules";
 import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
-import { registryModuleVersionResource } from "./serializers";
+import { registryModuleVersionResource } from "./serialize";
 import { newUploadLink } from "./uploads";
 import { rights } from "../route-rights";
 

@@ -15,7 +15,7 @@ import {
   type SshSigningKey,
   SubjectKeyError,
   WireError,
-} from "../../lib/crypto/ssh-ca";
+} from "../../lib/crypto/ssh-keys-and-certificates";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
 import { mountContextCache } from "../context-cache";

@@ -53,7 +53,7 @@ export default defineConfig({
         test: {
           name: "worker",
           include: ["test/worker/**/*.test.ts"],
-          setupFiles: ["./test/worker/setup/apply-migrations.ts"],
+          setupFiles: ["./test/worker/setup/apply-migrations.ts", "./test/worker/setup/load-contracts.ts"],
           testTimeout: 30_000,
         },
       },

@@ -12,7 +12,9 @@
  *   many roles per D1 batch instead of one batch per role;
  * - `POST /mint-otps` {@link MintOtpsRequest} → `{ otps }`: OTPs stored exactly as `creds`
  *   stores them (src/ssh/otp/shard.ts: keyed hash, shard, lease key, OtpStore `put`), minus
- *   HTTP and the role checks, so `verify` can be driven with distinct OTPs.
+ *   HTTP and the role checks, so `verify` can be driven with distinct OTPs;
+ * - `POST /clone-workspaces` (bench/rollout-seed.ts) → `{ workspaceIds }`: copies of one
+ *   applied no-code workspace for the rollout scale check (issue 21).
  */
 import { createDb } from "../src/db/client";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
@@ -23,6 +25,7 @@ import { parseCidr } from "../src/lib/net/ip";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../src/ssh/otp/shard";
 import { roleQuery } from "../src/ssh/roles/repo";
 import { buildRole } from "../src/ssh/roles/validate";
+import { type CloneWorkspacesRequest, cloneWorkspaces } from "./rollout-seed";
 
 interface ProbeEnv {
   DB: D1Database;
@@ -165,6 +168,7 @@ export default {
     const path = new URL(request.url).pathname;
     if (path === "/put-roles") return putRoles(env, (await request.json()) as PutRolesRequest);
     if (path === "/mint-otps") return mintOtps(env, (await request.json()) as MintOtpsRequest);
+    if (path === "/clone-workspaces") return Response.json(await cloneWorkspaces(env.DB, (await request.json()) as CloneWorkspacesRequest));
     if (path !== "/sub-steps") return new Response("unknown path\n", { status: 404 });
     const input = (await request.json()) as ProbeRequest;
     const results: ProbeResult[] = [];

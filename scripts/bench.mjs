@@ -36,6 +36,7 @@ import {
   scratchDir,
   startRuntime,
 } from "./bench/runtime.mjs";
+import { rolloutScale } from "./bench/rollout.mjs";
 import { apiClient, KEYS, LOOKUP_BIG_ROLES, SSH_MOUNTS, SUBJECT_PUBLIC_KEY, scenarios, Unavailable } from "./bench/scenarios.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -132,6 +133,7 @@ async function main() {
   const results = [];
   const raw = {};
   const probes = [];
+  let rollout = null;
   let migrations = null;
   let bundleBytes = 0;
   try {
@@ -394,6 +396,13 @@ async function main() {
       // busy after it).
       if (scenario.name === "floor-end") await measureRaw("end");
     }
+    // Issue 21's rollout scale check (scripts/bench/rollout.mjs): only with --only=rollout.
+    if (options.only?.has("rollout")) {
+      rollout = await rolloutScale({ origin: runtime.origin, api, probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p), log }).catch((e) => {
+        log(`· rollout: failed — ${e.message}`);
+        return { error: String(e.message) };
+      });
+    }
   } finally {
     if (runtime) {
       const lines = runtime.runtimeLineCount();
@@ -544,6 +553,7 @@ async function main() {
     rawSign: raw,
     subSteps: probes,
     results,
+    rollout,
     setupLoads: bulk,
     answers,
     targets: targets.map(({ name, kind, floor: bound, ratio: value, means, met, missedBy, line }) => ({

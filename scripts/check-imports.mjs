@@ -85,6 +85,10 @@ const KNOWN_CIRCLE_EDGES = new Map([
     "upgrade/service.ts: confirming an upgrade steps its rollout (notifyRolloutOfRun); issue 16's split of upgrade/service.ts (branch nocode-flow)",
   ],
   [
+    "src/nocode/runs → src/nocode/rollouts",
+    "runs/routes.ts: discarding a run steps its rollout (N15, notifyRolloutOfRun), while rollouts read runs",
+  ],
+  [
     "src/nocode/workspaces → src/nocode/runs",
     "workspaces/create.ts ↔ runs/configuration.ts: issue 16's runs ↔ workspaces circle (branch nocode-flow)",
   ],

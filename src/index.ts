@@ -15,6 +15,7 @@ import { stampRequestId } from "./nocode/queue/request-id";
 import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
+import { discoveryApp } from "./nocode/discovery";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
 import { handleQueue } from "./queue";
@@ -42,19 +43,7 @@ app.route("/api/v2", nocodeApp);
 app.route(REGISTRY_PROTOCOL_PREFIX, registryProtocolApp); // B13: Terraform's module registry protocol
 app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token, Bearer or console session)
 app.route("/app", consoleApp); // N14 self-service console: every other page under /app
-
-/**
- * B12: Terraform's remote service discovery. The `tfe` provider and the cloud backend
- * read `tfe.v2*`; `terraform init` reads `modules.v1` to find the module registry (B13).
- */
-app.get("/.well-known/terraform.json", (c) =>
-  c.json({
-    "modules.v1": "/api/registry/v1/modules/",
-    "tfe.v2": "/api/v2/",
-    "tfe.v2.1": "/api/v2/",
-    "tfe.v2.2": "/api/v2/",
-  }),
-);
+app.route("/", discoveryApp); // B12: /.well-known/terraform.json
 
 // Root not-found, in JSON:API's format: /v1 never reaches this app (see fetch below),
 // so this serves /api/v2 paths that matched no route, and the rest.

@@ -5,11 +5,12 @@
  * `created-at`, `last-used-at` (written by ../auth.ts) and an optional `expired-at`.
  */
 import { and, desc, eq, sql } from "drizzle-orm";
+import * as v from "valibot";
 import type { Db } from "../db/client";
 import { nocodeTokens } from "../db/schema";
 import { generateNocodeToken, hashNocodeToken } from "./auth";
 import { newId } from "./ids";
-import type { FieldErrors } from "./jsonapi";
+import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "./request/answers";
 import { isoTime } from "./respond";
 
 export type TokenRow = typeof nocodeTokens.$inferSelect;
@@ -63,24 +64,35 @@ export async function revokeToken(db: Db, kind: "team" | "organization", subject
 /** ISO 8601 date-time with a zone (HCP sends `2026-01-02T03:04:05.000Z`). */
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
+const EXPIRED_AT_FORMAT = "Expired at must be an ISO 8601 date and time, such as 2030-01-31T12:00:00Z";
+
 /**
  * N13: the optional `expired-at` of a token create (HCP's attribute): absent or null →
- * never expires; otherwise an ISO 8601 date-time in the future. Errors go to `errors`.
+ * never expires (null); otherwise an ISO 8601 date-time in the future (epoch ms).
  */
-export function readExpiredAt(errors: FieldErrors, attrs: Record<string, unknown>, now: number): number | null {
-  const raw = attrs["expired-at"];
-  if (raw === undefined || raw === null) return null;
-  const at = typeof raw === "string" && ISO_DATE_TIME.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (!Number.isFinite(at)) {
-    errors.add("expired-at", "Expired at must be an ISO 8601 date and time, such as 2030-01-31T12:00:00Z");
-    return null;
-  }
-  if (at <= now) {
-    errors.add("expired-at", "Expired at must be in the future");
-    return null;
-  }
-  return at;
+export const expiredAtAttribute = v.optional(
+  v.nullable(
+    v.pipe(
+      v.string(EXPIRED_AT_FORMAT),
+      v.regex(ISO_DATE_TIME, EXPIRED_AT_FORMAT),
+      v.transform((raw) => Date.parse(raw)),
+      v.check((at) => Number.isFinite(at), EXPIRED_AT_FORMAT),
+      v.check((at) => at > Date.now(), "Expired at must be in the future"),
+    ),
+  ),
+  null,
+);
+
+/** Until users and teams read their bodies through the kit (issue 16 step 2). */
+export function readExpiredAt(errors: { add(attribute: string, detail: string): void }, attrs: Record<string, unknown>, _now: number): number | null {
+  const result = v.safeParse(expiredAtAttribute, attrs["expired-at"], { abortPipeEarly: true });
+  if (result.success) return result.output;
+  errors.add("expired-at", result.issues[0].message);
+  return null;
 }
+
+/** The attributes of an organization or team token create (a user token also takes a description). */
+export const tokenCreateAttributes = { "expired-at": expiredAtAttribute };
 
 /** A token by its public id (`at-…`). */
 export function findTokenById(db: Db, id: string): Promise<TokenRow | undefined> {
@@ -124,3 +136,22 @@ export function serializeToken(row: TokenRow, token: string | null) {
     },
   };
 }
+
+/** B14: the document serializeToken renders (`token` is the secret, on create only). */
+export const tokenAnswer = single(
+  resourceAnswer(
+    "authentication-tokens",
+    {
+      "created-at": timestamp,
+      "last-used-at": orNull(timestamp),
+      description: orNull(v.string()),
+      token: orNull(v.string()),
+      "expired-at": orNull(timestamp),
+    },
+    {
+      "created-by": v.optional(toOneAnswer("users")),
+      team: v.optional(toOneAnswer("teams")),
+      organization: v.optional(toOneAnswer("organizations")),
+    },
+  ),
+);

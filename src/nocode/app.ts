@@ -2,9 +2,11 @@
  * The no-code provisioning service under /api/v2 (decision B1).
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { agentPoolRoutes } from "./agent-pools/routes";
 import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
+import { discoveryApp } from "./discovery";
 import type { NocodeEnv } from "./env";
 import { rights } from "./route-rights";
 import { unauthenticatedRouteOf } from "./unauthenticated";
@@ -12,9 +14,12 @@ import { renderNocodeError, unauthorized } from "./errors";
 import { noCodeModuleRoutes } from "./no-code-modules/routes";
 import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
+import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./registry/protocol";
 import { moduleRoutes } from "./registry/modules";
 import { uploadRoutes } from "./registry/uploads";
 import { versionRoutes } from "./registry/versions";
+import { buildApiV2Document } from "./request/openapi";
+import { operation } from "./request/operation";
 import { releaseRoutes } from "./releases/routes";
 import { rolloutRoutes } from "./rollouts/routes";
 import { runRoutes } from "./runs/routes";
@@ -51,7 +56,43 @@ nocodeApp.use("*", async (c, next) => {
   }
 });
 
-nocodeApp.get("/ping", rights({ caller: "public" }), (c) => c.body(null, 204, { "TFP-API-Version": TFP_API_VERSION }));
+nocodeApp.get(
+  "/ping",
+  rights({ caller: "public" }),
+  operation({
+    tag: "ping",
+    summary: "Ping (B12): 204 with the API version; a token sent is still checked",
+    answers: { 204: { description: "The service is up", headers: { "TFP-API-Version": { description: "HCP Terraform's API version" } } } },
+    errors: [401],
+  }),
+  (c) => c.body(null, 204, { "TFP-API-Version": TFP_API_VERSION }),
+);
+
+/** B14: the document is built once per isolate, on first request (every route is registered by then). */
+let openApiJson: string | undefined;
+
+nocodeApp.get(
+  "/openapi.json",
+  rights({ caller: "public" }),
+  operation({
+    tag: "openapi",
+    summary: "This API's OpenAPI 3.1 document (B14)",
+    answers: { 200: { description: "OpenAPI 3.1 document", contentType: "application/json", schema: v.looseObject({ openapi: v.string() }) } },
+  }),
+  (c) => {
+    openApiJson ??= JSON.stringify(
+      buildApiV2Document(
+        [
+          { prefix: "/api/v2", routes: nocodeApp.routes },
+          { prefix: REGISTRY_PROTOCOL_PREFIX, routes: registryProtocolApp.routes },
+          { prefix: "", routes: discoveryApp.routes },
+        ],
+        { version: TFP_API_VERSION },
+      ),
+    );
+    return c.body(openApiJson, 200, { "Content-Type": "application/json" });
+  },
+);
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
 nocodeApp.route("/", uploadRoutes);

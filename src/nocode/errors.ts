@@ -25,7 +25,8 @@ export interface ErrorObject {
   status: string;
   title: string;
   detail?: string;
-  source?: { pointer: string };
+  /** A body error names the member (`pointer`, RFC 6901); a query error names the parameter. */
+  source?: { pointer: string } | { parameter: string };
 }
 
 /** HTTP status and title of each code; exhaustive. */
@@ -60,6 +61,8 @@ export class NocodeError extends Error {
     readonly pointer?: string,
     /** Further field errors reported together (Rails reports every failed validation). */
     readonly more: NocodeError[] = [],
+    /** The query parameter at fault (JSON:API `source.parameter`), for errors of the query string. */
+    readonly parameter?: string,
   ) {
     super(detail ?? code);
   }
@@ -69,6 +72,7 @@ export class NocodeError extends Error {
     const own: ErrorObject = { status: String(status), title };
     if (this.detail !== undefined) own.detail = this.detail;
     if (this.pointer !== undefined) own.source = { pointer: this.pointer };
+    else if (this.parameter !== undefined) own.source = { parameter: this.parameter };
     return [own, ...this.more.flatMap((e) => e.toObjects())];
   }
 }

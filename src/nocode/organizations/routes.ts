@@ -4,17 +4,19 @@
  * organization token) — decisions N9, N10.
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb } from "../../db/client";
 import { isUniqueViolation } from "../../db/errors";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
+import { optionalResourceDocument, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
-import { issueToken, readExpiredAt, revokeToken, serializeToken } from "../api-tokens";
-import { FieldErrors, readResource } from "../jsonapi";
-import { createOrganization, findOrganization, ownersTeamId } from "./repo";
-import { serializeOrganization } from "./serialize";
 import { rights } from "../route-rights";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
+import { createOrganization, findOrganization, ownersTeamId } from "./repo";
+import { organizationAnswer, serializeOrganization } from "./serialize";
 
 /** Organization names: letters, digits, `-` and `_`, at most 64 characters (our choice; HCP does not publish its rule). */
 export const ORGANIZATION_NAME = /^[A-Za-z0-9_-]+$/;
@@ -24,26 +26,34 @@ export const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 export const organizationRoutes = new Hono<NocodeEnv>();
 
-organizationRoutes.post("/organizations", rights({ caller: "admin" }), async (c) => {
+const organizationCreate = operation({
+  tag: "organizations",
+  summary: "Create an organization (ADMIN_TOKEN only: N9, N10)",
+  body: resourceDocument({
+    types: ["organizations", "organization"],
+    attributes: {
+      name: v.pipe(
+        requiredText("name"),
+        v.maxLength(ORGANIZATION_NAME_MAX, `Name is too long (maximum is ${ORGANIZATION_NAME_MAX} characters)`),
+        v.regex(ORGANIZATION_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
+      ),
+      email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
+    },
+  }),
+  answers: { 201: { description: "The organization, with its owners team", schema: organizationAnswer } },
+});
+
+organizationRoutes.post("/organizations", rights({ caller: "admin" }), organizationCreate, async (c) => {
   // N9, N10: only ADMIN_TOKEN creates organizations.
   if (c.var.caller.kind !== "admin") throw notFound();
-  const input = await readResource(c.req.raw, ["organizations", "organization"]);
-  const errors = new FieldErrors();
-  const name = errors.required(input.attributes, "name");
-  const email = errors.required(input.attributes, "email");
-  if (name !== undefined) {
-    if (name.length > ORGANIZATION_NAME_MAX) errors.add("name", `Name is too long (maximum is ${ORGANIZATION_NAME_MAX} characters)`);
-    else if (!ORGANIZATION_NAME.test(name)) errors.add("name", "Name may only contain letters, numbers, dashes (-), and underscores (_)");
-  }
-  if (email !== undefined && !EMAIL.test(email)) errors.add("email", "Email is invalid");
-  errors.throwIfAny();
+  const { name, email } = (await organizationCreate.body(c)).data.attributes;
 
   const db = createDb(c.env.DB);
   const taken = () => invalidAttribute("name", "Name has already been taken");
-  if (await findOrganization(db, name!)) throw taken();
+  if (await findOrganization(db, name)) throw taken();
   let created: Awaited<ReturnType<typeof createOrganization>>;
   try {
-    created = await createOrganization(db, { name: name!, email: email! });
+    created = await createOrganization(db, { name, email });
   } catch (err) {
     if (isUniqueViolation(err)) throw taken();
     throw err;
@@ -52,7 +62,15 @@ organizationRoutes.post("/organizations", rights({ caller: "admin" }), async (c)
   return jsonApi(serializeOrganization(created.organization, { ownersTeamId: created.ownersTeamId, permissions: new Set() }), 201);
 });
 
-organizationRoutes.get("/organizations/:org", rights({ right: "member" }), async (c) => {
+organizationRoutes.get(
+  "/organizations/:org",
+  rights({ right: "member" }),
+  operation({
+    tag: "organizations",
+    summary: "Show an organization (members: N10)",
+    answers: { 200: { description: "The organization; `permissions` are the caller's", schema: organizationAnswer } },
+  }),
+  async (c) => {
   const db = createDb(c.env.DB);
   const name = c.req.param("org");
   const permissions = await orgCallerPermissions(db, c.var.caller, name);
@@ -61,7 +79,8 @@ organizationRoutes.get("/organizations/:org", rights({ right: "member" }), async
   const org = await findOrganization(db, name);
   if (!org) throw notFound();
   return jsonApi(serializeOrganization(org, { ownersTeamId: await ownersTeamId(db, name), permissions }));
-});
+  },
+);
 
 /** N9: the organization token may be (re)issued by ADMIN_TOKEN, an owner, or the organization token. */
 async function requireTokenManager(c: { env: Env; var: NocodeEnv["Variables"] }, organization: string) {
@@ -72,19 +91,30 @@ async function requireTokenManager(c: { env: Env; var: NocodeEnv["Variables"] },
   return db;
 }
 
-organizationRoutes.post("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), async (c) => {
+const organizationTokenCreate = operation({
+  tag: "organizations",
+  summary: "Issue the organization token, replacing the previous one (N9)",
+  // The body is optional (HCP sends none); when present it must be a JSON:API document.
+  body: optionalResourceDocument({ types: ["authentication-tokens", "authentication-token"], attributes: tokenCreateAttributes }),
+  answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
+});
+
+organizationRoutes.post("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), organizationTokenCreate, async (c) => {
   const organization = c.req.param("org");
   const db = await requireTokenManager(c, organization);
-  // The body is optional (HCP sends none); when present it must be a JSON:API document.
-  const input = await readResource(c.req.raw, ["authentication-tokens", "authentication-token"], { optional: true });
-  const errors = new FieldErrors();
-  const expiredAt = readExpiredAt(errors, input.attributes, Date.now());
-  errors.throwIfAny();
+  const input = await organizationTokenCreate.body(c);
+  const expiredAt = input.data?.attributes["expired-at"] ?? null;
   const { token, row } = await issueToken(c.env, db, { kind: "organization", organization }, null, expiredAt);
   return jsonApi(serializeToken(row, token), 201);
 });
 
-organizationRoutes.delete("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), async (c) => {
+const organizationTokenDelete = operation({
+  tag: "organizations",
+  summary: "Revoke the organization token (N9)",
+  answers: { 204: { description: "Revoked" } },
+});
+
+organizationRoutes.delete("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), organizationTokenDelete, async (c) => {
   const organization = c.req.param("org");
   const db = await requireTokenManager(c, organization);
   if (!(await revokeToken(db, "organization", organization))) throw notFound();

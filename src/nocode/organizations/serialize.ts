@@ -1,5 +1,7 @@
 /** The `organizations` resource (HCP's shape, reference §1.2: the name is the id). */
+import * as v from "valibot";
 import type { OrgPermission } from "../permissions";
+import { linkAnswer, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import type { OrganizationRow } from "./repo";
 
@@ -42,3 +44,40 @@ export function serializeOrganization(org: OrganizationRow, extra: { ownersTeamI
     },
   };
 }
+
+/** The caller's rights in the organization, as HCP spells them. */
+const ORGANIZATION_PERMISSIONS = [
+  "can-update",
+  "can-destroy",
+  "can-access-via-teams",
+  "can-create-team",
+  "can-manage-users",
+  "can-update-api-token",
+  "can-create-workspace",
+  "can-create-project",
+  "can-create-module",
+  "can-manage-no-code-modules",
+  "can-deploy-no-code-modules",
+  "can-manage-agent-pools",
+] as const;
+
+/** B14: the document serializeOrganization renders. */
+export const organizationAnswer = single(
+  resourceAnswer(
+    "organizations",
+    {
+      name: v.string(),
+      email: v.string(),
+      "created-at": timestamp,
+      "default-execution-mode": v.literal("remote"),
+      "collaborator-auth-policy": v.literal("password"),
+      "plan-expired": v.literal(false),
+      permissions: v.strictObject(Object.fromEntries(ORGANIZATION_PERMISSIONS.map((p) => [p, v.boolean()])) as Record<(typeof ORGANIZATION_PERMISSIONS)[number], v.BooleanSchema<undefined>>),
+    },
+    {
+      "default-project": toOneAnswer("projects"),
+      "authentication-token": linkAnswer,
+      "owners-team": v.optional(toOneAnswer("teams")),
+    },
+  ),
+);

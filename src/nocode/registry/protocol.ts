@@ -18,12 +18,15 @@
  * organization as namespace (N9), so `:org` is both.
  */
 import { Hono } from "hono";
+import * as v from "valibot";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { authenticateNocode, type NocodeCaller } from "../auth";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
 import { requireOrgPermission } from "../permissions";
+import { operation } from "../request/operation";
+import { rights } from "../route-rights";
 import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
 import { MAX_VERSION_LENGTH, compareVersionStrings } from "./semver";
 import { registryModuleVersions } from "../../db/schema";
@@ -72,7 +75,21 @@ async function findModule(db: ReturnType<typeof createDb>, p: ModuleParams): Pro
   return module;
 }
 
-registryProtocolApp.get("/modules/:org/:name/:provider/versions", async (c) => {
+registryProtocolApp.get(
+  "/modules/:org/:name/:provider/versions",
+  rights({ right: "member" }),
+  operation({
+    tag: "registry protocol",
+    summary: "List a module's downloadable versions (Terraform's module registry protocol, B13)",
+    answers: {
+      200: {
+        description: "The versions that are ingested (`ok`), lowest first",
+        contentType: "application/json",
+        schema: v.strictObject({ modules: v.array(v.strictObject({ versions: v.array(v.strictObject({ version: v.string() })) })) }),
+      },
+    },
+  }),
+  async (c) => {
   const params = c.req.param();
   const db = createDb(c.env.DB);
   await requireOrgPermission(db, c.var.caller, params.org, "member");
@@ -84,7 +101,8 @@ registryProtocolApp.get("/modules/:org/:name/:provider/versions", async (c) => {
     .all();
   const versions = rows.map((r) => r.version).sort(compareVersionStrings);
   return c.json({ modules: [{ versions: versions.map((version) => ({ version })) }] });
-});
+  },
+);
 
 async function downloadableVersion(db: ReturnType<typeof createDb>, params: ModuleParams & { version: string }) {
   if (params.version.length > MAX_VERSION_LENGTH) throw notFound();
@@ -106,7 +124,20 @@ function hexEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-registryProtocolApp.get("/modules/:org/:name/:provider/:version/download", async (c) => {
+registryProtocolApp.get(
+  "/modules/:org/:name/:provider/:version/download",
+  rights({ right: "member" }),
+  operation({
+    tag: "registry protocol",
+    summary: "Where to download a version (B13): a signed, short-lived link in X-Terraform-Get",
+    answers: {
+      204: {
+        description: "The link, ending in `&archive=tar.gz` as go-getter needs",
+        headers: { "X-Terraform-Get": { description: "The signed download link of this one version" } },
+      },
+    },
+  }),
+  async (c) => {
   const params = c.req.param();
   const db = createDb(c.env.DB);
   await requireOrgPermission(db, c.var.caller, params.org, "member");
@@ -116,16 +147,35 @@ registryProtocolApp.get("/modules/:org/:name/:provider/:version/download", async
   const path = [params.org, params.name, params.provider, params.version].map(encodeURIComponent).join("/");
   const link = `${new URL(c.req.url).origin}${REGISTRY_PROTOCOL_PREFIX}/modules/${path}/archive?expires=${expires}&signature=${signature}&archive=tar.gz`;
   return c.body(null, 204, { "X-Terraform-Get": link });
-});
+  },
+);
 
 const linkRefused = () => new NocodeError("not_found", "the download link is invalid or has expired");
 
-registryProtocolApp.get("/modules/:org/:name/:provider/:version/archive", async (c) => {
+const archive = operation({
+  tag: "registry protocol",
+  summary: "Download a version's tarball through its signed link (B13; the link is the credential)",
+  query: v.looseObject({
+    expires: v.pipe(v.string(), v.regex(/^\d{1,12}$/)),
+    signature: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
+    archive: v.optional(v.literal("tar.gz")),
+  }),
+  answers: { 200: { description: "The module's tarball", contentType: "application/gzip", schema: v.string() } },
+  errors: [404],
+});
+
+registryProtocolApp.get("/modules/:org/:name/:provider/:version/archive", rights({ caller: "public" }), archive, async (c) => {
   const params = c.req.param();
-  const expiresText = c.req.query("expires") ?? "";
-  const signature = c.req.query("signature") ?? "";
-  if (!/^\d{1,12}$/.test(expiresText) || !/^[0-9a-f]{64}$/.test(signature)) throw linkRefused();
-  const expires = Number(expiresText);
+  let query: ReturnType<typeof archive.query>;
+  try {
+    query = archive.query(c);
+  } catch (err) {
+    // A malformed link is refused as any other bad credential is: 404, not 400.
+    if (err instanceof NocodeError) throw linkRefused();
+    throw err;
+  }
+  const signature = query.signature;
+  const expires = Number(query.expires);
   if (expires < Date.now() / 1000) throw linkRefused();
   const db = createDb(c.env.DB);
   let version: Awaited<ReturnType<typeof downloadableVersion>>;

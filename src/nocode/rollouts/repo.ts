@@ -3,10 +3,11 @@
  * UPDATE (`… WHERE status IN (…)`) whose caller checks whether it changed a row: that is
  * what keeps a redelivered or duplicated queue message from doing anything twice.
  */
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
+import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, runs, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
 import { type ProvisionMessage, rolloutStepMessage } from "../queue/messages";
+import { type RunRow, TERMINAL_RUN_STATUSES } from "../runs/repo";
 
 /** A rollout row. */
 export type RolloutRow = typeof upgradeRollouts.$inferSelect;
@@ -30,6 +31,60 @@ export function findRollout(db: Db, id: string): Promise<RolloutRow | undefined>
 /** A rollout's items in order. */
 export function listRolloutItems(db: Db, rolloutId: string): Promise<RolloutItemRow[]> {
   return db.select().from(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rolloutId)).orderBy(asc(upgradeRolloutItems.position)).all();
+}
+
+/** The items of one batch of a rollout, in order. */
+export function listBatchItems(db: Db, rolloutId: string, batch: number): Promise<RolloutItemRow[]> {
+  return db
+    .select()
+    .from(upgradeRolloutItems)
+    .where(and(eq(upgradeRolloutItems.rolloutId, rolloutId), eq(upgradeRolloutItems.batch, batch)))
+    .orderBy(asc(upgradeRolloutItems.position))
+    .all();
+}
+
+/** Whether the rollout has a batch with this number. */
+export async function hasBatch(db: Db, rolloutId: string, batch: number): Promise<boolean> {
+  const row = await db
+    .select({ position: upgradeRolloutItems.position })
+    .from(upgradeRolloutItems)
+    .where(and(eq(upgradeRolloutItems.rolloutId, rolloutId), eq(upgradeRolloutItems.batch, batch)))
+    .limit(1)
+    .get();
+  return row !== undefined;
+}
+
+/**
+ * A rollout's items whose run moved on since the item last followed it (an item waiting
+ * for confirmation whose run is no longer `planned`; an applying item whose run ended),
+ * with the run's status and error, in order. One query, however many items are applying.
+ */
+export function listItemsBehindTheirRuns(db: Db, rolloutId: string): Promise<{ item: RolloutItemRow; run: Pick<RunRow, "id" | "status" | "error"> }[]> {
+  return db
+    .select({ item: upgradeRolloutItems, run: { id: runs.id, status: runs.status, error: runs.error } })
+    .from(upgradeRolloutItems)
+    .innerJoin(runs, eq(runs.id, upgradeRolloutItems.runId))
+    .where(
+      and(
+        eq(upgradeRolloutItems.rolloutId, rolloutId),
+        or(
+          and(eq(upgradeRolloutItems.status, "waiting-confirmation"), ne(runs.status, "planned")),
+          and(eq(upgradeRolloutItems.status, "applying"), inArray(runs.status, [...TERMINAL_RUN_STATUSES])),
+        ),
+      ),
+    )
+    .orderBy(asc(upgradeRolloutItems.position))
+    .all();
+}
+
+/** How many of a rollout's items errored (N15: only they count toward `max-failures`). */
+export async function countErroredItems(db: Db, rolloutId: string): Promise<number> {
+  const row = await db
+    .select({ n: count() })
+    .from(upgradeRolloutItems)
+    .where(and(eq(upgradeRolloutItems.rolloutId, rolloutId), eq(upgradeRolloutItems.status, "errored")))
+    .get();
+  return row?.n ?? 0;
 }
 
 /** The rollouts of a no-code module, newest first (the console lists them). */

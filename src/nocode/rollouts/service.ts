@@ -30,14 +30,18 @@ import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
-import { configurationWithoutVarChanges, findRun, type RunRow, transitionRunQuery } from "../runs/repo";
+import { configurationWithoutVarChanges, findActiveRun, findRun, type RunRow, transitionRunQuery } from "../runs/repo";
 import { planOf } from "../runs/serialize";
 import { confirmUpgradeRun, planUpgrade, type UpgradeDeps } from "../upgrade/service";
 import { provisionableVersion } from "../workspaces/create";
 import { findWorkspace, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import {
   ACTIVE_ROLLOUT_STATUSES,
+  countErroredItems,
   findRollout,
+  hasBatch,
+  listBatchItems,
+  listItemsBehindTheirRuns,
   listRolloutItems,
   type RolloutItemRow,
   type RolloutItemStatus,
@@ -290,9 +294,9 @@ async function endRollout(db: Db, rollout: RolloutRow, from: readonly RolloutSta
 }
 
 /** Bring an item that holds a run up to date with the run (E7 by hand, applies finishing). */
-async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow): Promise<void> {
+async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow, known?: Pick<RunRow, "id" | "status" | "error">): Promise<void> {
   if (!item.runId) return;
-  const run = await findRun(db, item.runId);
+  const run = known ?? (await findRun(db, item.runId));
   const at = Date.now();
   if (!run) return;
   const move = async (from: RolloutItemStatus[], to: RolloutItemStatus, reason: string | null = null) => {
@@ -382,6 +386,11 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
   // N15: changed by someone else since the rollout began → skipped, never overwritten.
   if (workspace.latestRunId !== item.baselineRunId) return skip(`a run (${workspace.latestRunId}) was started on the workspace after the rollout began`);
   if ((await varsDigest(db, workspace.id)) !== item.baselineVars) return skip("the workspace's variables changed after the rollout began");
+  // A run of someone else still in progress (say a manual E5's plan made before the rollout
+  // began, waiting for its E7): the workspace is theirs to finish; planning here would
+  // either discard their plan or fail on it, so it is skipped, never overwritten (N15).
+  const busy = await findActiveRun(db, workspace.id);
+  if (busy) return skip(`a run (${busy.id}) started outside the rollout is ${busy.status} on the workspace`);
 
   let result: Awaited<ReturnType<typeof planUpgrade>>;
   try {
@@ -413,8 +422,7 @@ async function recordPlan(db: Db, rollout: RolloutRow, module: NoCodeModuleRow, 
 }
 
 /** Errored items, and whether they exceed `max-failures`. */
-function overFailures(rollout: RolloutRow, items: readonly RolloutItemRow[]): string | null {
-  const errored = items.filter((i) => i.status === "errored").length;
+function overFailures(rollout: RolloutRow, errored: number): string | null {
   return errored > rollout.maxFailures ? `${errored} workspace(s) errored, more than max-failures (${rollout.maxFailures})` : null;
 }
 
@@ -427,9 +435,7 @@ export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWA
   let rollout = await findRollout(db, rolloutId);
   if (!rollout) return "gone";
   // Items follow their runs even after the rollout ended (applies already running finish).
-  for (const item of await listRolloutItems(db, rollout.id)) {
-    if (item.runId && (item.status === "waiting-confirmation" || item.status === "applying")) await syncItemWithRun(db, rollout, item);
-  }
+  for (const { item, run } of await listItemsBehindTheirRuns(db, rollout.id)) await syncItemWithRun(db, rollout, item, run);
   if (rollout.status === "pending") await transitionRollout(db, rollout.id, ["pending"], "running", deps.now());
   rollout = (await findRollout(db, rolloutId))!;
   if (rollout.status !== "running" && rollout.status !== "waiting-confirmation") return rollout.status;
@@ -446,27 +452,26 @@ export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWA
     return "failed";
   }
 
-  let items = await listRolloutItems(db, rollout.id);
-  const batchItems = () => items.filter((i) => i.batch === rollout!.currentBatch);
-  for (const item of batchItems()) {
+  // Only the current batch's items are read (plus counts): a step of a 1,000-workspace
+  // rollout must not read every item once per workspace it plans.
+  for (const item of await listBatchItems(db, rollout.id, rollout.currentBatch)) {
     if (item.status !== "pending" && item.status !== "planning") continue;
     // A pause, cancel or failure between two items stops planning at once.
     const now = await findRollout(db, rollout.id);
     if (now?.status !== "running" && now?.status !== "waiting-confirmation") return now?.status ?? "gone";
     await planItem(env, db, rollout, module, item, deps);
-    const failure = overFailures(rollout, await listRolloutItems(db, rollout.id));
+    const failure = overFailures(rollout, await countErroredItems(db, rollout.id));
     if (failure) {
       await endRollout(db, rollout, active, "failed", failure, deps.now());
       return "failed";
     }
   }
-  items = await listRolloutItems(db, rollout.id);
-  const failure = overFailures(rollout, items);
+  const failure = overFailures(rollout, await countErroredItems(db, rollout.id));
   if (failure) {
     await endRollout(db, rollout, active, "failed", failure, deps.now());
     return "failed";
   }
-  const batch = batchItems();
+  const batch = await listBatchItems(db, rollout.id, rollout.currentBatch);
   const counts = Object.fromEntries(["applying", "applied", "skipped", "errored", "waiting-confirmation"].map((s) => [s, batch.filter((i) => i.status === s).length]));
   if (batch.some((i) => i.status === "waiting-confirmation")) {
     if (await transitionRollout(db, rollout.id, ["running"], "waiting-confirmation", deps.now())) {
@@ -480,7 +485,7 @@ export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWA
 
   logInfo("rollout batch", { rollout: rollout.id, batch: rollout.currentBatch, status: "ended", ...counts });
   const next = rollout.currentBatch + 1;
-  if (!items.some((i) => i.batch === next)) {
+  if (!(await hasBatch(db, rollout.id, next))) {
     if (await transitionRollout(db, rollout.id, ["running"], "completed", deps.now())) logInfo("rollout ended", { rollout: rollout.id, status: "completed" });
     return "completed";
   }

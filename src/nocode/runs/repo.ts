@@ -30,7 +30,10 @@ export type RunStatus =
   | "errored"
   | "canceled";
 
-/** Every state a run can leave (the others, applied, planned_and_finished, errored, discarded and canceled, are terminal: N8). */
+/** N8: terminal states. */
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["applied", "planned_and_finished", "errored", "discarded", "canceled"];
+
+/** Every state a run can leave. */
 export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = [
   "pending",
   "plan_queued",
@@ -59,6 +62,15 @@ function stampSql(statuses: readonly RunStatus[], at: number): SQL {
 /** A run by id. */
 export function findRun(db: Db, id: string): Promise<RunRow | undefined> {
   return db.select().from(runs).where(eq(runs.id, id)).get();
+}
+
+/** A run of the workspace that has not ended (at most one exists: N7 refuses a second), if any. */
+export function findActiveRun(db: Db, workspaceId: string): Promise<Pick<RunRow, "id" | "status" | "kind"> | undefined> {
+  return db
+    .select({ id: runs.id, status: runs.status, kind: runs.kind })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...NON_TERMINAL_RUN_STATUSES])))
+    .get();
 }
 
 /** A run by its plan's id. */

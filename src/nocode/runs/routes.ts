@@ -20,6 +20,8 @@ import { confirmRun, discardRun } from "./create";
 import { findRun, findRunByPlanId, findStateVersion, type RunRow } from "./repo";
 import { planJsonOutput, planOf, planResource, runResource, stateVersionResource } from "./serialize";
 import { rights } from "../route-rights";
+import { sendProvisionMessage } from "../queue/messages";
+import { notifyRolloutOfRun } from "../rollouts/repo";
 
 /** A run the caller may read (read-workspaces); 404 otherwise. */
 async function readableRun(db: Db, caller: NocodeCaller, run: RunRow | undefined): Promise<RunRow> {
@@ -88,6 +90,8 @@ runRoutes.post("/runs/:id/actions/discard", rights({ right: "run-workspaces" }),
   const db = createDb(c.env.DB);
   const run = await actionableRun(db, c.var.caller, c.req.param("id"));
   if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
+  // N15: a rollout's plan discarded by hand — the rollout's next step skips that workspace.
+  await notifyRolloutOfRun(db, run.id, (message) => sendProvisionMessage(c.env, message));
   return c.body(null, 202);
 });
 

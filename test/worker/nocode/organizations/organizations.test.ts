@@ -67,12 +67,19 @@ describe("POST /organizations", () => {
     expect(res.json.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual(["/data/attributes/name", "/data/attributes/email"]);
   });
 
-  it("400 for malformed JSON, a non-object body, or no data; nothing is created", async () => {
+  it("400 for malformed JSON or a non-object body, 422 at /data for a document without data (docs/api-v2-errors.md); nothing is created", async () => {
     const name = uniqueName("org");
-    for (const rawBody of [`{"data": {"attributes": {"name": "${name}"`, "[1,2]", '"x"', JSON.stringify({ name, email: "a@b.c" })]) {
+    for (const rawBody of [`{"data": {"attributes": {"name": "${name}"`, "[1,2]", '"x"']) {
       const res = await tfe("POST", "organizations", { rawBody });
       expect(res.status).toBe(400);
       expect(res.json.errors[0]).toMatchObject({ status: "400", title: "bad request" });
+    }
+    for (const body of [{ name, email: "a@b.c" }, { data: null }, { data: [] }, { data: "x" }]) {
+      const res = await tfe("POST", "organizations", { body });
+      expect(res.status).toBe(422);
+      expect(res.json.errors).toEqual([
+        { status: "422", title: "invalid attribute", detail: "data must be a JSON:API resource object", source: { pointer: "/data" } },
+      ]);
     }
     const owner = await createUser();
     // Still free: the name can be taken now.
@@ -80,10 +87,10 @@ describe("POST /organizations", () => {
     expect(owner.id).toMatch(/^user-/);
   });
 
-  it("409 for a wrong data.type", async () => {
+  it("422 for a wrong data.type (the one status policy: docs/api-v2-errors.md)", async () => {
     const res = await tfe("POST", "organizations", { body: { data: { type: "workspaces", attributes: { name: uniqueName("org"), email: "a@b.c" } } } });
-    expect(res.status).toBe(409);
-    expect(res.json.errors[0]).toMatchObject({ status: "409", source: { pointer: "/data/type" } });
+    expect(res.status).toBe(422);
+    expect(res.json.errors).toEqual([{ status: "422", title: "invalid attribute", detail: 'data.type must be "organizations"', source: { pointer: "/data/type" } }]);
   });
 
   it("413 for a body over 1 MiB (B5), and nothing is created", async () => {

@@ -1,0 +1,159 @@
+/**
+ * Schemas of JSON:API request documents on /api/v2 (decision N1, reference §1.3), built
+ * with valibot: the kit validates bodies with them and the OpenAPI document (B14) is
+ * generated from them, so a body is described once.
+ *
+ * Input is tolerant of what real clients send: the N1 synonyms of `data.type` (an absent
+ * type is accepted), inlined or unknown members (ignored). It is strict about the JSON
+ * types of the members a route reads: a wrong type is a 422 with a pointer (B3), never a
+ * silent coercion. Status policy: docs/api-v2-errors.md.
+ */
+import * as v from "valibot";
+
+/** Rails-style attribute label: `organization-scoped` → `Organization scoped`. */
+export function attributeLabel(attribute: string): string {
+  const words = attribute.replace(/[-_]/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The key a "missing key" issue names (valibot reports it on the parent object). */
+function missingKey(issue: v.BaseIssue<unknown>): string | undefined {
+  if (issue.received !== "undefined" || !issue.path) return undefined;
+  const last = issue.path[issue.path.length - 1] as { key?: unknown; origin?: string };
+  return typeof last.key === "string" ? last.key : undefined;
+}
+
+/**
+ * A JSON object of named members. A required member that is absent gets the member's own
+ * message (`missing(key)`), an input that is not an object (an array included: valibot's
+ * objects accept arrays) gets `notObject`. Unknown members are kept and ignored (N1).
+ */
+export function members<E extends v.ObjectEntries>(entries: E, notObject: string, missing: (key: string) => string) {
+  const base = v.looseObject(entries, (issue) => {
+    const key = missingKey(issue);
+    return key === undefined ? notObject : missing(key);
+  });
+  const run: typeof base["~run"] = (dataset, config) => {
+    if (!Array.isArray(dataset.value)) return base["~run"](dataset, config);
+    v._addIssue(base as never, "type", dataset, config);
+    return dataset as never;
+  };
+  return { ...base, "~run": run } as typeof base;
+}
+
+/** `<Label> can't be blank` (Rails). */
+export const blank = (attribute: string) => `${attributeLabel(attribute)} can't be blank`;
+
+// ---------------------------------------------------------------------------
+// Attributes
+// ---------------------------------------------------------------------------
+
+/** A required string attribute: absent, null or "" → `<Label> can't be blank`; another type → `<Label> must be a string`. */
+export function requiredText(attribute: string) {
+  return v.pipe(
+    v.string((issue) => (issue.input === null || issue.input === undefined ? blank(attribute) : `${attributeLabel(attribute)} must be a string`)),
+    v.nonEmpty(blank(attribute)),
+  );
+}
+
+/** An optional string attribute. */
+export function text(attribute: string) {
+  return v.optional(v.string(`${attributeLabel(attribute)} must be a string`));
+}
+
+/** An optional string attribute that may also be null. */
+export function nullableText(attribute: string) {
+  return v.optional(v.nullable(v.string(`${attributeLabel(attribute)} must be a string or null`)));
+}
+
+/** An optional boolean attribute: anything but true/false → `<Label> must be true or false`. */
+export function flag(attribute: string) {
+  return v.optional(v.boolean(`${attributeLabel(attribute)} must be true or false`));
+}
+
+// ---------------------------------------------------------------------------
+// Relationships
+// ---------------------------------------------------------------------------
+
+type Types = readonly [string, ...string[]];
+
+/** A resource identifier `{type, id}` (type optional, one of `types`; id a non-empty string). */
+export function identifier(types: Types, what: string) {
+  const shape = `${what} must be {"type": "${types[0]}", "id": "…"}`;
+  return members(
+    {
+      type: v.optional(v.picklist(types, `${what} must have type "${types[0]}"`)),
+      id: v.pipe(v.string(shape), v.nonEmpty(shape)),
+    },
+    shape,
+    () => shape,
+  );
+}
+
+/**
+ * A to-one relationship `{"data": {"type", "id"}}`; absent, null or `{"data": null}` mean
+ * none. Read its id with `relatedId`.
+ */
+export function toOne(name: string, types: Types) {
+  const shape = `Relationship ${name} must be {"data": {"type": "${types[0]}", "id": "…"}}`;
+  return v.optional(v.nullable(members({ data: v.nullable(identifier(types, `Relationship ${name}`)) }, shape, () => shape)));
+}
+
+/** The id a to-one relationship names, or undefined. */
+export function relatedId(relationship: { data: { id: string } | null } | null | undefined): string | undefined {
+  return relationship?.data?.id;
+}
+
+/** A to-many relationship `{"data": [ … ]}` whose members are `member`. */
+export function toMany<M extends v.GenericSchema>(name: string, member: M) {
+  const shape = `Relationship ${name} must be {"data": [ … ]}`;
+  return v.optional(members({ data: v.array(member, shape) }, shape, () => shape));
+}
+
+// ---------------------------------------------------------------------------
+// Documents
+// ---------------------------------------------------------------------------
+
+export interface ResourceSpec<A extends v.ObjectEntries, R extends v.ObjectEntries> {
+  /** Accepted `data.type` values, the canonical one first (N1 synonyms follow). */
+  types: Types;
+  attributes?: A;
+  relationships?: R;
+}
+
+const DATA_SHAPE = "data must be a JSON:API resource object";
+
+/** The primary resource object of a request document. */
+export function resource<A extends v.ObjectEntries = Record<never, never>, R extends v.ObjectEntries = Record<never, never>>(spec: ResourceSpec<A, R>) {
+  return members(
+    {
+      type: v.optional(v.picklist(spec.types, `data.type must be "${spec.types[0]}"`)),
+      // `id` is read only where a route says so (PATCH of HCP's documents); others ignore it.
+      attributes: v.optional(members((spec.attributes ?? {}) as A, "data.attributes must be an object", blank), {} as never),
+      relationships: v.optional(
+        members((spec.relationships ?? {}) as R, "data.relationships must be an object", (key) => `Relationship ${key} is required`),
+        {} as never,
+      ),
+    },
+    DATA_SHAPE,
+    () => DATA_SHAPE,
+  );
+}
+
+/** A document `{"data": {…}}` whose primary resource is required. */
+export function resourceDocument<A extends v.ObjectEntries = Record<never, never>, R extends v.ObjectEntries = Record<never, never>>(spec: ResourceSpec<A, R>) {
+  return members({ data: resource(spec) }, DATA_SHAPE, () => DATA_SHAPE);
+}
+
+/** A document whose body may be empty or lack `data` (then `data` is undefined). */
+export function optionalResourceDocument<A extends v.ObjectEntries = Record<never, never>, R extends v.ObjectEntries = Record<never, never>>(
+  spec: ResourceSpec<A, R>,
+) {
+  return members({ data: v.optional(resource(spec)) }, DATA_SHAPE, () => DATA_SHAPE);
+}
+
+/** A document `{"data": [{type, id}, …]}` of resource identifiers (relationship endpoints). */
+export function identifierListDocument(types: Types) {
+  const shape = "data must be an array of resource identifier objects";
+  return members({ data: v.array(identifier(types, "Each member of data"), shape) }, shape, () => shape);
+}

@@ -6,16 +6,16 @@
  *
  * POST a JSON body {@link SignRateRequest}; the answer is a {@link SignRateResult}. The
  * loop signs one certificate at a time through the same facade the `sign` endpoint uses
- * (`src/lib/crypto/ssh-ca`), with the same shape of certificate (one principal, the
+ * (`src/lib/crypto/ssh-keys-and-certificates`), with the same shape of certificate (one principal, the
  * `permit-pty` extension, a fresh random nonce and serial each time).
  *
  * `POST /keygen` {@link KeygenRateRequest} → {@link KeygenRateResult}: the raw in-isolate
  * RSA key generation rate (issue 19), one `crypto.subtle.generateKey` at a time with the
- * parameters `issue` uses (src/lib/crypto/ssh-ca.ts `generateSshKeyPair`), nothing else:
+ * parameters `issue` uses (src/lib/crypto/ssh-keys-and-certificates.ts `generateSshKeyPair`), nothing else:
  * the honest reference for `issue` with `key_type: rsa`.
  */
 import { randomBytes } from "../src/lib/bytes";
-import { generateSshKeyPair, importSigningKey, parseSubjectPublicKey, signCertificate } from "../src/lib/crypto/ssh-ca";
+import { generateSshKeyPair, importSigningKey, parseSubjectPublicKey, signCertificate } from "../src/lib/crypto/ssh-keys-and-certificates";
 
 /** What to measure. */
 export interface SignRateRequest {

@@ -5,7 +5,7 @@
 import { guardEnv } from "./db/d1-guard";
 import { logError } from "./lib/log";
 import { ingestModule } from "./lib/terraform";
-import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue/consumer";
+import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue-consumer";
 
 export const PROVISION_QUEUE_NAME = "keyway-provision";
 export const PROVISION_DLQ_NAME = "keyway-provision-dlq";

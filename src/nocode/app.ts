@@ -12,11 +12,13 @@ import type { NocodeEnv } from "./env";
 import { rights } from "./route-rights";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
-import { noCodeModuleRoutes } from "./no-code-modules";
+import { noCodeModuleRoutes } from "./no-code-modules/routes";
 import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
-import { registryRoutes } from "./registry";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./registry/protocol";
+import { moduleRoutes } from "./registry/modules";
+import { uploadRoutes } from "./registry/uploads";
+import { versionRoutes } from "./registry/versions";
 import { buildApiV2Document } from "./request/openapi";
 import { operation } from "./request/operation";
 import { releaseRoutes } from "./releases/routes";
@@ -100,7 +102,9 @@ nocodeApp.get(
 );
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
-nocodeApp.route("/", registryRoutes);
+nocodeApp.route("/", uploadRoutes);
+nocodeApp.route("/", moduleRoutes);
+nocodeApp.route("/", versionRoutes);
 
 nocodeApp.route("/", organizationRoutes);
 nocodeApp.route("/", userRoutes);

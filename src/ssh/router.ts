@@ -1,7 +1,7 @@
 /**
  * Vault-style path routing for /v1 (decisions S1, S2, S2a, S6, S16).
  *
- * A route is a path pattern with the operations it supports. The dispatcher in app.ts
+ * A route is a path pattern with the operations it supports. The dispatcher in dispatcher.ts
  * matches the path once, then applies S2a's and S2b's order: unauthenticated operations,
  * token, ACL on the path as received, and only then unknown or non-canonical path (404),
  * a path name that would need normalising (400), unsupported operation (405), bad list

@@ -2,13 +2,16 @@
  * Every route of the secrets service (/v1). Feature modules export their route arrays;
  * this is the one place they are put together.
  */
-import { tokenRoutes } from "./auth/routes";
-import { certificateAuthorityRoutes } from "./ca";
+import { tokenRoutes } from "./token-auth/routes";
+import { caRoutes } from "./ca/routes";
 import { identityRoutes } from "./identity/entities";
 import { openApiRoutes } from "./openapi/routes";
+import { issuerRoutes } from "./issuers/routes";
 import type { VaultRoute } from "./router";
 import { otpRoutes } from "./otp/routes";
-import { revocationFeatureRoutes } from "./revocation";
+import { revocationFeatureRoutes } from "./revocation/routes";
+import { roleRoutes } from "./roles/routes";
+import { signRoutes } from "./sign/routes";
 import { healthRoutes } from "./sys/health";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
@@ -25,8 +28,13 @@ export const vaultRoutes: VaultRoute[] = [
   ...identityRoutes,
   // B14: the document of this table (built from it when first asked).
   ...openApiRoutes(() => vaultRoutes),
-  // SSH engine routes (mounted: relative to each SSH mount, S1)
-  ...certificateAuthorityRoutes,
+  // SSH engine routes (mounted: relative to each SSH mount, S1). The certificate authority
+  // (issue #4): roles (seed rows 1–4, S12 PATCH), CA configuration and public key
+  // (rows 11–14), the issuers of S20/S21, sign and issue (rows 15–16).
+  ...roleRoutes,
+  ...caRoutes,
+  ...issuerRoutes,
+  ...signRoutes,
   ...otpRoutes,
   ...revocationFeatureRoutes,
 ];

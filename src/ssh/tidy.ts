@@ -6,7 +6,7 @@
  */
 import { count, eq } from "drizzle-orm";
 import { sshLegacyHostKeys } from "../db/schema";
-import { envelope, object, str } from "./openapi/describe";
+import { envelope, object, str } from "./openapi-schemas";
 import { vaultJson } from "./respond";
 import type { VaultRequest, VaultRoute } from "./router";
 

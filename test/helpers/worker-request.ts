@@ -7,7 +7,7 @@
  * default-export service binding gets slower as a test file's request count grows, badly
  * so when requests overlap (cloudflare/workers-sdk#15446), which made the suite take many
  * minutes. The handler is the same; only the transport into it differs. The entrypoint itself
- * is still covered by tests that use `exports.default.fetch` (test/worker/ssh/app.test.ts,
+ * is still covered by tests that use `exports.default.fetch` (test/worker/ssh/dispatcher.test.ts,
  * test/worker/nocode/app.test.ts).
  *
  * Decision B14: every answer is checked against the OpenAPI document the Worker serves for

@@ -133,27 +133,6 @@ export class OpensshSandbox {
   }
 }
 
-/**
- * One-shot `ssh-keygen` in a fresh sandbox: writes `files` (mode 0600), runs, returns the
- * result plus the text of any `outputs` it was asked to read back, then deletes the sandbox.
- */
-export async function runSshKeygen(
-  args: readonly string[],
-  files: Readonly<Record<string, string | Uint8Array>> = {},
-  outputs: readonly string[] = [],
-): Promise<RunResult & { files: Record<string, string> }> {
-  const sandbox = await OpensshSandbox.create();
-  try {
-    for (const [name, content] of Object.entries(files)) await sandbox.write(name, content);
-    const result = await sandbox.sshKeygen(args);
-    const read: Record<string, string> = {};
-    for (const name of outputs) read[name] = await sandbox.read(name);
-    return { ...result, files: read };
-  } finally {
-    await sandbox.dispose();
-  }
-}
-
 /** `ssh-keygen -L` output, parsed. */
 export interface CertificateListing {
   /** e.g. `ssh-ed25519-cert-v01@openssh.com`. */

@@ -1,6 +1,3 @@
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../../app-env";
-
 /** The response header that echoes a request's id. */
 export const REQUEST_ID_HEADER = "X-Request-Id";
 
@@ -51,18 +48,3 @@ export function attachRequestRecord(request: Request, record: RequestRecord): vo
 export function requestRecordOf(request: Request): RequestRecord | undefined {
   return records.get(request);
 }
-
-/**
- * Give every request an id (the entry point's, else B15's rule), expose it as
- * `X-Request-Id`, keep it for logs, and report the route pattern that answered.
- */
-export const requestId =
-  (routeOf: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string | null): MiddlewareHandler<AppEnv> =>
-  async (c, next) => {
-    const record = requestRecordOf(c.req.raw);
-    const id = record?.id ?? incomingRequestId(c.req.raw.headers);
-    c.set("requestId", id);
-    await next();
-    c.res.headers.set(REQUEST_ID_HEADER, id);
-    if (record) record.route = routeOf(c);
-  };

@@ -306,8 +306,3 @@ export function decodeCertificate(blob: Uint8Array): SshCertificate {
     signedBytes: blob.slice(0, signedLength),
   };
 }
-
-/** PROTOCOL.certkeys certificate type name for a subject key. */
-export function certificateTypeName(publicKey: SshPublicKey): string {
-  return CERT_TYPE_FOR_KEY[publicKey.type];
-}

@@ -27,8 +27,3 @@ export function assertValidEcPoint(curve: EcCurve, point: Uint8Array): void {
   const rhs = (((x * x) % p) * x - 3n * x + b) % p;
   if (lhs !== (rhs + p) % p) throw new WireError("INVALID_POINT", `${curve.name} point is not on the curve`);
 }
-
-/** Splits an uncompressed point into its X and Y coordinates (no validation). */
-export function ecPointCoordinates(curve: EcCurve, point: Uint8Array): { x: Uint8Array; y: Uint8Array } {
-  return { x: point.slice(1, 1 + curve.size), y: point.slice(1 + curve.size, 1 + 2 * curve.size) };
-}

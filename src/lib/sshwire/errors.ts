@@ -50,8 +50,3 @@ export class WireError extends Error {
     this.code = code;
   }
 }
-
-/** Type guard usable across module boundaries. */
-export function isWireError(e: unknown): e is WireError {
-  return e instanceof WireError;
-}

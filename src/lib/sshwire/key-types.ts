@@ -122,11 +122,6 @@ export function curveByBits(bits: number): EcCurve | undefined {
   return Object.values(EC_CURVES).find((c) => c.bits === bits);
 }
 
-/** Curve by WebCrypto name, or undefined. */
-export function curveByWebCryptoName(name: string): EcCurve | undefined {
-  return Object.values(EC_CURVES).find((c) => c.webCryptoName === name);
-}
-
 /** Curve by dotted OID, or undefined. */
 export function curveByOid(oid: string): EcCurve | undefined {
   return Object.values(EC_CURVES).find((c) => c.oid === oid);
@@ -158,9 +153,4 @@ export function isCertificateTypeName(name: string): boolean {
 /** Type guard for {@link SshKeyType}. */
 export function isSshKeyType(name: string): name is SshKeyType {
   return (SSH_KEY_TYPES as readonly string[]).includes(name);
-}
-
-/** Signature algorithms a key of this type may produce. */
-export function signatureAlgorithmsFor(keyType: SshSigningKeyType): readonly SshSignatureAlgorithm[] {
-  return keyType === "ssh-rsa" ? ["rsa-sha2-256", "rsa-sha2-512", "ssh-rsa"] : [keyType];
 }

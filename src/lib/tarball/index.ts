@@ -3,13 +3,8 @@
  * @module
  */
 export {
-  type ExtractedModule,
-  type ExtractResult,
   extractModuleTarball,
   MODULE_TARBALL_LIMITS,
   normaliseEntryPath,
-  type RejectedModule,
   type TarballLimits,
-  TerraformFiles,
-  TfEncodingError,
 } from "./extract-module-tarball";

@@ -8,19 +8,8 @@
 import { getTerraformParser } from "./workerd-parser";
 import { type IngestOptions, type IngestResult, ingestModuleWith } from "./ingest-module";
 
-export { type IngestOptions, type IngestResult, ingestModuleWith } from "./ingest-module";
-export { type LoadOptions, loadTerraformParser, type TerraformParser, type TreeSitterWasm } from "./parser";
-export {
-  allErrors,
-  joinArchivePath,
-  MAX_MODULE_DEPTH,
-  MAX_SUMMARY_BYTES,
-  MAX_SUMMARY_NODES,
-  type SummarizeOptions,
-  summarizeModule,
-  summaryBoundError,
-  variablesReached,
-} from "./summarize-module";
+export type { IngestOptions, IngestResult } from "./ingest-module";
+export { summarizeModule, variablesReached } from "./summarize-module";
 export type * from "./types";
 export { getTerraformParser } from "./workerd-parser";
 

@@ -15,7 +15,7 @@ import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
 import { ASSET_VERSION } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
 import { type CatalogEntry, moduleAddress } from "./repo";
-import type { ConsoleSession } from "./session";
+import type { ConsoleSession } from "../console-session";
 
 type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 

@@ -6,7 +6,7 @@
 import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { noCodeModules, registryModules, registryModuleVersions, teamMemberships, teams, workspaces } from "../../db/schema";
-import type { ConsoleSession } from "./session";
+import type { ConsoleSession } from "../console-session";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
 import type { RegistryModuleRow } from "../registry/repo";
 import type { WorkspaceRow } from "../workspaces/repo";

@@ -20,6 +20,7 @@
  */
 import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../../app-env";
 import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
@@ -46,7 +47,7 @@ import { moduleToProvision, provisionWorkspace } from "../workspaces/create";
 import { readWorkspaceInput } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
-import { ASSET_VERSION, CONSOLE_CSS, CONSOLE_JS } from "./assets";
+import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
 import {
   messagePage,
@@ -76,24 +77,38 @@ import {
   SESSION_TTL_MS,
   signInChallenge,
   signInCsrfMatches,
-} from "./session";
+} from "../console-session";
 
 type ConsoleEnv = AppEnv & { Variables: AppEnv["Variables"] & { viewer: Viewer; form: FormValues } };
 type Ctx = Context<ConsoleEnv>;
 
-/** N14: no inline script or style; only our own assets; forms post only to us; never framed. */
-export const CONSOLE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/**
+ * N14's security headers on every console answer (Hono's secure-headers middleware): no
+ * inline script or style, only our own assets, forms post only to us, never framed.
+ * Referrer-Policy is `same-origin`, not `no-referrer`: with the latter Chromium sends
+ * `Origin: null` on form posts, and the CSRF defence checks Origin (console URLs carry no
+ * secret, unlike the plan page's view token). Strict-Transport-Security is left to the
+ * deployment (its includeSubDomains reaches beyond this Worker).
+ */
+const consoleSecurityHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'"],
+    imgSrc: ["'self'"],
+    connectSrc: ["'self'"],
+    formAction: ["'self'"],
+    baseUri: ["'none'"],
+    frameAncestors: ["'none'"],
+  },
+  referrerPolicy: "same-origin",
+  xContentTypeOptions: "nosniff",
+  xFrameOptions: "DENY",
+  strictTransportSecurity: false,
+});
 
-const PAGE_HEADERS: Record<string, string> = {
-  "Content-Security-Policy": CONSOLE_CSP,
-  "Cache-Control": "no-store",
-  // Not `no-referrer`: with it, Chromium sends `Origin: null` on form posts, and the
-  // CSRF defence checks Origin. Console URLs carry no secret (unlike the plan page's view token).
-  "Referrer-Policy": "same-origin",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-};
+/** Pages and redirects are never cached (the assets are, see their routes). */
+const NO_STORE = { "Cache-Control": "no-store" };
 
 /** Largest form body accepted (the provision form of a module with many variables fits easily). */
 const MAX_FORM_BYTES = 256 * 1024;
@@ -127,11 +142,11 @@ consoleApp.onError((err, c) => {
 });
 
 function page(c: Ctx, markup: ReturnType<typeof messagePage>, status: 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 = 200, headers: Record<string, string> = {}) {
-  return c.html(markup, status, { ...PAGE_HEADERS, ...headers });
+  return c.html(markup, status, { ...NO_STORE, ...headers });
 }
 
 function seeOther(path: string, headers: Record<string, string> = {}): Response {
-  return new Response(null, { status: 303, headers: { ...PAGE_HEADERS, Location: path, ...headers } });
+  return new Response(null, { status: 303, headers: { ...NO_STORE, Location: path, ...headers } });
 }
 
 /** A `next` path after sign-in: only a console path, never another origin. */
@@ -161,8 +176,10 @@ async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
   return `team ${team?.name ?? session.caller.teamId} of ${session.caller.organization}`;
 }
 
-// Headers on everything, and the API's cache rule: a write clears this isolate's cache of
-// tokens and rights before and after it runs (src/nocode/cache.ts).
+// Headers on everything (the plan page's route, registered first on /app, answers before
+// this runs), and the API's cache rule: a write clears this isolate's cache of tokens and
+// rights before and after it runs (src/nocode/cache.ts).
+consoleApp.use("*", consoleSecurityHeaders);
 consoleApp.use("*", async (c, next) => {
   const write = c.req.method !== "GET" && c.req.method !== "HEAD";
   if (write) clearNocodeCache();
@@ -171,10 +188,10 @@ consoleApp.use("*", async (c, next) => {
 });
 
 consoleApp.get("/~/console.css", (c) =>
-  c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" }),
+  c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
 );
 consoleApp.get("/~/console.js", (c) =>
-  c.body(CONSOLE_JS, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" }),
+  c.body(CONSOLE_JS, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
 );
 
 // Session and CSRF, before every other console route.
@@ -434,4 +451,3 @@ consoleApp.post("/:org/workspaces/:name/runs/:run_id/actions/:action{apply|disca
 // Anything else under /app (the plan page's GET is matched before this, src/index.ts).
 consoleApp.all("*", (c) => page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404));
 
-export { ASSET_VERSION };

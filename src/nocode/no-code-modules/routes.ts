@@ -9,24 +9,16 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { cachedNocode } from "../cache";
 import { badRequest, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
-import {
-  findModuleVersion,
-  findRegistryModuleById,
-  latestOkVersion,
-  type RegistryModuleRow,
-  type RegistryModuleVersionRow,
-  setRegistryModuleNoCodeStatement,
-  versionSummary,
-} from "../registry";
+import { findModuleVersion, findRegistryModuleById, latestOkVersion, type RegistryModuleRow, type RegistryModuleVersionRow, setRegistryModuleNoCodeStatement, versionSummary } from "../registry/repo";
 import { jsonApi, noContent } from "../respond";
+import { sendProvisionMessage } from "../queue/messages";
 import { notifyRolloutOfModule } from "../rollouts/repo";
-import { defaultUpgradeDeps } from "../upgrade/deps";
 import { designError } from "./design";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";
@@ -286,7 +278,7 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code
     throw err;
   }
   // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
-  if (changed) await notifyRolloutOfModule(db, current.id, defaultUpgradeDeps(c.env).send);
+  if (changed) await notifyRolloutOfModule(db, current.id, (message) => sendProvisionMessage(c.env, message));
   // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
   return jsonApi(await render(db, changed ? updated : current, false));
 });
@@ -297,7 +289,7 @@ noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-regist
   const db = createDb(c.env.DB);
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
   await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
-  await notifyRolloutOfModule(db, module.id, defaultUpgradeDeps(c.env).send);
+  await notifyRolloutOfModule(db, module.id, (message) => sendProvisionMessage(c.env, message));
   return noContent();
 });
 

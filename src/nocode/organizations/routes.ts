@@ -14,7 +14,7 @@ import { optionalResourceDocument, requiredText, resourceDocument } from "../req
 import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
-import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../users/tokens";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { organizationAnswer, serializeOrganization } from "./serialize";
 

@@ -2,35 +2,23 @@
  * The plan page of decision N8, as HTML a person can review: what the run plans to add,
  * change and destroy, why each resource changes, and which variables changed. One
  * self-contained document: inline CSS only, no scripts, no external assets (so the view
- * token in the page's URL never leaks through a Referer), every dynamic string escaped.
+ * token in the page's URL never leaks through a Referer). Built with Hono's `html`
+ * helper, which escapes every interpolated string (as the console's pages are).
  * Sensitive values never reach this module (see ChangedVariable in ./model.ts).
  */
+import { html, raw } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
 import type { ChangedVariable, PlanPageModel, ShownResourceChange, ShownValue } from "./model";
 
-/** Escape text for HTML element content and double- or single-quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-/** Tagged template that escapes every interpolation unless it is already {@link Html}. */
-class Html {
-  constructor(readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
-}
-
-type Part = string | number | Html | readonly Html[] | null | undefined | false;
-
-function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
-  let out = strings[0]!;
-  parts.forEach((part, i) => {
-    if (part instanceof Html) out += part.text;
-    else if (Array.isArray(part)) out += part.map((p: Html) => p.text).join("");
-    else if (part !== null && part !== undefined && part !== false) out += escapeHtml(String(part));
-    out += strings[i + 1]!;
-  });
-  return new Html(out);
+/**
+ * The text of markup built here. Nothing interpolated on these pages is a Promise, so
+ * Hono's `html` returns the escaped string itself; a Promise here is a programming error.
+ */
+function textOf(markup: Markup): string {
+  if (markup instanceof Promise) throw new Error("plan page markup must not interpolate a Promise");
+  return markup.toString();
 }
 
 /** How an action reads, and its CSS class. Terraform's own words and symbols. */
@@ -75,13 +63,13 @@ export function planSummaryLine(model: Pick<PlanPageModel, "additions" | "change
   return `Plan: ${model.additions} to add, ${model.changes} to change, ${model.destructions} to destroy.`;
 }
 
-function changeRow(change: ShownResourceChange): Html {
+function changeRow(change: ShownResourceChange): Markup {
   const { label, symbol, css } = actionLabel(change.actions);
   const reasons = change.reasons?.length ? html`<ul class="reasons">${change.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : "";
   return html`<tr class="${css}"><td class="sym" aria-hidden="true">${symbol}</td><td class="action">${label}</td><td><code>${change.address}</code>${reasons}</td></tr>`;
 }
 
-function variableRow(variable: ChangedVariable): Html {
+function variableRow(variable: ChangedVariable): Markup {
   if (variable.sensitive) {
     return html`<tr><td><code>${variable.name}</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>`;
   }
@@ -135,7 +123,7 @@ export function renderPlanPage(model: PlanPageModel): string {
     ? html`<details><summary>${unchanged.length} ${unchanged.length === 1 ? "resource" : "resources"} unchanged</summary><table><tbody>${unchanged.map(changeRow)}</tbody></table></details>`
     : "";
 
-  let variableSection: Html;
+  let variableSection: Markup;
   if (model.changedVariables === null) variableSection = html`<p>Not recorded for this run.</p>`;
   else if (model.changedVariables.length === 0) variableSection = html`<p>No variable changed.</p>`;
   else {
@@ -166,11 +154,11 @@ ${variableSection}
 </body>
 </html>
 `;
-  return doc.text;
+  return textOf(doc);
 }
 
 /** The doctype and `<head>` every page shares: not indexed, no referrer, the one style sheet. */
-function pageHead(title: string): Html {
+function pageHead(title: string): Markup {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -179,7 +167,7 @@ function pageHead(title: string): Html {
 <meta name="robots" content="noindex,nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
-<style>${new Html(STYLE)}</style>
+<style>${raw(STYLE)}</style>
 </head>
 `;
 }
@@ -191,12 +179,12 @@ function pageHead(title: string): Html {
  * return new Response(renderMessagePage("Not found", "There is no such run."), { status: 404 });
  */
 export function renderMessagePage(title: string, text: string): string {
-  return html`${pageHead(title)}<body>
+  return textOf(html`${pageHead(title)}<body>
 <main>
 <h1>${title}</h1>
 <p>${text}</p>
 </main>
 </body>
 </html>
-`.text;
+`);
 }

@@ -15,34 +15,50 @@
  * another run is invalid for this one (401). Sensitive values are never shown.
  */
 import { Hono } from "hono";
+import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../auth";
-import { currentSession } from "../console/session";
+import { currentSession } from "../console-session";
 import { hasOrgPermission } from "../permissions";
 import { planJson } from "./json";
 import { findPlanPageTarget, loadPlanPageModel } from "./load";
 import { renderMessagePage, renderPlanPage } from "./render";
 import { verifyViewToken } from "./view-token";
 
-/** Headers of every answer: nothing cached, framed, sniffed or leaked through a Referer. */
-const PAGE_HEADERS: Record<string, string> = {
-  "Cache-Control": "no-store",
-  "Referrer-Policy": "no-referrer",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-};
+/**
+ * The security headers of every answer (Hono's secure-headers middleware): never framed,
+ * sniffed or leaked through a Referer (the URL may carry a view token); the page may use
+ * only its inline style. Hono's other defaults come along (COOP/CORP same-origin,
+ * X-DNS-Prefetch-Control off, …); Strict-Transport-Security is left to the deployment,
+ * since its includeSubDomains reaches beyond this Worker.
+ */
+const pageSecurityHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    styleSrc: ["'unsafe-inline'"],
+    baseUri: ["'none'"],
+    formAction: ["'none'"],
+    frameAncestors: ["'none'"],
+  },
+  referrerPolicy: "no-referrer",
+  xContentTypeOptions: "nosniff",
+  xFrameOptions: "DENY",
+  strictTransportSecurity: false,
+});
+
+/** Never cached: a plan page shows a run's state of the moment and may carry a view token. */
+const NO_STORE = { "Cache-Control": "no-store" };
 
 type Format = "html" | "json";
 
 function answer(format: Format, status: 200 | 401 | 404 | 409 | 500, title: string, text: string, extra: Record<string, string> = {}): Response {
   if (format === "json") {
     const body = status === 200 ? text : JSON.stringify({ errors: [{ status: String(status), title: title.toLowerCase(), detail: text }] });
-    return new Response(body, { status, headers: { ...PAGE_HEADERS, "Content-Type": "application/json; charset=utf-8", ...extra } });
+    return new Response(body, { status, headers: { ...NO_STORE, "Content-Type": "application/json; charset=utf-8", ...extra } });
   }
-  return new Response(renderMessagePage(title, text), { status, headers: { ...PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", ...extra } });
+  return new Response(renderMessagePage(title, text), { status, headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8", ...extra } });
 }
 
 const unauthorizedAnswer = (format: Format) =>
@@ -54,7 +70,8 @@ const notFoundAnswer = (format: Format) => answer(format, 404, "Not found", "The
 /** The plan page app, mounted at `/app` on the root app (src/index.ts). */
 export const planPageApp = new Hono<AppEnv>();
 
-planPageApp.get("/:org/workspaces/:name/runs/:run_id", async (c) => {
+// The middleware is on the route, not `use("*")`: this app shares /app with the console.
+planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, async (c) => {
   const format: Format = c.req.query("format") === "json" ? "json" : "html";
   try {
     const runId = c.req.param("run_id");
@@ -78,7 +95,7 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", async (c) => {
     if (!model) return answer(format, 409, "Plan not ready", `The run is ${target.run.status}; its plan is not ready yet. Reload this page in a moment.`);
     if (format === "json") return answer("json", 200, "", JSON.stringify(planJson(model)));
     model.jsonHref = viewValid ? `?view=${encodeURIComponent(view ?? "")}&format=json` : "?format=json";
-    return new Response(renderPlanPage(model), { status: 200, headers: { ...PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8" } });
+    return new Response(renderPlanPage(model), { status: 200, headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8" } });
   } catch (err) {
     // B3: a generic body; the detail goes to the log with the request id.
     logError(String(c.var.requestId ?? ""), "internal error on the plan page", err);

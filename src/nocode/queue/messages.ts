@@ -6,7 +6,7 @@
  * ./request-id.ts, logged by the consumer; not part of any kind's validated fields).
  *
  * To add a kind: add its interface to {@link ProvisionMessage}, a parser to
- * {@link PARSERS} and a case to the consumer's dispatch (src/nocode/queue/consumer.ts).
+ * {@link PARSERS} and a case to the consumer's dispatch (src/nocode/queue-consumer.ts).
  */
 
 /** Ingest the uploaded tarball of a registry module version (decision N4). */
@@ -129,4 +129,14 @@ export function applyRunMessage(runId: string): ApplyRunMessage {
 /** The message that advances an upgrade rollout (N15). */
 export function rolloutStepMessage(rolloutId: string): RolloutStepMessage {
   return { v: 1, kind: "rollout-step", rolloutId };
+}
+
+/** The part of the Worker's env that sends (typed here without the workerd globals, for Node tests). */
+interface ProvisionQueueEnv {
+  PROVISION_QUEUE: { send(body: ProvisionMessage, options: { contentType: "json" }): Promise<unknown> };
+}
+
+/** Put a message on the provisioning queue, as JSON (the consumer reads `message.body`). */
+export async function sendProvisionMessage(env: ProvisionQueueEnv, message: ProvisionMessage): Promise<void> {
+  await env.PROVISION_QUEUE.send(message, { contentType: "json" });
 }

@@ -29,7 +29,7 @@ import {
   type RegistryModuleRow,
   versionStatusesOf,
 } from "./repo";
-import { registryModuleAnswer, registryModuleListAnswer, registryModuleResource } from "./serializers";
+import { registryModuleAnswer, registryModuleListAnswer, registryModuleResource } from "./serialize";
 import { rights } from "../route-rights";
 
 /** Module names: letters, digits, inner `-` and `_`, at most 64 characters (reference §5.1). */

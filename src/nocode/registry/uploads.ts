@@ -21,7 +21,7 @@ import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import type { NocodeEnv } from "../env";
 import { badRequest, NocodeError, notFound } from "../errors";
-import { ingestModuleVersionMessage } from "../queue/messages";
+import { ingestModuleVersionMessage, sendProvisionMessage } from "../queue/messages";
 import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
@@ -156,7 +156,7 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
   }
   try {
     // N4, N11: ingestion happens on the Queue; the message carries the version id only.
-    await c.env.PROVISION_QUEUE.send(ingestModuleVersionMessage(version.id), { contentType: "json" });
+    await sendProvisionMessage(c.env, ingestModuleVersionMessage(version.id));
   } catch (err) {
     logError(c.var.requestId, "could not queue module ingestion", err);
     // Undo the upload in one batch, so the same link can be used again.

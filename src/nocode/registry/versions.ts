@@ -18,7 +18,7 @@ import { jsonApi } from "../respond";
 import { type ModuleAddressParams, resolveModule } from "./modules";
 import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
-import { registryModuleVersionAnswer, registryModuleVersionResource } from "./serializers";
+import { registryModuleVersionAnswer, registryModuleVersionResource } from "./serialize";
 import { newUploadLink } from "./uploads";
 import { rights } from "../route-rights";
 

@@ -9,6 +9,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type * as v from "valibot";
+import { pathTemplateParameters } from "../../lib/openapi/paths";
 import { JSONAPI_MEDIA_TYPE } from "../errors";
 import { type RouteRule, ruleOf } from "../route-rights";
 import { errorDocument } from "./answers";
@@ -40,12 +41,18 @@ export function jsonSchemaOf(schema: v.GenericSchema, typeMode: "input" | "outpu
 export function openApiPath(path: string): string {
   return path
     .split("/")
-    .map((segment) => (segment.startsWith(":") ? `{${segment.slice(1).replace(/\{.*$/, "")}}` : segment))
+    .map((segment) => (segment.startsWith(":") ? `{${withoutConstraint(segment.slice(1))}}` : segment))
     .join("/");
 }
 
+/** Hono's `:name{regex}` → `name`. */
+function withoutConstraint(parameter: string): string {
+  const brace = parameter.indexOf("{");
+  return brace === -1 ? parameter : parameter.slice(0, brace);
+}
+
 function pathParameters(template: string): Json[] {
-  return [...template.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+  return pathTemplateParameters(template).map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
 }
 
 const ERROR_CONTENT = { [JSONAPI_MEDIA_TYPE]: { schema: { $ref: "#/components/schemas/ErrorDocument" } } };
@@ -137,7 +144,7 @@ function undescribedOperation(method: string, template: string, rule: RouteRule 
 }
 
 function operationIdOf(method: string, template: string): string {
-  const words = template.replace(/[{}]/g, "").split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const words = template.replace(/[{}]/g, "").split(/[^A-Za-z0-9]/).filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w.charAt(0).toUpperCase() + w.slice(1))].join("");
 }
 

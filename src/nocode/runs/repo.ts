@@ -48,11 +48,6 @@ export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = [
   "applying",
 ];
 
-/** Whether `status` is terminal (N8). */
-export function isTerminalRunStatus(status: string): boolean {
-  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
-}
-
 /**
  * The `status-timestamps` key of a status, as HCP Terraform names them
  * (`planned-at`, `apply-queued-at`, …; a new run is `plan-queueable-at`).

@@ -16,8 +16,6 @@ export const ORGANIZATION_ACCESS = {
   "read-projects": "readProjects",
 } as const satisfies Record<string, keyof TeamRow>;
 
-export type OrganizationAccessName = keyof typeof ORGANIZATION_ACCESS;
-
 /** A team by id. */
 export async function findTeam(db: Db, id: string): Promise<TeamRow | undefined> {
   return db.select().from(teams).where(eq(teams.id, id)).get();

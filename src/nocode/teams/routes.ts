@@ -22,7 +22,7 @@ import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
-import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../users/tokens";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
 import { serializeTeam, teamAnswer } from "./serialize";
 

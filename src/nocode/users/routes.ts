@@ -33,7 +33,7 @@ import {
   tokenAnswer,
   tokenCreateAttributes,
   tokenResourceAnswer,
-} from "./tokens";
+} from "../api-tokens";
 import { rights } from "../route-rights";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */

@@ -9,7 +9,7 @@ import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { arrayOf, bool, dateTime, envelope, listData, nullable, object, str, stringMap, strings, written } from "../openapi/describe";
+import { arrayOf, bool, dateTime, envelope, listData, nullable, object, str, stringMap, strings, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 

@@ -5,10 +5,10 @@
  * been validated. Errors are Vault's texts as 400s (S4).
  */
 import { bytesEqual } from "../../lib/bytes";
-import { generateSshKeyPair, importSigningKey, SshKeyError, type SshSigningKey } from "../../lib/crypto/ssh-ca";
+import { generateSshKeyPair, importSigningKey, SshKeyError, type SshSigningKey } from "../../lib/crypto/ssh-keys-and-certificates";
 import { WireError } from "../../lib/sshwire/errors";
 import { parsePublicKeyText } from "../../lib/sshwire/public-key";
-import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
+import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { badRequest } from "../errors";
 
 /** The key fields shared by config/ca and issuers/import (OpenBao's common issuer fields). */

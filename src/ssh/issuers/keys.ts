@@ -7,7 +7,7 @@
  */
 import { rewrapStoredSecret } from "../../db/secrets-at-rest";
 import { decryptSecret, needsRewrap } from "../../lib/crypto/kek";
-import { importSigningKey, type SshSigningKey } from "../../lib/crypto/ssh-ca";
+import { importSigningKey, type SshSigningKey } from "../../lib/crypto/ssh-keys-and-certificates";
 import { invalidateMountContexts } from "../context-cache";
 import { type IssuerRow, issuerKekContext } from "./repo";
 

@@ -10,9 +10,9 @@
  * the context the single CA of migration 0009's old shape used; it never leaves this
  * module's callers except as a WebCrypto signing key (see keys.ts).
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshIssuerConfig, sshIssuers } from "../../db/schema";
+import { sshIssuerConfig, sshIssuers, sshRoles } from "../../db/schema";
 import { encryptSecret } from "../../lib/crypto/kek";
 import { invalidateMountContexts } from "../context-cache";
 
@@ -70,11 +70,6 @@ export function defaultIssuerOf(set: MountIssuers): IssuerRow | null {
 export function issuerByRef(set: MountIssuers, ref: string): IssuerRow | null {
   if (ref === DEFAULT_ISSUER_REF) return defaultIssuerOf(set);
   return set.issuers.find((i) => i.id === ref) ?? set.issuers.find((i) => i.name === ref) ?? null;
-}
-
-/** Read and resolve an issuer reference in one call (one D1 round trip). */
-export async function findIssuer(db: Db, mount: string, ref: string): Promise<IssuerRow | null> {
-  return issuerByRef(await issuersOfMount(db, mount), ref);
 }
 
 /** What a new issuer is made of; the private key is encrypted here. */
@@ -152,4 +147,19 @@ export async function deleteIssuer(db: Db, mount: string, id: string): Promise<v
 export async function deleteAllIssuers(db: Db, mount: string): Promise<void> {
   await db.batch([db.delete(sshIssuers).where(eq(sshIssuers.mount, mount)), db.delete(sshIssuerConfig).where(eq(sshIssuerConfig.mount, mount))]);
   invalidateMountContexts(mount);
+}
+
+/** How many CA roles of a mount name `ref` as their issuer (OpenBao's warning on rename and delete). */
+export async function countRolesReferencingIssuer(db: Db, mount: string, ref: string): Promise<number> {
+  const rows = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(sshRoles)
+    .where(
+      and(
+        eq(sshRoles.mount, mount),
+        eq(sshRoles.keyType, "ca"),
+        sql`coalesce(json_extract(${sshRoles.config}, '$.issuerRef'), 'default') = ${ref}`,
+      ),
+    );
+  return rows[0]?.n ?? 0;
 }

@@ -9,12 +9,12 @@ import { toHex, utf8 } from "../../lib/bytes";
 import { isKnownHostsDomain, knownHostsFile, trustedUserCaKeysFile } from "../../lib/sshwire/trust-files";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { bool, cacheableFile, envelope, listData, object, plainText, str, written } from "../openapi/describe";
+import { bool, cacheableFile, envelope, listData, object, plainText, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-import { countRolesReferencingIssuer } from "../roles/repo";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "./key-material";
 import {
+  countRolesReferencingIssuer,
   DEFAULT_ISSUER_REF,
   defaultIssuerOf,
   deleteIssuer,

@@ -22,7 +22,7 @@ import type {
 } from "../../lib/openapi/types";
 import { NAME_PATTERN, type Operation, type VaultRoute } from "../router";
 import { KEYWAY_VERSION } from "../sys/health";
-import { bool, COMPONENT, fieldsBodySchema, int, nullable, object, str, stringMap, strings } from "./describe";
+import { bool, COMPONENT, fieldsBodySchema, int, nullable, object, str, stringMap, strings } from "../openapi-schemas";
 
 /** The spellings `GET ?list=` accepts for true (strconv.ParseBool, S2). */
 const LIST_TRUE = ["true", "1", "t", "T", "TRUE", "True"];

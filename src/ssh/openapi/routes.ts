@@ -3,7 +3,7 @@
  * unauthenticated, at Vault's path and, as Vault serves it, outside the envelope.
  */
 import { configuredMounts, type VaultRoute } from "../router";
-import { rawJson } from "./describe";
+import { rawJson } from "../openapi-schemas";
 import { buildOpenApiDocument } from "./document";
 
 /**

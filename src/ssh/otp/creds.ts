@@ -11,7 +11,7 @@ import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
-import { type MountTtls, mountTtlsFromRows, mountTuneQuery } from "../sys/mounts";
+import { type MountTtls, mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
 import { checkRoleCidrs, formatIp } from "./ip-match";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "./shard";
 import { zeroAddressFromRows, zeroAddressQuery } from "./zeroaddress";

@@ -2,7 +2,7 @@
  * Routes of the OTP side of the SSH engine (seed rows 5–10 and 17), relative to each
  * mount (S1). Only `verify` writes are served without a token (S16).
  */
-import { envelope, int, object, str, strings, written } from "../openapi/describe";
+import { envelope, int, object, str, strings, written } from "../openapi-schemas";
 import type { VaultRoute } from "../router";
 import { tidyRoutes } from "../tidy";
 import { CREDS_FIELDS, credsHandler } from "./creds";

@@ -6,7 +6,7 @@
  *   (hashicorp/go-uuid's shape, reference §5.1; vault-ssh-helper checks the shape).
  * - It is stored only as `keyedHash(KEYWAY_HASH_KEY, "ssh-otp:<mount>", otp)` (B2).
  * - The shard is the first SHARD_HEX_DIGITS hex digits of that hash: instance
- *   `idFromName("otp:<mount>:<digits>")`, one of SHARD_COUNT per mount. The count is
+ *   `idFromName("otp:<mount>:<digits>")`, one of 16^SHARD_HEX_DIGITS per mount. The count is
  *   fixed: changing it would strand every OTP issued before the change.
  * - A lease key is those shard digits followed by 22 random base62 characters (24 in
  *   all, the length of Vault's lease suffix), so `sys/leases/revoke` finds the shard
@@ -16,10 +16,8 @@ import { toHex } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import type { OtpStore } from "./otp-store";
 
-/** Hex digits of the hash that select the shard. */
+/** Hex digits of the hash that select the shard: 16^2 = 256 shards per mount. */
 export const SHARD_HEX_DIGITS = 2;
-/** Shards per mount: 16^SHARD_HEX_DIGITS. */
-export const SHARD_COUNT = 16 ** SHARD_HEX_DIGITS;
 
 /** UUID shape of an OTP: lowercase hex 8-4-4-4-12. */
 export const OTP_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -11,7 +11,7 @@ import { toBase64, trimTrailing } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { dateTime, envelope, int, listData, object, str, strings } from "../openapi/describe";
+import { dateTime, envelope, int, listData, object, str, strings } from "../openapi-schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { issuerSetOf, resolveIssuerRef } from "./issuers";

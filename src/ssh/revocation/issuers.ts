@@ -3,11 +3,19 @@
  * the issuer model, through the issuers repo and service.
  */
 import type { Db } from "../../db/client";
-import { type IssuerRow, issuerConfigQuery, issuersOfMount, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
+import {
+  DEFAULT_ISSUER_REF,
+  type IssuerRow,
+  issuerConfigQuery,
+  issuersOfMount,
+  issuersOfMountQuery,
+  type MountIssuers,
+  mountIssuersFromRows,
+} from "../issuers/repo";
 import { resolveIssuer } from "../issuers/service";
 
 export type { IssuerRow, MountIssuers };
-export { DEFAULT_ISSUER_REF } from "../issuers/repo";
+export { DEFAULT_ISSUER_REF };
 
 /** A mount's issuers (oldest first) and its default, in one D1 round trip. */
 export function issuerSetOf(db: Db, mount: string): Promise<MountIssuers> {

@@ -15,7 +15,7 @@ import { formatPublicKeyText, parsePublicKeyText } from "../../lib/sshwire/publi
 import { WireError } from "../../lib/sshwire/errors";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { dateTime, envelope, listData, object, str, written } from "../openapi/describe";
+import { dateTime, envelope, listData, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";

@@ -87,21 +87,6 @@ export async function listRoles(db: Db, mount: string): Promise<{ name: string; 
     .orderBy(asc(sshRoles.name));
 }
 
-/** How many CA roles of a mount name `ref` as their issuer (OpenBao's warning on rename and delete). */
-export async function countRolesReferencingIssuer(db: Db, mount: string, ref: string): Promise<number> {
-  const rows = await db
-    .select({ n: sql<number>`count(*)` })
-    .from(sshRoles)
-    .where(
-      and(
-        eq(sshRoles.mount, mount),
-        eq(sshRoles.keyType, "ca"),
-        sql`coalesce(json_extract(${sshRoles.config}, '$.issuerRef'), 'default') = ${ref}`,
-      ),
-    );
-  return rows[0]?.n ?? 0;
-}
-
 function cidrIndexRows(mount: string, role: Role) {
   const rows: (typeof sshRoleCidrs.$inferInsert)[] = [];
   for (const [list, included] of [

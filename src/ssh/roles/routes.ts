@@ -9,7 +9,7 @@ import { unknownIssuer } from "../issuers/service";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
 import type { Role } from "./model";
-import { envelope, listData, object, str, written } from "../openapi/describe";
+import { envelope, listData, object, str, written } from "../openapi-schemas";
 import { roleData, roleDataSchema } from "./output";
 import { mergeRolePatch } from "./patch";
 import { deleteRole, getRole, listRoles, putRole } from "./repo";

@@ -23,8 +23,8 @@
  * Under steady load every request still costs one generation (inline or in the refill), so
  * the steady rate stays the raw generation rate; docs/performance.md has the figures.
  */
-import { type GeneratedSshKeyPair, generateSshKeyPair } from "../../lib/crypto/ssh-ca";
-import type { KeySpec } from "../ca/key-specs";
+import { type GeneratedSshKeyPair, generateSshKeyPair } from "../../lib/crypto/ssh-keys-and-certificates";
+import type { KeySpec } from "../key-specs";
 
 export class PregeneratedKeys {
   private readonly ready: GeneratedSshKeyPair[] = [];

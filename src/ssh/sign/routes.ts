@@ -15,14 +15,14 @@ import {
   type SshSigningKey,
   SubjectKeyError,
   WireError,
-} from "../../lib/crypto/ssh-ca";
+} from "../../lib/crypto/ssh-keys-and-certificates";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
 import { mountContextCache } from "../context-cache";
-import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../ca/key-specs";
+import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { envelope, object, str } from "../openapi/describe";
+import { envelope, object, str } from "../openapi-schemas";
 import { loadEntity } from "../identity/entities";
 import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
@@ -33,7 +33,7 @@ import type { VaultRequest, VaultRoute } from "../router";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
-import { mountTtlsFromRows, mountTuneQuery } from "../sys/mounts";
+import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
 import { containsTemplate, type TemplateEntity } from "../templates";
 import {
   certTypeFor,

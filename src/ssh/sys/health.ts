@@ -8,7 +8,7 @@
 import packageJson from "../../../package.json";
 import { storageUnavailable } from "../errors";
 import { jsonResponse } from "../respond";
-import { bool, int, object, rawJson, str } from "../openapi/describe";
+import { bool, int, object, rawJson, str } from "../openapi-schemas";
 import type { VaultRequest, VaultRoute } from "../router";
 
 /** Keyway's version, as Vault's `version` field reports it. */

@@ -3,47 +3,16 @@
  * read back as integer seconds. A re-tune never changes leases already granted: callers
  * read the TTL once when they grant a lease.
  */
-import { eq } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { sshMountTune } from "../../db/schema";
 import { trimTrailing } from "../../lib/bytes";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { bool, envelope, int, object, str, written } from "../openapi/describe";
+import { bool, envelope, int, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
 import { invalidateMountContexts } from "../context-cache";
-
-/** Vault's system default and maximum lease TTL: 768h. */
-export const SYSTEM_LEASE_TTL_SECONDS = 768 * 3600;
-
-export interface MountTtls {
-  defaultLeaseTtl: number;
-  maxLeaseTtl: number;
-}
-
-/** The tuned TTLs of a mount (system defaults when never tuned). */
-export async function mountTtls(db: Db, mount: string): Promise<MountTtls> {
-  return mountTtlsFromRows(await mountTuneQuery(db, mount));
-}
-
-/** The select behind mountTtls, for callers that batch it with other reads. */
-export function mountTuneQuery(db: Db, mount: string) {
-  return db
-    .select({ defaultLeaseTtl: sshMountTune.defaultLeaseTtl, maxLeaseTtl: sshMountTune.maxLeaseTtl })
-    .from(sshMountTune)
-    .where(eq(sshMountTune.mount, mount))
-    .limit(1);
-}
-
-/** Decode mountTuneQuery's rows (system defaults when the mount was never tuned). */
-export function mountTtlsFromRows(rows: MountTtls[]): MountTtls {
-  const row = rows[0];
-  return row
-    ? { defaultLeaseTtl: row.defaultLeaseTtl, maxLeaseTtl: row.maxLeaseTtl }
-    : { defaultLeaseTtl: SYSTEM_LEASE_TTL_SECONDS, maxLeaseTtl: SYSTEM_LEASE_TTL_SECONDS };
-}
+import { type MountTtls, mountTtls, SYSTEM_LEASE_TTL_SECONDS } from "../mount-ttls";
 
 function mountOf(req: VaultRequest): string {
   const mount = trimTrailing(req.params.mount ?? "", "/");

@@ -8,7 +8,7 @@ import { invalidateTokenContexts } from "../auth/token-cache";
 import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { envelope, object, str, strings, written } from "../openapi/describe";
+import { envelope, object, str, strings, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { ParamNormaliser, VaultRequest, VaultRoute } from "../router";
 

@@ -6,7 +6,7 @@ import { aclFor } from "../auth/acl";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
-import { bool, envelope, envelopeWith, int, object, str, strings, written } from "../openapi/describe";
+import { bool, envelope, envelopeWith, int, object, str, strings, written } from "../openapi-schemas";
 import { revokeOtpLease } from "../otp/leases";
 import { jsonResponse, vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
 import { NAME_PATTERN, type VaultRoute, configuredMounts } from "../router";

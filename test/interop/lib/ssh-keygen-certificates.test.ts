@@ -13,7 +13,7 @@ import {
   importSigningKey,
   type SshSigningKey,
   signCertificate,
-} from "../../../src/lib/crypto/ssh-ca";
+} from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { decodeCertificate } from "../../../src/lib/sshwire/certificate";
 import type { RsaSignatureAlgorithm } from "../../../src/lib/sshwire/key-types";
 import { findBinary, OpensshSandbox, parseCertificateListing } from "../../support/openssh";

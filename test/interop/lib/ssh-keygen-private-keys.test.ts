@@ -15,7 +15,7 @@ import {
   type SshKeyKind,
   signCertificate,
   verifyCertificate,
-} from "../../../src/lib/crypto/ssh-ca";
+} from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { decodeCertificate } from "../../../src/lib/sshwire/certificate";
 import { blobOfLine, fixtureText } from "../../unit/lib/support/fixtures";
 import { findBinary, OpensshSandbox, parseCertificateListing } from "../../support/openssh";

@@ -1,6 +1,6 @@
 /** Key generation parameters: config/ca (reference §6.1) and issue (decision S10). */
 import { describe, expect, it } from "vitest";
-import { caKeySpec, issueKeySpec, sshKeyTypeOf } from "../../../src/ssh/ca/key-specs";
+import { caKeySpec, issueKeySpec, sshKeyTypeOf } from "../../../src/ssh/key-specs";
 
 describe("caKeySpec", () => {
   it.each([

@@ -5,7 +5,7 @@
  * answer carries its own key, certified, never one handed out before.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { importSigningKey, verifyCertificate } from "../../../src/lib/crypto/ssh-ca";
+import { importSigningKey, verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { encodePublicKey } from "../../../src/lib/sshwire/public-key";
 import { RSA_2048_POOL_CAPACITY, rsa2048Pool } from "../../../src/ssh/sign/key-pool";
 import { uniqueName, vault } from "../../helpers/vault";

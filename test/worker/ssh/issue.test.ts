@@ -4,7 +4,7 @@
  * (lease). Mount `ssh` has an Ed25519 CA; `ssh-two` has none.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { importSigningKey, verifyCertificate } from "../../../src/lib/crypto/ssh-ca";
+import { importSigningKey, verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { encodePublicKey } from "../../../src/lib/sshwire/public-key";
 import { uniqueName, vault } from "../../helpers/vault";
 import { CA_KEYS, decodeSignedKey } from "./ca-fixtures";

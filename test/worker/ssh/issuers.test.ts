@@ -1,58 +1,20 @@
 /**
- * SSH issuers (decision S20, OpenBao's API; vault-ssh-behaviour §10) and the trust bundle
- * (S21): every issuer endpoint, OpenBao's error texts, role `issuer_ref`, sign and issue
- * through named issuers, retirement, `trusted_keys` and `known_hosts`. Each test starts
- * from a mount without issuers (`DELETE config/ca` removes them all) nor roles.
+ * SSH issuers (decision S20, OpenBao's API; vault-ssh-behaviour §10): every issuer
+ * endpoint and OpenBao's error texts: import and list, issuer/:issuer_ref, config/issuers,
+ * and config/ca and public_key acting on the default issuer. Roles bound to issuers and
+ * the trust bundle (S21): issuer-roles-trust.test.ts. Each test starts from a mount
+ * without issuers nor roles.
  */
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
-import { bytesEqual } from "../../../src/lib/bytes";
 import { insertIssuer } from "../../../src/ssh/issuers/repo";
 import { isNameConflict } from "../../../src/ssh/issuers/service";
-import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
-import { blobOf, CA_KEYS, decodeSignedKey, SUBJECT_KEYS } from "./ca-fixtures";
+import { importIssuer, importOk, MOUNT, resetIssuerMount, role, sign, USER_ROLE, UUID } from "../../helpers/ssh-issuers";
+import { tokenWithPolicy, vault } from "../../helpers/vault";
+import { CA_KEYS } from "./ca-fixtures";
 
-const MOUNT = "ssh-two";
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const USER_ROLE = { key_type: "ca", allow_user_certificates: true, allowed_users: "*", ttl: "10m" };
-
-type Pair = { privateKey: string; publicKey: string };
-
-function importIssuer(pair: Pair, options: { name?: string; body?: Record<string, unknown> } = {}) {
-  const path = options.name === undefined ? `${MOUNT}/issuers/import` : `${MOUNT}/issuers/import/${options.name}`;
-  return vault("POST", path, { body: { private_key: pair.privateKey, public_key: pair.publicKey, ...options.body } });
-}
-
-async function importOk(pair: Pair, options: { name?: string; body?: Record<string, unknown> } = {}): Promise<string> {
-  const res = await importIssuer(pair, options);
-  if (res.status !== 200) throw new Error(`import failed: ${res.status} ${res.text}`);
-  return res.json.data.issuer_id as string;
-}
-
-async function role(body: Record<string, unknown>): Promise<string> {
-  const name = uniqueName("role");
-  const res = await vault("POST", `${MOUNT}/roles/${name}`, { body });
-  if (res.status !== 204) throw new Error(`role write failed: ${res.status} ${res.text}`);
-  return name;
-}
-
-function sign(roleName: string) {
-  return vault("POST", `${MOUNT}/sign/${roleName}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" } });
-}
-
-/** The CA key blob a signed certificate names. */
-function signerOf(signedKey: string): Uint8Array {
-  return decodeSignedKey(signedKey).signatureKey;
-}
-
-beforeEach(async () => {
-  const res = await vault("DELETE", `${MOUNT}/config/ca`);
-  expect(res.status).toBe(204);
-  // Roles of earlier tests would count in OpenBao's "roles reference" warnings.
-  const roles = await vault("GET", `${MOUNT}/roles?list=true`);
-  for (const name of (roles.json?.data?.keys ?? []) as string[]) await vault("DELETE", `${MOUNT}/roles/${name}`);
-});
+beforeEach(resetIssuerMount);
 
 describe("import and list (S20)", () => {
   it("the first issuer becomes the default; later ones only with set_default", async () => {
@@ -312,136 +274,5 @@ describe("config/ca and public_key act on the default issuer (S20)", () => {
     const res = await sign(roleName);
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ errors: ["failed to read CA private key"] });
-  });
-});
-
-describe("roles bind an issuer (S20)", () => {
-  it("issuer_ref defaults to default, is validated on write, and reads back", async () => {
-    const named = await importOk(CA_KEYS.ecdsa256, { name: "bound" });
-    const plain = await role(USER_ROLE);
-    expect((await vault("GET", `${MOUNT}/roles/${plain}`)).json.data.issuer_ref).toBe("default");
-    const spelled = await role({ ...USER_ROLE, issuer_ref: " DEFAULT " });
-    expect((await vault("GET", `${MOUNT}/roles/${spelled}`)).json.data.issuer_ref).toBe("default");
-    const byName = await role({ ...USER_ROLE, issuer_ref: "bound" });
-    const byId = await role({ ...USER_ROLE, issuer_ref: named });
-    const list = await vault("GET", `${MOUNT}/roles?list=true`);
-    expect(list.json.data.key_info[byName]).toEqual({ key_type: "ca", issuer_ref: "bound" });
-    expect(list.json.data.key_info[byId]).toEqual({ key_type: "ca", issuer_ref: named });
-
-    const name = uniqueName("role");
-    const unknown = await vault("POST", `${MOUNT}/roles/${name}`, { body: { ...USER_ROLE, issuer_ref: "missing" } });
-    expect(unknown.status).toBe(400);
-    expect(unknown.json).toEqual({ errors: ["unable to find issuer for reference: missing"] });
-    const malformed = await vault("POST", `${MOUNT}/roles/${name}`, { body: { ...USER_ROLE, issuer_ref: "a b" } });
-    expect(malformed.status).toBe(400);
-    expect(malformed.json.errors[0]).toMatch(/^invalid issuer_ref "a b"/);
-    expect((await vault("GET", `${MOUNT}/roles/${name}`)).status).toBe(404);
-    // PATCH is validated the same way.
-    const patched = await vault("PATCH", `${MOUNT}/roles/${byName}`, { body: { issuer_ref: "missing" } });
-    expect(patched.status).toBe(400);
-    expect((await vault("GET", `${MOUNT}/roles/${byName}`)).json.data.issuer_ref).toBe("bound");
-  });
-
-  it("sign and issue use the role's issuer and answer its issuer_id", async () => {
-    const def = await importOk(CA_KEYS.ed25519);
-    const named = await importOk(CA_KEYS.ecdsa256, { name: "named" });
-    const viaDefault = await role(USER_ROLE);
-    const viaNamed = await role({ ...USER_ROLE, issuer_ref: "named" });
-
-    const a = await sign(viaDefault);
-    expect(a.status).toBe(200);
-    expect(a.json.data.issuer_id).toBe(def);
-    expect(bytesEqual(signerOf(a.json.data.signed_key), blobOf(CA_KEYS.ed25519.publicKey))).toBe(true);
-    const b = await sign(viaNamed);
-    expect(b.json.data.issuer_id).toBe(named);
-    expect(bytesEqual(signerOf(b.json.data.signed_key), blobOf(CA_KEYS.ecdsa256.publicKey))).toBe(true);
-    const issued = await vault("POST", `${MOUNT}/issue/${viaNamed}`, { body: { key_type: "ed25519", valid_principals: "alice" } });
-    expect(issued.status).toBe(200);
-    expect(issued.json.data.issuer_id).toBe(named);
-    expect(bytesEqual(signerOf(issued.json.data.signed_key), blobOf(CA_KEYS.ecdsa256.publicKey))).toBe(true);
-
-    // A change of default reaches the very next sign in this isolate (cache invalidated at once).
-    await vault("POST", `${MOUNT}/config/issuers`, { body: { default: "named" } });
-    expect((await sign(viaDefault)).json.data.issuer_id).toBe(named);
-  });
-});
-
-describe("retirement and the trust bundle (S21)", () => {
-  it("a retired issuer cannot sign nor be default, and leaves trusted_keys and known_hosts", async () => {
-    const oldId = await importOk(CA_KEYS.ed25519, { name: "old" });
-    const newId = await importOk(CA_KEYS.ecdsa256, { name: "new" });
-    const viaOld = await role({ ...USER_ROLE, issuer_ref: "old" });
-
-    const both = await vault("GET", `${MOUNT}/trusted_keys`, { token: null });
-    expect(both.status).toBe(200);
-    expect(both.headers.get("Content-Type")).toBe("text/plain");
-    expect(both.headers.get("Cache-Control")).toBe("public, max-age=60");
-    const lines = (k: string) => `${k.trim().split(" ").slice(0, 2).join(" ")}\n`;
-    expect(both.text).toBe(lines(CA_KEYS.ed25519.publicKey) + lines(CA_KEYS.ecdsa256.publicKey));
-    const etag = both.headers.get("ETag")!;
-    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
-    const cached = await vault("GET", `${MOUNT}/trusted_keys`, { token: null, headers: { "If-None-Match": etag } });
-    expect(cached.status).toBe(304);
-
-    // The default can be neither retired nor replaced by a retired issuer.
-    const retireDefault = await vault("POST", `${MOUNT}/issuer/old`, { body: { trusted: false } });
-    expect(retireDefault.status).toBe(400);
-    expect(retireDefault.json).toEqual({ errors: ["the default issuer cannot be retired; make another issuer the default first"] });
-    await vault("POST", `${MOUNT}/config/issuers`, { body: { default: "new" } });
-    // Default first in the bundle.
-    expect((await vault("GET", `${MOUNT}/trusted_keys`, { token: null })).text).toBe(
-      lines(CA_KEYS.ecdsa256.publicKey) + lines(CA_KEYS.ed25519.publicKey),
-    );
-    const retired = await vault("PATCH", `${MOUNT}/issuer/old`, { body: { trusted: false } });
-    expect(retired.status).toBe(200);
-    expect(retired.json.data).toMatchObject({ issuer_id: oldId, trusted: false });
-
-    const refused = await sign(viaOld);
-    expect(refused.status).toBe(400);
-    expect(refused.json).toEqual({ errors: ['issuer "old" is retired'] });
-    const asDefault = await vault("POST", `${MOUNT}/config/issuers`, { body: { default: "old" } });
-    expect(asDefault.status).toBe(400);
-    expect(asDefault.json.errors[0]).toMatch(/^issuer "old" is retired/);
-    const importRetiredDefault = await importIssuer(CA_KEYS.ecdsa384, { body: { trusted: false, set_default: true } });
-    expect(importRetiredDefault.status).toBe(400);
-
-    const after = await vault("GET", `${MOUNT}/trusted_keys`, { token: null, headers: { "If-None-Match": etag } });
-    expect(after.status).toBe(200);
-    expect(after.text).toBe(lines(CA_KEYS.ecdsa256.publicKey));
-    expect(after.headers.get("ETag")).not.toBe(etag);
-    const hosts = await vault("GET", `${MOUNT}/known_hosts?domain=example.com`, { token: null });
-    expect(hosts.status).toBe(200);
-    expect(hosts.headers.get("Cache-Control")).toBe("public, max-age=60");
-    expect(hosts.headers.get("ETag")).toMatch(/^"[0-9a-f]{32}"$/);
-    expect(hosts.text).toBe(`@cert-authority *.example.com,example.com ${lines(CA_KEYS.ecdsa256.publicKey)}`);
-    const list = await vault("GET", `${MOUNT}/issuers?list=true`);
-    expect(list.json.data.key_info[oldId].trusted).toBe(false);
-    expect(list.json.data.key_info[newId]).toMatchObject({ trusted: true, is_default: true });
-
-    // Restored, it signs again; deleted, it is gone.
-    expect((await vault("POST", `${MOUNT}/issuer/old`, { body: { trusted: true } })).json.data.trusted).toBe(true);
-    expect((await sign(viaOld)).status).toBe(200);
-    expect((await vault("DELETE", `${MOUNT}/issuer/old`)).json.warnings).toEqual(["1 roles reference 'old'"]);
-  });
-
-  it("known_hosts validates its domain", async () => {
-    await importOk(CA_KEYS.ed25519);
-    const missing = await vault("GET", `${MOUNT}/known_hosts`, { token: null });
-    expect(missing.status).toBe(400);
-    expect(missing.json).toEqual({ errors: ["missing domain"] });
-    for (const domain of ["a b", "*.example.com", "ex,ample", "x".repeat(254), "a\nb", "@cert-authority"]) {
-      const res = await vault("GET", `${MOUNT}/known_hosts?domain=${encodeURIComponent(domain)}`, { token: null });
-      expect(res.status).toBe(400);
-      expect(res.json.errors[0]).toMatch(/^invalid domain/);
-    }
-    expect((await vault("GET", `${MOUNT}/known_hosts?domain=${"x".repeat(253)}`, { token: null })).status).toBe(200);
-    expect((await vault("POST", `${MOUNT}/known_hosts?domain=a`, { token: null })).status).toBe(403);
-    expect((await vault("POST", `${MOUNT}/trusted_keys`, { token: null })).status).toBe(403);
-  });
-
-  it("an empty bundle is an empty 200", async () => {
-    const res = await vault("GET", `${MOUNT}/trusted_keys`, { token: null });
-    expect(res.status).toBe(200);
-    expect(res.text).toBe("");
   });
 });

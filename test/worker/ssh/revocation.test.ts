@@ -12,7 +12,7 @@ import worker from "../../../src/index";
 import { createDb } from "../../../src/db/client";
 import { fromBase64 } from "../../../src/lib/bytes";
 import { encodeKrl, krlVersionOf } from "../../../src/lib/sshwire/krl";
-import { scheduledTidy } from "../../../src/ssh/revocation";
+import { scheduledTidy } from "../../../src/ssh/revocation/routes";
 import { recordCertificate } from "../../../src/ssh/revocation/inventory";
 import type { VaultRequest } from "../../../src/ssh/router";
 import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";

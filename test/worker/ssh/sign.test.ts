@@ -4,7 +4,7 @@
  * CA and `ssh-two` an Ed25519 CA for the whole file.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { verifyCertificate } from "../../../src/lib/crypto/ssh-ca";
+import { verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { toBase64 } from "../../../src/lib/bytes";
 import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
 import { blobOf, CA_KEYS, decodeSignedKey, optionsOf, SUBJECT_KEYS, sha256Hex } from "./ca-fixtures";

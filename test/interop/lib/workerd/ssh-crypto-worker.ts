@@ -11,7 +11,7 @@ import {
   publicKeyHash,
   signCertificate,
   verifyCertificate,
-} from "../../../../src/lib/crypto/ssh-ca";
+} from "../../../../src/lib/crypto/ssh-keys-and-certificates";
 import type { RsaSignatureAlgorithm } from "../../../../src/lib/sshwire/key-types";
 
 /** Request body. */

@@ -8,7 +8,7 @@ import {
   readPrivateKeyPem,
   writePrivateKeyPem,
 } from "../../../../src/lib/crypto/private-key-formats";
-import { importSigningKey, publicKeyMatches, SshKeyError } from "../../../../src/lib/crypto/ssh-ca";
+import { importSigningKey, publicKeyMatches, SshKeyError } from "../../../../src/lib/crypto/ssh-keys-and-certificates";
 import { WireError } from "../../../../src/lib/sshwire/errors";
 import { decodePublicKey, publicKeyBits } from "../../../../src/lib/sshwire/public-key";
 import { fixtureNames, fixtureText, privateKeyFixtureNames, publicKeyFixture, seededRandom } from "../support/fixtures";

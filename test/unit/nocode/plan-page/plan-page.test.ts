@@ -8,7 +8,7 @@ import { summarizeModule } from "../../../../src/lib/terraform/summarize-module"
 import type { ModuleSummary } from "../../../../src/lib/terraform/types";
 import { addressParts, planJson } from "../../../../src/nocode/plan-page/json";
 import { changedVariablesFromReasons, describeChangedVariables, type PlanPageModel } from "../../../../src/nocode/plan-page/model";
-import { escapeHtml, formatValue, planSummaryLine, renderPlanPage } from "../../../../src/nocode/plan-page/render";
+import { formatValue, planSummaryLine, renderMessagePage, renderPlanPage } from "../../../../src/nocode/plan-page/render";
 import { type EffectiveValue, planRun } from "../../../../src/nocode/planner";
 import { upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";
 import { nodeTerraformParser } from "../../lib/terraform/node-parser";
@@ -122,8 +122,8 @@ describe("renderPlanPage (N8)", () => {
     expect(row("random_uuid.added")).toMatchObject({ css: "create", action: "create" });
     expect(row("random_id.legacy")).toMatchObject({ css: "delete", action: "destroy" });
     expect(row("random_string.suffix")).toMatchObject({ css: "update", action: "update in-place", rest: '<ul class="reasons"><li>configuration changed</li></ul>' });
-    expect(row("random_pet.name")).toMatchObject({ css: "update", rest: '<ul class="reasons"><li>variable &#34;region&#34; changed</li></ul>' });
-    expect(row("random_password.db")).toMatchObject({ css: "update", rest: '<ul class="reasons"><li>variable &#34;db_password&#34; changed</li></ul>' });
+    expect(row("random_pet.name")).toMatchObject({ css: "update", rest: '<ul class="reasons"><li>variable &quot;region&quot; changed</li></ul>' });
+    expect(row("random_password.db")).toMatchObject({ css: "update", rest: '<ul class="reasons"><li>variable &quot;db_password&quot; changed</li></ul>' });
     expect(row("module.labels.random_pet.label")).toMatchObject({ css: "noop", action: "no changes" });
     expect(page).toContain("<summary>3 resources unchanged</summary>");
   });
@@ -131,7 +131,7 @@ describe("renderPlanPage (N8)", () => {
   it("shows changed variables by name, sensitive ones as (sensitive) and never their values or hashes", () => {
     const page = renderPlanPage(upgradeModel());
     expect(page).toContain('<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>');
-    expect(page).toContain("<tr><td><code>region</code></td><td><code>&#34;eu-west-1&#34; (default)</code></td><td><code>&#34;us-east-1&#34;</code></td></tr>");
+    expect(page).toContain("<tr><td><code>region</code></td><td><code>&quot;eu-west-1&quot; (default)</code></td><td><code>&quot;us-east-1&quot;</code></td></tr>");
     expect(page).not.toContain(SECRET_HASH_1);
     expect(page).not.toContain(SECRET_HASH_2);
     expect(page).not.toContain("4f1c0ffee");
@@ -159,8 +159,8 @@ describe("renderPlanPage (N8)", () => {
     );
     expect(page).not.toContain("<script");
     expect(page).not.toMatch(/"><script/);
-    expect(page).toContain("&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62;&#38;&#39;");
-    expect(page).toContain('<a href="&#34;&#62;&#60;script&#62;x&#60;/script&#62;">JSON</a>');
+    expect(page).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;");
+    expect(page).toContain('<a href="&quot;&gt;&lt;script&gt;x&lt;/script&gt;">JSON</a>');
     // the only tags are ours: count a few
     expect(page.match(/<table>/g)).toHaveLength(2);
   });
@@ -191,8 +191,10 @@ describe("renderPlanPage (N8)", () => {
 });
 
 describe("helpers", () => {
-  it("escapeHtml escapes the five characters and nothing else", () => {
-    expect(escapeHtml(`a&b<c>d"e'f → g`)).toBe("a&#38;b&#60;c&#62;d&#34;e&#39;f → g");
+  it("pages escape the five characters and nothing else (Hono's html helper)", () => {
+    const page = renderMessagePage(`t<i>`, `a&b<c>d"e'f → g`);
+    expect(page).toContain("<title>t&lt;i&gt;</title>");
+    expect(page).toContain("<p>a&amp;b&lt;c&gt;d&quot;e&#39;f → g</p>");
   });
 
   it("formatValue quotes strings, shows expression defaults as source, marks defaults, truncates", () => {

@@ -4,7 +4,7 @@
  * counter here (real RSA generation is covered by test/worker/ssh/issue-key-pool.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { GeneratedSshKeyPair } from "../../../../src/lib/crypto/ssh-ca";
+import type { GeneratedSshKeyPair } from "../../../../src/lib/crypto/ssh-keys-and-certificates";
 import { PregeneratedKeys, poolFor, RSA_2048_POOL_CAPACITY, rsa2048Pool } from "../../../../src/ssh/sign/key-pool";
 
 /** A generator of distinct fake key pairs that counts its calls; `gate` holds each generation. */

@@ -56,15 +56,25 @@ function rows(page: string): Record<string, { action: string; reasons: string[] 
   return out;
 }
 
+/** Every answer of the plan page, 200 or refusal, HTML or JSON: nothing cached, framed, sniffed or leaked through a Referer. */
+function expectPageSecurityHeaders(headers: Headers): void {
+  expect(headers.get("cache-control")).toBe("no-store");
+  expect(headers.get("referrer-policy")).toBe("no-referrer");
+  expect(headers.get("x-frame-options")).toBe("DENY");
+  expect(headers.get("x-content-type-options")).toBe("nosniff");
+  expect(headers.get("content-security-policy")).toBe(
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  );
+  expect(headers.get("strict-transport-security")).toBeNull();
+}
+
 describe("the plan page with its view token", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("opens from plan-url without any other credential and shows the plan a person can review", async () => {
     const ctx = await plannedUpgrade();
     const page = await getPage(ctx.planUrl);
     expect(page.status, page.text).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(page.headers.get("cache-control")).toBe("no-store");
-    expect(page.headers.get("referrer-policy")).toBe("no-referrer");
-    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expectPageSecurityHeaders(page.headers);
     const html = page.text;
     expect(html).toContain(`<title>Upgrade plan ${ctx.runId} · ${ctx.name} · ${ctx.org}</title>`);
     expect(html).toContain(`<h1>Upgrade plan for workspace ${ctx.name}</h1>`);
@@ -77,16 +87,16 @@ describe("the plan page with its view token", { timeout: UPGRADE_TEST_TIMEOUT },
     expect(rows(html)).toEqual({
       "random_uuid.added": { action: "create", reasons: [] },
       "random_id.legacy": { action: "destroy", reasons: [] },
-      "random_password.db": { action: "update in-place", reasons: ["variable &#34;db_password&#34; changed"] },
-      "random_pet.name": { action: "update in-place", reasons: ["variable &#34;region&#34; changed"] },
+      "random_password.db": { action: "update in-place", reasons: ["variable &quot;db_password&quot; changed"] },
+      "random_pet.name": { action: "update in-place", reasons: ["variable &quot;region&quot; changed"] },
       "random_string.suffix": { action: "update in-place", reasons: ["configuration changed"] },
       "module.labels.random_integer.n": { action: "no changes", reasons: [] },
       "module.labels.random_pet.label": { action: "no changes", reasons: [] },
       "module.remote": { action: "no changes", reasons: [] },
     });
     expect(html).toContain('<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>');
-    expect(html).toContain("<tr><td><code>region</code></td><td><code>&#34;eu-west-1&#34; (default)</code></td><td><code>&#34;us-east-1&#34;</code></td></tr>");
-    expect(html).toContain(`<a href="?view=${ctx.view}&#38;format=json">JSON</a>`);
+    expect(html).toContain("<tr><td><code>region</code></td><td><code>&quot;eu-west-1&quot; (default)</code></td><td><code>&quot;us-east-1&quot;</code></td></tr>");
+    expect(html).toContain(`<a href="?view=${ctx.view}&amp;format=json">JSON</a>`);
     expectNoSecrets(html, await sensitiveHashes(ctx.runId, ctx.workspaceId));
   });
 
@@ -195,6 +205,7 @@ describe("the plan page refuses without a valid credential", { timeout: UPGRADE_
       expect(page.status, path).toBe(401);
       expect(page.headers.get("www-authenticate")).toBe('Bearer realm="keyway"');
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expectPageSecurityHeaders(page.headers);
       expect(page.text).toContain("This plan link is invalid or has expired.");
       expect(page.text).not.toContain("random_uuid.added");
     }
@@ -203,6 +214,7 @@ describe("the plan page refuses without a valid credential", { timeout: UPGRADE_
     expect(missing.status).toBe(401);
     const json = await getPage(`${ctx.path}?format=json`);
     expect(json.status).toBe(401);
+    expectPageSecurityHeaders(json.headers);
     expect(JSON.parse(json.text)).toMatchObject({ errors: [{ status: "401", title: "unauthorized" }] });
   });
 
@@ -214,6 +226,7 @@ describe("the plan page refuses without a valid credential", { timeout: UPGRADE_
     ]) {
       const page = await getPage(`${path}?view=${ctx.view}`);
       expect(page.status, path).toBe(404);
+      expectPageSecurityHeaders(page.headers);
       expect(page.text).not.toContain("random_uuid.added");
     }
   });

@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { ingestModuleVersionMessage } from "../../../../src/nocode/queue/messages";
-import { latestOkVersion, versionSummary } from "../../../../src/nocode/registry";
+import { latestOkVersion, versionSummary } from "../../../../src/nocode/registry/repo";
 import { handleQueue, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { fixtureFiles } from "../../../fixtures/terraform";
 import type { TfeAnswer } from "../../../helpers/nocode";

@@ -9,10 +9,10 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
+import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules/repo";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import { applyRunMessage, planRunMessage } from "../../../../src/nocode/queue/messages";
-import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry";
+import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry/repo";
 import { buildRunConfiguration, effectiveValues, type RunConfiguration } from "../../../../src/nocode/runs/configuration";
 import { createRun, enqueueRunPlan } from "../../../../src/nocode/runs/create";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";

@@ -11,7 +11,7 @@ import { env } from "cloudflare:workers";
 import { createDb } from "../../../../src/db/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authenticateNocode } from "../../../../src/nocode/auth";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";

@@ -12,7 +12,7 @@ import {
   SubjectKeyError,
   signCertificate,
   verifyCertificate,
-} from "../../../../src/lib/crypto/ssh-ca";
+} from "../../../../src/lib/crypto/ssh-keys-and-certificates";
 import { decodeCertificate, encodeCertificate, optionsToRecord } from "../../../../src/lib/sshwire/certificate";
 import { WireError } from "../../../../src/lib/sshwire/errors";
 import { EC_CURVES, type RsaSignatureAlgorithm } from "../../../../src/lib/sshwire/key-types";

@@ -151,7 +151,7 @@ export function registryModuleVersionResource(module: RegistryModuleRow, v: Regi
 const relatedLink = v.strictObject({ related: v.string() });
 
 /** The resource registryModuleResource renders. */
-export const registryModuleResourceAnswer = v.strictObject({
+export const registryModuleAnswer = v.strictObject({
   id: v.string(),
   type: v.literal("registry-modules"),
   attributes: v.strictObject({
@@ -175,11 +175,9 @@ export const registryModuleResourceAnswer = v.strictObject({
   links: v.strictObject({ self: v.string() }),
 });
 
-export const registryModuleAnswer = registryModuleResourceAnswer;
-
 /** A page of modules; `included` holds the no-code modules asked for with `include`. */
 export const registryModuleListAnswer = v.strictObject({
-  data: v.array(registryModuleResourceAnswer),
+  data: v.array(registryModuleAnswer),
   included: v.optional(v.array(v.looseObject({ id: v.string(), type: v.string() }))),
   meta: v.strictObject({ pagination }),
   links: v.strictObject({ self: v.string(), first: v.string(), prev: v.nullable(v.string()), next: v.nullable(v.string()), last: v.string() }),

@@ -7,9 +7,9 @@ import { vaultTokens } from "../../db/schema";
 import { vaultJson, vaultNoContent } from "../respond";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { authEnvelope, bool, dateTime, envelope, int, nullable, object, str, stringMap, strings, written } from "../openapi/describe";
+import { authEnvelope, bool, dateTime, envelope, int, nullable, object, str, stringMap, strings, written } from "../openapi-schemas";
 import type { VaultRequest, VaultRoute } from "../router";
-import { invalidateTokenContext } from "./token-cache";
+import { invalidateTokenContext } from "../auth/token-cache";
 import {
   type TokenContext,
   createToken,
@@ -19,7 +19,7 @@ import {
   renewToken,
   resolveToken,
   revokeTokenTree,
-} from "./tokens";
+} from "../auth/tokens";
 
 function requireToken(req: VaultRequest): TokenContext {
   if (!req.token) throw permissionDenied();

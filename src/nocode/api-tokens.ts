@@ -6,12 +6,12 @@
  */
 import { and, desc, eq, sql } from "drizzle-orm";
 import * as v from "valibot";
-import type { Db } from "../../db/client";
-import { nocodeTokens } from "../../db/schema";
-import { generateNocodeToken, hashNocodeToken } from "../auth";
-import { newId } from "../ids";
-import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
-import { isoTime } from "../respond";
+import type { Db } from "../db/client";
+import { nocodeTokens } from "../db/schema";
+import { generateNocodeToken, hashNocodeToken } from "./auth";
+import { newId } from "./ids";
+import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "./request/answers";
+import { isoTime } from "./respond";
 
 export type TokenRow = typeof nocodeTokens.$inferSelect;
 

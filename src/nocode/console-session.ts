@@ -15,11 +15,11 @@
  *   with the attacker's token).
  */
 import { and, eq, gt, inArray, lte } from "drizzle-orm";
-import { createDb } from "../../db/client";
-import { consoleSessions } from "../../db/schema";
-import { toBase64Url, randomBytes } from "../../lib/bytes";
-import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
-import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "../auth";
+import { createDb } from "../db/client";
+import { consoleSessions } from "../db/schema";
+import { toBase64Url, randomBytes } from "../lib/bytes";
+import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
+import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "./auth";
 
 /** N14: a session lasts 12 hours at most. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;

@@ -39,21 +39,15 @@ function weak(keyType: string, bits: number): KeySpecError {
   return new KeySpecError(`refusing to generate weak ${keyType} key: ${bits} bits < 2048 bits`);
 }
 
-/** `POST config/ca` generation (reference §6.1). Key types are case-sensitive. */
-export function caKeySpec(keyType: string, keyBits: number): KeySpec {
+/**
+ * The spec of a key type name (case-sensitive), RSA's size decided by `rsa`: the two
+ * generators differ only there.
+ */
+function keySpec(keyType: string, keyBits: number, rsa: (bits: number) => KeySpec): KeySpec {
   switch (keyType) {
     case "ssh-rsa":
-    case "rsa": {
-      const bits = keyBits === 0 ? 4096 : keyBits;
-      if (bits < 2048) throw weak(keyType, bits);
-      // workerd's BoringSSL generates RSA keys only in multiples of 128 bits.
-      if (bits > MAX_CA_RSA_BITS || bits % 128 !== 0) {
-        throw new KeySpecError(
-          `refusing to generate ${keyType} key of ${bits} bits: the size must be a multiple of 128 from 2048 to ${MAX_CA_RSA_BITS}`,
-        );
-      }
-      return { kind: "rsa", bits };
-    }
+    case "rsa":
+      return rsa(keyBits);
     case "ec":
     case "ecdsa-sha2-nistp256":
     case "ecdsa-sha2-nistp384":
@@ -67,29 +61,29 @@ export function caKeySpec(keyType: string, keyBits: number): KeySpec {
   }
 }
 
+/** `POST config/ca` generation (reference §6.1). Key types are case-sensitive. */
+export function caKeySpec(keyType: string, keyBits: number): KeySpec {
+  return keySpec(keyType, keyBits, (requested) => {
+    const bits = requested === 0 ? 4096 : requested;
+    if (bits < 2048) throw weak(keyType, bits);
+    // workerd's BoringSSL generates RSA keys only in multiples of 128 bits.
+    if (bits > MAX_CA_RSA_BITS || bits % 128 !== 0) {
+      throw new KeySpecError(`refusing to generate ${keyType} key of ${bits} bits: the size must be a multiple of 128 from 2048 to ${MAX_CA_RSA_BITS}`);
+    }
+    return { kind: "rsa", bits };
+  });
+}
+
 /** `POST issue/:name` generation (decision S10; reference §6.2 for the accepted names). */
 export function issueKeySpec(keyType: string, keyBits: number): KeySpec {
-  switch (keyType) {
-    case "rsa":
-    case "ssh-rsa": {
-      const bits = keyBits === 0 ? 2048 : keyBits;
-      if (bits < 2048) throw weak(keyType, bits);
-      if (bits !== 2048 && bits !== 3072 && bits !== 4096) {
-        throw new KeySpecError(`invalid key_bits ${bits} for key_type ${keyType}: must be 2048, 3072 or 4096`);
-      }
-      return { kind: "rsa", bits };
+  return keySpec(keyType, keyBits, (requested) => {
+    const bits = requested === 0 ? 2048 : requested;
+    if (bits < 2048) throw weak(keyType, bits);
+    if (bits !== 2048 && bits !== 3072 && bits !== 4096) {
+      throw new KeySpecError(`invalid key_bits ${bits} for key_type ${keyType}: must be 2048, 3072 or 4096`);
     }
-    case "ec":
-    case "ecdsa-sha2-nistp256":
-    case "ecdsa-sha2-nistp384":
-    case "ecdsa-sha2-nistp521":
-      return ecSpec(keyType, keyBits);
-    case "ed25519":
-    case "ssh-ed25519":
-      return { kind: "ed25519", bits: 0 };
-    default:
-      throw new KeySpecError(`unknown ssh key pair algorithm: ${keyType}`);
-  }
+    return { kind: "rsa", bits };
+  });
 }
 
 /** SSH key type name of a spec (for key-length checks and the stored CA row). */

@@ -4,7 +4,7 @@
  */
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
-import { cacheableFile } from "../openapi/describe";
+import { cacheableFile } from "../openapi-schemas";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
 import { inventoryRoutes, tidyCertificates } from "./inventory";

@@ -12,14 +12,14 @@
  * Dependencies come in as a parameter so tests can inject failures (N11).
  */
 
-import { createDb } from "../../db/client";
-import { logError, logInfo } from "../../lib/log";
-import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
-import { notifyRolloutOfRun } from "../rollout-hooks";
-import { advanceRollout } from "../rollouts/service";
-import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "../runs/lifecycle";
-import { type ProvisionMessage, parseProvisionMessage } from "./messages";
-import { messageRequestId, stampRequestId } from "./request-id";
+import { createDb } from "../db/client";
+import { logError, logInfo } from "../lib/log";
+import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "./registry/ingestion";
+import { notifyRolloutOfRun } from "./rollout-hooks";
+import { advanceRollout } from "./rollouts/service";
+import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "./runs/lifecycle";
+import { type ProvisionMessage, parseProvisionMessage } from "./queue/messages";
+import { messageRequestId, stampRequestId } from "./queue/request-id";
 
 /** What the consumers need besides the bindings. */
 export interface ProvisionConsumerDeps {

@@ -31,8 +31,8 @@ import { createSigningKey, type SshSigningKey } from "./ssh-signing-key";
 import { toArrayBuffer, verifySignature, type WebCryptoParams } from "./ssh-webcrypto";
 
 export type { SshSigningKey } from "./ssh-signing-key";
-export { SshKeyError, type SshKeyErrorCode } from "./ssh-key-error";
-export { WireError, type WireErrorCode } from "../sshwire/errors";
+export { SshKeyError } from "./ssh-key-error";
+export { WireError } from "../sshwire/errors";
 
 /**
  * Imports a CA private key from PEM text: PKCS#1 `RSA PRIVATE KEY`, SEC1 `EC PRIVATE KEY`
@@ -51,8 +51,6 @@ export type SshKeyKind = "rsa" | "ec" | "ed25519";
 
 /** RSA sizes of decision S10. */
 export const RSA_KEY_BITS = [2048, 3072, 4096] as const;
-/** EC sizes of decision S10. */
-export const EC_KEY_BITS = [256, 384, 521] as const;
 
 /** Options of {@link generateSshKeyPair}. */
 export interface GenerateOptions {

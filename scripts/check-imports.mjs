@@ -1,0 +1,210 @@
+#!/usr/bin/env node
+/**
+ * The import rules of house-style / HELPERS.md, checked on every file of src/ (issue 16):
+ *
+ * 1. No import circle between feature folders. A feature is a folder directly under
+ *    src/ssh, src/nocode or src/lib (src/nocode/registry, src/lib/sshwire, …); a file
+ *    directly in a wing (src/ssh/errors.ts, src/nocode/respond.ts, …) is a node of its own,
+ *    since those files are the wing's shared plumbing, not a feature.
+ * 2. Nothing inside src/nocode imports src/nocode/app.ts (only src/index.ts mounts it).
+ * 3. The two wings (src/ssh, src/nocode) never import each other.
+ * 4. src/lib is pure: it imports neither Hono, nor the wings, nor src/db, src/app-env.ts,
+ *    src/index.ts, src/queue.ts, nor `cloudflare:*` modules (no bindings).
+ *
+ * Type-only imports count: a circle of types is still a circle a reader has to untangle.
+ * Imports are read with the TypeScript scanner (ts.preProcessFile), so `import type`,
+ * `export … from` and dynamic `import()` are all seen.
+ *
+ * Usage: node scripts/check-imports.mjs [--graph]   (exit 1 when a rule is broken)
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const src = join(root, "src");
+const WINGS = ["src/ssh", "src/nocode"];
+const FEATURE_PARENTS = ["src/ssh", "src/nocode", "src/lib"];
+
+/** Every .ts file under `dir`, as paths relative to the repository root with `/`. */
+function tsFiles(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) out.push(...tsFiles(full));
+    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) out.push(posix(relative(root, full)));
+  }
+  return out;
+}
+
+function posix(path) {
+  return path.split(sep).join("/");
+}
+
+/** The file a relative specifier names (Bundler resolution: `x`, `x.ts`, `x/index.ts`). */
+function resolveRelative(fromFile, specifier) {
+  const base = join(root, dirname(fromFile), specifier.replace(/\.js$/, ""));
+  for (const candidate of [base, `${base}.ts`, join(base, "index.ts")]) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return posix(relative(root, candidate));
+  }
+  return undefined;
+}
+
+/** The node of the folder graph a file belongs to (see rule 1). */
+function nodeOf(file) {
+  for (const parent of FEATURE_PARENTS) {
+    if (!file.startsWith(`${parent}/`)) continue;
+    const rest = file.slice(parent.length + 1);
+    const slash = rest.indexOf("/");
+    return slash === -1 ? file : `${parent}/${rest.slice(0, slash)}`;
+  }
+  return file;
+}
+
+function wingOf(file) {
+  return WINGS.find((wing) => file.startsWith(`${wing}/`));
+}
+
+/**
+ * Folder edges that still close a circle, each with why it is there and what removes it.
+ * The check ignores these edges when it looks for circles, and fails when one of them no
+ * longer closes a circle (or no longer exists): the list can only shrink.
+ */
+const KNOWN_CIRCLE_EDGES = new Map([
+  [
+    "src/nocode/registry → src/nocode/no-code-modules",
+    "registry/no-code-hooks.ts: the registry-modules endpoints include (N9 include=no-code-modules), create (legacy no-code: true) and cascade no-code modules, while no-code modules are built on registry rows",
+  ],
+  [
+    "src/nocode/no-code-modules → src/nocode/rollouts",
+    "no-code-modules/routes.ts: a changed pin or a disabled module ends its active rollout (N15, notifyRolloutOfModule)",
+  ],
+  [
+    "src/nocode/workspaces → src/nocode/runs",
+    "workspaces/create.ts ↔ runs/configuration.ts: issue 16's runs ↔ workspaces circle (branch nocode-flow)",
+  ],
+]);
+
+const problems = [];
+/** folder graph: node → Map(target node → one example import "a.ts → b.ts") */
+const graph = new Map();
+
+for (const file of tsFiles(src)) {
+  const text = readFileSync(join(root, file), "utf8");
+  const { importedFiles } = ts.preProcessFile(text, true, true);
+  for (const { fileName: specifier } of importedFiles) {
+    const inLib = file.startsWith("src/lib/");
+    if (!specifier.startsWith(".")) {
+      if (inLib && (specifier === "hono" || specifier.startsWith("hono/") || specifier.startsWith("cloudflare:"))) {
+        problems.push(`src/lib must stay pure: ${file} imports "${specifier}"`);
+      }
+      continue;
+    }
+    const target = resolveRelative(file, specifier);
+    if (!target) {
+      problems.push(`${file}: cannot resolve import "${specifier}"`);
+      continue;
+    }
+    if (target === "src/nocode/app.ts" && file.startsWith("src/nocode/")) {
+      problems.push(`${file} imports src/nocode/app.ts (only src/index.ts may; the wing's types live in src/nocode/env.ts)`);
+    }
+    const fromWing = wingOf(file);
+    const toWing = wingOf(target);
+    if (fromWing && toWing && fromWing !== toWing) problems.push(`the wings never import each other: ${file} → ${target}`);
+    if (inLib && !target.startsWith("src/lib/")) problems.push(`src/lib must stay pure: ${file} → ${target}`);
+    const from = nodeOf(file);
+    const to = nodeOf(target);
+    if (from === to) continue;
+    if (!graph.has(from)) graph.set(from, new Map());
+    const edges = graph.get(from);
+    if (!edges.has(to)) edges.set(to, `${file} → ${target}`);
+  }
+}
+
+/** Whether `to` reaches `from` in `graph` (so the edge from → to closes a circle). */
+function reaches(graph, from, to) {
+  const seen = new Set([to]);
+  const queue = [to];
+  while (queue.length > 0) {
+    const node = queue.shift();
+    if (node === from) return true;
+    for (const next of graph.get(node)?.keys() ?? []) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        queue.push(next);
+      }
+    }
+  }
+  return false;
+}
+
+for (const edge of KNOWN_CIRCLE_EDGES.keys()) {
+  const [from, to] = edge.split(" → ");
+  if (!graph.get(from)?.has(to)) problems.push(`known circle edge ${edge} no longer exists: remove it from KNOWN_CIRCLE_EDGES`);
+  else if (!reaches(graph, from, to)) problems.push(`known circle edge ${edge} no longer closes a circle: remove it from KNOWN_CIRCLE_EDGES`);
+}
+
+/** The graph without the known circle edges, in which any circle is a new one. */
+const checked = new Map(
+  [...graph].map(([from, edges]) => [from, new Map([...edges].filter(([to]) => !KNOWN_CIRCLE_EDGES.has(`${from} → ${to}`)))]),
+);
+
+/** Tarjan's strongly connected components: each component of more than one node is a circle. */
+function circles(graph) {
+  let index = 0;
+  const stack = [];
+  const onStack = new Set();
+  const indexOf = new Map();
+  const low = new Map();
+  const found = [];
+  const visit = (node) => {
+    indexOf.set(node, index);
+    low.set(node, index);
+    index++;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node)?.keys() ?? []) {
+      if (!indexOf.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node), low.get(next)));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node), indexOf.get(next)));
+      }
+    }
+    if (low.get(node) === indexOf.get(node)) {
+      const component = [];
+      let member;
+      do {
+        member = stack.pop();
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of [...graph.keys()].sort()) if (!indexOf.has(node)) visit(node);
+  return found;
+}
+
+for (const component of circles(checked)) {
+  const members = new Set(component);
+  const lines = [];
+  for (const from of component) {
+    for (const [to, example] of checked.get(from) ?? []) if (members.has(to)) lines.push(`    ${example}`);
+  }
+  problems.push(`import circle between ${component.join(", ")}:\n${lines.join("\n")}`);
+}
+
+if (process.argv.includes("--graph")) {
+  for (const [from, edges] of [...graph].sort()) console.log(`${from} → ${[...edges.keys()].sort().join(", ")}`);
+}
+
+if (problems.length > 0) {
+  for (const problem of problems) console.error(problem);
+  console.error(`check-imports: ${problems.length} problem(s)`);
+  process.exit(1);
+}
+console.log(
+  `check-imports: no new import circle between feature folders (${KNOWN_CIRCLE_EDGES.size} known edges still close one); wings and src/lib keep their bounds`,
+);

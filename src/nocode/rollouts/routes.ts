@@ -8,12 +8,13 @@
 import { Hono } from "hono";
 import type { NocodeEnv } from "../env";
 import { notFound } from "../errors";
+import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";
 import { defaultUpgradeDeps } from "../upgrade/deps";
 import { readRolloutInput } from "./input";
 import { listRolloutItems } from "./repo";
-import { rolloutResource } from "./serialize";
+import { rolloutDocumentAnswer, rolloutResource } from "./serialize";
 import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "./service";
 
 /** Routes of N15, mounted under /api/v2. */
@@ -21,7 +22,16 @@ export const rolloutRoutes = new Hono<NocodeEnv>();
 
 const ACTIONS: readonly RolloutAction[] = ["confirm", "pause", "resume", "cancel"];
 
-rolloutRoutes.post("/no-code-modules/:id/upgrade-rollouts", rights({ right: "run-workspaces" }), async (c) => {
+const rolloutCreate = operation({
+  tag: "upgrade-rollouts",
+  summary: "Start a rollout of the module's pinned version over its workspaces (N15; run-workspaces)",
+  description:
+    "The body is optional: `data.attributes` `batch-size` (1–100, default 1), `auto-confirm` (`never`, `no-destructions`, `no-changes`), `max-failures` (default 0); `data.relationships.workspaces` lists at most 1,000 workspaces (default: every workspace of the module with an upgrade available).",
+  answers: { 201: { description: "The rollout, with its items", schema: rolloutDocumentAnswer } },
+  errors: [400, 409, 413, 422],
+});
+
+rolloutRoutes.post("/no-code-modules/:id/upgrade-rollouts", rights({ right: "run-workspaces" }), rolloutCreate, async (c) => {
   const db = c.var.db;
   const module = await rolloutModule(db, c.var.caller, c.req.param("id"));
   const input = await readRolloutInput(c.req.raw);
@@ -30,12 +40,25 @@ rolloutRoutes.post("/no-code-modules/:id/upgrade-rollouts", rights({ right: "run
   return jsonApi({ data: rolloutResource(rollout, items) }, 201);
 });
 
-rolloutRoutes.get("/upgrade-rollouts/:id", rights({ right: "run-workspaces" }), async (c) => {
+const rolloutShow = operation({
+  tag: "upgrade-rollouts",
+  summary: "Show a rollout with its per-workspace items (N15; run-workspaces)",
+  answers: { 200: { description: "The rollout", schema: rolloutDocumentAnswer } },
+});
+
+rolloutRoutes.get("/upgrade-rollouts/:id", rights({ right: "run-workspaces" }), rolloutShow, async (c) => {
   const { rollout, items } = await readRollout(c.var.db, c.var.caller, c.req.param("id"));
   return jsonApi({ data: rolloutResource(rollout, items) });
 });
 
-rolloutRoutes.post("/upgrade-rollouts/:id/actions/:action", rights({ right: "run-workspaces" }), async (c) => {
+const rolloutActionOperation = operation({
+  tag: "upgrade-rollouts",
+  summary: "Confirm the waiting batch, pause, resume or cancel a rollout (N15; run-workspaces); another action is 404",
+  answers: { 202: { description: "The rollout after the action", schema: rolloutDocumentAnswer } },
+  errors: [409],
+});
+
+rolloutRoutes.post("/upgrade-rollouts/:id/actions/:action", rights({ right: "run-workspaces" }), rolloutActionOperation, async (c) => {
   const action = c.req.param("action") as RolloutAction;
   if (!ACTIONS.includes(action)) throw notFound();
   const rollout = await rolloutAction(c.var.db, c.var.caller, c.req.param("id"), action, defaultUpgradeDeps(c.env));

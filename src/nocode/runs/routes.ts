@@ -15,7 +15,17 @@ import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { jsonApi } from "../respond";
 import { confirmRun, discardRun } from "./create";
 import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow } from "./repo";
-import { planJsonOutput, planOf, planResource, runResource, stateVersionResource } from "./serialize";
+import {
+  planDocumentAnswer,
+  planJsonOutput,
+  planJsonOutputAnswer,
+  planOf,
+  planResource,
+  runDocumentAnswer,
+  runResource,
+  stateVersionDocumentAnswer,
+  stateVersionResource,
+} from "./serialize";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 import { notifyRolloutOfRun } from "../rollout-hooks";
@@ -44,25 +54,50 @@ async function actionableRun(db: Db, caller: NocodeCaller, id: string): Promise<
 /** Routes of runs and plans. */
 export const runRoutes = new Hono<NocodeEnv>();
 
-runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }), async (c) => {
+const runShow = operation({
+  tag: "runs",
+  summary: "Show a run (N7; read-workspaces)",
+  answers: { 200: { description: "The run", schema: runDocumentAnswer } },
+});
+
+runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }), runShow, async (c) => {
   const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
   return jsonApi({ data: await renderRun(db, c.var.caller, run) });
 });
 
-runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }), async (c) => {
+const runPlanShow = operation({
+  tag: "runs",
+  summary: "Show a run's plan (N7; read-workspaces)",
+  answers: { 200: { description: "The plan", schema: planDocumentAnswer } },
+});
+
+runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }), runPlanShow, async (c) => {
   const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
   return jsonApi({ data: planResource(run) });
 });
 
-runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }), async (c) => {
+const planShow = operation({
+  tag: "runs",
+  summary: "Show a plan (N7; read-workspaces)",
+  answers: { 200: { description: "The plan", schema: planDocumentAnswer } },
+});
+
+runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }), planShow, async (c) => {
   const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
   return jsonApi({ data: planResource(run) });
 });
 
-runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), async (c) => {
+const planJsonOutputShow = operation({
+  tag: "runs",
+  summary: "A finished plan in Terraform's JSON plan format (N7; read-workspaces); 409 before the plan finished",
+  answers: { 200: { description: "The plan's JSON output", schema: planJsonOutputAnswer, contentType: "application/json" } },
+  errors: [409],
+});
+
+runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), planJsonOutputShow, async (c) => {
   const db = c.var.db;
   const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
   const plan = planOf(run);
@@ -114,7 +149,13 @@ runRoutes.post(
   },
 );
 
-runRoutes.get("/state-versions/:id", rights({ right: "read-workspaces" }), async (c) => {
+const stateVersionShow = operation({
+  tag: "runs",
+  summary: "Show a state version: resource addresses and outputs, values null (N7; read-workspaces)",
+  answers: { 200: { description: "The state version", schema: stateVersionDocumentAnswer } },
+});
+
+runRoutes.get("/state-versions/:id", rights({ right: "read-workspaces" }), stateVersionShow, async (c) => {
   const db = c.var.db;
   const sv = await findStateVersionWithOrganization(db, c.req.param("id"));
   if (!sv) throw notFound();

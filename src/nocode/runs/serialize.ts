@@ -2,7 +2,9 @@
  * JSON:API shapes of `runs`, `plans` and `state-versions`, and the plan's JSON output
  * in Terraform's machine-readable plan format (decisions N6, N7; reference §6).
  */
+import * as v from "valibot";
 import type { Plan } from "../planner";
+import { identifierOf, orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import type { RunRow, StateVersionRow } from "./repo";
 
@@ -189,3 +191,115 @@ export function stateVersionResource(sv: StateVersionRow) {
     links: { self: `${API}/state-versions/${sv.id}` },
   };
 }
+
+/** B14: the schema of {@link runResource} in answers. */
+export const runAnswer = resourceAnswer(
+  "runs",
+  {
+    status: v.string(),
+    "status-timestamps": v.record(v.string(), timestamp),
+    "created-at": timestamp,
+    message: orNull(v.string()),
+    source: v.literal("tfe-api"),
+    "trigger-reason": v.literal("manual"),
+    "auto-apply": v.boolean(),
+    "is-destroy": v.boolean(),
+    "has-changes": v.boolean(),
+    "plan-only": v.boolean(),
+    refresh: v.boolean(),
+    "refresh-only": v.boolean(),
+    "save-plan": v.boolean(),
+    "allow-empty-apply": v.boolean(),
+    "position-in-queue": v.number(),
+    "terraform-version": v.string(),
+    "engine-version": v.string(),
+    "error-message": orNull(v.string()),
+    actions: v.strictObject({
+      "is-confirmable": v.boolean(),
+      "is-discardable": v.boolean(),
+      "is-cancelable": v.boolean(),
+      "is-force-cancelable": v.boolean(),
+    }),
+    permissions: v.strictObject({
+      "can-apply": v.boolean(),
+      "can-cancel": v.boolean(),
+      "can-discard": v.boolean(),
+      "can-force-execute": v.boolean(),
+      "can-force-cancel": v.boolean(),
+      "can-override-policy": v.boolean(),
+    }),
+  },
+  {
+    workspace: v.strictObject({ data: identifierOf("workspaces") }),
+    plan: toOneAnswer("plans"),
+    "configuration-version": toOneAnswer("configuration-versions"),
+  },
+);
+
+/** B14: a document of one run. */
+export const runDocumentAnswer = single(runAnswer);
+
+/** B14: a document of one plan ({@link planResource}). */
+export const planDocumentAnswer = single(
+  v.strictObject({
+    id: v.string(),
+    type: v.literal("plans"),
+    attributes: v.strictObject({
+      status: v.picklist(["pending", "queued", "running", "errored", "finished", "unreachable"]),
+      "status-timestamps": v.strictObject({ "queued-at": v.optional(timestamp), "started-at": v.optional(timestamp), "finished-at": v.optional(timestamp) }),
+      "has-changes": v.boolean(),
+      "resource-additions": v.number(),
+      "resource-changes": v.number(),
+      "resource-destructions": v.number(),
+      "resource-imports": v.number(),
+      "log-read-url": v.null(),
+      "execution-details": v.strictObject({ mode: v.literal("remote") }),
+    }),
+    relationships: v.strictObject({ run: v.strictObject({ data: identifierOf("runs") }) }),
+    links: v.strictObject({ self: v.string(), "json-output": v.string() }),
+  }),
+);
+
+/** B14: the schema of {@link planJsonOutput} (Terraform's JSON plan format, values unknown). */
+export const planJsonOutputAnswer = v.strictObject({
+  format_version: v.string(),
+  terraform_version: v.string(),
+  resource_changes: v.array(
+    v.strictObject({
+      address: v.string(),
+      module_address: v.optional(v.string()),
+      mode: v.literal("managed"),
+      type: v.optional(v.string()),
+      name: v.string(),
+      change: v.strictObject({
+        actions: v.array(v.string()),
+        before: v.null(),
+        after: v.null(),
+        after_unknown: v.strictObject({}),
+        before_sensitive: v.boolean(),
+        after_sensitive: v.boolean(),
+      }),
+    }),
+  ),
+  applyable: v.boolean(),
+  complete: v.boolean(),
+  errored: v.boolean(),
+});
+
+/** B14: a document of one state version ({@link stateVersionResource}). */
+export const stateVersionDocumentAnswer = single(
+  resourceAnswer(
+    "state-versions",
+    {
+      serial: v.number(),
+      "created-at": timestamp,
+      "resources-processed": v.boolean(),
+      resources: v.array(v.strictObject({ address: v.string() })),
+      outputs: v.array(v.strictObject({ name: v.string(), sensitive: v.boolean(), value: v.null() })),
+    },
+    {
+      workspace: v.strictObject({ data: identifierOf("workspaces") }),
+      run: v.strictObject({ data: identifierOf("runs") }),
+    },
+  ),
+);

@@ -18,11 +18,12 @@ import { attributeAt, FieldErrors, readDocument } from "../no-code-modules/docum
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../../db/unique";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
-import { pageDocument, pageRequest } from "../request/query";
+import { pageDocument, pageQuery, pageRequest } from "../request/query";
 import { findModuleVersionById, versionSummary } from "../registry/repo";
 import { jsonApi, noContent } from "../respond";
 import { workspaceRunsPageQueries } from "../runs/repo";
 import { runResource } from "../runs/serialize";
+import { runListAnswer, varDocumentAnswer, varListAnswer, workspaceDocumentAnswer } from "./serialize";
 import { moduleToProvision, provisionWorkspace } from "./create";
 import { readWorkspaceInput } from "./input";
 import { loadWorkspaceResource, provisionedWorkspaceResource } from "./load";
@@ -78,7 +79,14 @@ const sameSlot = (a: Pick<WorkspaceVarRow, "key" | "category">, b: Pick<Workspac
 export const workspaceRoutes = new Hono<NocodeEnv>();
 
 // E4 (200, seed §4 / N2).
-workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), async (c) => {
+const workspaceCreate = operation({
+  tag: "workspaces",
+  summary: "Provision a workspace from a no-code module (E4; run-workspaces, not the organization token)",
+  answers: { 200: { description: "The workspace, its first run queued", schema: workspaceDocumentAnswer } },
+  errors: [400, 413, 422],
+});
+
+workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), workspaceCreate, async (c) => {
   const db = c.var.db;
   const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
   const input = await readWorkspaceInput(c.req.raw);
@@ -86,13 +94,25 @@ workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-wor
   return jsonApi({ data: await provisionedWorkspaceResource(db, c.var.caller, created) });
 });
 
-workspaceRoutes.get("/workspaces/:id", rights({ right: "read-workspaces" }), async (c) => {
+const workspaceShow = operation({
+  tag: "workspaces",
+  summary: "Show a workspace (read-workspaces)",
+  answers: { 200: { description: "The workspace", schema: workspaceDocumentAnswer } },
+});
+
+workspaceRoutes.get("/workspaces/:id", rights({ right: "read-workspaces" }), workspaceShow, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
   return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
 });
 
-workspaceRoutes.get("/organizations/:org/workspaces/:name", rights({ right: "read-workspaces" }), async (c) => {
+const workspaceShowByName = operation({
+  tag: "workspaces",
+  summary: "Show a workspace by its organization and name (read-workspaces)",
+  answers: { 200: { description: "The workspace", schema: workspaceDocumentAnswer } },
+});
+
+workspaceRoutes.get("/organizations/:org/workspaces/:name", rights({ right: "read-workspaces" }), workspaceShowByName, async (c) => {
   const db = c.var.db;
   const org = c.req.param("org");
   await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
@@ -101,14 +121,27 @@ workspaceRoutes.get("/organizations/:org/workspaces/:name", rights({ right: "rea
   return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
 });
 
-workspaceRoutes.get("/workspaces/:id/vars", rights({ right: "read-workspaces" }), async (c) => {
+const varList = operation({
+  tag: "workspaces",
+  summary: "List a workspace's variables; sensitive values are null (N5; read-workspaces)",
+  answers: { 200: { description: "The variables", schema: varListAnswer } },
+});
+
+workspaceRoutes.get("/workspaces/:id/vars", rights({ right: "read-workspaces" }), varList, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
   const vars = await listWorkspaceVars(db, ws.id);
   return jsonApi({ data: vars.map((v) => varResource(v, ws)) });
 });
 
-workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), async (c) => {
+const varCreate = operation({
+  tag: "workspaces",
+  summary: "Create a workspace variable (N5: the module's options apply; write-vars)",
+  answers: { 201: { description: "The variable", schema: varDocumentAnswer } },
+  errors: [400, 413, 422],
+});
+
+workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), varCreate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const doc = await readDocument(c.req.raw, VAR_TYPES);
@@ -128,7 +161,14 @@ workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), as
   return jsonApi({ data: varResource(row, ws) }, 201);
 });
 
-workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), async (c) => {
+const varUpdate = operation({
+  tag: "workspaces",
+  summary: "Update a workspace variable (N5; of a sensitive one only the value and description; write-vars)",
+  answers: { 200: { description: "The variable", schema: varDocumentAnswer } },
+  errors: [400, 413, 422],
+});
+
+workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varUpdate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
@@ -217,7 +257,14 @@ workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-va
   return noContent();
 });
 
-workspaceRoutes.get("/workspaces/:id/runs", rights({ right: "read-workspaces" }), async (c) => {
+const workspaceRunList = operation({
+  tag: "workspaces",
+  summary: "List a workspace's runs, newest first (N7; read-workspaces)",
+  query: pageQuery,
+  answers: { 200: { description: "A page of runs", schema: runListAnswer } },
+});
+
+workspaceRoutes.get("/workspaces/:id/runs", rights({ right: "read-workspaces" }), workspaceRunList, async (c) => {
   const db = c.var.db;
   const workspace = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
   const url = new URL(c.req.url);

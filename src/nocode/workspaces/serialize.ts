@@ -4,7 +4,10 @@
  * `tfe-module`, `source-module-id`, `no-code-upgrade-available` (N8) and the caller's
  * `permissions` (N10).
  */
+import * as v from "valibot";
 import type { OrgPermission } from "../permissions";
+import { identifierOf, linkAnswer, orNull, pagedList, single, timestamp, toManyAnswer, toOneAnswer } from "../request/answers";
+import { runAnswer } from "../runs/serialize";
 import { isoTime } from "../respond";
 import type { WorkspaceRow } from "./repo";
 
@@ -143,3 +146,111 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
     links: { self: path, "self-html": `/app/${encodeURIComponent(ws.organization)}/workspaces/${encodeURIComponent(ws.name)}` },
   };
 }
+
+/** B14: the schema of {@link workspacePermissions}. */
+const workspacePermissionsAnswer = v.strictObject(
+  Object.fromEntries(Object.keys(workspacePermissions(new Set())).map((name) => [name, v.boolean()])) as Record<string, v.BooleanSchema<undefined>>,
+);
+
+/** B14: the schema of {@link workspaceResource} in answers. */
+export const workspaceAnswer = v.strictObject({
+  id: v.string(),
+  type: v.literal("workspaces"),
+  attributes: v.strictObject({
+    "allow-destroy-plan": v.boolean(),
+    "auto-apply": v.boolean(),
+    "auto-apply-run-trigger": v.boolean(),
+    "auto-destroy-at": v.null(),
+    "auto-destroy-status": v.null(),
+    "auto-destroy-activity-duration": v.null(),
+    "inherits-project-auto-destroy": v.boolean(),
+    "created-at": timestamp,
+    "updated-at": timestamp,
+    environment: v.string(),
+    locked: v.boolean(),
+    "locked-reason": v.string(),
+    name: v.string(),
+    "queue-all-runs": v.boolean(),
+    "speculative-enabled": v.boolean(),
+    "structured-run-output-enabled": v.boolean(),
+    "terraform-version": v.string(),
+    "engine-version": v.string(),
+    "working-directory": v.null(),
+    "global-remote-state": v.boolean(),
+    "project-remote-state": v.boolean(),
+    "resource-count": v.number(),
+    "apply-duration-average": v.null(),
+    "plan-duration-average": v.null(),
+    "policy-check-failures": v.null(),
+    "run-failures": v.null(),
+    "workspace-kpis-runs-count": v.null(),
+    "latest-change-at": orNull(timestamp),
+    operations: v.boolean(),
+    "execution-mode": v.picklist(["remote", "agent"]),
+    "setting-overwrites": v.strictObject({ "execution-mode": v.boolean(), "agent-pool": v.boolean() }),
+    "vcs-repo": v.null(),
+    "vcs-repo-identifier": v.null(),
+    permissions: workspacePermissionsAnswer,
+    actions: v.strictObject({ "is-destroyable": v.boolean() }),
+    description: orNull(v.string()),
+    "file-triggers-enabled": v.boolean(),
+    "trigger-prefixes": v.array(v.string()),
+    "trigger-patterns": v.array(v.string()),
+    "assessments-enabled": v.boolean(),
+    "last-assessment-result-at": v.null(),
+    source: v.string(),
+    "source-name": orNull(v.string()),
+    "source-url": orNull(v.string()),
+    "source-module-id": orNull(v.string()),
+    "no-code-upgrade-available": v.boolean(),
+    "tag-names": v.array(v.string()),
+  }),
+  relationships: v.strictObject({
+    organization: toOneAnswer("organizations"),
+    "current-run": toOneAnswer("runs"),
+    "latest-run": toOneAnswer("runs"),
+    outputs: v.strictObject({ data: v.array(identifierOf("workspace-outputs")) }),
+    "remote-state-consumers": linkAnswer,
+    "current-state-version": toOneAnswer("state-versions"),
+    "current-configuration-version": toOneAnswer("configuration-versions"),
+    "agent-pool": toOneAnswer("agent-pools"),
+    readme: v.strictObject({ data: v.null() }),
+    project: toOneAnswer("projects"),
+    "current-assessment-result": v.strictObject({ data: v.null() }),
+    "no-code-module-version": toOneAnswer("no-code-module-versions"),
+    vars: toManyAnswer("vars"),
+  }),
+  links: v.strictObject({ self: v.string(), "self-html": v.string() }),
+});
+
+/** B14: a document of one workspace. */
+export const workspaceDocumentAnswer = single(workspaceAnswer);
+
+/** B14: the schema of `varResource` (./vars.ts) in answers. */
+export const varAnswer = v.strictObject({
+  id: v.string(),
+  type: v.literal("vars"),
+  attributes: v.strictObject({
+    key: v.string(),
+    value: orNull(v.string()),
+    sensitive: v.boolean(),
+    category: v.picklist(["engine", "env"]),
+    hcl: v.boolean(),
+    "created-at": timestamp,
+    description: orNull(v.string()),
+    "version-id": v.string(),
+  }),
+  relationships: v.strictObject({
+    configurable: v.strictObject({ data: identifierOf("workspaces"), links: v.strictObject({ related: v.string() }) }),
+  }),
+  links: v.strictObject({ self: v.string() }),
+});
+
+/** B14: a document of one var. */
+export const varDocumentAnswer = single(varAnswer);
+
+/** B14: a workspace's vars (all of them, not paged). */
+export const varListAnswer = v.strictObject({ data: v.array(varAnswer) });
+
+/** B14: a page of a workspace's runs. */
+export const runListAnswer = pagedList(runAnswer);

@@ -31,7 +31,8 @@ import {
   type NoCodeModuleRow,
   type VariableOptionSet,
 } from "./repo";
-import { noCodeModuleResource, variableOptionsResource } from "./serialize";
+import { moduleVariablesAnswer, noCodeModuleDocumentAnswer, noCodeModuleResource, variableOptionsResource } from "./serialize";
+import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 
 /** Accepted `data.type` of E1/E2 (N1). */
@@ -165,7 +166,14 @@ async function moduleForCaller(
 export const noCodeModuleRoutes = new Hono<NocodeEnv>();
 
 // E1: enable no-code provisioning for a registry module (200, seed §4 / N2).
-noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), async (c) => {
+const noCodeModuleCreate = operation({
+  tag: "no-code-modules",
+  summary: "Enable no-code provisioning for a registry module (E1; manage-no-code-modules, not the organization token)",
+  answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
+  errors: [400, 413, 422],
+});
+
+noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), noCodeModuleCreate, async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
   await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
@@ -210,7 +218,14 @@ noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "
 });
 
 // E3: read, optionally with the variable options included.
-noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), async (c) => {
+const noCodeModuleShow = operation({
+  tag: "no-code-modules",
+  summary: "Show a no-code module; `include=variable_options` adds its option sets (E3; any member)",
+  answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
+  errors: [400],
+});
+
+noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), noCodeModuleShow, async (c) => {
   const db = createDb(c.env.DB);
   const id = c.req.param("id");
   // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
@@ -222,7 +237,14 @@ noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), asyn
 });
 
 // E2: update. Omitted attributes and relationships keep their values (N3, N5).
-noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), async (c) => {
+const noCodeModuleUpdate = operation({
+  tag: "no-code-modules",
+  summary: "Update a no-code module; omitted members keep their values (E2; manage-no-code-modules, not the organization token)",
+  answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
+  errors: [400, 413, 422],
+});
+
+noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), noCodeModuleUpdate, async (c) => {
   const db = createDb(c.env.DB);
   const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
   const input = await readNoCodeModuleInput(c.req.raw);
@@ -285,7 +307,13 @@ noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code
 
 // Disable no-code provisioning: the module and its options go; workspaces stay (204).
 // N10, N10a: a registry-module write (the organization token may), unlike E1 and E2.
-noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-registry-modules" }), async (c) => {
+const noCodeModuleDelete = operation({
+  tag: "no-code-modules",
+  summary: "Disable no-code provisioning: the module and its options go, workspaces stay (N10a; manage-registry-modules)",
+  answers: { 204: { description: "Deleted" } },
+});
+
+noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-registry-modules" }), noCodeModuleDelete, async (c) => {
   const db = createDb(c.env.DB);
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
   await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
@@ -294,7 +322,14 @@ noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-regist
 });
 
 // N9: the input variables of a version, for building forms, with the module's options.
-noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", rights({ right: "member" }), async (c) => {
+const moduleVariableList = operation({
+  tag: "no-code-modules",
+  summary: "The input variables of a module version with the module's options, for forms (N9; any member); 422 before the version is ingested",
+  answers: { 200: { description: "The version's variables", schema: moduleVariablesAnswer } },
+  errors: [422],
+});
+
+noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", rights({ right: "member" }), moduleVariableList, async (c) => {
   const db = createDb(c.env.DB);
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
   const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));

@@ -153,7 +153,7 @@ const workspacePermissionsAnswer = v.strictObject(
 );
 
 /** B14: the schema of {@link workspaceResource} in answers. */
-export const workspaceAnswer = v.strictObject({
+const workspaceAnswer = v.strictObject({
   id: v.string(),
   type: v.literal("workspaces"),
   attributes: v.strictObject({
@@ -227,7 +227,7 @@ export const workspaceAnswer = v.strictObject({
 export const workspaceDocumentAnswer = single(workspaceAnswer);
 
 /** B14: the schema of `varResource` (./vars.ts) in answers. */
-export const varAnswer = v.strictObject({
+const varAnswer = v.strictObject({
   id: v.string(),
   type: v.literal("vars"),
   attributes: v.strictObject({

@@ -52,6 +52,7 @@ export const CONTRACT_SOURCES: readonly ContractSource[] = [
     name: "/api/v2",
     documentPath: "/api/v2/openapi.json",
     prefixes: ["/api/v2/", "/api/registry/v1/", "/.well-known/terraform.json"],
+    served: true,
   },
 ];
 
@@ -137,9 +138,6 @@ export class ContractChecker {
       return this.bodyViolation(contract, `${request} (undocumented: ${where})`, method, observed, response, pointer);
     }
 
-    // A route the /api/v2 document lists but does not describe yet (src/nocode/request/openapi.ts
-    // marks it): nothing to check its answers against until its feature adds a description.
-    if (found.operation["x-keyway-undescribed"] === true) return null;
     const label = `${request} [${method} ${found.template}${found.operation.operationId ? ` ${found.operation.operationId}` : ""}]`;
     const declared = responseForStatus(document, found.operation, observed.status);
     if (!declared) {

@@ -58,6 +58,16 @@ describe("the document and the route tables", () => {
     expect(documented.sort()).toEqual(expected.sort());
   });
 
+  it("describes every route (B14): no operation is left without its answers", async () => {
+    const doc = (await tfe("GET", "openapi.json", { token: null })).json as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const undescribed = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation["x-keyway-undescribed"] === true)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undescribed).toEqual([]);
+  });
+
   it("marks exactly the routes needing no token as such", async () => {
     const doc = (await tfe("GET", "openapi.json", { token: null })).json as { paths: Record<string, Record<string, { security?: unknown[] }>> };
     const open = Object.entries(doc.paths).flatMap(([path, item]) =>

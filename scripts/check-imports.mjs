@@ -66,26 +66,6 @@ function wingOf(file) {
   return WINGS.find((wing) => file.startsWith(`${wing}/`));
 }
 
-/**
- * Folder edges that still close a circle, each with why it is there and what removes it.
- * The check ignores these edges when it looks for circles, and fails when one of them no
- * longer closes a circle (or no longer exists): the list can only shrink.
- */
-const KNOWN_CIRCLE_EDGES = new Map([
-  [
-    "src/nocode/registry → src/nocode/no-code-modules",
-    "registry/no-code-hooks.ts: the registry-modules endpoints include (N9 include=no-code-modules), create (legacy no-code: true) and cascade no-code modules, while no-code modules are built on registry rows",
-  ],
-  [
-    "src/nocode/no-code-modules → src/nocode/rollouts",
-    "no-code-modules/routes.ts: a changed pin or a disabled module ends its active rollout (N15, notifyRolloutOfModule)",
-  ],
-  [
-    "src/nocode/workspaces → src/nocode/runs",
-    "workspaces/create.ts ↔ runs/configuration.ts: issue 16's runs ↔ workspaces circle (branch nocode-flow)",
-  ],
-]);
-
 const problems = [];
 /** folder graph: node → Map(target node → one example import "a.ts → b.ts") */
 const graph = new Map();
@@ -121,34 +101,6 @@ for (const file of tsFiles(src)) {
     if (!edges.has(to)) edges.set(to, `${file} → ${target}`);
   }
 }
-
-/** Whether `to` reaches `from` in `graph` (so the edge from → to closes a circle). */
-function reaches(graph, from, to) {
-  const seen = new Set([to]);
-  const queue = [to];
-  while (queue.length > 0) {
-    const node = queue.shift();
-    if (node === from) return true;
-    for (const next of graph.get(node)?.keys() ?? []) {
-      if (!seen.has(next)) {
-        seen.add(next);
-        queue.push(next);
-      }
-    }
-  }
-  return false;
-}
-
-for (const edge of KNOWN_CIRCLE_EDGES.keys()) {
-  const [from, to] = edge.split(" → ");
-  if (!graph.get(from)?.has(to)) problems.push(`known circle edge ${edge} no longer exists: remove it from KNOWN_CIRCLE_EDGES`);
-  else if (!reaches(graph, from, to)) problems.push(`known circle edge ${edge} no longer closes a circle: remove it from KNOWN_CIRCLE_EDGES`);
-}
-
-/** The graph without the known circle edges, in which any circle is a new one. */
-const checked = new Map(
-  [...graph].map(([from, edges]) => [from, new Map([...edges].filter(([to]) => !KNOWN_CIRCLE_EDGES.has(`${from} → ${to}`)))]),
-);
 
 /** Tarjan's strongly connected components: each component of more than one node is a circle. */
 function circles(graph) {
@@ -187,11 +139,11 @@ function circles(graph) {
   return found;
 }
 
-for (const component of circles(checked)) {
+for (const component of circles(graph)) {
   const members = new Set(component);
   const lines = [];
   for (const from of component) {
-    for (const [to, example] of checked.get(from) ?? []) if (members.has(to)) lines.push(`    ${example}`);
+    for (const [to, example] of graph.get(from) ?? []) if (members.has(to)) lines.push(`    ${example}`);
   }
   problems.push(`import circle between ${component.join(", ")}:\n${lines.join("\n")}`);
 }
@@ -205,6 +157,4 @@ if (problems.length > 0) {
   console.error(`check-imports: ${problems.length} problem(s)`);
   process.exit(1);
 }
-console.log(
-  `check-imports: no new import circle between feature folders (${KNOWN_CIRCLE_EDGES.size} known edges still close one); wings and src/lib keep their bounds`,
-);
+console.log("check-imports: no import circle between feature folders; wings and src/lib keep their bounds");

@@ -12,11 +12,12 @@ import type { NocodeEnv } from "./env";
 import { rights } from "./route-rights";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
+import { registryNoCodeHooks } from "./no-code-modules/registry-hooks";
 import { noCodeModuleRoutes } from "./no-code-modules/routes";
 import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./registry/protocol";
-import { moduleRoutes } from "./registry/modules";
+import { registryModuleRoutes } from "./registry/modules";
 import { uploadRoutes } from "./registry/uploads";
 import { versionRoutes } from "./registry/versions";
 import { buildApiV2Document } from "./request/openapi";
@@ -103,7 +104,7 @@ nocodeApp.get(
 
 // Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
 nocodeApp.route("/", uploadRoutes);
-nocodeApp.route("/", moduleRoutes);
+nocodeApp.route("/", registryModuleRoutes(registryNoCodeHooks));
 nocodeApp.route("/", versionRoutes);
 
 nocodeApp.route("/", organizationRoutes);

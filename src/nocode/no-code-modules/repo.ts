@@ -44,16 +44,27 @@ export function findNoCodeModuleOfRegistryModule(db: Db, registryModuleId: strin
   return db.select().from(noCodeModules).where(eq(noCodeModules.registryModuleId, registryModuleId)).get();
 }
 
-/** The no-code modules of the given registry modules. */
-export async function noCodeModulesOfRegistryModules(db: Db, registryModuleIds: readonly string[]): Promise<NoCodeModuleRow[]> {
-  if (registryModuleIds.length === 0) return [];
-  // D1 allows at most 100 bound parameters per statement: query in chunks.
+/** The no-code modules whose `column` is one of `values`, in chunks under D1's 100 bound parameters per statement. */
+async function noCodeModulesWhereIn(
+  db: Db,
+  column: typeof noCodeModules.id | typeof noCodeModules.registryModuleId,
+  values: readonly string[],
+): Promise<NoCodeModuleRow[]> {
   const out: NoCodeModuleRow[] = [];
-  for (let i = 0; i < registryModuleIds.length; i += 90) {
-    const chunk = registryModuleIds.slice(i, i + 90);
-    out.push(...(await db.select().from(noCodeModules).where(inArray(noCodeModules.registryModuleId, chunk)).all()));
+  for (let i = 0; i < values.length; i += 90) {
+    out.push(...(await db.select().from(noCodeModules).where(inArray(column, values.slice(i, i + 90))).all()));
   }
   return out;
+}
+
+/** The no-code modules of the given registry modules. */
+export function noCodeModulesOfRegistryModules(db: Db, registryModuleIds: readonly string[]): Promise<NoCodeModuleRow[]> {
+  return noCodeModulesWhereIn(db, noCodeModules.registryModuleId, registryModuleIds);
+}
+
+/** The no-code modules with the given ids (those that exist). */
+export function findNoCodeModules(db: Db, ids: readonly string[]): Promise<NoCodeModuleRow[]> {
+  return noCodeModulesWhereIn(db, noCodeModules.id, ids);
 }
 
 /** The variable-options sets of a no-code module in creation order. */

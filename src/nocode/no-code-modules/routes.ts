@@ -18,7 +18,7 @@ import { requireOrgPermission } from "../permissions";
 import { findModuleVersion, findRegistryModuleById, latestOkVersion, type RegistryModuleRow, type RegistryModuleVersionRow, setRegistryModuleNoCodeStatement, versionSummary } from "../registry/repo";
 import { jsonApi, noContent } from "../respond";
 import { sendProvisionMessage } from "../queue/messages";
-import { notifyRolloutOfModule } from "../rollouts/repo";
+import { notifyRolloutOfModule } from "../rollout-hooks";
 import { designError } from "./design";
 import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";

@@ -19,7 +19,7 @@ import { requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { includeParameter, pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { beforeRegistryModuleDelete, createLegacyNoCodeModule, includedNoCodeModules, noCodeModulesOf } from "./no-code-hooks";
+import type { RegistryNoCodeHooks } from "./no-code-hooks";
 import {
   deleteRegistryModuleRows,
   findRegistryModule,
@@ -73,11 +73,11 @@ export async function resolveModule(
   return module;
 }
 
-/** Serialize one module with its version statuses and the caller's rights. */
-export async function renderModule(db: Db, caller: NocodeCaller, module: RegistryModuleRow) {
+/** Serialize one module with its version statuses, its no-code modules and the caller's rights. */
+async function renderModule(db: Db, noCodeHooks: RegistryNoCodeHooks, caller: NocodeCaller, module: RegistryModuleRow) {
   const [statuses, noCode, canManage] = await Promise.all([
     versionStatusesOf(db, [module.id]),
-    noCodeModulesOf(db, [module.id]),
+    noCodeHooks.noCodeModulesOf(db, [module.id]),
     hasOrgPermission(db, caller, module.organization, "manage-registry-modules"),
   ]);
   return registryModuleResource(module, {
@@ -103,46 +103,11 @@ const moduleCreateAttributes = {
   "vcs-repo": v.optional(v.null("VCS-backed modules are not supported; publish versions through the API instead")),
 };
 
-/** Routes of registry modules. */
-export const moduleRoutes = new Hono<NocodeEnv>();
-
 const moduleCreate = operation({
   tag: "registry",
   summary: "Create a private registry module (manage-registry-modules; `no-code: true` also manage-no-code-modules: N10a)",
   body: resourceDocument({ types: MODULE_TYPES, attributes: moduleCreateAttributes }),
   answers: { 201: { description: "The module", schema: single(registryModuleAnswer) } },
-});
-
-moduleRoutes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), moduleCreate, async (c) => {
-  const org = c.req.param("org");
-  const db = createDb(c.env.DB);
-  const caller = c.var.caller;
-  // N10: registry-module writes need manage-registry-modules (the organization token has it).
-  await requireOrgPermission(db, caller, org, "manage-registry-modules");
-  const attributes = (await moduleCreate.body(c)).data.attributes;
-  // A private module's namespace is its organization (N9).
-  if (attributes.namespace !== undefined && attributes.namespace !== null && attributes.namespace !== org) {
-    throw invalidAttribute("namespace", "Namespace of a private module must be its organization's name");
-  }
-  const input = { name: attributes.name, provider: attributes.provider, noCode: attributes["no-code"] ?? false };
-  // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
-  // E1's right (the organization token lacks it → 404, as E1 answers it).
-  if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
-  const address = { organization: org, registryName: PRIVATE_REGISTRY, namespace: org, name: input.name, provider: input.provider };
-  const taken = () => invalidAttribute("name", "Name has already been taken for this provider");
-  if (await findRegistryModule(db, address)) throw taken();
-  const now = Date.now();
-  const row: RegistryModuleRow = { id: newId("mod"), ...address, noCode: input.noCode, createdAt: now, updatedAt: now };
-  try {
-    await db.insert(registryModules).values(row).run();
-  } catch (err) {
-    // A concurrent create of the same address loses on the unique index.
-    if (await findRegistryModule(db, address)) throw taken();
-    throw err;
-  }
-  // N9: the legacy `no-code: true` also creates an enabled no-code module (issue #7 hook).
-  if (input.noCode) await createLegacyNoCodeModule(db, row, caller);
-  return jsonApi({ data: await renderModule(db, caller, row) }, 201);
 });
 
 const moduleList = operation({
@@ -158,49 +123,10 @@ const moduleList = operation({
   answers: { 200: { description: "One page of modules (with `included` no-code modules when asked)", schema: registryModuleListAnswer } },
 });
 
-moduleRoutes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
-  const org = c.req.param("org");
-  const db = createDb(c.env.DB);
-  const caller = c.var.caller;
-  await requireOrgPermission(db, caller, org, "member");
-  const url = new URL(c.req.url);
-  const query = moduleList.query(c);
-  const includes = query.include ?? [];
-  const page = pageOf(query);
-  const filter = { q: query.q, provider: query["filter[provider]"], registryName: query["filter[registry_name]"] };
-  const { rows, total } = await listRegistryModules(db, org, filter, { offset: (page.number - 1) * page.size, limit: page.size });
-  const ids = rows.map((r) => r.id);
-  const [statuses, noCode, canManage] = await Promise.all([
-    versionStatusesOf(db, ids),
-    noCodeModulesOf(db, ids),
-    hasOrgPermission(db, caller, org, "manage-registry-modules"),
-  ]);
-  const data = rows.map((m) =>
-    registryModuleResource(m, { versionStatuses: statuses.get(m.id) ?? [], noCodeModules: noCode.get(m.id) ?? [], canManage }),
-  );
-  const doc: Record<string, unknown> = { data, ...pageDocument(url, page, total) };
-  if (includes.length > 0) doc.included = await includedNoCodeModules(db, [...noCode.values()].flat());
-  return jsonApi(doc);
-});
-
 const moduleShow = operation({
   tag: "registry",
   summary: "Show a registry module (members)",
   answers: { 200: { description: "The module", schema: single(registryModuleAnswer) } },
-});
-
-moduleRoutes.get("/registry-modules/:id", rights({ right: "member" }), moduleShow, async (c) => {
-  const db = createDb(c.env.DB);
-  const module = await findRegistryModuleById(db, c.req.param("id"));
-  if (!module) throw notFound();
-  await requireOrgPermission(db, c.var.caller, module.organization, "member");
-  return jsonApi({ data: await renderModule(db, c.var.caller, module) });
-});
-
-moduleRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), moduleShow, async (c) => {
-  const db = createDb(c.env.DB);
-  const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
-  return jsonApi({ data: await renderModule(db, c.var.caller, module) });
 });
 
 const moduleDelete = operation({
@@ -209,11 +135,93 @@ const moduleDelete = operation({
   answers: { 204: { description: "Deleted" } },
 });
 
-moduleRoutes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), moduleDelete, async (c) => {
-  const db = createDb(c.env.DB);
-  const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
-  await beforeRegistryModuleDelete(db, module);
-  const keys = await deleteRegistryModuleRows(db, module.id);
-  if (keys.length > 0) await c.env.MODULES.delete(keys);
-  return noContent();
-});
+/**
+ * Routes of registry modules. `noCodeHooks` answers for the no-code modules built on them
+ * (the `no-code-modules` relationship and include, the legacy `no-code: true`, the cascade
+ * on delete): the no-code modules feature provides it, since it imports the registry.
+ */
+export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<NocodeEnv> {
+  const routes = new Hono<NocodeEnv>();
+
+  routes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), moduleCreate, async (c) => {
+    const org = c.req.param("org");
+    const db = createDb(c.env.DB);
+    const caller = c.var.caller;
+    // N10: registry-module writes need manage-registry-modules (the organization token has it).
+    await requireOrgPermission(db, caller, org, "manage-registry-modules");
+    const attributes = (await moduleCreate.body(c)).data.attributes;
+    // A private module's namespace is its organization (N9).
+    if (attributes.namespace !== undefined && attributes.namespace !== null && attributes.namespace !== org) {
+      throw invalidAttribute("namespace", "Namespace of a private module must be its organization's name");
+    }
+    const input = { name: attributes.name, provider: attributes.provider, noCode: attributes["no-code"] ?? false };
+    // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
+    // E1's right (the organization token lacks it → 404, as E1 answers it).
+    if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
+    const address = { organization: org, registryName: PRIVATE_REGISTRY, namespace: org, name: input.name, provider: input.provider };
+    const taken = () => invalidAttribute("name", "Name has already been taken for this provider");
+    if (await findRegistryModule(db, address)) throw taken();
+    const now = Date.now();
+    const row: RegistryModuleRow = { id: newId("mod"), ...address, noCode: input.noCode, createdAt: now, updatedAt: now };
+    try {
+      await db.insert(registryModules).values(row).run();
+    } catch (err) {
+      // A concurrent create of the same address loses on the unique index.
+      if (await findRegistryModule(db, address)) throw taken();
+      throw err;
+    }
+    // N9: the legacy `no-code: true` also creates an enabled no-code module (issue #7 hook).
+    if (input.noCode) await noCodeHooks.createLegacyNoCodeModule(db, row, caller);
+    return jsonApi({ data: await renderModule(db, noCodeHooks, caller, row) }, 201);
+  });
+
+  routes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
+    const org = c.req.param("org");
+    const db = createDb(c.env.DB);
+    const caller = c.var.caller;
+    await requireOrgPermission(db, caller, org, "member");
+    const url = new URL(c.req.url);
+    const query = moduleList.query(c);
+    const includes = query.include ?? [];
+    const page = pageOf(query);
+    const filter = { q: query.q, provider: query["filter[provider]"], registryName: query["filter[registry_name]"] };
+    const { rows, total } = await listRegistryModules(db, org, filter, { offset: (page.number - 1) * page.size, limit: page.size });
+    const ids = rows.map((r) => r.id);
+    const [statuses, noCode, canManage] = await Promise.all([
+      versionStatusesOf(db, ids),
+      noCodeHooks.noCodeModulesOf(db, ids),
+      hasOrgPermission(db, caller, org, "manage-registry-modules"),
+    ]);
+    const data = rows.map((m) =>
+      registryModuleResource(m, { versionStatuses: statuses.get(m.id) ?? [], noCodeModules: noCode.get(m.id) ?? [], canManage }),
+    );
+    const doc: Record<string, unknown> = { data, ...pageDocument(url, page, total) };
+    if (includes.length > 0) doc.included = await noCodeHooks.includedNoCodeModules(db, [...noCode.values()].flat());
+    return jsonApi(doc);
+  });
+
+  routes.get("/registry-modules/:id", rights({ right: "member" }), moduleShow, async (c) => {
+    const db = createDb(c.env.DB);
+    const module = await findRegistryModuleById(db, c.req.param("id"));
+    if (!module) throw notFound();
+    await requireOrgPermission(db, c.var.caller, module.organization, "member");
+    return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
+  });
+
+  routes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), moduleShow, async (c) => {
+    const db = createDb(c.env.DB);
+    const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
+    return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
+  });
+
+  routes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), moduleDelete, async (c) => {
+    const db = createDb(c.env.DB);
+    const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
+    await noCodeHooks.beforeRegistryModuleDelete(db, module);
+    const keys = await deleteRegistryModuleRows(db, module.id);
+    if (keys.length > 0) await c.env.MODULES.delete(keys);
+    return noContent();
+  });
+
+  return routes;
+}

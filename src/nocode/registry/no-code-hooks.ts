@@ -1,21 +1,12 @@
 /**
- * Where registry modules meet no-code modules (issue #7). The no-code-modules table and
- * its logic belong to the no-code modules feature (src/nocode/no-code-modules); these
- * hooks are the only places the registry calls into it.
+ * What the registry-module endpoints ask of no-code modules (issue #7, decision N9). No-code
+ * modules are built on registry rows (src/nocode/no-code-modules imports the registry), so
+ * the registry cannot import them back: the no-code modules feature answers these hooks
+ * (no-code-modules/registry-hooks.ts) and app.ts hands them to {@link registryModuleRoutes}.
  */
-import { inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { noCodeModules } from "../../db/schema";
 import type { NocodeCaller } from "../auth";
-import { newId } from "../ids";
-import {
-  deleteNoCodeModuleStatements,
-  findNoCodeModuleOfRegistryModule,
-  listVariableOptions,
-  noCodeModulesOfRegistryModules,
-} from "../no-code-modules/repo";
-import { noCodeModuleResource } from "../no-code-modules/serialize";
-import { latestOkVersion, type RegistryModuleRow } from "./repo";
+import type { RegistryModuleRow } from "./repo";
 
 /** A `no-code-modules` resource identifier for the registry module's relationship. */
 export interface NoCodeModuleRef {
@@ -23,61 +14,17 @@ export interface NoCodeModuleRef {
   type: "no-code-modules";
 }
 
-/**
- * N9: `POST /organizations/:org/registry-modules` with the legacy attribute
- * `no-code: true` "also creates an enabled no-code module". Called right after the module
- * row (with `no_code = true`) is written. The pin follows N3 (`latestOkVersion`, null
- * while no version is `ok`); there are no variable options.
- */
-export async function createLegacyNoCodeModule(db: Db, module: RegistryModuleRow, _caller: NocodeCaller): Promise<void> {
-  if (await findNoCodeModuleOfRegistryModule(db, module.id)) return;
-  const now = Date.now();
-  const latest = await latestOkVersion(db, module.id);
-  await db
-    .insert(noCodeModules)
-    .values({
-      id: newId("nocode"),
-      organization: module.organization,
-      registryModuleId: module.id,
-      enabled: true,
-      versionPin: latest?.version ?? null,
-      createdAt: now,
-      updatedAt: now,
-    })
-    // At most one no-code module per registry module (N3): a concurrent E1 keeps its own.
-    .onConflictDoNothing()
-    .run();
-}
-
-/**
- * Called before a registry module and its versions are deleted: its no-code module and
- * variable options go with it. Workspaces provisioned from it stay, keeping their
- * `source-module-id`; they no longer report an upgrade (N8) and E5 on them is 404.
- */
-export async function beforeRegistryModuleDelete(db: Db, module: RegistryModuleRow): Promise<void> {
-  const noCode = await findNoCodeModuleOfRegistryModule(db, module.id);
-  if (noCode) await db.batch([...deleteNoCodeModuleStatements(db, noCode.id)]);
-}
-
-/**
- * The no-code modules of each registry module, for the `no-code-modules` relationship and
- * `include=no-code-modules` on the list (reference §3, "Other no-code endpoints").
- */
-export async function noCodeModulesOf(db: Db, moduleIds: readonly string[]): Promise<Map<string, NoCodeModuleRef[]>> {
-  const out = new Map<string, NoCodeModuleRef[]>(moduleIds.map((id) => [id, []]));
-  for (const row of await noCodeModulesOfRegistryModules(db, moduleIds)) {
-    out.get(row.registryModuleId)?.push({ id: row.id, type: "no-code-modules" });
-  }
-  return out;
-}
-
-/** Full `no-code-modules` resources for the list's `included` array. */
-export async function includedNoCodeModules(db: Db, refs: readonly NoCodeModuleRef[]): Promise<unknown[]> {
-  const ids = [...new Set(refs.map((r) => r.id))];
-  const out: unknown[] = [];
-  for (let i = 0; i < ids.length; i += 90) {
-    const rows = await db.select().from(noCodeModules).where(inArray(noCodeModules.id, ids.slice(i, i + 90))).all();
-    for (const row of rows) out.push(noCodeModuleResource(row, await listVariableOptions(db, row.id)));
-  }
-  return out;
+/** The no-code side of the registry-module endpoints. */
+export interface RegistryNoCodeHooks {
+  /**
+   * N9: the legacy attribute `no-code: true` on a module create "also creates an enabled
+   * no-code module". Called right after the module row (with `no_code = true`) is written.
+   */
+  createLegacyNoCodeModule(db: Db, module: RegistryModuleRow, caller: NocodeCaller): Promise<void>;
+  /** Called before a registry module and its versions are deleted: its no-code module goes with it. */
+  beforeRegistryModuleDelete(db: Db, module: RegistryModuleRow): Promise<void>;
+  /** The no-code modules of each registry module, for the `no-code-modules` relationship. */
+  noCodeModulesOf(db: Db, moduleIds: readonly string[]): Promise<Map<string, NoCodeModuleRef[]>>;
+  /** Full `no-code-modules` resources for `include=no-code-modules` on the list. */
+  includedNoCodeModules(db: Db, refs: readonly NoCodeModuleRef[]): Promise<unknown[]>;
 }

@@ -6,7 +6,6 @@
 import { and, asc, count, desc, eq, inArray, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, runs, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
-import { type ProvisionMessage, rolloutStepMessage } from "../queue/messages";
 import { type RunRow, TERMINAL_RUN_STATUSES } from "../runs/repo";
 
 /** A rollout row. */
@@ -17,9 +16,6 @@ export type RolloutItemRow = typeof upgradeRolloutItems.$inferSelect;
 export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
 /** A rollout item status. */
 export type RolloutItemStatus = (typeof ROLLOUT_ITEM_STATUSES)[number];
-
-/** N15: the statuses in which a rollout holds its module (a second one → 409). */
-export const ACTIVE_ROLLOUT_STATUSES: readonly RolloutStatus[] = ["pending", "running", "waiting-confirmation", "paused"];
 
 /** A rollout by id. */
 export function findRollout(db: Db, id: string): Promise<RolloutRow | undefined> {
@@ -135,19 +131,6 @@ export async function transitionItem(
     .returning({ id: upgradeRolloutItems.workspaceId })
     .get();
   return row !== undefined;
-}
-
-/**
- * The module's pin, `enabled` or existence changed (E2, DELETE): queue a step of its
- * active rollout, which ends it `failed` with the reason (N15).
- */
-export async function notifyRolloutOfModule(db: Db, noCodeModuleId: string, send: (message: ProvisionMessage) => Promise<void>): Promise<void> {
-  const rollout = await db
-    .select({ id: upgradeRollouts.id })
-    .from(upgradeRollouts)
-    .where(and(eq(upgradeRollouts.noCodeModuleId, noCodeModuleId), inArray(upgradeRollouts.status, [...ACTIVE_ROLLOUT_STATUSES])))
-    .get();
-  if (rollout) await send(rolloutStepMessage(rollout.id));
 }
 
 /** Items per INSERT: 13 columns each, D1 allows 100 bound parameters per statement. */

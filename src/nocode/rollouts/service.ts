@@ -27,6 +27,7 @@ import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../
 import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
+import { ACTIVE_ROLLOUT_STATUSES } from "../rollout-hooks";
 import { discardPlannedRunStatements, findActiveRun, findRun, type RunRow } from "../runs/repo";
 import { planOf } from "../runs/serialize";
 import { confirmUpgradeRun } from "../upgrade/confirm";
@@ -36,7 +37,6 @@ import { provisionableVersion } from "../no-code-modules/provisionable";
 import { findWorkspace, listModuleWorkspaces, listModuleWorkspaceVarStamps, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import { MAX_ROLLOUT_WORKSPACES, type RolloutInput } from "./input";
 import {
-  ACTIVE_ROLLOUT_STATUSES,
   countErroredItems,
   deleteRolloutStatements,
   findRollout,

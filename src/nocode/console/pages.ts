@@ -5,7 +5,6 @@
  * never reach this module: variables arrive with `value: null` when sensitive.
  */
 import { html } from "hono/html";
-import type { HtmlEscapedString } from "hono/utils/html";
 import type { PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
 import type { VersionStatus } from "../registry/repo";
@@ -16,8 +15,7 @@ import { ASSET_VERSION } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
 import { type CatalogEntry, moduleAddress } from "./repo";
 import type { ConsoleSession } from "../console-session";
-
-type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
+import { type Markup, pageHead } from "../page-head";
 
 /** What the header shows about the signed-in caller. */
 export interface Viewer {
@@ -40,17 +38,9 @@ export function layout(title: string, body: Markup, viewer: Viewer | null, crumb
     ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>
 <form method="post" action="/app/~/sign-out"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Sign out</button></form></div>`
     : "";
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex,nofollow">
-<title>${title} · Keyway</title>
-<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
-<script src="/app/~/console.js?v=${ASSET_VERSION}" defer></script>
-</head>
-<body>
+  const assets = html`<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
+<script src="/app/~/console.js?v=${ASSET_VERSION}" defer></script>`;
+  return html`${pageHead(`${title} · Keyway`, assets)}<body>
 <a class="skip" href="#content">Skip to content</a>
 <header class="top"><a href="/app">Keyway</a>${who}</header>
 <main id="content">

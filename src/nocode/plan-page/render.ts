@@ -7,10 +7,8 @@
  * Sensitive values never reach this module (see ChangedVariable in ./model.ts).
  */
 import { html, raw } from "hono/html";
-import type { HtmlEscapedString } from "hono/utils/html";
+import { type Markup, pageHead } from "../page-head";
 import type { ChangedVariable, PlanPageModel, ShownResourceChange, ShownValue } from "./model";
-
-type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /**
  * The text of markup built here. Nothing interpolated on these pages is a Promise, so
@@ -131,7 +129,7 @@ export function renderPlanPage(model: PlanPageModel): string {
   }
 
   const json = model.jsonHref ? html` · <a href="${model.jsonHref}">JSON</a>` : "";
-  const doc = html`${pageHead(planPageTitle(model))}<body>
+  const doc = html`${planPageHead(planPageTitle(model))}<body>
 <main>
 <h1>${heading}</h1>
 <dl>
@@ -157,19 +155,10 @@ ${variableSection}
   return textOf(doc);
 }
 
-/** The doctype and `<head>` every page shares: not indexed, no referrer, the one style sheet. */
-function pageHead(title: string): Markup {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex,nofollow">
-<meta name="referrer" content="no-referrer">
-<title>${title}</title>
-<style>${raw(STYLE)}</style>
-</head>
-`;
+/** The shared `<head>` with this page's own: no referrer (the view token is in the URL), the one inline style sheet. */
+function planPageHead(title: string): Markup {
+  return pageHead(title, html`<meta name="referrer" content="no-referrer">
+<style>${raw(STYLE)}</style>`);
 }
 
 /**
@@ -179,7 +168,7 @@ function pageHead(title: string): Markup {
  * return new Response(renderMessagePage("Not found", "There is no such run."), { status: 404 });
  */
 export function renderMessagePage(title: string, text: string): string {
-  return textOf(html`${pageHead(title)}<body>
+  return textOf(html`${planPageHead(title)}<body>
 <main>
 <h1>${title}</h1>
 <p>${text}</p>

@@ -13,16 +13,11 @@
  * - `POST /mint-otps` {@link MintOtpsRequest} → `{ otps }`: OTPs stored exactly as `creds`
  *   stores them (src/ssh/otp/shard.ts: keyed hash, shard, lease key, OtpStore `put`), minus
  *   HTTP and the role checks, so `verify` can be driven with distinct OTPs;
- * - `POST /clone-workspaces` (bench/rollout-seed.ts) → `{ workspaceIds }`: copies of one
- *   applied no-code workspace for the rollout scale check (issue 21).
- * - `POST /seed-workspaces` {@link SeedWorkspacesRequest} → `{ written }` (issue 19): many
- *   workspaces in one organization, each a copy of a template workspace that E4 created
- *   (same organization, project, module, version and settings) under a new id and name,
- *   without a configuration version or a run, so the scale rows measure E3 and E4 beside
- *   10,000 workspaces without 10,000 queued first runs.
+ * - `POST /clone-workspaces` (bench/workspace-seed.ts) → `{ workspaceIds }`: copies of one
+ *   no-code workspace made by E4, with its applied run history for the rollout scale check
+ *   (issue 21) or as bare workspaces for the E3/E4 scale rows (issue 19).
  */
 import { createDb } from "../src/db/client";
-import { newId } from "../src/nocode/ids";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
 import { issuersOfMountQuery } from "../src/ssh/issuers/repo";
 import type { OtpStore } from "../src/ssh/otp/otp-store";
@@ -31,7 +26,7 @@ import { parseCidr } from "../src/lib/net/ip";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../src/ssh/otp/shard";
 import { roleQuery } from "../src/ssh/roles/repo";
 import { buildRole } from "../src/ssh/roles/validate";
-import { type CloneWorkspacesRequest, cloneWorkspaces } from "./rollout-seed";
+import { type CloneWorkspacesRequest, cloneWorkspaces } from "./workspace-seed";
 
 interface ProbeEnv {
   DB: D1Database;
@@ -123,46 +118,6 @@ async function mintOtps(env: ProbeEnv, input: MintOtpsRequest): Promise<Response
   return Response.json({ otps });
 }
 
-/** Workspaces to add beside `templateId` (a workspace E4 created), named `<prefix><n>`. */
-export interface SeedWorkspacesRequest {
-  templateId: string;
-  prefix: string;
-  count: number;
-}
-
-/** D1 allows 100 bound parameters per statement: 2 per row plus the template id. */
-const SEED_ROWS_PER_STATEMENT = 49;
-/** Statements per D1 batch. */
-const SEED_STATEMENTS_PER_BATCH = 50;
-
-async function seedWorkspaces(env: ProbeEnv, input: SeedWorkspacesRequest): Promise<Response> {
-  const template = await env.DB.prepare("SELECT id FROM workspaces WHERE id = ?").bind(input.templateId).first();
-  if (!template) return new Response(`no workspace ${input.templateId}\n`, { status: 404 });
-  const statements: D1PreparedStatement[] = [];
-  for (let first = 0; first < input.count; first += SEED_ROWS_PER_STATEMENT) {
-    const rows = Math.min(SEED_ROWS_PER_STATEMENT, input.count - first);
-    const params: string[] = [];
-    for (let i = 0; i < rows; i++) params.push(newId("ws"), `${input.prefix}${first + i}`);
-    // Every column E4 writes, copied from the template, except the id, the name and the
-    // run and configuration version columns (no first run).
-    statements.push(
-      env.DB.prepare(
-        `INSERT INTO workspaces (id, organization, name, project_id, description, auto_apply, execution_mode,
-           execution_mode_set, agent_pool_id, engine_version, source, source_name, source_url, source_module_id,
-           no_code_module_id, no_code_module_version_id, no_code_version_id, no_code_version, option_set_fingerprint,
-           resource_count, latest_change_at, locked, created_at, updated_at)
-         SELECT v.column1, t.organization, v.column2, t.project_id, t.description, t.auto_apply, t.execution_mode,
-           t.execution_mode_set, t.agent_pool_id, t.engine_version, t.source, t.source_name, t.source_url, t.source_module_id,
-           t.no_code_module_id, t.no_code_module_version_id, t.no_code_version_id, t.no_code_version, t.option_set_fingerprint,
-           0, t.latest_change_at, 0, t.created_at, t.updated_at
-         FROM (VALUES ${Array.from({ length: rows }, () => "(?, ?)").join(", ")}) AS v, workspaces AS t WHERE t.id = ?`,
-      ).bind(...params, input.templateId),
-    );
-  }
-  for (let i = 0; i < statements.length; i += SEED_STATEMENTS_PER_BATCH) await env.DB.batch(statements.slice(i, i + SEED_STATEMENTS_PER_BATCH));
-  return Response.json({ written: input.count });
-}
-
 const MISSING_HASH = "0".repeat(64);
 
 /** The sub-steps, named as the report prints them. */
@@ -215,7 +170,6 @@ export default {
     if (path === "/put-roles") return putRoles(env, (await request.json()) as PutRolesRequest);
     if (path === "/mint-otps") return mintOtps(env, (await request.json()) as MintOtpsRequest);
     if (path === "/clone-workspaces") return Response.json(await cloneWorkspaces(env.DB, (await request.json()) as CloneWorkspacesRequest));
-    if (path === "/seed-workspaces") return seedWorkspaces(env, (await request.json()) as SeedWorkspacesRequest);
     if (path !== "/sub-steps") return new Response("unknown path\n", { status: 404 });
     const input = (await request.json()) as ProbeRequest;
     const results: ProbeResult[] = [];

@@ -229,7 +229,8 @@ async function main() {
         (await askBenchWorker(runtime.mf, "probe", { ...request, concurrency: 32 }, "/mint-otps")).otps,
       putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
       /** Copies of an E4-made workspace, written by the probe Worker without runs (issue 19). */
-      seedWorkspaces: (request) => askBenchWorker(runtime.mf, "probe", request, "/seed-workspaces"),
+      seedWorkspaces: ({ templateId, prefix, count }) =>
+        askBenchWorker(runtime.mf, "probe", { templateWorkspaceId: templateId, namePrefix: prefix, count, perBatch: 50, history: false }, "/clone-workspaces"),
       /** Wait `seconds`, then until workerd answers pings quickly again (background work done). */
       idle: async (seconds) => {
         await new Promise((r) => setTimeout(r, seconds * 1000));

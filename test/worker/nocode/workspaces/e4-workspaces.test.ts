@@ -7,7 +7,6 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe, uniqueName } from "../../../helpers/nocode";
 import {
-  createNoCodeWorkspace,
   createPendingVersion,
   createRegistryModule,
   enableNoCode,

@@ -15,7 +15,7 @@ import { invalidAttribute, NocodeError, notFound } from "../errors";
 import { isId, newId } from "../ids";
 import { orgCallerPermissions } from "../permissions";
 import { pagedList, single } from "../request/answers";
-import { flag, members, requiredText, resourceDocument } from "../request/document";
+import { flag, members, requiredName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi } from "../respond";
@@ -50,11 +50,7 @@ const agentPoolCreate = operation({
   body: resourceDocument({
     types: ["agent-pools", "agent-pool"],
     attributes: {
-      name: v.pipe(
-        requiredText("name"),
-        v.maxLength(AGENT_POOL_NAME_MAX, `Name is too long (maximum is ${AGENT_POOL_NAME_MAX} characters)`),
-        v.regex(AGENT_POOL_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
-      ),
+      name: requiredName("name", AGENT_POOL_NAME_MAX, AGENT_POOL_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
       "organization-scoped": flag("organization-scoped"),
     },
     relationships: {

@@ -10,7 +10,7 @@ import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
-import { optionalResourceDocument, requiredText, resourceDocument } from "../request/document";
+import { optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
@@ -32,11 +32,7 @@ const organizationCreate = operation({
   body: resourceDocument({
     types: ["organizations", "organization"],
     attributes: {
-      name: v.pipe(
-        requiredText("name"),
-        v.maxLength(ORGANIZATION_NAME_MAX, `Name is too long (maximum is ${ORGANIZATION_NAME_MAX} characters)`),
-        v.regex(ORGANIZATION_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
-      ),
+      name: requiredName("name", ORGANIZATION_NAME_MAX, ORGANIZATION_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },
   }),

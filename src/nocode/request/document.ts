@@ -56,6 +56,19 @@ export function requiredText(attribute: string) {
   );
 }
 
+/**
+ * A required name (of an organization, user, team, agent pool): at most `max` characters,
+ * then `pattern`, refused with `rule` (which says what the name may contain). HCP's words
+ * for the length: "Name is too long (maximum is 64 characters)".
+ */
+export function requiredName(attribute: string, max: number, pattern: RegExp, rule: string) {
+  return v.pipe(
+    requiredText(attribute),
+    v.maxLength(max, `${attributeLabel(attribute)} is too long (maximum is ${max} characters)`),
+    v.regex(pattern, rule),
+  );
+}
+
 /** An optional string attribute. */
 export function text(attribute: string) {
   return v.optional(v.string(`${attributeLabel(attribute)} must be a string`));

@@ -17,7 +17,7 @@ import { newId } from "../ids";
 import { findOrganization } from "../organizations/repo";
 import { hasOrgPermission, mayDelegateTeam, orgCallerPermissions, type OrgPermission } from "../permissions";
 import { pagedList, single } from "../request/answers";
-import { identifierListDocument, members, optionalResourceDocument, requiredText, resourceDocument } from "../request/document";
+import { identifierListDocument, members, optionalResourceDocument, requiredName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
@@ -63,11 +63,7 @@ const teamCreate = operation({
   body: resourceDocument({
     types: ["teams", "team"],
     attributes: {
-      name: v.pipe(
-        requiredText("name"),
-        v.maxLength(TEAM_NAME_MAX, `Name is too long (maximum is ${TEAM_NAME_MAX} characters)`),
-        v.regex(TEAM_NAME, "Name may only contain letters, numbers, dashes (-), underscores (_), and periods (.)"),
-      ),
+      name: requiredName("name", TEAM_NAME_MAX, TEAM_NAME, "Name may only contain letters, numbers, dashes (-), underscores (_), and periods (.)"),
       "organization-access": organizationAccessAttribute,
     },
   }),

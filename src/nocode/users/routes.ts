@@ -14,7 +14,7 @@ import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
 import { pagedList } from "../request/answers";
-import { nullableText, optionalResourceDocument, requiredText, resourceDocument } from "../request/document";
+import { nullableText, optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
@@ -50,11 +50,7 @@ const userCreate = operation({
   body: resourceDocument({
     types: ["users", "user"],
     attributes: {
-      username: v.pipe(
-        requiredText("username"),
-        v.maxLength(USERNAME_MAX, `Username is too long (maximum is ${USERNAME_MAX} characters)`),
-        v.regex(USERNAME, "Username may only contain letters, numbers, dashes (-), and underscores (_)"),
-      ),
+      username: requiredName("username", USERNAME_MAX, USERNAME, "Username may only contain letters, numbers, dashes (-), and underscores (_)"),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },
   }),

@@ -88,11 +88,16 @@ async function deadLetter(message: ProvisionMessage, env: ProvisionConsumerEnv):
   }
 }
 
-/** Consume a batch of `keyway-provision`. */
-export async function handleProvisionBatch(
+/**
+ * Hand each message of `batch` to `handle`: acknowledged when it returns, retried with
+ * backoff when it throws (logged as `what` failed), acknowledged at once as poison when it
+ * is not a provisioning message.
+ */
+async function consumeEach(
   batch: MessageBatch<unknown>,
   env: ProvisionConsumerEnv,
-  deps: ProvisionConsumerDeps,
+  what: string,
+  handle: (message: ProvisionMessage, env: ProvisionConsumerEnv, requestId: string, msg: Message<unknown>) => Promise<void>,
 ): Promise<void> {
   for (const msg of batch.messages) {
     const { requestId, env: messageEnv } = messageContext(msg.body, env);
@@ -103,35 +108,32 @@ export async function handleProvisionBatch(
       continue;
     }
     try {
-      const result = await dispatch(parsed.message, messageEnv, deps);
-      logInfo("queue message handled", { queue: batch.queue, id: msg.id, kind: parsed.message.kind, request_id: requestId, result });
+      await handle(parsed.message, messageEnv, requestId, msg);
       msg.ack();
     } catch (err) {
       const delaySeconds = retryDelaySeconds(msg.attempts);
-      logError(requestId, `queue message failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
+      logError(requestId, `${what} failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
       msg.retry({ delaySeconds });
     }
   }
 }
 
+/** Consume a batch of `keyway-provision`. */
+export async function handleProvisionBatch(
+  batch: MessageBatch<unknown>,
+  env: ProvisionConsumerEnv,
+  deps: ProvisionConsumerDeps,
+): Promise<void> {
+  await consumeEach(batch, env, "queue message", async (message, messageEnv, requestId, msg) => {
+    const result = await dispatch(message, messageEnv, deps);
+    logInfo("queue message handled", { queue: batch.queue, id: msg.id, kind: message.kind, request_id: requestId, result });
+  });
+}
+
 /** Consume a batch of `keyway-provision-dlq`: record each failure, then acknowledge. */
 export async function handleProvisionDeadLetters(batch: MessageBatch<unknown>, env: ProvisionConsumerEnv): Promise<void> {
-  for (const msg of batch.messages) {
-    const { requestId, env: messageEnv } = messageContext(msg.body, env);
-    const parsed = parseProvisionMessage(msg.body);
-    if (!parsed.ok) {
-      logError(requestId, "poison message acknowledged", `queue=${batch.queue} id=${msg.id}: ${parsed.error}`);
-      msg.ack();
-      continue;
-    }
-    try {
-      const result = await deadLetter(parsed.message, messageEnv);
-      logError(requestId, "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: parsed.message.kind, result }));
-      msg.ack();
-    } catch (err) {
-      const delaySeconds = retryDelaySeconds(msg.attempts);
-      logError(requestId, `dead-letter handling failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
-      msg.retry({ delaySeconds });
-    }
-  }
+  await consumeEach(batch, env, "dead-letter handling", async (message, messageEnv, requestId, msg) => {
+    const result = await deadLetter(message, messageEnv);
+    logError(requestId, "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: message.kind, result }));
+  });
 }

@@ -37,16 +37,8 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 /** N8: terminal states. */
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["applied", "planned_and_finished", "errored", "discarded", "canceled"];
 
-/** Every state a run can leave. */
-export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = [
-  "pending",
-  "plan_queued",
-  "planning",
-  "planned",
-  "confirmed",
-  "apply_queued",
-  "applying",
-];
+/** Every state a run can leave: the states of RUN_STATUSES that are not terminal, in its order. */
+export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((status) => !TERMINAL_RUN_STATUSES.includes(status));
 
 /**
  * The `status-timestamps` key of a status, as HCP Terraform names them

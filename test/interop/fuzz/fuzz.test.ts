@@ -11,7 +11,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type FuzzFixtures, type FuzzStats, type KnownIssueSwitches, runApiFuzz, runOtpRaces, seedFixtures } from "./harness";
+import { type FuzzFixtures, seedFixtures } from "./fixtures";
+import { type FuzzStats, runApiFuzz } from "./harness";
+import { runOtpRaces } from "./otp-races";
+import type { KnownIssueSwitches } from "./requests";
 
 const FULL = process.env.KEYWAY_FUZZ === "full";
 const SEED = Number(process.env.KEYWAY_FUZZ_SEED ?? (FULL ? Math.floor(Math.random() * 2 ** 31) : 20261125));

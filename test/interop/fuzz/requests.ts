@@ -1,0 +1,262 @@
+/**
+ * The requests the fuzz suite sends (issue 14; see ./harness.ts): fast-check generators of
+ * methods, paths built from every route template of both APIs with hostile segments and
+ * spellings (S2b), query strings, bodies (JSON of any shape, JSON:API documents, Vault
+ * fields of wrong types, JSON deeper than B9's bound, malformed text) and credentials.
+ */
+import fc from "fast-check";
+import type { FuzzFixtures } from "./fixtures";
+
+export interface FuzzRequest {
+  api: "v1" | "v2";
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Areas other developers own, whose known 5xx the CI slice may leave out (see fuzz.test.ts). */
+export interface KnownIssueSwitches {
+  /** Request bodies nested deeper than B9's 64 (JSON depth bound). */
+  deepJson: boolean;
+  /** `page[number]` beyond B9's 100,000. */
+  hugePageNumber: boolean;
+}
+
+// ---------------------------------------------------------------- route templates
+
+/** /v1 paths (mount routes under `ssh`): every pattern of src/ssh/routes.ts. */
+const V1_TEMPLATES = [
+  "auth/token/create",
+  "auth/token/lookup-self",
+  "auth/token/lookup",
+  "auth/token/renew-self",
+  "auth/token/revoke-self",
+  "auth/token/revoke",
+  "sys/auth",
+  "sys/leases/revoke",
+  "sys/capabilities-self",
+  "sys/policies/acl",
+  "sys/policies/acl/:policy",
+  "sys/mounts/:mount/tune",
+  "sys/rotate/rewrap",
+  "identity/entity",
+  "identity/entity/id",
+  "identity/entity/id/:id",
+  "identity/entity/name/:name",
+  "identity/entity-alias",
+  ":mount/config/ca",
+  ":mount/public_key",
+  ":mount/config/zeroaddress",
+  ":mount/roles",
+  ":mount/roles/:role",
+  ":mount/sign/:role",
+  ":mount/issue/:role",
+  ":mount/creds/:otprole",
+  ":mount/lookup",
+  ":mount/verify",
+  ":mount/tidy/dynamic-keys",
+  "nowhere/at/all",
+];
+
+/** /api/v2 paths: every route of src/nocode (Hono's patterns). */
+const V2_TEMPLATES = [
+  "ping",
+  "account/details",
+  "admin/terraform-versions",
+  "admin/terraform-versions/:id",
+  "admin/users",
+  "organizations",
+  "organizations/:org",
+  "organizations/:org/agent-pools",
+  "organizations/:org/authentication-token",
+  "organizations/:org/no-code-modules",
+  "organizations/:org/projects",
+  "organizations/:org/registry-modules",
+  "organizations/:org/registry-modules/private/:org/:name/:provider",
+  "organizations/:org/registry-modules/private/:org/:name/:provider/version",
+  "organizations/:org/registry-modules/private/:org/:name/:provider/versions",
+  "organizations/:org/teams",
+  "organizations/:org/workspaces/:name",
+  ":org/workspaces/:name/runs/:id",
+  "agent-pools/:id",
+  "no-code-modules/:id",
+  "no-code-modules/:id/versions/:version/module-variables",
+  "no-code-modules/:id/workspaces",
+  "plans/:id",
+  "plans/:id/json-output",
+  "projects/:id",
+  "registry-modules/:id",
+  "registry-modules/:org/:name/:provider/versions",
+  "runs/:id",
+  "runs/:id/actions/apply",
+  "runs/:id/actions/discard",
+  "runs/:id/plan",
+  "state-versions/:id",
+  "teams/:id",
+  "teams/:id/authentication-token",
+  "teams/:id/relationships/users",
+  "uploads/:id",
+  "users/:id/authentication-tokens",
+  "workspaces/:id",
+  "workspaces/:id/runs",
+  "workspaces/:id/vars",
+  "workspaces/:id/vars/:id",
+  "nowhere",
+];
+
+// ---------------------------------------------------------------- generators
+
+/** Hostile path segments, sent percent-encoded unless they are meant raw. */
+const hostileSegment = fc.oneof(
+  fc.constantFrom("", ".", "..", "%2F", "%2f", "%00", "%", "%zz", "%C0%AF", "a%20b", "*", "+", "~", "default", "root", "x".repeat(300)),
+  fc.string({ maxLength: 40 }).map(encodeURIComponent),
+  fc.string({ unit: "grapheme", maxLength: 12 }).map(encodeURIComponent),
+  fc.integer().map(String),
+);
+
+function segmentFor(name: string, f: FuzzFixtures): fc.Arbitrary<string> {
+  const known: Record<string, string[]> = {
+    mount: ["ssh"],
+    role: [f.caRole, f.otpRole],
+    otprole: [f.otpRole],
+    policy: [f.policy, "default", "root"],
+    org: [f.org],
+  };
+  return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...(known[name] ?? ["x"])) }, { weight: 2, arbitrary: hostileSegment });
+}
+
+/** A path from a template, then maybe respelled (S2b: trailing slash, `//`, case, `%2F`). */
+function pathArb(templates: string[], f: FuzzFixtures): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.constantFrom(...templates), fc.infiniteStream(fc.nat()), fc.constantFrom("none", "none", "none", "trailing", "double", "upper", "encoded"))
+    .chain(([template, , spelling]) => {
+      const parts = template.split("/");
+      const segments = parts.map((p) => (p.startsWith(":") ? segmentFor(p.slice(1), f) : fc.constant(p)));
+      return fc.tuple(...segments).map((filled) => {
+        let path = filled.join("/");
+        if (spelling === "trailing") path += "/";
+        if (spelling === "double") path = path.replace("/", "//");
+        if (spelling === "upper") path = path.toUpperCase();
+        if (spelling === "encoded") path = path.replace("/", "%2F");
+        return path;
+      });
+    });
+}
+
+const queryValue = fc.oneof(
+  fc.constantFrom("true", "false", "1", "0", "-1", "", "yes", "t", "1e309", "NaN", "99999999999999999999", "null"),
+  fc.string({ maxLength: 30 }),
+  fc.integer().map(String),
+);
+
+function queryArb(known: KnownIssueSwitches): fc.Arbitrary<string> {
+  const keys = ["list", "page[size]", "filter[provider]", "filter[registry_name]", "filter[version]", "include", "q", "search[version]", "domain", "x"];
+  const page = known.hugePageNumber
+    ? fc.tuple(fc.constant("page[number]"), fc.oneof(queryValue, fc.bigInt({ min: 100_001n, max: 10n ** 30n }).map(String)))
+    : fc.tuple(fc.constant("page[number]"), fc.oneof(fc.integer({ min: -5, max: 100_000 }).map(String), fc.constantFrom("", "x", "1.5", "-0")));
+  const pair = fc.oneof(fc.tuple(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 10 })), queryValue), page);
+  return fc.array(pair, { maxLength: 4 }).map((pairs) => (pairs.length === 0 ? "" : `?${new URLSearchParams(pairs).toString()}`));
+}
+
+/** Any JSON value, shallow enough for B9's bound unless the deep-JSON switch is on. */
+const anyJson = fc.jsonValue({ maxDepth: 4 });
+
+const V1_FIELDS = [
+  "public_key", "valid_principals", "ttl", "max_ttl", "key_type", "key_bits", "cert_type", "key_id", "extensions", "critical_options",
+  "ip", "username", "otp", "policies", "no_parent", "entity_id", "display_name", "num_uses", "period", "renewable", "explicit_max_ttl",
+  "token", "accessor", "increment", "policy", "paths", "path", "lease_id", "name", "metadata", "allowed_users", "default_user",
+  "cidr_list", "default_lease_ttl", "max_lease_ttl", "roles", "private_key", "generate_signing_key", "algorithm_signer", "allow_user_certificates",
+];
+const V2_ATTRIBUTES = [
+  "name", "email", "username", "enabled", "version-pin", "variable-options", "vars", "key", "value", "sensitive", "hcl", "category",
+  "description", "auto-apply", "no-code", "registry-name", "provider", "namespace", "organization-access", "visibility", "comment",
+];
+
+function fieldsArb(names: string[]): fc.Arbitrary<Record<string, unknown>> {
+  return fc.dictionary(fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 12 })), anyJson, { maxKeys: 6 });
+}
+
+/** JSON nested deeper than B9's 64: bare, or as the value of a field the handler reads. */
+function deepJson(api: "v1" | "v2"): fc.Arbitrary<string> {
+  const field = api === "v1" ? fc.constantFrom(...V1_FIELDS) : fc.constantFrom(...V2_ATTRIBUTES);
+  return fc.tuple(fc.integer({ min: 65, max: 30_000 }), fc.constantFrom("bare", "field"), field, fc.constantFrom("[", '{"a":')).map(([depth, where, name, open]) => {
+    const close = open === "[" ? "]" : "}";
+    const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
+    if (where === "bare") return deep;
+    return api === "v1" ? `{"${name}":${deep}}` : `{"data":{"type":"vars","attributes":{"${name}":${deep}}}}`;
+  });
+}
+
+function bodyArb(api: "v1" | "v2", known: KnownIssueSwitches): fc.Arbitrary<string | undefined> {
+  const structured =
+    api === "v1"
+      ? fieldsArb(V1_FIELDS).map((o) => JSON.stringify(o))
+      : fc
+          .record({
+            data: fc.oneof(
+              fc.record({ type: fc.constantFrom("organizations", "teams", "users", "vars", "workspaces", "no-code-modules", "x"), attributes: fieldsArb(V2_ATTRIBUTES) }),
+              fc.array(fc.record({ type: fc.constantFrom("users", "x"), id: fc.string({ maxLength: 10 }) }), { maxLength: 3 }),
+              anyJson,
+            ),
+          })
+          .map((o) => JSON.stringify(o));
+  const options: fc.Arbitrary<string | undefined>[] = [
+    fc.constant(undefined),
+    structured,
+    structured,
+    anyJson.map((v) => JSON.stringify(v)),
+    fc.string({ maxLength: 60 }),
+    fc.constantFrom("{", "{}", "[]", "null", '{"a":', "\u0000", '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}'),
+  ];
+  if (known.deepJson) options.push(deepJson(api));
+  return fc.oneof(...options);
+}
+
+function v1Headers(f: FuzzFixtures): fc.Arbitrary<Record<string, string>> {
+  return fc.constantFrom<Record<string, string>>(
+    {},
+    { "X-Vault-Token": f.rootToken },
+    { "X-Vault-Token": f.rootToken },
+    { Authorization: `Bearer ${f.rootToken}` },
+    { "X-Vault-Token": f.limitedToken },
+    { "X-Vault-Token": "hvs.not-a-token" },
+    { "X-Vault-Token": f.adminToken },
+  );
+}
+
+function v2Headers(f: FuzzFixtures): fc.Arbitrary<Record<string, string>> {
+  return fc.constantFrom<Record<string, string>>(
+    {},
+    { Authorization: `Bearer ${f.ownerToken}` },
+    { Authorization: `Bearer ${f.ownerToken}` },
+    { Authorization: `Bearer ${f.organizationToken}` },
+    { Authorization: `Bearer ${f.adminToken}` },
+    { Authorization: "Bearer AAAAAAAAAAAAAA.atlasv1.not-a-token" },
+    { Authorization: `Bearer ${f.rootToken}` },
+  );
+}
+
+/** One generated request to either API. */
+export function requestArb(f: FuzzFixtures, known: KnownIssueSwitches): fc.Arbitrary<FuzzRequest> {
+  const methods = fc.constantFrom("GET", "GET", "POST", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS");
+  const v1 = fc
+    .record({ method: methods, path: pathArb(V1_TEMPLATES, f), query: queryArb(known), headers: v1Headers(f), body: bodyArb("v1", known) })
+    .map(
+      (r): FuzzRequest => ({ api: "v1", method: r.method, path: `/v1/${r.path}${r.query}`, headers: r.headers, body: hasBody(r.method) ? r.body : undefined }),
+    );
+  const v2 = fc
+    .record({ method: methods, path: pathArb(V2_TEMPLATES, f), query: queryArb(known), headers: v2Headers(f), body: bodyArb("v2", known) })
+    .map(
+      (r): FuzzRequest => ({
+        api: "v2",
+        method: r.method,
+        path: `/api/v2/${r.path}${r.query}`,
+        headers: { ...r.headers, ...(r.body !== undefined && hasBody(r.method) ? { "Content-Type": "application/vnd.api+json" } : {}) },
+        body: hasBody(r.method) ? r.body : undefined,
+      }),
+    );
+  return fc.oneof(v1, v2);
+}
+
+const hasBody = (method: string) => method !== "GET" && method !== "HEAD";

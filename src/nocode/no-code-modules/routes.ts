@@ -162,7 +162,7 @@ const noCodeModuleCreate = operation({
   summary: "Enable no-code provisioning for a registry module (E1; manage-no-code-modules, not the organization token)",
   body: noCodeModuleDocument,
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
-  errors: [400, 413, 422],
+  // 422 also for the rules of N3, N5 and N12 (pin, option sets, design).
 });
 
 noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), noCodeModuleCreate, async (c) => {
@@ -235,7 +235,7 @@ const noCodeModuleUpdate = operation({
   summary: "Update a no-code module; omitted members keep their values (E2; manage-no-code-modules, not the organization token)",
   body: noCodeModuleDocument,
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
-  errors: [400, 413, 422],
+  // 422 also for the rules of N3, N5 and N12 (pin, option sets, design).
 });
 
 noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), noCodeModuleUpdate, async (c) => {

@@ -172,7 +172,7 @@ export function toOne(name: string, types: Types) {
 
 /** The id a to-one relationship names, or undefined. */
 export function relatedId(relationship: { data: { id: string } | null } | null | undefined): string | undefined {
-  return relationship?.data?.id ?? undefined;
+  return relationship?.data?.id;
 }
 
 /**

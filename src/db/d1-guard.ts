@@ -78,6 +78,33 @@ function injectedError(sql: string): Error {
   return new Error(`D1_ERROR: injected failure (test D1 guard) for: ${sql.slice(0, 120)}`);
 }
 
+/** Listeners told the SQL of every statement the guarded binding runs (see recordD1Statements). */
+const statementListeners = new Set<(sql: string) => void>();
+
+function ran(sql: string): void {
+  for (const listener of statementListeners) listener(sql);
+}
+
+/**
+ * Record the SQL of every statement run through the guarded binding from now on (single
+ * statements and each statement of a batch, in the order they are sent), until `stop()`.
+ * Tests use it to prove what a request writes (test/worker/nocode/cache-consistency.test.ts);
+ * the statements still run on the real binding.
+ */
+export function recordD1Statements(): { statements: string[]; stop(): void } {
+  const statements: string[] = [];
+  const listener = (sql: string) => {
+    statements.push(sql);
+  };
+  statementListeners.add(listener);
+  return {
+    statements,
+    stop: () => {
+      statementListeners.delete(listener);
+    },
+  };
+}
+
 class GuardedStatement {
   constructor(
     readonly real: D1PreparedStatement,
@@ -91,6 +118,7 @@ class GuardedStatement {
 
   private fail(): void {
     if (takeFailure(this.sql)) throw injectedError(this.sql);
+    ran(this.sql);
   }
 
   async first(column?: string): Promise<unknown> {
@@ -138,11 +166,13 @@ export function guardD1(real: D1Database): D1Database {
         const sql = s instanceof GuardedStatement ? s.sql : "";
         if (takeFailure(sql)) throw injectedError(sql);
       }
+      for (const s of statements) ran(s instanceof GuardedStatement ? s.sql : "");
       return real.batch(statements.map(unwrap));
     },
     async exec(sql: string) {
       // exec runs several statements (migrations); failures may still be injected.
       if (takeFailure(sql)) throw injectedError(sql);
+      ran(sql);
       return real.exec(sql);
     },
     dump() {

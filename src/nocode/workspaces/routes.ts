@@ -86,7 +86,7 @@ const workspaceCreate = operation({
   errors: [400, 413, 422],
 });
 
-workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), workspaceCreate, async (c) => {
+workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }, { cache: "unchanged" }), workspaceCreate, async (c) => {
   const db = c.var.db;
   const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
   const input = await readWorkspaceInput(c.req.raw);
@@ -141,7 +141,7 @@ const varCreate = operation({
   errors: [400, 413, 422],
 });
 
-workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), varCreate, async (c) => {
+workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }, { cache: "unchanged" }), varCreate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const doc = await readDocument(c.req.raw, VAR_TYPES);
@@ -168,7 +168,7 @@ const varUpdate = operation({
   errors: [400, 413, 422],
 });
 
-workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varUpdate, async (c) => {
+workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varUpdate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
@@ -242,7 +242,7 @@ const varDelete = operation({
   errors: [422],
 });
 
-workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varDelete, async (c) => {
+workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varDelete, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));

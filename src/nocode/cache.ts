@@ -1,7 +1,8 @@
 /**
  * Per-isolate short cache of what the /api/v2 hot paths read from D1: token hash → caller
- * (auth.ts), (caller, organization) → effective rights (permissions.ts) and a no-code
- * module with its variable options (E3 and E4, no-code-modules/cached.ts). A D1 round
+ * (auth.ts), (caller, organization) → effective rights (permissions.ts), a no-code
+ * module with its variable options (E3 and E4, no-code-modules/cached.ts) and the engine
+ * release list (E4, releases/cached.ts). A D1 round
  * trip costs more than a whole cheap request, so these are served from memory for
  * NOCODE_CACHE_TTL_MS. The mechanism (values shared, pending loads never; bounded;
  * invalidation-safe) is src/lib/isolate-cache.ts.
@@ -9,7 +10,7 @@
  * Consistency (N13, issue 19): every authenticated /api/v2 request other than GET/HEAD
  * clears the whole cache after it ran (app.ts), so the isolate that makes a change —
  * token revocation, membership or team changes, E1/E2/DELETE, variable options, registry
- * module deletes — sees it at once; a route whose writes touch none of the tables in
+ * module deletes, release list changes — sees it at once; a route whose writes touch none of the tables in
  * NOCODE_CACHE_ENTRIES declares so (route-rights.ts `cache: "unchanged"`) and keeps it.
  * Requests, writes included, may be served from entries up to NOCODE_CACHE_TTL_MS old.
  * Unauthenticated requests never clear it and insert nothing (N2b: failed token lookups
@@ -45,6 +46,8 @@ export const NOCODE_CACHE_ENTRIES = {
   perm: ["teams", "team_memberships"],
   /** no-code-modules/repo.ts findNoCodeModuleWithOptions: the module and its option sets. */
   module: ["no_code_modules", "variable_options"],
+  /** releases/cached.ts: the engine release list (N6), for E4. */
+  releases: ["terraform_versions"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A kind of cached entry (the first segment of its key). */

@@ -25,7 +25,8 @@ import { isUniqueViolation } from "../../db/unique";
 import { defaultProjectIdQuery } from "../organizations/repo";
 import { requireOrgPermission } from "../permissions";
 import { projectInOrganizationQuery } from "../projects/repo";
-import { engineVersionError, pickEngineVersion, releasesQuery } from "../releases/resolve";
+import { cachedReleases } from "../releases/cached";
+import { engineVersionError, pickEngineVersion } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
 import { insertRunQuery } from "../runs/repo";
@@ -90,13 +91,16 @@ export async function provisionWorkspace(
   // The checks below then run in the order they always have, so a request with several
   // faults gets the same error as before. Reads a check does not need (the pool of a
   // workspace without one, the pin of a module without one) match no row.
-  const [projectRows, orgRows, poolRows, registryModuleRows, versionRows, releases, sameNameRows] = await db.batch([
-    projectInOrganizationQuery(db, organization, input.projectId ?? ""),
-    defaultProjectIdQuery(db, organization),
-    agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
-    ...provisionableVersionQueries(db, module),
-    releasesQuery(db),
-    workspaceByNameQuery(db, organization, input.name),
+  // The release list comes from the per-isolate cache (issue 19), read beside the batch.
+  const [[projectRows, orgRows, poolRows, registryModuleRows, versionRows, sameNameRows], releases] = await Promise.all([
+    db.batch([
+      projectInOrganizationQuery(db, organization, input.projectId ?? ""),
+      defaultProjectIdQuery(db, organization),
+      agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
+      ...provisionableVersionQueries(db, module),
+      workspaceByNameQuery(db, organization, input.name),
+    ]),
+    cachedReleases(db),
   ]);
 
   // N6: the project defaults to the organization's default project.

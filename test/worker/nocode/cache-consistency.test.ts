@@ -22,6 +22,7 @@ import { hashNocodeToken, resolveStoredToken } from "../../../src/nocode/auth";
 import { cachedNocode, clearNocodeCache, NOCODE_CACHE_ENTRIES, NOCODE_CACHED_TABLES, type NocodeCacheKind } from "../../../src/nocode/cache";
 import { cachedNoCodeModuleWithOptions } from "../../../src/nocode/no-code-modules/cached";
 import { orgCallerPermissions } from "../../../src/nocode/permissions";
+import { cachedReleases } from "../../../src/nocode/releases/cached";
 import { cacheEffectOf } from "../../../src/nocode/route-rights";
 import { addTeamMembers, createMember, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
 import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, optionEntry, provisionWorkspace, varEntry, waitForRun, workspaceDoc } from "../../helpers/nocode-modules";
@@ -106,6 +107,9 @@ describe("cached loaders read only the tables NOCODE_CACHE_ENTRIES lists", () =>
       module: async (DB) => {
         const found = await cachedNoCodeModuleWithOptions(createDb(DB), ctx.noCodeModuleId);
         expect(found?.sets.map((s) => s.variableName)).toEqual(["prefix"]);
+      },
+      releases: async (DB) => {
+        expect((await cachedReleases(createDb(DB))).length).toBeGreaterThan(0);
       },
     };
     for (const [kind, load] of Object.entries(loaders) as [NocodeCacheKind, (db: D1Database) => Promise<unknown>][]) {
@@ -257,6 +261,23 @@ describe("clearing after writes, not before", () => {
     const body = { data: [{ type: "users", id: member.username }] };
     expect((await tfe("DELETE", `teams/${member.teamId}/relationships/users`, { token: ctx.ownerToken, body })).status).toBe(204);
     expect((await create()).status).toBe(404);
+  });
+
+  it("E4 reads the release list from the cache, and sees this isolate's release writes at once", async () => {
+    const version = `7.${Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1000)}`;
+    const create = () =>
+      provisionWorkspace(ctx.noCodeModuleId, ctx.ownerToken, workspaceDoc({ name: uniqueName("ws"), "terraform-version": version }, [varEntry("prefix", "pet")]));
+    expect((await create()).status).toBe(422); // unknown release; the list is cached now
+    const added = await tfe("POST", "admin/terraform-versions", { body: { data: { type: "terraform-versions", attributes: { version } } } });
+    expect(added.status, added.text).toBe(201);
+    expect((await create()).status).toBe(200);
+    const disabled = await tfe("PATCH", `admin/terraform-versions/${added.json.data.id}`, {
+      body: { data: { type: "terraform-versions", attributes: { enabled: false } } },
+    });
+    expect(disabled.status, disabled.text).toBe(200);
+    const refused = await create();
+    expect(refused.status).toBe(422);
+    expect(refused.json.errors[0].detail).toMatch(/disabled/);
   });
 
   it("E4 reads the module from the cache E3 fills, and sees this isolate's E2 at once", async () => {

@@ -78,27 +78,40 @@ function injectedError(sql: string): Error {
   return new Error(`D1_ERROR: injected failure (test D1 guard) for: ${sql.slice(0, 120)}`);
 }
 
-/** Listeners told the SQL of every statement the guarded binding runs (see recordD1Statements). */
-const statementListeners = new Set<(sql: string) => void>();
+/** Listeners told the SQL of every call the guarded binding makes (see recordD1Statements). */
+const statementListeners = new Set<(sqls: string[]) => void>();
 
-function ran(sql: string): void {
-  for (const listener of statementListeners) listener(sql);
+/** One call to D1 (a single statement, or every statement of a batch) was sent. */
+function ran(...sqls: string[]): void {
+  for (const listener of statementListeners) listener(sqls);
+}
+
+/** What {@link recordD1Statements} saw. */
+export interface D1Recording {
+  /** Every statement's SQL, in the order sent (each statement of a batch on its own). */
+  statements: string[];
+  /** Every round trip: one entry per call, holding its statements (a batch's in order). */
+  calls: string[][];
+  stop(): void;
 }
 
 /**
- * Record the SQL of every statement run through the guarded binding from now on (single
- * statements and each statement of a batch, in the order they are sent), until `stop()`.
- * Tests use it to prove what a request writes (test/worker/nocode/cache-consistency.test.ts);
- * the statements still run on the real binding.
+ * Record the SQL of every statement run through the guarded binding from now on, until
+ * `stop()`. Tests use it to prove what a request writes and how many round trips it makes
+ * (test/worker/nocode/cache-consistency.test.ts, e4-round-trips.test.ts); the statements
+ * still run on the real binding.
  */
-export function recordD1Statements(): { statements: string[]; stop(): void } {
+export function recordD1Statements(): D1Recording {
   const statements: string[] = [];
-  const listener = (sql: string) => {
-    statements.push(sql);
+  const calls: string[][] = [];
+  const listener = (sqls: string[]) => {
+    statements.push(...sqls);
+    calls.push(sqls);
   };
   statementListeners.add(listener);
   return {
     statements,
+    calls,
     stop: () => {
       statementListeners.delete(listener);
     },
@@ -166,7 +179,7 @@ export function guardD1(real: D1Database): D1Database {
         const sql = s instanceof GuardedStatement ? s.sql : "";
         if (takeFailure(sql)) throw injectedError(sql);
       }
-      for (const s of statements) ran(s instanceof GuardedStatement ? s.sql : "");
+      ran(...statements.map((s) => (s instanceof GuardedStatement ? s.sql : "")));
       return real.batch(statements.map(unwrap));
     },
     async exec(sql: string) {

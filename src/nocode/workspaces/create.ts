@@ -3,7 +3,7 @@
  * (seed §4; decisions N1, N5, N6, N7, N10; reference §3 E4, §5.4, §7).
  *
  * The handler finds the module the caller may provision from ({@link moduleToProvision}:
- * 404 first), reads the body (./input.ts), then {@link provisionWorkspace} checks the rest
+ * 404 first), reads the body (./input.ts, through the request kit), then {@link provisionWorkspace} checks the rest
  * before anything is written, so a refused request creates nothing: the project and agent
  * pool, the module (enabled, with an `ok` pin), the engine version, the name, and the vars
  * against the module (options, required variables). Then one D1 batch writes the
@@ -16,7 +16,6 @@ import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../a
 import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { relationshipAt } from "../no-code-modules/document";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { checkProvisionable, provisionableVersionQueries, sourceModuleIdOf } from "../no-code-modules/provisionable";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
@@ -110,7 +109,7 @@ export async function provisionWorkspace(
     if (!org) throw notFound();
     projectId = org.id;
   } else if (!projectRows[0]) {
-    throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", relationshipAt("project"));
+    throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", "/data/relationships/project");
   }
   checkAgentPool(input, projectId, poolRows[0]);
 

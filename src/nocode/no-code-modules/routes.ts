@@ -12,7 +12,6 @@ import { createDb, type Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
-import { cachedNocode } from "../cache";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { requireOrgPermission } from "../permissions";
@@ -20,13 +19,13 @@ import { findModuleVersion, findRegistryModuleById, latestOkVersion, type Regist
 import { jsonApi, noContent } from "../respond";
 import { sendProvisionMessage } from "../queue/messages";
 import { notifyRolloutOfModule } from "../rollouts/repo";
+import { cachedNoCodeModuleWithOptions } from "./cached";
 import { designError } from "./design";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, optionInputsOf, variableOptionsRelationship } from "./options";
 import {
   deleteNoCodeModuleStatements,
   findNoCodeModule,
   findNoCodeModuleOfRegistryModule,
-  findNoCodeModuleWithOptions,
   listVariableOptions,
   type NoCodeModuleRow,
   type VariableOptionSet,
@@ -222,7 +221,7 @@ noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), noCo
   const db = createDb(c.env.DB);
   const id = c.req.param("id");
   // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
-  const found = await cachedNocode(`module:${id}`, () => findNoCodeModuleWithOptions(db, id));
+  const found = await cachedNoCodeModuleWithOptions(db, id);
   if (!found) throw notFound();
   await requireOrgPermission(db, c.var.caller, found.module.organization, "member");
   const include = noCodeModuleShow.query(c).include ?? [];

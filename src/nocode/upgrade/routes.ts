@@ -43,7 +43,7 @@ const initiate = operation({
   errors: [409, 422],
 });
 
-upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), initiate, async (c) => {
+upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }, { cache: "unchanged" }), initiate, async (c) => {
   const db = c.var.db;
   const { module, workspace } = await upgradeTarget(db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), "run-workspaces");
   const input = upgradeInputOf(await initiate.body(c));
@@ -74,7 +74,7 @@ const confirm = operation({
   errors: [409],
 });
 
-upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }), confirm, async (c) => {
+upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }, { cache: "unchanged" }), confirm, async (c) => {
   await confirmUpgrade(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
   return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
 });

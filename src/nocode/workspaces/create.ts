@@ -18,12 +18,14 @@ import { invalidAttribute, NocodeError, notFound, unprocessable } from "../error
 import { newId } from "../ids";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { checkProvisionable, provisionableVersionQueries, sourceModuleIdOf } from "../no-code-modules/provisionable";
-import { findNoCodeModule, type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
+import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
+import type { NoCodeModuleWithOptions } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../../db/unique";
 import { defaultProjectIdQuery } from "../organizations/repo";
 import { requireOrgPermission } from "../permissions";
 import { projectInOrganizationQuery } from "../projects/repo";
-import { engineVersionError, pickEngineVersion, releasesQuery } from "../releases/resolve";
+import { cachedReleases } from "../releases/cached";
+import { engineVersionError, pickEngineVersion } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
 import { insertRunQuery } from "../runs/repo";
@@ -55,11 +57,14 @@ function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoo
  * lacks it). Checked before the body is read, so a caller who may not provision learns
  * nothing from validation errors.
  */
-export async function moduleToProvision(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleRow> {
-  const module = await findNoCodeModule(db, noCodeModuleId);
-  if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, "run-workspaces");
-  return module;
+export async function moduleToProvision(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleWithOptions> {
+  // E3's entry of the per-isolate cache (issue 19): the module and its option sets, so
+  // neither is read again below. Like every cached read, at most NOCODE_CACHE_TTL_MS old
+  // for another isolate's E2 or DELETE; this isolate's own clear the cache at once.
+  const found = await cachedNoCodeModuleWithOptions(db, noCodeModuleId);
+  if (!found) throw notFound();
+  await requireOrgPermission(db, caller, found.module.organization, "run-workspaces");
+  return found;
 }
 
 /** What E4 created: the workspace and its vars (the vars are what its document lists). */
@@ -75,7 +80,7 @@ export interface ProvisionedWorkspace {
 export async function provisionWorkspace(
   env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "PROVISION_QUEUE">,
   db: Db,
-  module: NoCodeModuleRow,
+  { module, sets: options }: NoCodeModuleWithOptions,
   input: WorkspaceInput,
   requestId = "",
 ): Promise<ProvisionedWorkspace> {
@@ -85,14 +90,16 @@ export async function provisionWorkspace(
   // The checks below then run in the order they always have, so a request with several
   // faults gets the same error as before. Reads a check does not need (the pool of a
   // workspace without one, the pin of a module without one) match no row.
-  const [projectRows, orgRows, poolRows, registryModuleRows, versionRows, releases, sameNameRows, optionRows] = await db.batch([
-    projectInOrganizationQuery(db, organization, input.projectId ?? ""),
-    defaultProjectIdQuery(db, organization),
-    agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
-    ...provisionableVersionQueries(db, module),
-    releasesQuery(db),
-    workspaceByNameQuery(db, organization, input.name),
-    variableOptionsQuery(db, module.id),
+  // The release list comes from the per-isolate cache (issue 19), read beside the batch.
+  const [[projectRows, orgRows, poolRows, registryModuleRows, versionRows, sameNameRows], releases] = await Promise.all([
+    db.batch([
+      projectInOrganizationQuery(db, organization, input.projectId ?? ""),
+      defaultProjectIdQuery(db, organization),
+      agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
+      ...provisionableVersionQueries(db, module),
+      workspaceByNameQuery(db, organization, input.name),
+    ]),
+    cachedReleases(db),
   ]);
 
   // N6: the project defaults to the organization's default project.
@@ -111,8 +118,7 @@ export async function provisionWorkspace(
   if (!engine.ok) throw engineVersionError(engine, input.engineVersion.attribute);
   if (sameNameRows[0]) throw nameTaken();
 
-  // N5: the module's rules on the vars.
-  const options = optionRows.map(optionSetOf);
+  // N5: the module's rules on the vars (its option sets came with the module).
   checkVarOptions(input.vars, options);
   checkRequiredVars(input.vars, summary, version.version);
 

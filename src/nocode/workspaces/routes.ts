@@ -87,7 +87,7 @@ const workspaceCreate = operation({
   answers: { 200: { description: "The workspace, its first run queued", schema: workspaceDocumentAnswer } },
 });
 
-workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), workspaceCreate, async (c) => {
+workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }, { cache: "unchanged" }), workspaceCreate, async (c) => {
   const db = c.var.db;
   const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
   const input = workspaceInputOf(await workspaceCreate.body(c));
@@ -142,7 +142,7 @@ const varCreate = operation({
   answers: { 201: { description: "The variable", schema: varDocumentAnswer } },
 });
 
-workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), varCreate, async (c) => {
+workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }, { cache: "unchanged" }), varCreate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const input = varInputOf((await varCreate.body(c)).data.attributes);
@@ -167,7 +167,7 @@ const varUpdate = operation({
   answers: { 200: { description: "The variable", schema: varDocumentAnswer } },
 });
 
-workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varUpdate, async (c) => {
+workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varUpdate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
@@ -244,7 +244,7 @@ const varDelete = operation({
   errors: [422],
 });
 
-workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varDelete, async (c) => {
+workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varDelete, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));

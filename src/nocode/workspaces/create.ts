@@ -23,7 +23,7 @@ import type { NoCodeModuleWithOptions } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../../db/unique";
 import { defaultProjectIdQuery } from "../organizations/repo";
 import { requireOrgPermission } from "../permissions";
-import { projectInOrganizationQuery } from "../projects/repo";
+import { projectIdInOrganizationQuery } from "../projects/repo";
 import { cachedReleases } from "../releases/cached";
 import { engineVersionError, pickEngineVersion } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
@@ -88,30 +88,31 @@ export async function provisionWorkspace(
 
   // Every read depends only on the module and the input: one D1 batch, one round trip.
   // The checks below then run in the order they always have, so a request with several
-  // faults gets the same error as before. Reads a check does not need (the pool of a
-  // workspace without one, the pin of a module without one) match no row.
+  // faults gets the same error as before. Only the reads the input needs are sent (issue
+  // 19: each statement costs D1 and drizzle time): the named project or else the
+  // organization's default (N6), and the agent pool only when one is named.
   // The release list comes from the per-isolate cache (issue 19), read beside the batch.
-  const [[projectRows, orgRows, poolRows, registryModuleRows, versionRows, sameNameRows], releases] = await Promise.all([
-    db.batch([
-      projectInOrganizationQuery(db, organization, input.projectId ?? ""),
-      defaultProjectIdQuery(db, organization),
-      agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
-      ...provisionableVersionQueries(db, module),
-      workspaceByNameQuery(db, organization, input.name),
-    ]),
+  const projectQuery =
+    input.projectId === undefined ? defaultProjectIdQuery(db, organization) : projectIdInOrganizationQuery(db, organization, input.projectId);
+  const reads = [projectQuery, ...provisionableVersionQueries(db, module), workspaceByNameQuery(db, organization, input.name)] as const;
+  const poolId = input.agentPoolId;
+  const [{ rows, pool }, releases] = await Promise.all([
+    poolId === null
+      ? db.batch(reads).then((rows) => ({ rows, pool: undefined }))
+      : db
+          .batch([...reads, agentPoolInOrganizationQuery(db, organization, poolId)])
+          .then(([project, registryModule, version, sameName, pools]) => ({ rows: [project, registryModule, version, sameName] as const, pool: pools[0] })),
     cachedReleases(db),
   ]);
+  const [projectRows, registryModuleRows, versionRows, sameNameRows] = rows;
 
   // N6: the project defaults to the organization's default project.
-  let projectId = input.projectId;
-  if (projectId === undefined) {
-    const org = orgRows[0];
-    if (!org) throw notFound();
-    projectId = org.id;
-  } else if (!projectRows[0]) {
+  const projectId = projectRows[0]?.id;
+  if (!projectId) {
+    if (input.projectId === undefined) throw notFound();
     throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", "/data/relationships/project");
   }
-  checkAgentPool(input, projectId, poolRows[0]);
+  checkAgentPool(input, projectId, pool);
 
   const { registryModule, version, summary } = checkProvisionable(module, registryModuleRows[0], versionRows[0]);
   const engine = pickEngineVersion(releases, input.engineVersion.value);

@@ -50,8 +50,9 @@ describe("E4 round trips with a warm cache (team token)", () => {
     }
     const shape = calls.map((statements) => statements.map((sql) => sql.trim().split(/\s+/)[0]?.toLowerCase()));
     expect(shape, calls.map((c) => c.join("\n  ")).join("\n---\n")).toEqual([
-      // E4: project, default project, agent pool, registry module, pinned version, name.
-      ["select", "select", "select", "select", "select", "select"],
+      // E4: the default project (no project named), registry module, pinned version, name;
+      // no agent pool read, since none is named.
+      ["select", "select", "select", "select"],
       // E4: the workspace, its var, its first run.
       ["insert", "insert", "insert"],
       // Plan step: the claim (returning the run), the baseline, the proposed version.

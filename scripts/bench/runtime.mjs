@@ -164,16 +164,37 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     logRequests: false,
     // Only for --profile: V8's inspector on a loopback port.
     ...(inspector ? { inspectorPort: 0 } : {}),
-    // Storage on disk, as `wrangler dev` keeps it (SQLite files), in a throwaway directory.
-    defaultPersistRoot: persistDir,
-    d1Persist: path.join(persistDir, "d1"),
-    durableObjectsPersist: path.join(persistDir, "do"),
-    r2Persist: path.join(persistDir, "r2"),
+    // Storage as `wrangler dev` keeps it (SQLite files), in the throwaway directory
+    // `persistDir` (tmpfs unless --disk, see scratchDir): D1 in <persistDir>/d1, the
+    // OtpStore's SQLite in <persistDir>/do, R2 in <persistDir>/r2. Miniflare 5 takes one
+    // root for every resource, `resourcePersistencePath`; its converter drops Miniflare 4's
+    // per-plugin options (`defaultPersistRoot`, `d1Persist`, `durableObjectsPersist`,
+    // `r2Persist`) without a word, and without a root every resource goes to
+    // /tmp/miniflare-<hash>, on this machine's disk, where each D1 query and each Durable
+    // Object commit waits for an fsync (checked after start, see below).
+    resourcePersistencePath: persistDir,
     workers: [keyway, signRate, probe],
   }));
   const url = await mf.ready;
+  await expectStorageIn(mf, persistDir);
   const inspectorUrl = inspector ? String(await mf.getInspectorURL()) : null;
   return { mf, origin: url.origin, inspectorUrl, runtimeLog, runtimeLineCount: () => runtimeLines };
+}
+
+/**
+ * Fail loudly when local storage is not under `persistDir`: a Miniflare upgrade that renames
+ * the persistence option again would otherwise move D1 and the Durable Objects to the disk
+ * silently, and every storage-bound figure would measure fsync (as from the move to
+ * Miniflare 5 until this check: a Durable Object put and consume 8–10 ms instead of 1–2).
+ */
+async function expectStorageIn(mf, persistDir) {
+  const db = await mf.getD1Database("DB", "keyway");
+  await db.prepare("SELECT 1").first();
+  const d1Files = await readdir(path.join(persistDir, "d1"), { recursive: true }).catch(() => []);
+  if (!d1Files.some((f) => f.endsWith(".sqlite"))) {
+    await mf.dispose();
+    throw new Error(`local D1 is not stored under ${persistDir}: Miniflare ignored resourcePersistencePath (scripts/bench/runtime.mjs)`);
+  }
 }
 
 /** Apply migrations/*.sql in order through the D1 binding, split as wrangler splits them. */

@@ -78,6 +78,46 @@ function injectedError(sql: string): Error {
   return new Error(`D1_ERROR: injected failure (test D1 guard) for: ${sql.slice(0, 120)}`);
 }
 
+/** Listeners told the SQL of every call the guarded binding makes (see recordD1Statements). */
+const statementListeners = new Set<(sqls: string[]) => void>();
+
+/** One call to D1 (a single statement, or every statement of a batch) was sent. */
+function ran(...sqls: string[]): void {
+  for (const listener of statementListeners) listener(sqls);
+}
+
+/** What {@link recordD1Statements} saw. */
+export interface D1Recording {
+  /** Every statement's SQL, in the order sent (each statement of a batch on its own). */
+  statements: string[];
+  /** Every round trip: one entry per call, holding its statements (a batch's in order). */
+  calls: string[][];
+  stop(): void;
+}
+
+/**
+ * Record the SQL of every statement run through the guarded binding from now on, until
+ * `stop()`. Tests use it to prove what a request writes and how many round trips it makes
+ * (test/worker/nocode/cache-consistency.test.ts, e4-round-trips.test.ts); the statements
+ * still run on the real binding.
+ */
+export function recordD1Statements(): D1Recording {
+  const statements: string[] = [];
+  const calls: string[][] = [];
+  const listener = (sqls: string[]) => {
+    statements.push(...sqls);
+    calls.push(sqls);
+  };
+  statementListeners.add(listener);
+  return {
+    statements,
+    calls,
+    stop: () => {
+      statementListeners.delete(listener);
+    },
+  };
+}
+
 class GuardedStatement {
   constructor(
     readonly real: D1PreparedStatement,
@@ -91,6 +131,7 @@ class GuardedStatement {
 
   private fail(): void {
     if (takeFailure(this.sql)) throw injectedError(this.sql);
+    ran(this.sql);
   }
 
   async first(column?: string): Promise<unknown> {
@@ -138,11 +179,13 @@ export function guardD1(real: D1Database): D1Database {
         const sql = s instanceof GuardedStatement ? s.sql : "";
         if (takeFailure(sql)) throw injectedError(sql);
       }
+      ran(...statements.map((s) => (s instanceof GuardedStatement ? s.sql : "")));
       return real.batch(statements.map(unwrap));
     },
     async exec(sql: string) {
       // exec runs several statements (migrations); failures may still be injected.
       if (takeFailure(sql)) throw injectedError(sql);
+      ran(sql);
       return real.exec(sql);
     },
     dump() {

@@ -43,10 +43,14 @@ nocodeApp.use("*", async (c, next) => {
 export const TFP_API_VERSION = "2.6";
 
 // N2a: the token is checked before routing, so unknown paths without a token are 401.
-// Any write may change what ./cache.ts holds (tokens, rights, no-code modules): an
-// authenticated write clears it before and after, so this isolate sees its own writes at
-// once. N2b: only after the token check — an unauthenticated request (and the tokenless
-// upload link, which changes nothing cached) never clears it.
+// A write may change what ./cache.ts holds (tokens, rights, no-code modules): an
+// authenticated write clears it after it ran (whether it succeeded or not), so this
+// isolate sees its own change at once and every other isolate within the cache's TTL
+// (N13, issue 19). The write itself may be served from the cache, like a read: what it
+// sees is at most that old everywhere. A route that writes nothing cached says so
+// (`rights(…, { cache: "unchanged" })`, ./route-rights.ts) and keeps the cache.
+// N2b: only after the token check — an unauthenticated request (and the tokenless upload
+// link, which changes nothing cached) never clears it.
 nocodeApp.use("*", async (c, next) => {
   // The exemptions are data (./unauthenticated.ts): the module upload link (N9) and ping
   // (B12; a token sent with it is still checked); the plan page of N8 lives under /app.
@@ -56,11 +60,10 @@ nocodeApp.use("*", async (c, next) => {
   if (!caller) throw unauthorized();
   c.set("caller", caller);
   if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-  clearNocodeCache();
   try {
     await next();
   } finally {
-    clearNocodeCache();
+    if (!c.get("cacheUnchanged")) clearNocodeCache();
   }
 });
 

@@ -8,4 +8,11 @@ import type { AppEnv } from "../app-env";
 import type { Db } from "../db/client";
 import type { NocodeCaller } from "./auth";
 
-export type NocodeEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller; db: Db } };
+export type NocodeEnv = AppEnv & {
+  Variables: AppEnv["Variables"] & {
+    caller: NocodeCaller;
+    db: Db;
+    /** Set by a route declaring `rights(…, { cache: "unchanged" })` (./route-rights.ts): ./app.ts then keeps the cache. */
+    cacheUnchanged?: true;
+  };
+};

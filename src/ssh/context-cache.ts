@@ -1,7 +1,8 @@
 /**
  * Per-isolate caches of what the hot `/v1` paths read from D1 for a (mount, role): sign
  * and issue read the role, the CA row and the mount's lease TTLs; creds reads the role,
- * the zero-address list and the TTLs. A D1 round trip costs far more than the rest of
+ * the zero-address list and the TTLs; lookup reads the zero-address list and keeps its
+ * answer per normalized address (otp/lookup.ts). A D1 round trip costs far more than the rest of
  * such a request, so these are served from memory. The mechanism (values shared, pending
  * loads never; bounded; invalidation-safe) is src/lib/isolate-cache.ts.
  *
@@ -10,7 +11,7 @@
  * zero-address list (otp/zeroaddress.ts) — drops the mount's entries in every cache at
  * once, so a client sees its own writes. Writes made by another isolate are seen after at
  * most MOUNT_CONTEXT_TTL_MS (the eventual consistency Vault's standby nodes have too).
- * Only authenticated requests (sign, issue, creds) read through these caches (N2b).
+ * Only authenticated requests (sign, issue, creds, lookup) read through these caches (N2b).
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
 import { IsolateCache } from "../lib/isolate-cache";
@@ -21,13 +22,23 @@ export const MOUNT_CONTEXT_TTL_MS = 1000;
 /** Upper bound on cached (mount, role) entries per cache, unknown role names included. */
 const MAX_ENTRIES = 1024;
 
-/** One cache of values per (mount, role). Mount and role names never contain `/`. */
+/**
+ * One cache of values per (mount, key); the key is a role name, or another name within the
+ * mount (lookup's normalized address). Mount names never contain `/`.
+ */
 export class MountContextCache<T> {
-  readonly #cache = new IsolateCache<T>({ ttlMs: MOUNT_CONTEXT_TTL_MS, maxEntries: MAX_ENTRIES });
+  readonly #cache: IsolateCache<T>;
 
-  /** The cached value for (mount, role), or this caller's own `load()`'s when absent or expired. */
-  get(mount: string, role: string, load: () => Promise<T>, now: number = Date.now()): Promise<T> {
-    return this.#cache.get(`${mount}/${role}`, load, { now });
+  constructor(maxEntries: number = MAX_ENTRIES) {
+    this.#cache = new IsolateCache<T>({ ttlMs: MOUNT_CONTEXT_TTL_MS, maxEntries });
+  }
+
+  /**
+   * The cached value for (mount, key), or this caller's own `load()`'s when absent or
+   * expired; `keep` may refuse to store a loaded value (e.g. one too large to hold).
+   */
+  get(mount: string, key: string, load: () => Promise<T>, now: number = Date.now(), keep?: (value: T) => boolean): Promise<T> {
+    return this.#cache.get(`${mount}/${key}`, load, keep ? { now, keep } : { now });
   }
 
   /** Drop every entry of a mount. */
@@ -38,9 +49,9 @@ export class MountContextCache<T> {
 
 const caches: MountContextCache<unknown>[] = [];
 
-/** A new cache, cleared by invalidateMountContexts along with every other. */
-export function mountContextCache<T>(): MountContextCache<T> {
-  const cache = new MountContextCache<T>();
+/** A new cache (at most `maxEntries`), cleared by invalidateMountContexts along with every other. */
+export function mountContextCache<T>(maxEntries: number = MAX_ENTRIES): MountContextCache<T> {
+  const cache = new MountContextCache<T>(maxEntries);
   caches.push(cache as MountContextCache<unknown>);
   return cache;
 }

@@ -28,6 +28,17 @@ export async function keyedHash(secret: string, purpose: string, value: string):
   return toHex(new Uint8Array(mac));
 }
 
+/**
+ * Constant-time equality of two keyedHash results (hex of the same length, so nothing
+ * about the secrets behind them leaks through the comparison's time).
+ */
+export function keyedHashesEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
 const configuredDigests = new Map<string, Promise<ArrayBuffer>>();
 
 /**

@@ -34,7 +34,7 @@ import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "..
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
 import { listModuleRollouts } from "../rollouts/repo";
-import { readRolloutInput } from "../rollouts/input";
+import { readRolloutDocument } from "../rollouts/input";
 import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "../rollouts/service";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
@@ -44,7 +44,7 @@ import { initiateUpgrade } from "../upgrade/initiate";
 import { NO_UPGRADE_INPUT } from "../upgrade/input";
 import { upgradeTarget } from "../upgrade/target";
 import { moduleToProvision, provisionWorkspace } from "../workspaces/create";
-import { readWorkspaceInput } from "../workspaces/input";
+import { readWorkspaceDocument } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
@@ -295,9 +295,8 @@ consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
   const form = c.var.form;
   const number = (name: string) => (/^\d{1,6}$/.test(form[name] ?? "") ? Number(form[name]) : form[name]);
   const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": number("batch-size"), "auto-confirm": form["auto-confirm"], "max-failures": number("max-failures") } } };
-  const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(body) });
   const module = await rolloutModule(db, c.var.viewer.session.caller, entry.module.id);
-  const rollout = await createRollout(db, c.var.viewer.session.caller, module, await readRolloutInput(request), defaultUpgradeDeps(c.env));
+  const rollout = await createRollout(db, c.var.viewer.session.caller, module, readRolloutDocument(body), defaultUpgradeDeps(c.env));
   return seeOther(rolloutPath(entry.module.organization, rollout.id));
 });
 
@@ -347,12 +346,11 @@ consoleApp.post("/:org/modules/:id/provision", async (c) => {
   const org = c.req.param("org");
   const values = c.var.form;
   const document = provisionDocument(fields, values) as { data: { relationships: { vars: { data: { attributes: { key: string } }[] } } } };
-  // E4 itself: the same service, the same checks, the same writes as the API.
-  const request = new Request(c.req.url, { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(document) });
+  // E4 itself: the same document, service, checks and writes as the API.
   try {
     const db = createDb(c.env.DB);
     const module = await moduleToProvision(db, c.var.viewer.session.caller, entry.module.id);
-    const input = await readWorkspaceInput(request);
+    const input = readWorkspaceDocument(document);
     const { workspace } = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
     return seeOther(`${workspacePath(org, workspace.name)}?notice=created`);
   } catch (err) {

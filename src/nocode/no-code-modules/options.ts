@@ -9,18 +9,61 @@
  *   `variable "<name>" not found in source`.
  * - Two entries for one variable → 422; an `id` that is not a set of this module → 422.
  */
+import * as v from "valibot";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { unprocessable } from "../errors";
-import { type FieldErrors, isObject, memberAttributes, relationshipAt } from "./document";
+import { members, relationshipMember, reportedHere, toMany } from "../request/document";
 
 /** Accepted `type` of an entry (N1: tolerant input). */
-const OPTION_TYPES = ["variable-options", "variable-option"];
+const OPTION_TYPES = ["variable-options", "variable-option"] as const;
 
 /** At most this many sets per module and values per set (the 1 MiB body bounds it anyway). */
 export const MAX_OPTION_SETS = 500;
 export const MAX_OPTIONS_PER_SET = 1000;
 
-/** One parsed entry of the relationship. */
+const NAME_BLANK = "Variable name can't be blank";
+
+/**
+ * An entry of `variable-options`: `variable-name` required, `variable-type` and `options`
+ * optional (null reads as absent; `options` are strings, numbers, booleans or null, all
+ * reported at `…/attributes/options`).
+ */
+const optionSetMember = relationshipMember(
+  "variable-options",
+  {
+    type: v.optional(v.picklist(OPTION_TYPES, 'type must be "variable-options"')),
+    id: v.nullish(v.string("id must be a string")),
+    attributes: v.nullish(
+      members(
+        {
+          "variable-name": v.pipe(v.string(NAME_BLANK), v.nonEmpty(NAME_BLANK)),
+          "variable-type": v.nullish(v.string("Variable type must be a string")),
+          options: v.nullish(
+            reportedHere(
+              v.pipe(
+                v.array(v.union([v.string(), v.number(), v.boolean(), v.null()], "Options must be strings, numbers or booleans"), "Options must be an array"),
+                v.maxLength(MAX_OPTIONS_PER_SET, `At most ${MAX_OPTIONS_PER_SET} options are allowed per variable`),
+              ),
+            ),
+            [],
+          ),
+        },
+        "attributes must be an object",
+        () => NAME_BLANK,
+      ),
+      {} as never,
+    ),
+  },
+  () => 'type must be "variable-options"',
+);
+
+/** The `variable-options` relationship of E1 and E2 (absent: E2 leaves the sets alone). */
+export const variableOptionsRelationship = toMany("variable-options", optionSetMember, {
+  count: MAX_OPTION_SETS,
+  message: `At most ${MAX_OPTION_SETS} variable-options sets are allowed`,
+});
+
+/** One entry of the relationship, read. */
 export interface OptionInput {
   /** The set it replaces (E2), if any. */
   id: string | undefined;
@@ -29,56 +72,14 @@ export interface OptionInput {
   options: unknown[];
 }
 
-/** Parse the members of `variable-options`; malformed entries record errors. */
-export function parseOptionInputs(errors: FieldErrors, members: readonly Record<string, unknown>[]): OptionInput[] {
-  const out: OptionInput[] = [];
-  if (members.length > MAX_OPTION_SETS) {
-    errors.add(relationshipAt("variable-options"), `At most ${MAX_OPTION_SETS} variable-options sets are allowed`);
-    return out;
-  }
-  members.forEach((member, i) => {
-    const pointer = `${relationshipAt("variable-options")}/data/${i}`;
-    if (member.type !== undefined && (typeof member.type !== "string" || !OPTION_TYPES.includes(member.type))) {
-      errors.add(`${pointer}/type`, 'type must be "variable-options"');
-      return;
-    }
-    const id = member.id;
-    if (id !== undefined && id !== null && typeof id !== "string") {
-      errors.add(`${pointer}/id`, "id must be a string");
-      return;
-    }
-    const attributes = memberAttributes(errors, member, pointer);
-    const name = attributes["variable-name"];
-    if (typeof name !== "string" || name === "") {
-      errors.add(`${pointer}/attributes/variable-name`, "Variable name can't be blank");
-      return;
-    }
-    const type = attributes["variable-type"];
-    if (type !== undefined && type !== null && typeof type !== "string") {
-      errors.add(`${pointer}/attributes/variable-type`, "Variable type must be a string");
-      return;
-    }
-    const options = attributes.options ?? [];
-    if (!Array.isArray(options)) {
-      errors.add(`${pointer}/attributes/options`, "Options must be an array");
-      return;
-    }
-    if (options.length > MAX_OPTIONS_PER_SET) {
-      errors.add(`${pointer}/attributes/options`, `At most ${MAX_OPTIONS_PER_SET} options are allowed per variable`);
-      return;
-    }
-    if (options.some((o) => isObject(o) || Array.isArray(o))) {
-      errors.add(`${pointer}/attributes/options`, "Options must be strings, numbers or booleans");
-      return;
-    }
-    out.push({
-      id: typeof id === "string" && id !== "" ? id : undefined,
-      variableName: name,
-      variableType: typeof type === "string" && type !== "" ? type : undefined,
-      options,
-    });
-  });
-  return out;
+/** The entries of a validated `variable-options` relationship. */
+export function optionInputsOf(relationship: v.InferOutput<typeof variableOptionsRelationship>): OptionInput[] | undefined {
+  return relationship?.data.map((member) => ({
+    id: member.id ? member.id : undefined,
+    variableName: member.attributes["variable-name"],
+    variableType: member.attributes["variable-type"] ? member.attributes["variable-type"] : undefined,
+    options: member.attributes.options,
+  }));
 }
 
 /** A checked set, ready to store. */

@@ -7,32 +7,33 @@
  */
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
+import * as v from "valibot";
 import { createDb, type Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
-import { cachedNocode } from "../cache";
-import { badRequest, NocodeError, notFound, unprocessable } from "../errors";
+import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { requireOrgPermission } from "../permissions";
 import { findModuleVersion, findRegistryModuleById, latestOkVersion, type RegistryModuleRow, type RegistryModuleVersionRow, setRegistryModuleNoCodeStatement, versionSummary } from "../registry/repo";
 import { jsonApi, noContent } from "../respond";
 import { sendProvisionMessage } from "../queue/messages";
 import { notifyRolloutOfModule } from "../rollout-hooks";
+import { cachedNoCodeModuleWithOptions } from "./cached";
 import { designError } from "./design";
-import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "./document";
-import { type CheckedOptionSet, checkOptionSets, type OptionInput, parseOptionInputs } from "./options";
+import { type CheckedOptionSet, checkOptionSets, type OptionInput, optionInputsOf, variableOptionsRelationship } from "./options";
 import {
   deleteNoCodeModuleStatements,
   findNoCodeModule,
   findNoCodeModuleOfRegistryModule,
-  findNoCodeModuleWithOptions,
   listVariableOptions,
   type NoCodeModuleRow,
   type VariableOptionSet,
 } from "./repo";
 import { moduleVariablesAnswer, noCodeModuleDocumentAnswer, noCodeModuleResource, variableOptionsResource } from "./serialize";
+import { nullableFlag, relatedId, resourceDocument, toOne } from "../request/document";
 import { operation } from "../request/operation";
+import { includeParameter } from "../request/query";
 import { rights } from "../route-rights";
 
 /** Accepted `data.type` of E1/E2 (N1). */
@@ -56,28 +57,28 @@ export async function resolveVersionPin(db: Db, registryModuleId: string, reques
   return version;
 }
 
-/** Read `version-pin` (string, null, or absent). */
-function pinAttribute(errors: FieldErrors, attributes: Record<string, unknown>): string | null | undefined {
-  const pin = attributes["version-pin"];
-  if (pin === undefined || pin === null) return pin;
-  if (typeof pin !== "string") {
-    errors.add(attributeAt("version-pin"), "Version pin must be a string");
-    return undefined;
-  }
-  // go-tfe sends "" for an unset pin: the same as omitting it.
-  return pin === "" ? undefined : pin.trim();
-}
-
-/** Read `enabled` (boolean or absent). */
-function enabledAttribute(errors: FieldErrors, attributes: Record<string, unknown>): boolean | undefined {
-  const enabled = attributes.enabled;
-  if (enabled === undefined || enabled === null) return undefined;
-  if (typeof enabled !== "boolean") {
-    errors.add(attributeAt("enabled"), "Enabled must be true or false");
-    return undefined;
-  }
-  return enabled;
-}
+/**
+ * The request document of E1 and E2: `enabled` and `version-pin` (null reads as absent;
+ * go-tfe sends "" for an unset pin: the same as omitting it), the `registry-module` and
+ * `variable-options` relationships. E1 requires the registry module (the handler says so,
+ * as E2 does not).
+ */
+const noCodeModuleDocument = resourceDocument({
+  types: NO_CODE_MODULE_TYPES,
+  attributes: {
+    enabled: nullableFlag("enabled"),
+    "version-pin": v.nullish(
+      v.pipe(
+        v.string("Version pin must be a string"),
+        v.transform((pin) => (pin === "" ? undefined : pin.trim())),
+      ),
+    ),
+  },
+  relationships: {
+    "registry-module": toOne("registry-module", REGISTRY_MODULE_TYPES),
+    "variable-options": variableOptionsRelationship,
+  },
+});
 
 /** The parts of an E1/E2 document. */
 interface NoCodeModuleInput {
@@ -88,16 +89,13 @@ interface NoCodeModuleInput {
   options: OptionInput[] | undefined;
 }
 
-async function readNoCodeModuleInput(request: Request): Promise<NoCodeModuleInput> {
-  const doc = await readDocument(request, NO_CODE_MODULE_TYPES);
-  const errors = new FieldErrors();
-  const enabled = enabledAttribute(errors, doc.attributes);
-  const pin = pinAttribute(errors, doc.attributes);
-  const registryModuleId = toOneId(errors, doc.relationships, "registry-module", REGISTRY_MODULE_TYPES);
-  const members = toManyMembers(errors, doc.relationships, "variable-options");
-  const options = members === undefined ? undefined : parseOptionInputs(errors, members);
-  errors.throwIfAny();
-  return { enabled, pin, registryModuleId, options };
+function noCodeModuleInput({ data }: v.InferOutput<typeof noCodeModuleDocument>): NoCodeModuleInput {
+  return {
+    enabled: data.attributes.enabled ?? undefined,
+    pin: data.attributes["version-pin"],
+    registryModuleId: relatedId(data.relationships["registry-module"]),
+    options: optionInputsOf(data.relationships["variable-options"]),
+  };
 }
 
 /** The registry module a relationship names, in `organization`; 404 otherwise (reference §3 E1). */
@@ -141,14 +139,6 @@ function renderWith(module: NoCodeModuleRow, sets: readonly VariableOptionSet[],
   return doc;
 }
 
-/** Parse E3's `include` (N1: `variable_options` or `variable-options`); anything else is 400. */
-function includesOptions(include: string | undefined): boolean {
-  if (include === undefined || include.trim() === "") return false;
-  const names = include.split(",").map((s) => s.trim());
-  if (names.some((n) => n !== "variable_options" && n !== "variable-options")) throw badRequest("Invalid include parameter");
-  return true;
-}
-
 /** A no-code module the caller may act on with `permission`; 404 otherwise (N10). */
 async function moduleForCaller(
   db: Db,
@@ -169,17 +159,18 @@ export const noCodeModuleRoutes = new Hono<NocodeEnv>();
 const noCodeModuleCreate = operation({
   tag: "no-code-modules",
   summary: "Enable no-code provisioning for a registry module (E1; manage-no-code-modules, not the organization token)",
+  body: noCodeModuleDocument,
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
-  errors: [400, 413, 422],
+  // 422 also for the rules of N3, N5 and N12 (pin, option sets, design).
 });
 
 noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), noCodeModuleCreate, async (c) => {
   const org = c.req.param("org");
   const db = createDb(c.env.DB);
   await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
-  const input = await readNoCodeModuleInput(c.req.raw);
+  const input = noCodeModuleInput(await noCodeModuleCreate.body(c));
   if (input.registryModuleId === undefined) {
-    throw new NocodeError("invalid_attribute", "Registry module is required", relationshipAt("registry-module"));
+    throw new NocodeError("invalid_attribute", "Registry module is required", "/data/relationships/registry-module");
   }
   const registryModule = await registryModuleIn(db, org, input.registryModuleId);
   if (await findNoCodeModuleOfRegistryModule(db, registryModule.id)) throw alreadyEnabled();
@@ -221,33 +212,35 @@ noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "
 const noCodeModuleShow = operation({
   tag: "no-code-modules",
   summary: "Show a no-code module; `include=variable_options` adds its option sets (E3; any member)",
+  // N1: `variable_options` (HCP's spelling) or `variable-options`.
+  query: v.looseObject({ include: includeParameter(["variable_options", "variable-options"]) }),
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
-  errors: [400],
 });
 
 noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), noCodeModuleShow, async (c) => {
   const db = createDb(c.env.DB);
   const id = c.req.param("id");
   // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
-  const found = await cachedNocode(`module:${id}`, () => findNoCodeModuleWithOptions(db, id));
+  const found = await cachedNoCodeModuleWithOptions(db, id);
   if (!found) throw notFound();
   await requireOrgPermission(db, c.var.caller, found.module.organization, "member");
-  const include = includesOptions(c.req.query("include"));
-  return jsonApi(renderWith(found.module, found.sets, include));
+  const include = noCodeModuleShow.query(c).include ?? [];
+  return jsonApi(renderWith(found.module, found.sets, include.length > 0));
 });
 
 // E2: update. Omitted attributes and relationships keep their values (N3, N5).
 const noCodeModuleUpdate = operation({
   tag: "no-code-modules",
   summary: "Update a no-code module; omitted members keep their values (E2; manage-no-code-modules, not the organization token)",
+  body: noCodeModuleDocument,
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
-  errors: [400, 413, 422],
+  // 422 also for the rules of N3, N5 and N12 (pin, option sets, design).
 });
 
 noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), noCodeModuleUpdate, async (c) => {
   const db = createDb(c.env.DB);
   const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
-  const input = await readNoCodeModuleInput(c.req.raw);
+  const input = noCodeModuleInput(await noCodeModuleUpdate.body(c));
 
   let registryModuleId = current.registryModuleId;
   if (input.registryModuleId !== undefined && input.registryModuleId !== current.registryModuleId) {

@@ -10,9 +10,9 @@ export async function findProject(db: Db, id: string): Promise<ProjectRow | unde
   return db.select().from(projects).where(eq(projects.id, id)).get();
 }
 
-/** A project by id within `organization` (no row when it belongs to another), for a `db.batch` with other reads. */
-export function projectInOrganizationQuery(db: Db, organization: string, id: string) {
-  return db.select().from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).limit(1);
+/** The id of project `id` if it belongs to `organization` (no row otherwise), for a `db.batch` with other reads. */
+export function projectIdInOrganizationQuery(db: Db, organization: string, id: string) {
+  return db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).limit(1);
 }
 
 function escapeLike(text: string): string {

@@ -139,8 +139,11 @@ export async function findModuleVersionById(db: Db, id: string): Promise<Registr
   return (await moduleVersionByIdQuery(db, id))[0];
 }
 
-/** The select behind findModuleVersionById, for a `db.batch` with other reads (at most one row). */
-export function moduleVersionByIdQuery(db: Db, id: string) {
+/**
+ * The select behind findModuleVersionById, for a `db.batch` with other reads (at most one
+ * row). `id` may be an SQL expression (a subquery naming the id, read in the same batch).
+ */
+export function moduleVersionByIdQuery(db: Db, id: string | SQL) {
   return db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).limit(1);
 }
 

@@ -84,11 +84,60 @@ export function flag(attribute: string) {
   return v.optional(v.boolean(`${attributeLabel(attribute)} must be true or false`));
 }
 
+/** An optional boolean attribute where null reads as absent. */
+export function nullableFlag(attribute: string) {
+  return v.nullish(v.boolean(`${attributeLabel(attribute)} must be true or false`));
+}
+
 // ---------------------------------------------------------------------------
 // Relationships
 // ---------------------------------------------------------------------------
 
 type Types = readonly [string, ...string[]];
+
+/** Whether `value` is a JSON object (not null, not an array). */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** The path item of `input[key]`, as valibot's objects and arrays write them. */
+function pathItem(input: unknown, key: string | number, value: unknown): v.IssuePathItem {
+  return (typeof key === "number" ? { type: "array", origin: "value", input, key, value } : { type: "object", origin: "value", input, key, value }) as v.IssuePathItem;
+}
+
+/** A dataset as a schema's `~run` writes it. */
+interface Dataset {
+  value: unknown;
+  typed?: boolean;
+  issues?: v.BaseIssue<unknown>[];
+}
+
+/** Set an issue's path (valibot types it read-only; its own schemas write it the same way). */
+function setPath(issue: v.BaseIssue<unknown>, path: v.IssuePathItem[] | undefined): void {
+  (issue as { path?: unknown }).path = path;
+}
+
+/** Record an issue of `schema` on `dataset` at `path` (relative to the schema's own place). */
+function fail(schema: v.GenericSchema, dataset: unknown, config: v.Config<v.BaseIssue<unknown>>, message: string, path?: v.IssuePathItem[]): void {
+  v._addIssue(schema as never, "input", dataset as never, config, { message, path: path as never });
+}
+
+/**
+ * A schema whose failures are all reported at its own place (one error object: the
+ * first message; nested members are not named). For members a route answers as a whole.
+ */
+export function reportedHere<S extends v.GenericSchema>(schema: S): S {
+  const run: S["~run"] = (dataset, config) => {
+    const out = schema["~run"](dataset, config);
+    const [first] = out.issues ?? [];
+    if (first) {
+      setPath(first, undefined);
+      (out as Dataset).issues = [first];
+    }
+    return out;
+  };
+  return { ...schema, "~run": run };
+}
 
 /** A resource identifier `{type, id}` (type optional, one of `types`; id a non-empty string). */
 export function identifier(types: Types, what: string) {
@@ -105,11 +154,33 @@ export function identifier(types: Types, what: string) {
 
 /**
  * A to-one relationship `{"data": {"type", "id"}}`; absent, null or `{"data": null}` mean
- * none. Read its id with `relatedId`.
+ * none. A relationship of another shape (no `data`, no id, an empty id) is one error at
+ * the relationship (`/data/relationships/<name>`); a `type` not in `types` is an error at
+ * `…/data/type`. Read its id with `relatedId`.
  */
 export function toOne(name: string, types: Types) {
   const shape = `Relationship ${name} must be {"data": {"type": "${types[0]}", "id": "…"}}`;
-  return v.optional(v.nullable(members({ data: v.nullable(identifier(types, `Relationship ${name}`)) }, shape, () => shape)));
+  const wrongType = `Relationship ${name} must have type "${types[0]}"`;
+  // The shape the document describes (OpenAPI); `run` below validates it with the answers above.
+  const described = v.optional(
+    v.nullable(v.looseObject({ data: v.nullable(v.looseObject({ type: v.optional(v.picklist(types)), id: v.pipe(v.string(), v.nonEmpty()) })) })),
+  );
+  const run = (input: v.UnknownDataset, config: v.Config<v.BaseIssue<unknown>>) => {
+    const dataset = input as Dataset;
+    const relationship = dataset.value;
+    const data = isObject(relationship) ? relationship.data : undefined;
+    if (relationship === undefined || relationship === null || data === null) {
+      dataset.typed = true;
+    } else if (!isObject(data) || typeof data.id !== "string" || data.id === "") {
+      fail(described, dataset, config, shape);
+    } else if (data.type !== undefined && !(types as readonly unknown[]).includes(data.type)) {
+      fail(described, dataset, config, wrongType, [pathItem(relationship, "data", data), pathItem(data, "type", data.type)]);
+    } else {
+      dataset.typed = true;
+    }
+    return dataset as ReturnType<(typeof described)["~run"]>;
+  };
+  return { ...described, "~run": run } as typeof described;
 }
 
 /** The id a to-one relationship names, or undefined. */
@@ -117,10 +188,46 @@ export function relatedId(relationship: { data: { id: string } | null } | null |
   return relationship?.data?.id;
 }
 
-/** A to-many relationship `{"data": [ … ]}` whose members are `member`. */
-export function toMany<M extends v.GenericSchema>(name: string, member: M) {
+/**
+ * A to-many relationship `{"data": [ … ]}` whose members are `member` (absent: none). A
+ * relationship that is not of that form is one error at the relationship; so is one with
+ * more than `max.count` members (checked before the members are). A member that is not a
+ * JSON object should answer `Each member of <name> must be a resource object` (see
+ * `relationshipMember`).
+ */
+export function toMany<M extends v.GenericSchema>(name: string, member: M, max?: { count: number; message: string }) {
   const shape = `Relationship ${name} must be {"data": [ … ]}`;
-  return v.optional(members({ data: v.array(member, shape) }, shape, () => shape));
+  const list = max ? v.pipe(v.array(member), v.maxLength(max.count)) : v.array(member);
+  const described = v.optional(v.looseObject({ data: list }));
+  const run = (input: v.UnknownDataset, config: v.Config<v.BaseIssue<unknown>>) => {
+    const dataset = input as Dataset;
+    const result = () => dataset as ReturnType<(typeof described)["~run"]>;
+    const relationship = dataset.value;
+    if (relationship === undefined) {
+      dataset.typed = true;
+      return result();
+    }
+    if (!isObject(relationship) || !Array.isArray(relationship.data)) {
+      fail(described, dataset, config, shape);
+      return result();
+    }
+    if (max && relationship.data.length > max.count) {
+      fail(described, dataset, config, max.message);
+      return result();
+    }
+    const members = v.array(member)["~run"]({ value: relationship.data }, config) as Dataset;
+    for (const issue of members.issues ?? []) setPath(issue, [pathItem(relationship, "data", relationship.data), ...(issue.path ?? [])]);
+    dataset.value = { ...relationship, data: members.value };
+    dataset.typed = members.typed;
+    if (members.issues) dataset.issues = members.issues;
+    return result();
+  };
+  return { ...described, "~run": run } as typeof described;
+}
+
+/** The member of a to-many relationship `name`: `entries`, and a non-object is `Each member of <name> must be a resource object`. */
+export function relationshipMember<E extends v.ObjectEntries>(name: string, entries: E, missing: (key: string) => string) {
+  return members(entries, `Each member of ${name} must be a resource object`, missing);
 }
 
 // ---------------------------------------------------------------------------
@@ -132,6 +239,8 @@ export interface ResourceSpec<A extends v.ObjectEntries, R extends v.ObjectEntri
   types: Types;
   attributes?: A;
   relationships?: R;
+  /** The message of a required attribute that is absent (default: `<Label> can't be blank`). */
+  missing?: (attribute: string) => string;
 }
 
 const DATA_SHAPE = "data must be a JSON:API resource object";
@@ -142,8 +251,9 @@ export function resource<A extends v.ObjectEntries = Record<never, never>, R ext
     {
       type: v.optional(v.picklist(spec.types, `data.type must be "${spec.types[0]}"`)),
       // `id` is read only where a route says so (PATCH of HCP's documents); others ignore it.
-      attributes: v.optional(members((spec.attributes ?? {}) as A, "data.attributes must be an object", blank), {} as never),
-      relationships: v.optional(
+      // Absent or null: none (as every reader before the kit read them, N1).
+      attributes: v.nullish(members((spec.attributes ?? {}) as A, "data.attributes must be an object", spec.missing ?? blank), {} as never),
+      relationships: v.nullish(
         members((spec.relationships ?? {}) as R, "data.relationships must be an object", (key) => `Relationship ${key} is required`),
         {} as never,
       ),

@@ -54,6 +54,16 @@ const DESCRIPTION = Symbol.for("keyway.nocode.operation");
 /** Valibot's configuration for every request: each member reports its first failure only. */
 const PARSE_CONFIG = { abortPipeEarly: true } as const;
 
+/**
+ * Validate a parsed request document with `schema`: 422 with pointers when it is not the
+ * document (the console's forms build the API's documents and read them with this too).
+ */
+export function validDocument<S extends v.GenericSchema>(schema: S, document: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, document, PARSE_CONFIG);
+  if (!result.success) throw documentError(result.issues);
+  return result.output;
+}
+
 /** Describe a route (see the module comment). */
 export function operation<B extends v.GenericSchema | undefined = undefined, Q extends v.GenericSchema | undefined = undefined>(
   spec: OperationSpec<B, Q>,
@@ -66,10 +76,7 @@ export function operation<B extends v.GenericSchema | undefined = undefined, Q e
     spec,
     async body(c: Context): Promise<Out<B>> {
       if (!spec.body) throw new Error(`${spec.summary}: the operation declares no body`);
-      const raw = await readJsonObject(c.req.raw);
-      const result = v.safeParse(spec.body, raw, PARSE_CONFIG);
-      if (!result.success) throw documentError(result.issues);
-      return result.output as Out<B>;
+      return validDocument(spec.body, await readJsonObject(c.req.raw)) as Out<B>;
     },
     query(c: Context): Out<Q> {
       if (!spec.query) throw new Error(`${spec.summary}: the operation declares no query`);

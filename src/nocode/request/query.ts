@@ -96,13 +96,14 @@ export function pageDocument(
 
 /**
  * `include`: a comma-separated list of names from `allowed`; anything else is HCP's 400
- * `Invalid include parameter` (reference §2.3).
+ * `Invalid include parameter` (reference §2.3). An empty (or blank) `include` reads as
+ * absent (`[]`), as an empty `page[...]` does.
  */
 export function includeParameter(allowed: readonly string[]) {
   return v.optional(
     v.pipe(
       v.string("Invalid include parameter"),
-      v.transform((raw) => raw.split(",").map((s) => s.trim())),
+      v.transform((raw) => (raw.trim() === "" ? [] : raw.split(",").map((s) => s.trim()))),
       v.check((names) => names.every((n) => allowed.includes(n)), "Invalid include parameter"),
     ),
   );

@@ -1,5 +1,7 @@
-/** The body of `POST /no-code-modules/:id/upgrade-rollouts` (decision N15), read and checked. */
-import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers } from "../no-code-modules/document";
+/** The body of `POST /no-code-modules/:id/upgrade-rollouts` (decision N15), described for the request kit. */
+import * as v from "valibot";
+import { optionalResourceDocument, relationshipMember, reportedHere, toMany } from "../request/document";
+import { validDocument } from "../request/operation";
 
 /** The `auto-confirm` gates (N15). */
 export const AUTO_CONFIRM = ["never", "no-destructions", "no-changes"] as const;
@@ -19,36 +21,64 @@ export interface RolloutInput {
   workspaceIds: string[] | null;
 }
 
-function integerAttribute(errors: FieldErrors, attributes: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
-  const value = attributes[name];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    errors.add(attributeAt(name), `${name} must be an integer from ${min} to ${max}`);
-    return fallback;
-  }
-  return value;
+/** An integer attribute from `min` to `max`; absent or null: the default. */
+function integerAttribute(name: string, min: number, max: number) {
+  const message = `${name} must be an integer from ${min} to ${max}`;
+  return v.nullish(v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message)));
 }
 
-/** Read and check a rollout create body (an empty body is every default); throws NocodeError (400/422). */
-export async function readRolloutInput(request: Request): Promise<RolloutInput> {
-  const doc = await readDocument(request, ["upgrade-rollouts"], { optional: true });
-  const errors = new FieldErrors();
-  const batchSize = integerAttribute(errors, doc.attributes, "batch-size", 1, 1, MAX_BATCH_SIZE);
-  const maxFailures = integerAttribute(errors, doc.attributes, "max-failures", 0, 0, MAX_FAILURES_LIMIT);
-  const gate = doc.attributes["auto-confirm"] ?? "never";
-  if (!(AUTO_CONFIRM as readonly unknown[]).includes(gate)) errors.add(attributeAt("auto-confirm"), `auto-confirm must be one of ${AUTO_CONFIRM.join(", ")}`);
-  const members = toManyMembers(errors, doc.relationships, "workspaces");
-  let workspaceIds: string[] | null = null;
-  if (members) {
-    workspaceIds = [];
-    members.forEach((m, i) => {
-      if (m.type !== "workspaces" || typeof m.id !== "string") errors.add(`${relationshipAt("workspaces")}/data/${i}`, 'Each member must be {"type": "workspaces", "id": …}');
-      else if (workspaceIds!.includes(m.id)) errors.add(`${relationshipAt("workspaces")}/data/${i}`, `Workspace ${m.id} is listed twice`);
-      else workspaceIds!.push(m.id);
+const MEMBER = 'Each member must be {"type": "workspaces", "id": …}';
+
+/** A listed workspace: `{"type": "workspaces", "id"}` exactly (one error at the member otherwise). */
+const workspaceMember = reportedHere(relationshipMember("workspaces", { type: v.literal("workspaces", MEMBER), id: v.string(MEMBER) }, () => MEMBER));
+
+/** `workspaces`: at least one, at most MAX_ROLLOUT_WORKSPACES, none twice. */
+const workspacesRelationship = v.pipe(
+  toMany("workspaces", workspaceMember, { count: MAX_ROLLOUT_WORKSPACES, message: `A rollout holds at most ${MAX_ROLLOUT_WORKSPACES} workspaces` }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed || dataset.value === undefined) return;
+    const listed = dataset.value.data;
+    if (listed.length === 0) addIssue({ message: "workspaces must list at least one workspace" });
+    const seen = new Set<string>();
+    listed.forEach((member, i) => {
+      if (seen.has(member.id)) {
+        addIssue({
+          message: `Workspace ${member.id} is listed twice`,
+          path: [
+            { type: "object", origin: "value", input: dataset.value as Record<string, unknown>, key: "data", value: listed },
+            { type: "array", origin: "value", input: listed, key: i, value: member },
+          ],
+        });
+      }
+      seen.add(member.id);
     });
-    if (members.length === 0) errors.add(relationshipAt("workspaces"), "workspaces must list at least one workspace");
-    if (members.length > MAX_ROLLOUT_WORKSPACES) errors.add(relationshipAt("workspaces"), `A rollout holds at most ${MAX_ROLLOUT_WORKSPACES} workspaces`);
-  }
-  errors.throwIfAny();
-  return { batchSize, maxFailures, autoConfirm: gate as AutoConfirm, workspaceIds };
+  }),
+);
+
+/** The create document (an empty body is every default). */
+export const rolloutDocument = optionalResourceDocument({
+  types: ["upgrade-rollouts"],
+  attributes: {
+    "batch-size": integerAttribute("batch-size", 1, MAX_BATCH_SIZE),
+    "max-failures": integerAttribute("max-failures", 0, MAX_FAILURES_LIMIT),
+    "auto-confirm": v.nullish(v.picklist(AUTO_CONFIRM, `auto-confirm must be one of ${AUTO_CONFIRM.join(", ")}`)),
+  },
+  relationships: { workspaces: workspacesRelationship },
+});
+
+/** The input of a validated create document, its defaults filled in. */
+export function rolloutInputOf({ data }: v.InferOutput<typeof rolloutDocument>): RolloutInput {
+  const attributes = data?.attributes;
+  const listed = data?.relationships.workspaces;
+  return {
+    batchSize: attributes?.["batch-size"] ?? 1,
+    maxFailures: attributes?.["max-failures"] ?? 0,
+    autoConfirm: attributes?.["auto-confirm"] ?? "never",
+    workspaceIds: listed ? listed.data.map((member) => member.id) : null,
+  };
+}
+
+/** Read a create document built outside a request (the console's form): 422 with pointers as the API answers. */
+export function readRolloutDocument(document: unknown): RolloutInput {
+  return rolloutInputOf(validDocument(rolloutDocument, document));
 }

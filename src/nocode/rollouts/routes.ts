@@ -12,7 +12,7 @@ import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights } from "../route-rights";
 import { defaultUpgradeDeps } from "../upgrade/deps";
-import { readRolloutInput } from "./input";
+import { rolloutDocument, rolloutInputOf } from "./input";
 import { listRolloutItems } from "./repo";
 import { rolloutDocumentAnswer, rolloutResource } from "./serialize";
 import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "./service";
@@ -27,14 +27,15 @@ const rolloutCreate = operation({
   summary: "Start a rollout of the module's pinned version over its workspaces (N15; run-workspaces)",
   description:
     "The body is optional: `data.attributes` `batch-size` (1–100, default 1), `auto-confirm` (`never`, `no-destructions`, `no-changes`), `max-failures` (default 0); `data.relationships.workspaces` lists at most 1,000 workspaces (default: every workspace of the module with an upgrade available).",
+  body: rolloutDocument,
   answers: { 201: { description: "The rollout, with its items", schema: rolloutDocumentAnswer } },
-  errors: [400, 409, 413, 422],
+  errors: [409],
 });
 
 rolloutRoutes.post("/no-code-modules/:id/upgrade-rollouts", rights({ right: "run-workspaces" }), rolloutCreate, async (c) => {
   const db = c.var.db;
   const module = await rolloutModule(db, c.var.caller, c.req.param("id"));
-  const input = await readRolloutInput(c.req.raw);
+  const input = rolloutInputOf(await rolloutCreate.body(c));
   const rollout = await createRollout(db, c.var.caller, module, input, defaultUpgradeDeps(c.env));
   const items = await listRolloutItems(db, rollout.id);
   return jsonApi({ data: rolloutResource(rollout, items) }, 201);

@@ -99,7 +99,7 @@ async function rolloutFor(db: Db, caller: NocodeCaller, rolloutId: string): Prom
  * {@link rolloutModule}). Returns the new rollout; its first step is queued.
  *
  * @example
- * const rollout = await createRollout(db, caller, module, await readRolloutInput(c.req.raw), defaultUpgradeDeps(c.env));
+ * const rollout = await createRollout(db, caller, module, rolloutInputOf(await rolloutCreate.body(c)), defaultUpgradeDeps(c.env));
  */
 export async function createRollout(db: Db, caller: NocodeCaller, module: NoCodeModuleRow, input: RolloutInput, deps: UpgradeDeps): Promise<RolloutRow> {
   const { version } = await provisionableVersion(db, module);

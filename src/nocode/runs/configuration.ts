@@ -158,9 +158,23 @@ export async function baselineConfiguration(db: Db, workspaceId: string): Promis
  */
 export async function planConfiguration(db: Db, workspaceId: string, configuration: RunConfiguration, planner: typeof planRun = planRun): Promise<Plan> {
   const [baselineRows, versions] = await db.batch([workspaceBaselineQuery(db, workspaceId), moduleVersionByIdQuery(db, configuration.moduleVersionId)]);
-  const row = baselineRows[0];
+  return planConfigurationFrom(db, { baseline: baselineRows[0], version: versions[0] }, configuration, planner);
+}
+
+/** What {@link planConfiguration} reads first: the workspace's baseline row and the proposed version row (undefined when gone). */
+export interface PlanInputRows {
+  baseline: WorkspaceBaselineRow | undefined;
+  version: RegistryModuleVersionRow | undefined;
+}
+
+/**
+ * {@link planConfiguration} on rows already read (the plan step reads them in the batch
+ * that claims the run): only the baseline's own version, when there is one, is read here.
+ */
+export async function planConfigurationFrom(db: Db, rows: PlanInputRows, configuration: RunConfiguration, planner: typeof planRun = planRun): Promise<Plan> {
+  const row = rows.baseline;
   if (!row) throw new RunFailure("the workspace no longer exists");
-  const proposedSummary = summaryOf(versions[0], configuration.moduleVersionId);
+  const proposedSummary = summaryOf(rows.version, configuration.moduleVersionId);
   const baseline = baselineOf(row);
   const baselineSummary = baseline ? await summaryOfVersion(db, baseline.moduleVersionId) : null;
   return planner({

@@ -23,8 +23,19 @@ import { createDb, type Db } from "../../db/client";
 import { newId } from "../ids";
 import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
-import { parseRunConfiguration, planConfiguration, RunFailure, summaryOfVersion } from "./configuration";
-import { applyRunStatements, findRun, type RunRow, type RunStatus, transitionRun, transitionRunQuery } from "./repo";
+import { moduleVersionByIdQuery } from "../registry/repo";
+import { type PlanInputRows, parseRunConfiguration, planConfiguration, planConfigurationFrom, RunFailure, summaryOfVersion } from "./configuration";
+import {
+  applyRunStatements,
+  findRun,
+  type RunRow,
+  type RunStatus,
+  runModuleVersionIdSql,
+  runWorkspaceIdSql,
+  transitionRun,
+  transitionRunQuery,
+  workspaceBaselineQuery,
+} from "./repo";
 
 /** Bindings the run steps use. */
 export type RunStepEnv = Pick<Env, "DB" | "PROVISION_QUEUE">;
@@ -76,14 +87,27 @@ async function claim(db: Db, runId: string, status: RunStatus, from: RunStatus[]
   return (await findRun(db, runId))?.status === working;
 }
 
+/** A run taken for planning, with the plan's input rows when the claim read them too. */
+interface ClaimedRun {
+  run: RunRow;
+  rows?: PlanInputRows;
+}
+
 /**
  * Take a run for planning: a `pending` run (the usual first delivery) is claimed by one
- * conditional UPDATE that returns it; any other case reads the run first. Returns the
- * run, or the step's outcome when there is nothing to plan.
+ * conditional UPDATE that returns it, in one D1 batch with the plan's inputs (the
+ * workspace's baseline and the proposed version, found through the run by subqueries, so
+ * nothing is read before); any other case reads the run first. Returns the run, or the
+ * step's outcome when there is nothing to plan.
  */
-async function claimForPlanning(db: Db, runId: string, deps: RunStepDeps): Promise<RunRow | RunStepOutcome> {
-  const claimed = await transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning().get();
-  if (claimed) return claimed;
+async function claimForPlanning(db: Db, runId: string, deps: RunStepDeps): Promise<ClaimedRun | RunStepOutcome> {
+  const [claimedRows, baselineRows, versions] = await db.batch([
+    transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning(),
+    workspaceBaselineQuery(db, runWorkspaceIdSql(runId)),
+    moduleVersionByIdQuery(db, runModuleVersionIdSql(runId)),
+  ]);
+  const claimed = claimedRows[0];
+  if (claimed) return { run: claimed, rows: { baseline: baselineRows[0], version: versions[0] } };
   const run = await findRun(db, runId);
   if (!run) return { outcome: "skipped", reason: "unknown run" };
   if (run.status === "apply_queued" && run.autoApply && run.kind === "plan-and-apply") {
@@ -96,18 +120,22 @@ async function claimForPlanning(db: Db, runId: string, deps: RunStepDeps): Promi
   if (!(await claim(db, runId, run.status as RunStatus, ["pending", "plan_queued"], through, "planning", deps.now()))) {
     return { outcome: "skipped", reason: `run is already ${run.status}` };
   }
-  return run;
+  return { run };
 }
 
 /** The `plan-run` step (see the module comment). */
 export async function processPlanRun(env: RunStepEnv, runId: string, deps: RunStepDeps): Promise<RunStepOutcome> {
   const db = createDb(env.DB);
-  const run = await claimForPlanning(db, runId, deps);
-  if ("outcome" in run) return run;
+  const claimed = await claimForPlanning(db, runId, deps);
+  if ("outcome" in claimed) return claimed;
+  const { run, rows } = claimed;
 
   let plan: Plan;
   try {
-    plan = await planConfiguration(db, run.workspaceId, parseRunConfiguration(run.configuration), deps.planner);
+    const configuration = parseRunConfiguration(run.configuration);
+    plan = rows
+      ? await planConfigurationFrom(db, rows, configuration, deps.planner)
+      : await planConfiguration(db, run.workspaceId, configuration, deps.planner);
   } catch (err) {
     if (!(err instanceof RunFailure)) throw err;
     await errorRun(db, runId, err.message, ["planning"], deps.now());

@@ -92,7 +92,7 @@ export function workspaceRunsPageQueries(db: Db, workspaceId: string, page: { si
  * version and the configuration of the run that recorded it (null when that run is gone),
  * in one statement. No row: the workspace does not exist.
  */
-export function workspaceBaselineQuery(db: Db, workspaceId: string) {
+export function workspaceBaselineQuery(db: Db, workspaceId: string | SQL) {
   return db
     .select({ currentStateVersionId: workspaces.currentStateVersionId, configuration: runs.configuration })
     .from(workspaces)
@@ -100,6 +100,20 @@ export function workspaceBaselineQuery(db: Db, workspaceId: string) {
     .leftJoin(runs, eq(runs.id, stateVersions.runId))
     .where(eq(workspaces.id, workspaceId))
     .limit(1);
+}
+
+/**
+ * A run's workspace id and the registry module version its configuration plans, as SQL
+ * subqueries: the plan step reads its inputs in the batch that claims the run, before it
+ * has the run row (issue 19).
+ */
+export function runWorkspaceIdSql(runId: string): SQL {
+  return sql`(SELECT ${runs.workspaceId} FROM ${runs} WHERE ${runs.id} = ${runId})`;
+}
+
+/** See {@link runWorkspaceIdSql}: `moduleVersionId` of the run's configuration (RunConfiguration, ./configuration.ts). */
+export function runModuleVersionIdSql(runId: string): SQL {
+  return sql`(SELECT json_extract(${runs.configuration}, '$.moduleVersionId') FROM ${runs} WHERE ${runs.id} = ${runId})`;
 }
 
 /** A row of {@link workspaceBaselineQuery}. */

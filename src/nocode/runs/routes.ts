@@ -108,7 +108,7 @@ runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), pl
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
 runRoutes.post(
   "/runs/:id/actions/apply",
-  rights({ right: "run-workspaces" }),
+  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
   operation({
     tag: "runs",
     summary: "Confirm a run waiting at planned and queue its apply (N7; an upgrade run is confirmed by E7 instead)",
@@ -130,7 +130,7 @@ runRoutes.post(
 // N7 run action: discard a run waiting at `planned`.
 runRoutes.post(
   "/runs/:id/actions/discard",
-  rights({ right: "run-workspaces" }),
+  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
   operation({
     tag: "runs",
     summary: "Discard a run waiting at planned (N7)",

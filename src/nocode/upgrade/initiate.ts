@@ -77,7 +77,7 @@ async function settled(db: Db, workspace: WorkspaceRow, versionId: string, value
  * ../upgrade/target.ts). Returns what was done; throws NocodeError for every refusal.
  *
  * @example
- * const result = await initiateUpgrade(c.env, db, module, workspace, await readUpgradeInput(c.req.raw));
+ * const result = await initiateUpgrade(c.env, db, module, workspace, upgradeInputOf(await initiate.body(c)));
  */
 export async function initiateUpgrade(
   env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,

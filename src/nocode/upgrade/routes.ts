@@ -19,7 +19,7 @@ import { rights } from "../route-rights";
 import { confirmUpgrade } from "./confirm";
 import { defaultUpgradeDeps } from "./deps";
 import { initiateUpgrade } from "./initiate";
-import { readUpgradeInput } from "./input";
+import { upgradeDocument, upgradeInputOf } from "./input";
 import { findUpgradeRun } from "./status";
 import { upgradeTarget } from "./target";
 import { noUpgradeAnswer, noUpgradeResource, planUrl, WORKSPACE_UPDATE_COMPLETED, workspaceUpgradeAnswer, workspaceUpgradeResource } from "./serialize";
@@ -29,10 +29,11 @@ export const upgradeRoutes = new Hono<NocodeEnv>();
 
 const BASE = "/no-code-modules/:id/workspaces/:workspace_id/upgrade";
 
-// E5 (its body is still read by ./input.ts; converting it to the kit's schemas is left).
+// E5
 const initiate = operation({
   tag: "workspace-upgrades",
   summary: "E5: plan an upgrade of a no-code workspace to the module's pin (N8)",
+  body: upgradeDocument,
   answers: {
     200: {
       description: "The upgrade run, planned and waiting for E7; or only a `message` when there is nothing to upgrade",
@@ -42,10 +43,10 @@ const initiate = operation({
   errors: [409, 422],
 });
 
-upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }), initiate, async (c) => {
+upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }, { cache: "unchanged" }), initiate, async (c) => {
   const db = c.var.db;
   const { module, workspace } = await upgradeTarget(db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), "run-workspaces");
-  const input = await readUpgradeInput(c.req.raw);
+  const input = upgradeInputOf(await initiate.body(c));
   const result = await initiateUpgrade(c.env, db, module, workspace, input);
   if (result.kind === "no-upgrade") return jsonApi({ data: noUpgradeResource(result.workspace.id, result.message) });
   const url = await planUrl(c.env, new URL(c.req.url).origin, result.workspace, result.run.id);
@@ -73,7 +74,7 @@ const confirm = operation({
   errors: [409],
 });
 
-upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }), confirm, async (c) => {
+upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }, { cache: "unchanged" }), confirm, async (c) => {
   await confirmUpgrade(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
   return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
 });

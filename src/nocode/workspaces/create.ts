@@ -3,7 +3,7 @@
  * (seed §4; decisions N1, N5, N6, N7, N10; reference §3 E4, §5.4, §7).
  *
  * The handler finds the module the caller may provision from ({@link moduleToProvision}:
- * 404 first), reads the body (./input.ts), then {@link provisionWorkspace} checks the rest
+ * 404 first), reads the body (./input.ts, through the request kit), then {@link provisionWorkspace} checks the rest
  * before anything is written, so a refused request creates nothing: the project and agent
  * pool, the module (enabled, with an `ok` pin), the engine version, the name, and the vars
  * against the module (options, required variables). Then one D1 batch writes the
@@ -16,15 +16,16 @@ import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../a
 import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { relationshipAt } from "../no-code-modules/document";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { checkProvisionable, provisionableVersionQueries, sourceModuleIdOf } from "../no-code-modules/provisionable";
-import { findNoCodeModule, type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
+import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
+import type { NoCodeModuleWithOptions } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../../db/unique";
 import { defaultProjectIdQuery } from "../organizations/repo";
 import { requireOrgPermission } from "../permissions";
-import { projectInOrganizationQuery } from "../projects/repo";
-import { engineVersionError, pickEngineVersion, releasesQuery } from "../releases/resolve";
+import { projectIdInOrganizationQuery } from "../projects/repo";
+import { cachedReleases } from "../releases/cached";
+import { engineVersionError, pickEngineVersion } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
 import { insertRunQuery } from "../runs/repo";
@@ -56,11 +57,14 @@ function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoo
  * lacks it). Checked before the body is read, so a caller who may not provision learns
  * nothing from validation errors.
  */
-export async function moduleToProvision(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleRow> {
-  const module = await findNoCodeModule(db, noCodeModuleId);
-  if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, "run-workspaces");
-  return module;
+export async function moduleToProvision(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleWithOptions> {
+  // E3's entry of the per-isolate cache (issue 19): the module and its option sets, so
+  // neither is read again below. Like every cached read, at most NOCODE_CACHE_TTL_MS old
+  // for another isolate's E2 or DELETE; this isolate's own clear the cache at once.
+  const found = await cachedNoCodeModuleWithOptions(db, noCodeModuleId);
+  if (!found) throw notFound();
+  await requireOrgPermission(db, caller, found.module.organization, "run-workspaces");
+  return found;
 }
 
 /** What E4 created: the workspace and its vars (the vars are what its document lists). */
@@ -76,7 +80,7 @@ export interface ProvisionedWorkspace {
 export async function provisionWorkspace(
   env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "PROVISION_QUEUE">,
   db: Db,
-  module: NoCodeModuleRow,
+  { module, sets: options }: NoCodeModuleWithOptions,
   input: WorkspaceInput,
   requestId = "",
 ): Promise<ProvisionedWorkspace> {
@@ -84,36 +88,38 @@ export async function provisionWorkspace(
 
   // Every read depends only on the module and the input: one D1 batch, one round trip.
   // The checks below then run in the order they always have, so a request with several
-  // faults gets the same error as before. Reads a check does not need (the pool of a
-  // workspace without one, the pin of a module without one) match no row.
-  const [projectRows, orgRows, poolRows, registryModuleRows, versionRows, releases, sameNameRows, optionRows] = await db.batch([
-    projectInOrganizationQuery(db, organization, input.projectId ?? ""),
-    defaultProjectIdQuery(db, organization),
-    agentPoolInOrganizationQuery(db, organization, input.agentPoolId ?? ""),
-    ...provisionableVersionQueries(db, module),
-    releasesQuery(db),
-    workspaceByNameQuery(db, organization, input.name),
-    variableOptionsQuery(db, module.id),
+  // faults gets the same error as before. Only the reads the input needs are sent (issue
+  // 19: each statement costs D1 and drizzle time): the named project or else the
+  // organization's default (N6), and the agent pool only when one is named.
+  // The release list comes from the per-isolate cache (issue 19), read beside the batch.
+  const projectQuery =
+    input.projectId === undefined ? defaultProjectIdQuery(db, organization) : projectIdInOrganizationQuery(db, organization, input.projectId);
+  const reads = [projectQuery, ...provisionableVersionQueries(db, module), workspaceByNameQuery(db, organization, input.name)] as const;
+  const poolId = input.agentPoolId;
+  const [{ rows, pool }, releases] = await Promise.all([
+    poolId === null
+      ? db.batch(reads).then((rows) => ({ rows, pool: undefined }))
+      : db
+          .batch([...reads, agentPoolInOrganizationQuery(db, organization, poolId)])
+          .then(([project, registryModule, version, sameName, pools]) => ({ rows: [project, registryModule, version, sameName] as const, pool: pools[0] })),
+    cachedReleases(db),
   ]);
+  const [projectRows, registryModuleRows, versionRows, sameNameRows] = rows;
 
   // N6: the project defaults to the organization's default project.
-  let projectId = input.projectId;
-  if (projectId === undefined) {
-    const org = orgRows[0];
-    if (!org) throw notFound();
-    projectId = org.id;
-  } else if (!projectRows[0]) {
-    throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", relationshipAt("project"));
+  const projectId = projectRows[0]?.id;
+  if (!projectId) {
+    if (input.projectId === undefined) throw notFound();
+    throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", "/data/relationships/project");
   }
-  checkAgentPool(input, projectId, poolRows[0]);
+  checkAgentPool(input, projectId, pool);
 
   const { registryModule, version, summary } = checkProvisionable(module, registryModuleRows[0], versionRows[0]);
   const engine = pickEngineVersion(releases, input.engineVersion.value);
   if (!engine.ok) throw engineVersionError(engine, input.engineVersion.attribute);
   if (sameNameRows[0]) throw nameTaken();
 
-  // N5: the module's rules on the vars.
-  const options = optionRows.map(optionSetOf);
+  // N5: the module's rules on the vars (its option sets came with the module).
   checkVarOptions(input.vars, options);
   checkRequiredVars(input.vars, summary, version.version);
 

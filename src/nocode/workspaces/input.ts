@@ -1,12 +1,14 @@
 /**
- * E4's request body (seed §4; decisions N1, N5, N6): the `workspaces` document read and
- * checked field by field, before the service sees it. Every field error of the document
- * is reported at once (422 with pointers); rules that need D1 (the project, the module's
- * vars) are the service's.
+ * E4's request body (seed §4; decisions N1, N5, N6): the `workspaces` document, described
+ * once for the request kit (../request/) and the OpenAPI document. Every field error of
+ * the document is reported at once (422 with pointers); rules that need D1 (the project,
+ * the module's vars) are the service's.
  */
+import * as v from "valibot";
 import { invalidAttribute } from "../errors";
-import { attributeAt, FieldErrors, readDocument, relationshipAt, toManyMembers, toOneId } from "../no-code-modules/document";
-import { parseVarMembers, requireUniqueVarKeys, type VarInput } from "./vars";
+import { validDocument } from "../request/operation";
+import { attributeLabel, nullableFlag, relatedId, requiredText, resourceDocument, toOne } from "../request/document";
+import { requireUniqueVarKeys, type VarInput, varInputsOf, varsRelationship } from "./vars";
 
 /** Accepted `data.type` of E4/E5 (N1: go-tfe sends `no-code-module-workspace`). */
 export const WORKSPACE_TYPES = ["workspaces", "workspace", "no-code-module-workspace"] as const;
@@ -14,11 +16,42 @@ export const WORKSPACE_TYPES = ["workspaces", "workspace", "no-code-module-works
 const PROJECT_TYPES = ["projects", "project"] as const;
 
 /** N6: letters, digits, `-`, `_`; 1–260 characters. */
-export const WORKSPACE_NAME_RE = /^[A-Za-z0-9_-]+$/;
-export const WORKSPACE_NAME_MAX = 260;
+const WORKSPACE_NAME_RE = /^[A-Za-z0-9_-]+$/;
+const WORKSPACE_NAME_MAX = 260;
 
 /** N6: the exact text for a taken name (reference §2.3). */
 export const nameTaken = () => invalidAttribute("name", "Name has already been taken");
+
+/** An optional string attribute; null reads as null. */
+const optionalString = (attribute: string) => v.nullish(v.string(`${attributeLabel(attribute)} must be a string`));
+
+/** E4's request document. */
+export const workspaceDocument = resourceDocument({
+  types: WORKSPACE_TYPES,
+  attributes: {
+    name: v.pipe(
+      requiredText("name"),
+      v.maxLength(WORKSPACE_NAME_MAX, `Name is too long (maximum is ${WORKSPACE_NAME_MAX} characters)`),
+      v.regex(WORKSPACE_NAME_RE, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
+    ),
+    description: optionalString("description"),
+    // N1: `auto-apply` (go-tfe) and `auto_apply` (the docs, pytfe).
+    "auto-apply": nullableFlag("auto-apply"),
+    auto_apply: nullableFlag("auto_apply"),
+    "execution-mode": v.nullish(v.picklist(["remote", "agent"], 'Execution mode must be "remote" or "agent" for a no-code workspace')),
+    "agent-pool-id": optionalString("agent-pool-id"),
+    "source-name": optionalString("source-name"),
+    "source-url": optionalString("source-url"),
+    message: optionalString("message"),
+    // N1: `terraform-version` is a synonym of `engine-version`.
+    "engine-version": optionalString("engine-version"),
+    "terraform-version": optionalString("terraform-version"),
+  },
+  relationships: {
+    project: toOne("project", PROJECT_TYPES),
+    vars: varsRelationship,
+  },
+});
 
 /** Validated E4 input. */
 export interface WorkspaceInput {
@@ -37,71 +70,32 @@ export interface WorkspaceInput {
   vars: VarInput[];
 }
 
-function optionalString(errors: FieldErrors, attrs: Record<string, unknown>, name: string): string | null | undefined {
-  const value = attrs[name];
-  if (value === undefined) return undefined;
-  if (value === null) return null;
-  if (typeof value !== "string") {
-    errors.add(attributeAt(name), `${name.charAt(0).toUpperCase()}${name.slice(1).replaceAll("-", " ")} must be a string`);
-    return undefined;
-  }
-  return value;
-}
-
-/** N6: validate a workspace name (records errors). */
-export function checkWorkspaceName(errors: FieldErrors, name: unknown): string | undefined {
-  if (name === undefined || name === null || name === "") errors.add(attributeAt("name"), "Name can't be blank");
-  else if (typeof name !== "string") errors.add(attributeAt("name"), "Name must be a string");
-  else if (name.length > WORKSPACE_NAME_MAX) errors.add(attributeAt("name"), `Name is too long (maximum is ${WORKSPACE_NAME_MAX} characters)`);
-  else if (!WORKSPACE_NAME_RE.test(name)) {
-    errors.add(attributeAt("name"), "Name may only contain letters, numbers, dashes (-), and underscores (_)");
-  } else return name;
-  return undefined;
-}
-
-/** Read and check E4's body; throws NocodeError (400/422) for a malformed or invalid one. */
-export async function readWorkspaceInput(request: Request): Promise<WorkspaceInput> {
-  const doc = await readDocument(request, WORKSPACE_TYPES);
-  const attrs = doc.attributes;
-  const errors = new FieldErrors();
-  const name = checkWorkspaceName(errors, attrs.name);
-  const description = optionalString(errors, attrs, "description");
-
-  // N1: `auto-apply` (go-tfe) and `auto_apply` (the docs, pytfe).
-  const autoApplyKey = attrs["auto-apply"] !== undefined ? "auto-apply" : "auto_apply";
-  const autoApply = attrs[autoApplyKey];
-  if (autoApply !== undefined && autoApply !== null && typeof autoApply !== "boolean") errors.add(attributeAt(autoApplyKey), "Auto apply must be true or false");
-
-  const mode = attrs["execution-mode"];
-  if (mode !== undefined && mode !== null && mode !== "remote" && mode !== "agent") {
-    errors.add(attributeAt("execution-mode"), 'Execution mode must be "remote" or "agent" for a no-code workspace');
-  }
-  const agentPoolId = optionalString(errors, attrs, "agent-pool-id");
-  const sourceName = optionalString(errors, attrs, "source-name");
-  const sourceUrl = optionalString(errors, attrs, "source-url");
-  const message = optionalString(errors, attrs, "message");
-  // N1: `terraform-version` is a synonym of `engine-version`.
-  const engineAttribute = attrs["engine-version"] !== undefined ? "engine-version" : "terraform-version";
-  const engineVersion = optionalString(errors, attrs, engineAttribute);
-
-  const projectId = toOneId(errors, doc.relationships, "project", PROJECT_TYPES);
-  const members = toManyMembers(errors, doc.relationships, "vars") ?? [];
-  const vars = parseVarMembers(errors, members, relationshipAt("vars"));
-  errors.throwIfAny();
-
+/** E4's input from its validated document; two vars with one key and category → 422. */
+export function workspaceInputOf({ data }: v.InferOutput<typeof workspaceDocument>): WorkspaceInput {
+  const attrs = data.attributes;
+  const vars = varInputsOf(data.relationships.vars);
   requireUniqueVarKeys(vars);
+  // The synonyms: the first spelling wins when it is present (even null).
+  const autoApply = attrs["auto-apply"] !== undefined ? attrs["auto-apply"] : attrs.auto_apply;
+  const engineAttribute = attrs["engine-version"] !== undefined ? "engine-version" : "terraform-version";
+  const mode = attrs["execution-mode"];
   return {
-    name: name!,
-    description: description ?? "",
-    autoApply: typeof autoApply === "boolean" ? autoApply : false,
+    name: attrs.name,
+    description: attrs.description ?? "",
+    autoApply: autoApply ?? false,
     executionMode: mode === "agent" ? "agent" : "remote",
     executionModeSet: mode === "remote" || mode === "agent",
-    agentPoolId: agentPoolId ?? null,
-    sourceName: sourceName ?? null,
-    sourceUrl: sourceUrl ?? null,
-    engineVersion: { value: engineVersion ?? null, attribute: engineAttribute },
-    message: message ?? null,
-    projectId,
+    agentPoolId: attrs["agent-pool-id"] ?? null,
+    sourceName: attrs["source-name"] ?? null,
+    sourceUrl: attrs["source-url"] ?? null,
+    engineVersion: { value: attrs[engineAttribute] ?? null, attribute: engineAttribute },
+    message: attrs.message ?? null,
+    projectId: relatedId(data.relationships.project),
     vars,
   };
+}
+
+/** Read an E4 document built outside a request (the console's form): 422 with pointers as the API answers. */
+export function readWorkspaceDocument(document: unknown): WorkspaceInput {
+  return workspaceInputOf(validDocument(workspaceDocument, document));
 }

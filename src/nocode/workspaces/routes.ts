@@ -14,7 +14,6 @@ import type { ModuleSummary } from "../../lib/terraform/types";
 import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
 import { NocodeError, notFound, unprocessable } from "../errors";
-import { attributeAt, FieldErrors, readDocument } from "../no-code-modules/document";
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../../db/unique";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
@@ -25,7 +24,7 @@ import { workspaceRunsPageQueries } from "../runs/repo";
 import { runResource } from "../runs/serialize";
 import { runListAnswer, varDocumentAnswer, varListAnswer, workspaceDocumentAnswer } from "./serialize";
 import { moduleToProvision, provisionWorkspace } from "./create";
-import { readWorkspaceInput } from "./input";
+import { workspaceDocument, workspaceInputOf } from "./input";
 import { loadWorkspaceResource, provisionedWorkspaceResource } from "./load";
 import {
   deleteWorkspaceVarQuery,
@@ -41,13 +40,15 @@ import {
 import {
   checkRequiredVars,
   checkVarOptions,
+  hclValueTooDeepError,
   newVarRow,
   newVarVersionId,
-  parseVarAttributes,
-  parseVarCreate,
   storedValue,
-  VAR_TYPES,
+  varCreateDocument,
+  varInputOf,
   varResource,
+  varUpdateDocument,
+  varValueTooDeep,
 } from "./vars";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
@@ -70,7 +71,7 @@ async function moduleRules(db: Db, ws: WorkspaceRow): Promise<{ summary: ModuleS
   };
 }
 
-const keyTaken = () => new NocodeError("invalid_attribute", "Key has already been taken", attributeAt("key"));
+const keyTaken = () => new NocodeError("invalid_attribute", "Key has already been taken", "/data/attributes/key");
 
 const sameSlot = (a: Pick<WorkspaceVarRow, "key" | "category">, b: Pick<WorkspaceVarRow, "key" | "category">) =>
   a.key === b.key && a.category === b.category;
@@ -82,14 +83,14 @@ export const workspaceRoutes = new Hono<NocodeEnv>();
 const workspaceCreate = operation({
   tag: "workspaces",
   summary: "Provision a workspace from a no-code module (E4; run-workspaces, not the organization token)",
+  body: workspaceDocument,
   answers: { 200: { description: "The workspace, its first run queued", schema: workspaceDocumentAnswer } },
-  errors: [400, 413, 422],
 });
 
-workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }), workspaceCreate, async (c) => {
+workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }, { cache: "unchanged" }), workspaceCreate, async (c) => {
   const db = c.var.db;
   const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
-  const input = await readWorkspaceInput(c.req.raw);
+  const input = workspaceInputOf(await workspaceCreate.body(c));
   const created = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
   return jsonApi({ data: await provisionedWorkspaceResource(db, c.var.caller, created) });
 });
@@ -137,21 +138,19 @@ workspaceRoutes.get("/workspaces/:id/vars", rights({ right: "read-workspaces" })
 const varCreate = operation({
   tag: "workspaces",
   summary: "Create a workspace variable (N5: the module's options apply; write-vars)",
+  body: varCreateDocument,
   answers: { 201: { description: "The variable", schema: varDocumentAnswer } },
-  errors: [400, 413, 422],
 });
 
-workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), varCreate, async (c) => {
+workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }, { cache: "unchanged" }), varCreate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
-  const doc = await readDocument(c.req.raw, VAR_TYPES);
-  const errors = new FieldErrors();
-  const input = parseVarCreate(errors, doc.attributes, "/data/attributes");
-  errors.throwIfAny();
+  const input = varInputOf((await varCreate.body(c)).data.attributes);
+  if (varValueTooDeep(input.hcl, input.value)) throw hclValueTooDeepError("/data/attributes/value");
   const existing = await listWorkspaceVars(db, ws.id);
-  if (existing.some((v) => sameSlot(v, input!))) throw keyTaken();
-  checkVarOptions([input!], (await moduleRules(db, ws)).options);
-  const row = await newVarRow(c.env, ws.id, input!, Date.now());
+  if (existing.some((v) => sameSlot(v, input))) throw keyTaken();
+  checkVarOptions([input], (await moduleRules(db, ws)).options);
+  const row = await newVarRow(c.env, ws.id, input, Date.now());
   try {
     await insertWorkspaceVarQuery(db, row).run();
   } catch (err) {
@@ -164,19 +163,22 @@ workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }), va
 const varUpdate = operation({
   tag: "workspaces",
   summary: "Update a workspace variable (N5; of a sensitive one only the value and description; write-vars)",
+  body: varUpdateDocument,
   answers: { 200: { description: "The variable", schema: varDocumentAnswer } },
-  errors: [400, 413, 422],
 });
 
-workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varUpdate, async (c) => {
+workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varUpdate, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
   if (!current) throw notFound();
-  const doc = await readDocument(c.req.raw, VAR_TYPES);
-  const errors = new FieldErrors();
-  const patch = parseVarAttributes(errors, doc.attributes, "/data/attributes", { hcl: current.hcl, value: current.sensitive ? null : current.value });
-  errors.throwIfAny();
+  const attributes = (await varUpdate.body(c)).data.attributes;
+  // `hcl` and `sensitive` null read as absent.
+  const patch = { ...attributes, hcl: attributes.hcl ?? undefined, sensitive: attributes.sensitive ?? undefined };
+  // B9: the value as it will be, with `hcl` as it will be (the stored ones where the PATCH omits them).
+  if (varValueTooDeep(patch.hcl ?? current.hcl, patch.value ?? (current.sensitive ? null : current.value))) {
+    throw hclValueTooDeepError("/data/attributes/value");
+  }
 
   if (current.sensitive) {
     // Reference §7.6: of a sensitive var only the value (and description) may change.
@@ -242,7 +244,7 @@ const varDelete = operation({
   errors: [422],
 });
 
-workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }), varDelete, async (c) => {
+workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varDelete, async (c) => {
   const db = c.var.db;
   const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
   const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));

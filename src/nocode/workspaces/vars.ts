@@ -11,15 +11,16 @@
  *   (bound to the var id) plus their keyed hash for the planner, never returned (`value`
  *   is null). Of a sensitive var only the value and description may change.
  */
+import * as v from "valibot";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { encryptSecret } from "../../lib/crypto/kek";
 import { toHex, randomBytes } from "../../lib/bytes";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { NocodeError, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { type FieldErrors, isObject, relationshipAt } from "../no-code-modules/document";
 import { valueMatchesOptions } from "../no-code-modules/options";
 import type { VariableOptionSet } from "../no-code-modules/repo";
+import { members, nullableFlag, relationshipMember, resourceDocument, toMany } from "../request/document";
 import { isoTime } from "../respond";
 import type { WorkspaceRow, WorkspaceVarRow } from "./repo";
 import { workspacePath } from "./serialize";
@@ -43,15 +44,6 @@ export interface VarInput {
   hcl: boolean;
   sensitive: boolean;
 }
-
-/** N5: `engine` or `env`, with `terraform` as a synonym of `engine`. */
-export function parseCategory(value: unknown): VarCategory | undefined {
-  if (value === "engine" || value === "terraform") return "engine";
-  if (value === "env") return "env";
-  return undefined;
-}
-
-const label = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
 /** Decision B9: an `hcl: true` value nests at most this deep (deeper → 422). */
 export const MAX_HCL_VALUE_NESTING = 100;
@@ -77,88 +69,106 @@ export function hclValueTooDeep(value: string): boolean {
   return false;
 }
 
-/**
- * Read the var attributes present in `attrs` (type errors recorded under `pointer`).
- * `current` is the stored var a PATCH changes: its `hcl` and value apply where `attrs`
- * omits them, for the nesting bound of `hcl: true` values (B9).
- */
-export function parseVarAttributes(
-  errors: FieldErrors,
-  attrs: Record<string, unknown>,
-  pointer: string,
-  current?: { hcl: boolean; value: string | null },
-): Partial<VarInput> {
-  const out: Partial<VarInput> = {};
-  if (attrs.key !== undefined) {
-    if (typeof attrs.key !== "string" || attrs.key.trim() === "") errors.add(`${pointer}/key`, "Key can't be blank");
-    else if (attrs.key.length > MAX_VAR_KEY_LENGTH) errors.add(`${pointer}/key`, `Key is too long (maximum is ${MAX_VAR_KEY_LENGTH} characters)`);
-    else out.key = attrs.key;
-  }
-  if (attrs.value !== undefined) {
-    if (attrs.value === null) out.value = "";
-    else if (typeof attrs.value !== "string") errors.add(`${pointer}/value`, "Value must be a string");
-    else out.value = attrs.value;
-  }
-  if (attrs.description !== undefined) {
-    if (attrs.description !== null && typeof attrs.description !== "string") errors.add(`${pointer}/description`, "Description must be a string");
-    else if (typeof attrs.description === "string" && attrs.description.length > MAX_VAR_DESCRIPTION_LENGTH) {
-      errors.add(`${pointer}/description`, `Description is too long (maximum is ${MAX_VAR_DESCRIPTION_LENGTH} characters)`);
-    } else out.description = attrs.description;
-  }
-  if (attrs.category !== undefined) {
-    const category = parseCategory(attrs.category);
-    if (!category) errors.add(`${pointer}/category`, 'Category must be "engine" (or "terraform") or "env"');
-    else out.category = category;
-  }
-  for (const flag of ["hcl", "sensitive"] as const) {
-    const value = attrs[flag];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== "boolean") errors.add(`${pointer}/${flag}`, `${label(flag)} must be true or false`);
-    else out[flag] = value;
-  }
-  const hcl = out.hcl ?? current?.hcl ?? false;
-  const value = out.value ?? current?.value ?? null;
-  if (hcl && value !== null && hclValueTooDeep(value)) {
-    errors.add(`${pointer}/value`, `Value nests more than ${MAX_HCL_VALUE_NESTING} levels deep (the limit of HCL values)`);
-  }
-  return out;
-}
+const KEY_BLANK = "Key can't be blank";
+const CATEGORY = 'Category must be "engine" (or "terraform") or "env"';
+const VALUE_TOO_DEEP = `Value nests more than ${MAX_HCL_VALUE_NESTING} levels deep (the limit of HCL values)`;
 
-/** A complete var for a create: `key` and `category` required, the rest defaulted (seed E4). */
-export function parseVarCreate(errors: FieldErrors, attrs: Record<string, unknown>, pointer: string): VarInput | undefined {
-  const before = errors.errors.length;
-  const parsed = parseVarAttributes(errors, attrs, pointer);
-  if (attrs.key === undefined || attrs.key === null) errors.add(`${pointer}/key`, "Key can't be blank");
-  if (attrs.category === undefined || attrs.category === null) errors.add(`${pointer}/category`, 'Category must be "engine" (or "terraform") or "env"');
-  if (errors.errors.length > before) return undefined;
+/** A var's key: a non-blank string of at most MAX_VAR_KEY_LENGTH characters. */
+const varKey = v.pipe(
+  v.string(KEY_BLANK),
+  v.check((key) => key.trim() !== "", KEY_BLANK),
+  v.maxLength(MAX_VAR_KEY_LENGTH, `Key is too long (maximum is ${MAX_VAR_KEY_LENGTH} characters)`),
+);
+
+/** N5: `engine` or `env`, with `terraform` as a synonym of `engine` (stored as `engine`). */
+const varCategory = v.pipe(
+  v.picklist(["engine", "terraform", "env"], CATEGORY),
+  v.transform((category): VarCategory => (category === "env" ? "env" : "engine")),
+);
+
+/**
+ * The attributes of a var resource. A create requires `key` and `category`; a PATCH reads
+ * the ones present. `value` null is `""`; `hcl`, `sensitive` null read as absent.
+ */
+function varAttributes<R extends boolean>(required: R) {
   return {
-    key: parsed.key!,
-    value: parsed.value ?? "",
-    description: parsed.description ?? null,
-    category: parsed.category!,
-    hcl: parsed.hcl ?? false,
-    sensitive: parsed.sensitive ?? false,
+    key: (required ? varKey : v.optional(varKey)) as R extends true ? typeof varKey : v.OptionalSchema<typeof varKey, undefined>,
+    value: v.optional(v.pipe(v.nullable(v.string("Value must be a string")), v.transform((value) => value ?? ""))),
+    description: v.optional(
+      v.nullable(
+        v.pipe(
+          v.string("Description must be a string"),
+          v.maxLength(MAX_VAR_DESCRIPTION_LENGTH, `Description is too long (maximum is ${MAX_VAR_DESCRIPTION_LENGTH} characters)`),
+        ),
+      ),
+    ),
+    category: (required ? varCategory : v.optional(varCategory)) as R extends true ? typeof varCategory : v.OptionalSchema<typeof varCategory, undefined>,
+    hcl: nullableFlag("hcl"),
+    sensitive: nullableFlag("sensitive"),
   };
 }
 
-/** Parse the members of E4's (and E5's) `vars` relationship. */
-export function parseVarMembers(errors: FieldErrors, members: readonly Record<string, unknown>[], relationshipPointer: string): VarInput[] {
-  const out: VarInput[] = [];
-  members.forEach((member, i) => {
-    const pointer = `${relationshipPointer}/data/${i}`;
-    if (member.type !== undefined && (typeof member.type !== "string" || !(VAR_TYPES as readonly string[]).includes(member.type))) {
-      errors.add(`${pointer}/type`, 'type must be "vars"');
-      return;
-    }
-    const attrs = member.attributes ?? {};
-    if (!isObject(attrs)) {
-      errors.add(`${pointer}/attributes`, "attributes must be an object");
-      return;
-    }
-    const input = parseVarCreate(errors, attrs, `${pointer}/attributes`);
-    if (input) out.push(input);
-  });
-  return out;
+/** The message of an absent required var attribute. */
+const missingVarAttribute = (attribute: string) => (attribute === "category" ? CATEGORY : KEY_BLANK);
+
+/** B9: the error of an `hcl: true` value nested too deep, at `pointer`. */
+export function hclValueTooDeepError(pointer: string): NocodeError {
+  return new NocodeError("invalid_attribute", VALUE_TOO_DEEP, pointer);
+}
+
+/** `POST /workspaces/:id/vars`: a var resource (the B9 nesting bound is the handler's, `checkVarCreate`). */
+export const varCreateDocument = resourceDocument({ types: VAR_TYPES, attributes: varAttributes(true), missing: missingVarAttribute });
+
+/** `PATCH /workspaces/:id/vars/:var_id`: the attributes to change. */
+export const varUpdateDocument = resourceDocument({ types: VAR_TYPES, attributes: varAttributes(false) });
+
+type VarCreateAttributes = v.InferOutput<typeof varCreateDocument>["data"]["attributes"];
+
+/** A complete var for a create, the defaults filled in (seed E4). */
+export function varInputOf(attributes: VarCreateAttributes): VarInput {
+  return {
+    key: attributes.key,
+    value: attributes.value ?? "",
+    description: attributes.description ?? null,
+    category: attributes.category,
+    hcl: attributes.hcl ?? false,
+    sensitive: attributes.sensitive ?? false,
+  };
+}
+
+/** B9: whether a var's value (with `hcl` as it will be) nests deeper than HCL values may. */
+export function varValueTooDeep(hcl: boolean, value: string | null): boolean {
+  return hcl && value !== null && hclValueTooDeep(value);
+}
+
+/**
+ * A member of E4's (and E5's) `vars` relationship: a var resource whose attributes are a
+ * create's, the B9 nesting bound included.
+ */
+const varMember = relationshipMember(
+  "vars",
+  {
+    type: v.optional(v.picklist(VAR_TYPES, 'type must be "vars"')),
+    attributes: v.nullish(
+      v.pipe(
+        members(varAttributes(true), "attributes must be an object", missingVarAttribute),
+        v.forward(
+          v.check((attributes) => !varValueTooDeep(attributes.hcl ?? false, attributes.value ?? null), VALUE_TOO_DEEP),
+          ["value"],
+        ),
+      ),
+      {} as never,
+    ),
+  },
+  () => 'type must be "vars"',
+);
+
+/** E4's and E5's `vars` relationship (absent: no vars). */
+export const varsRelationship = toMany("vars", varMember);
+
+/** The vars of a validated `vars` relationship. */
+export function varInputsOf(relationship: v.InferOutput<typeof varsRelationship>): VarInput[] {
+  return (relationship?.data ?? []).map((member) => varInputOf(member.attributes));
 }
 
 /** A var as the module rules see it; `value` is null when it is a stored sensitive value (unknown here). */
@@ -215,7 +225,7 @@ export function duplicateVarIndex(vars: readonly Pick<VarInput, "key" | "categor
 export function requireUniqueVarKeys(vars: readonly Pick<VarInput, "key" | "category">[]): void {
   const duplicate = duplicateVarIndex(vars);
   if (duplicate >= 0) {
-    throw new NocodeError("invalid_attribute", "Key has already been taken", `${relationshipAt("vars")}/data/${duplicate}/attributes/key`);
+    throw new NocodeError("invalid_attribute", "Key has already been taken", `/data/relationships/vars/data/${duplicate}/attributes/key`);
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
 import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
-import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
+import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
 import { badRequest, permissionDenied } from "../errors";
@@ -50,6 +50,24 @@ export interface TokenContext {
 /** Hash a presented token for lookup. */
 export function hashToken(hashKeySecret: string, token: string): Promise<string> {
   return keyedHash(hashKeySecret, TOKEN_HASH_PURPOSE, token);
+}
+
+/** The configured root token's keyed hash, once per isolate (per configuration). */
+const rootTokenHashes = new Map<string, Promise<string>>();
+
+/** The keyed hash of the configured root token; null when none is configured (then nothing is root). */
+function rootTokenHash(env: Env): Promise<string> | null {
+  const root = env.ROOT_TOKEN;
+  if (typeof root !== "string" || root === "") return null;
+  const cacheKey = `${env.KEYWAY_HASH_KEY}\u0000${root}`;
+  let hash = rootTokenHashes.get(cacheKey);
+  if (!hash) {
+    hash = hashToken(env.KEYWAY_HASH_KEY, root);
+    rootTokenHashes.set(cacheKey, hash);
+    // A failed computation is not kept (the next request tries again).
+    hash.catch(() => rootTokenHashes.delete(cacheKey));
+  }
+  return hash;
 }
 
 /** A fresh token in Vault's service-token shape (`hvs.` + 32 random bytes). */
@@ -164,8 +182,12 @@ export async function resolveToken(env: Env, db: Db, token: string, now = Date.n
  * (N2b). The context returned is the caller's own copy.
  */
 export async function resolveCallerToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
-  if (await secretsEqual(token, env.ROOT_TOKEN)) return rootContext();
-  const id = await hashToken(env.KEYWAY_HASH_KEY, token);
+  // One HMAC of the presented token answers both questions: is it root (its keyed hash
+  // against the root token's, kept per isolate, compared in constant time over equal
+  // lengths, so the root token's length stays hidden as with secretsEqual), and else
+  // which row it is. Issue 19: the SHA-256 of secretsEqual was a second digest per request.
+  const [id, rootHash] = await Promise.all([hashToken(env.KEYWAY_HASH_KEY, token), rootTokenHash(env)]);
+  if (rootHash !== null && keyedHashesEqual(id, rootHash)) return rootContext();
   let ruleChars = 0;
   const load = async () => {
     const loaded = await loadTokenId(db, id, now, true);

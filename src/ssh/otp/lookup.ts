@@ -13,16 +13,26 @@
  * (mount, range_start, range_end) index for exactly those starts: a bounded number of
  * index probes, whatever the number of roles. A plain `range_start <= A AND range_end
  * >= A` would walk every index entry below A instead, half the table on average.
+ *
+ * Per isolate (issue 19), the zero-address list comes from its 1 s cache and each answer
+ * is kept for 1 s per (mount, normalized address), in a bounded cache, with the
+ * consistency contract of the other per-isolate caches (context-cache.ts): a role write
+ * or delete, a zero-address write or delete and a mount tune drop the mount's answers at
+ * once in the isolate that made them; other isolates see them within 1 s. Lookup is
+ * authenticated, so a caller may choose the keys (N2b); the entries are bounded in number
+ * and in size. A repeated address is answered without D1; a new one makes one D1 call,
+ * the index probe (plus the zero-address list at most once a second).
  */
 import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshRoleCidrs } from "../../db/schema";
 import { ipKey, isIpv4Mapped, parseIp } from "../../lib/net/ip";
+import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
-import { zeroAddressFromRows, zeroAddressQuery } from "./zeroaddress";
+import { readZeroAddressCached } from "./zeroaddress";
 
 /**
  * The start key of every block that can contain `addr`. IPv4 addresses belong only to
@@ -75,6 +85,27 @@ function byteOrder(a: string, b: string): number {
 /** The fields `lookup` takes. */
 export const LOOKUP_FIELDS = { ip: { type: "string" } } as const;
 
+/** Answers kept per (mount, normalized address); every mount's share one bound. */
+const lookupAnswers = mountContextCache<readonly string[]>(4096);
+
+/**
+ * Only answers of at most this many characters of role names are kept, so the cache holds
+ * at most 4096 × 4 KiB however many roles an address matches.
+ */
+const MAX_CACHED_ANSWER_CHARS = 4096;
+
+function smallAnswer(roles: readonly string[]): boolean {
+  let chars = 0;
+  for (const role of roles) chars += role.length;
+  return chars <= MAX_CACHED_ANSWER_CHARS;
+}
+
+/** The sorted, de-duplicated roles of `addr` in a mount: matched through the index, plus the zero-address roles. */
+async function rolesForAddress(db: Db, mount: string, addr: Uint8Array): Promise<readonly string[]> {
+  const [indexRows, zeroAddress] = await Promise.all([roleIndexQuery(db, mount, addr), readZeroAddressCached(db, mount)]);
+  return [...new Set([...rolesFromIndexRows(indexRows), ...(zeroAddress ?? [])])].sort(byteOrder);
+}
+
 export async function lookupHandler(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, LOOKUP_FIELDS);
   const ipText = f.values.ip as string;
@@ -82,12 +113,13 @@ export async function lookupHandler(req: VaultRequest): Promise<Response> {
   const addr = parseIp(ipText);
   // Vault formats the failed parse result, not the input: the text is literally <nil>.
   if (!addr) throw badRequest('Invalid IP "<nil>"');
-  // The index and the zero-address list: one D1 batch, one round trip.
-  const [indexRows, zeroAddressRows] = await req.db.batch([
-    roleIndexQuery(req.db, req.mount, addr),
-    zeroAddressQuery(req.db, req.mount),
-  ]);
-  const matched = rolesFromIndexRows(indexRows);
-  const roles = [...new Set([...matched, ...(zeroAddressFromRows(zeroAddressRows) ?? [])])].sort(byteOrder);
+  // The key is the parsed address (16 bytes): every spelling of one address shares it.
+  const roles = await lookupAnswers.get(
+    req.mount,
+    ipKey(addr),
+    () => rolesForAddress(req.db, req.mount, addr),
+    Date.now(),
+    smallAnswer,
+  );
   return vaultJson(req, { data: { roles }, warnings: unknownFieldWarnings(f.unknown) });
 }

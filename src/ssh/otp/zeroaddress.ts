@@ -5,12 +5,12 @@
  *
  * Deleting a role removes it from the list (reference §3.4); the roles repository does
  * that in the same batch as the deletion (`deleteRole`). Every change drops the mount's
- * cached creds contexts (context-cache.ts), which hold the list.
+ * cached creds contexts, its cached list and lookup answers (context-cache.ts), which hold the list.
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshRoles, sshZeroAddress } from "../../db/schema";
-import { invalidateMountContexts } from "../context-cache";
+import { invalidateMountContexts, mountContextCache } from "../context-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
@@ -19,6 +19,18 @@ import type { VaultRequest } from "../router";
 /** The stored list of a mount; null when not configured. */
 export async function readZeroAddress(db: Db, mount: string): Promise<string[] | null> {
   return zeroAddressFromRows(await zeroAddressQuery(db, mount));
+}
+
+/** Each mount's list, per isolate for 1 s (context-cache.ts); every change below drops it at once here. */
+const zeroAddressLists = mountContextCache<string[] | null>();
+
+/**
+ * The list as readZeroAddress reads it, from the per-isolate cache (for authenticated
+ * readers on a hot path: lookup). The value is shared: callers must not change it.
+ */
+export function readZeroAddressCached(db: Db, mount: string): Promise<string[] | null> {
+  // The key within the mount is empty: this cache holds one list per mount.
+  return zeroAddressLists.get(mount, "", () => readZeroAddress(db, mount));
 }
 
 /** The select behind readZeroAddress, for callers that batch it with other reads. */

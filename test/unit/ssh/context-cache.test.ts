@@ -79,4 +79,16 @@ describe("MountContextCache", () => {
     expect(await cached("m8", "r", async () => "sign 2", t)).toBe("sign 2");
     expect(await other.get("m8", "r", async () => "creds 2", t)).toBe("creds 2");
   });
+  it("a cache's own bound, and `keep` refusing to store a value (lookup's large answers)", async () => {
+    const small = mountContextCache<string[]>(3);
+    const t = 7_000_000;
+    const keep = (roles: string[]) => roles.length <= 2;
+    expect(await small.get("m9", "big", async () => ["a", "b", "c"], t, keep)).toEqual(["a", "b", "c"]);
+    // Not kept: loaded again.
+    expect(await small.get("m9", "big", async () => ["x"], t, keep)).toEqual(["x"]);
+    // Kept now, and bounded at 3 entries: the oldest ("big") goes when a fourth arrives.
+    for (const k of ["k1", "k2", "k3"]) await small.get("m9", k, async () => [k], t, keep);
+    expect(await small.get("m9", "big", async () => ["y"], t, keep)).toEqual(["y"]);
+    expect(await small.get("m9", "k3", async () => ["z"], t, keep)).toEqual(["k3"]);
+  });
 });

@@ -18,7 +18,8 @@ const PATHS = ["organizations", "organizations/acme/teams", "no-code-modules/noc
 
 /** Store a sentinel the next reads must find; answers whether it is still there. */
 async function sentinel(): Promise<() => Promise<boolean>> {
-  const key = `test-sentinel:${crypto.randomUUID()}`;
+  // A key of a real kind (`module:`) that no module id matches.
+  const key = `module:test-sentinel-${crypto.randomUUID()}` as const;
   await cachedNocode(key, async () => "kept", { now: FAR });
   return async () => (await cachedNocode(key, async () => "reloaded", { now: FAR })) === "kept";
 }

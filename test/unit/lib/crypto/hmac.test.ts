@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keyedHash, secretsEqual } from "../../../../src/lib/crypto/hmac";
+import { keyedHash, keyedHashesEqual, secretsEqual } from "../../../../src/lib/crypto/hmac";
 import { toBase64 } from "../../../../src/lib/bytes";
 
 describe("secretsEqual", () => {
@@ -28,5 +28,16 @@ describe("keyedHash", () => {
 
   it("refuses a key shorter than 32 bytes", async () => {
     await expect(keyedHash(toBase64(new Uint8Array(16)), "p", "v")).rejects.toThrow("KEYWAY_HASH_KEY");
+  });
+});
+
+describe("keyedHashesEqual", () => {
+  it("is true only for the same hash, and false for different lengths", async () => {
+    const secret = toBase64(new Uint8Array(32).fill(9));
+    const a = await keyedHash(secret, "vault-token", "root");
+    expect(keyedHashesEqual(a, await keyedHash(secret, "vault-token", "root"))).toBe(true);
+    expect(keyedHashesEqual(a, await keyedHash(secret, "vault-token", "rooT"))).toBe(false);
+    expect(keyedHashesEqual(a, a.slice(0, -1))).toBe(false);
+    expect(keyedHashesEqual(a, `${a.slice(0, -1)}${a.endsWith("0") ? "1" : "0"}`)).toBe(false);
   });
 });

@@ -71,11 +71,11 @@ describe("E3 checklist (reference §8)", () => {
     expect(res.json).toEqual({ errors: [{ status: "404", title: "not found" }] });
   });
 
-  it("item 11: include=bogus → 400 bad request / Invalid include parameter", async () => {
+  it("item 11: include=bogus → 400 bad request / Invalid include parameter, naming the parameter (docs/api-v2-errors.md)", async () => {
     const { data } = await moduleWithOptions();
     const res = await tfe("GET", `no-code-modules/${data.id}?include=bogus`, { token: ctx.ownerToken });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ errors: [{ status: "400", title: "bad request", detail: "Invalid include parameter" }] });
+    expect(res.json).toEqual({ errors: [{ status: "400", title: "bad request", detail: "Invalid include parameter", source: { parameter: "include" } }] });
   });
 
   it("item 22: read-back carries enabled, version-pin, organization, registry-module and options to re-create an identical module", async () => {

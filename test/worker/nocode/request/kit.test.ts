@@ -78,8 +78,8 @@ describe("request documents: one status, one pointer per failed member", () => {
     [
       "to-one without an id",
       { data: { attributes: { name: "a" }, relationships: { project: { data: { type: "projects" } } } } },
-      "/data/relationships/project/data/id",
-      'Relationship project must be {"type": "projects", "id": "…"}',
+      "/data/relationships/project",
+      'Relationship project must be {"data": {"type": "projects", "id": "…"}}',
     ],
     [
       "to-one of the wrong type",
@@ -90,7 +90,7 @@ describe("request documents: one status, one pointer per failed member", () => {
     [
       "to-many not an array",
       { data: { attributes: { name: "a" }, relationships: { parts: { data: {} } } } },
-      "/data/relationships/parts/data",
+      "/data/relationships/parts",
       'Relationship parts must be {"data": [ … ]}',
     ],
     [

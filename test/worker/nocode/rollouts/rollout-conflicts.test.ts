@@ -12,7 +12,7 @@ import { createDb } from "../../../../src/db/client";
 import { authenticateNocode } from "../../../../src/nocode/auth";
 import { findNoCodeModule } from "../../../../src/nocode/no-code-modules/repo";
 import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import { readRolloutInput } from "../../../../src/nocode/rollouts/input";
+import { readRolloutDocument } from "../../../../src/nocode/rollouts/input";
 import { createRollout, rolloutAction, rolloutModule } from "../../../../src/nocode/rollouts/service";
 import { planUpgrade } from "../../../../src/nocode/upgrade/initiate";
 import { findWorkspace } from "../../../../src/nocode/workspaces/repo";
@@ -76,7 +76,7 @@ async function startKept(workspaceIds: string[], attributes: Record<string, unkn
   };
   const db = createDb(env.DB);
   const module = await rolloutModule(db, caller!, pool.noCodeModuleId);
-  const input = await readRolloutInput(new Request("http://x/", { method: "POST", body: JSON.stringify(body) }));
+  const input = readRolloutDocument(body);
   const rollout = await createRollout(db, caller!, module, input, {
     now: Date.now,
     send: async (m) => void kept.push(m),

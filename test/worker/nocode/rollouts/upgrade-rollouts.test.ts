@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { authenticateNocode, type NocodeCaller } from "../../../../src/nocode/auth";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import { readRolloutInput } from "../../../../src/nocode/rollouts/input";
+import { readRolloutDocument } from "../../../../src/nocode/rollouts/input";
 import { createRollout as createRolloutService, rolloutAction, rolloutModule } from "../../../../src/nocode/rollouts/service";
 import type { UpgradeDeps } from "../../../../src/nocode/upgrade/deps";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
@@ -36,10 +36,10 @@ function startRollout(attributes: Record<string, unknown>, workspaceIds?: string
 }
 
 /** Create a rollout through the service as the route does (module and caller checked, body read), with injected deps. */
-async function createRollout(caller: NocodeCaller, noCodeModuleId: string, request: Request, deps: UpgradeDeps) {
+async function createRollout(caller: NocodeCaller, noCodeModuleId: string, body: unknown, deps: UpgradeDeps) {
   const db = createDb(env.DB);
   const module = await rolloutModule(db, caller, noCodeModuleId);
-  return createRolloutService(db, caller, module, await readRolloutInput(request), deps);
+  return createRolloutService(db, caller, module, readRolloutDocument(body), deps);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON
@@ -170,7 +170,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const kept: ProvisionMessage[] = [];
     const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": 2, "auto-confirm": "no-changes" }, relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
-    const rollout = await createRollout(caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+    const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });
@@ -207,7 +207,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const start = async (ids: string[]) => {
       const kept: ProvisionMessage[] = [];
       const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
-      const rollout = await createRollout(caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+      const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
         now: Date.now,
         send: async (m) => void kept.push(m),
       });
@@ -248,7 +248,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const ids = take(1);
     const kept: ProvisionMessage[] = [];
     const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
-    const rollout = await createRollout(caller!, pool.noCodeModuleId, new Request("http://x/", { method: "POST", body: JSON.stringify(body) }), {
+    const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });

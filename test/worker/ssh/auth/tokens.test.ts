@@ -14,6 +14,15 @@ describe("token headers (S5)", () => {
     expect(res.json.data.policies).toEqual(["root"]);
   });
 
+  it("is root only for the exact root token: near misses are refused, also after the root hash is kept", async () => {
+    expect((await vault("GET", "auth/token/lookup-self", { token: ROOT })).json.data.display_name).toBe("root");
+    for (const near of [`${ROOT}x`, ROOT.slice(0, -1), ROOT.toUpperCase(), `x${ROOT.slice(1)}`]) {
+      const res = await vault("GET", "auth/token/lookup-self", { token: near });
+      expect(res.status, JSON.stringify(near)).toBe(403);
+    }
+    expect((await vault("GET", "auth/token/lookup-self", { token: ROOT })).status).toBe(200);
+  });
+
   it("refuses a wrong token with 403 permission denied", async () => {
     const res = await vault("GET", "auth/token/lookup-self", { token: "hvs.not-a-token" });
     expect(res.status).toBe(403);

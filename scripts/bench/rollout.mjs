@@ -19,7 +19,7 @@
 // to the poll that saw `completed`) and its ratio to E7 alone (E7 requests per second).
 import { performance } from "node:perf_hooks";
 import { runLoad } from "./load.mjs";
-import { moduleTarball } from "./tarball.mjs";
+import { moduleTarball, nullResourceModuleMainTf } from "./tarball.mjs";
 
 export const ROLLOUT_WORKSPACES = 1000;
 const BATCH_SIZE = 50;
@@ -37,29 +37,7 @@ const STALL_S = 120;
 const JSONAPI = "application/vnd.api+json";
 
 /** The module: one variable with a default, one resource (the same shape as the other no-code benchmarks). */
-const FLEET_MODULE = moduleTarball({
-  "main.tf": `terraform {
-  required_providers {
-    null = {
-      source  = "hashicorp/null"
-      version = "~> 3.2"
-    }
-  }
-}
-
-variable "size" {
-  type        = string
-  default     = "small"
-  description = "Size label"
-}
-
-resource "null_resource" "fleet" {
-  triggers = {
-    size = var.size
-  }
-}
-`,
-});
+const FLEET_MODULE = moduleTarball({ "main.tf": nullResourceModuleMainTf("fleet") });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

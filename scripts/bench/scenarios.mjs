@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import path from "node:path";
 import { projectRoot } from "./runtime.mjs";
-import { moduleTarball } from "./tarball.mjs";
+import { moduleTarball, nullResourceModuleMainTf } from "./tarball.mjs";
 
 /** SSH mounts (S1): one per benchmark family, so no benchmark sees another's state. */
 export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "bench-otp-big", "lookup-small", "lookup-big", "bench-krl"];
@@ -674,30 +674,4 @@ export function scenarios({ api, state }) {
 }
 
 /** The module the no-code benchmarks publish: one variable, one resource, its provider (N4, N12). */
-const BENCH_MODULE = moduleTarball({
-  "main.tf": `terraform {
-  required_providers {
-    null = {
-      source  = "hashicorp/null"
-      version = "~> 3.2"
-    }
-  }
-}
-
-variable "size" {
-  type        = string
-  default     = "small"
-  description = "Size label"
-}
-
-resource "null_resource" "bench" {
-  triggers = {
-    size = var.size
-  }
-}
-
-output "id" {
-  value = null_resource.bench.id
-}
-`,
-});
+const BENCH_MODULE = moduleTarball({ "main.tf": nullResourceModuleMainTf("bench", { output: true }) });

@@ -34,3 +34,38 @@ export function moduleTarball(files) {
   blocks.push(Buffer.alloc(1024));
   return gzipSync(Buffer.concat(blocks));
 }
+
+/**
+ * main.tf of the benchmarks' no-code module: one variable with a default and one
+ * `null_resource.<resource>` with its provider (N4, N12), and an `id` output when asked.
+ * @param {string} resource
+ * @param {{ output?: boolean }} [options]
+ */
+export function nullResourceModuleMainTf(resource, { output = false } = {}) {
+  const main = `terraform {
+  required_providers {
+    null = {
+      source  = "hashicorp/null"
+      version = "~> 3.2"
+    }
+  }
+}
+
+variable "size" {
+  type        = string
+  default     = "small"
+  description = "Size label"
+}
+
+resource "null_resource" "${resource}" {
+  triggers = {
+    size = var.size
+  }
+}
+`;
+  return output ? `${main}
+output "id" {
+  value = null_resource.${resource}.id
+}
+` : main;
+}

@@ -6,7 +6,6 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { agentPools, projects } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
@@ -63,7 +62,7 @@ const agentPoolCreate = operation({
 });
 
 agentPoolRoutes.post("/organizations/:org/agent-pools", rights({ right: "manage-agent-pools" }), agentPoolCreate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("manage-agent-pools")) throw notFound();
@@ -109,7 +108,7 @@ const agentPoolList = operation({
 });
 
 agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), agentPoolList, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("member")) throw notFound();
@@ -126,7 +125,7 @@ const agentPoolShow = operation({
 });
 
 agentPoolRoutes.get("/agent-pools/:id", rights({ right: "member" }), agentPoolShow, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const pool = await findAgentPool(db, c.req.param("id"));
   if (!pool) throw notFound();
   const rights = await orgCallerPermissions(db, c.var.caller, pool.organization);

@@ -8,17 +8,21 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { requireOrgPermission } from "../permissions";
-import { findModuleVersion, findRegistryModuleById, latestOkVersion, type RegistryModuleRow, type RegistryModuleVersionRow, setRegistryModuleNoCodeStatement, versionSummary } from "../registry/repo";
-import { jsonApi, noContent } from "../respond";
 import { sendProvisionMessage } from "../queue/messages";
+import { findModuleVersion, findRegistryModuleById, latestOkVersion, type RegistryModuleRow, type RegistryModuleVersionRow, setRegistryModuleNoCodeStatement, versionSummary } from "../registry/repo";
+import { nullableFlag, relatedId, resourceDocument, toOne } from "../request/document";
+import { operation } from "../request/operation";
+import { includeParameter } from "../request/query";
+import { jsonApi, noContent } from "../respond";
 import { notifyRolloutOfModule } from "../rollout-hooks";
+import { rights } from "../route-rights";
 import { cachedNoCodeModuleWithOptions } from "./cached";
 import { designError } from "./design";
 import { type CheckedOptionSet, checkOptionSets, type OptionInput, optionInputsOf, variableOptionsRelationship } from "./options";
@@ -31,10 +35,6 @@ import {
   type VariableOptionSet,
 } from "./repo";
 import { moduleVariablesAnswer, noCodeModuleDocumentAnswer, noCodeModuleResource, variableOptionsResource } from "./serialize";
-import { nullableFlag, relatedId, resourceDocument, toOne } from "../request/document";
-import { operation } from "../request/operation";
-import { includeParameter } from "../request/query";
-import { rights } from "../route-rights";
 
 /** Accepted `data.type` of E1/E2 (N1). */
 const NO_CODE_MODULE_TYPES = ["no-code-modules", "no-code-module"] as const;
@@ -166,7 +166,7 @@ const noCodeModuleCreate = operation({
 
 noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), noCodeModuleCreate, async (c) => {
   const org = c.req.param("org");
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
   const input = noCodeModuleInput(await noCodeModuleCreate.body(c));
   if (input.registryModuleId === undefined) {
@@ -218,7 +218,7 @@ const noCodeModuleShow = operation({
 });
 
 noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), noCodeModuleShow, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const id = c.req.param("id");
   // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
   const found = await cachedNoCodeModuleWithOptions(db, id);
@@ -238,7 +238,7 @@ const noCodeModuleUpdate = operation({
 });
 
 noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), noCodeModuleUpdate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
   const input = noCodeModuleInput(await noCodeModuleUpdate.body(c));
 
@@ -307,7 +307,7 @@ const noCodeModuleDelete = operation({
 });
 
 noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-registry-modules" }), noCodeModuleDelete, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
   await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
   await notifyRolloutOfModule(db, module.id, (message) => sendProvisionMessage(c.env, message));
@@ -323,7 +323,7 @@ const moduleVariableList = operation({
 });
 
 noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", rights({ right: "member" }), moduleVariableList, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
   const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));
   if (!version) throw notFound();

@@ -5,8 +5,8 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { hasOrgPermission, orgCallerPermissions } from "../permissions";
@@ -14,7 +14,6 @@ import { optionalResourceDocument, requiredName, requiredText, resourceDocument 
 import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
-import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { organizationAnswer, serializeOrganization } from "./serialize";
 
@@ -44,7 +43,7 @@ organizationRoutes.post("/organizations", rights({ caller: "admin" }), organizat
   if (c.var.caller.kind !== "admin") throw notFound();
   const { name, email } = (await organizationCreate.body(c)).data.attributes;
 
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const taken = () => invalidAttribute("name", "Name has already been taken");
   if (await findOrganization(db, name)) throw taken();
   let created: Awaited<ReturnType<typeof createOrganization>>;
@@ -67,7 +66,7 @@ organizationRoutes.get(
     answers: { 200: { description: "The organization; `permissions` are the caller's", schema: organizationAnswer } },
   }),
   async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const name = c.req.param("org");
   const permissions = await orgCallerPermissions(db, c.var.caller, name);
   // N10: any member may read the organization; everyone else (ADMIN_TOKEN too) gets 404.
@@ -80,7 +79,7 @@ organizationRoutes.get(
 
 /** N9: the organization token may be (re)issued by ADMIN_TOKEN, an owner, or the organization token. */
 async function requireTokenManager(c: { env: Env; var: NocodeEnv["Variables"] }, organization: string) {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const org = await findOrganization(db, organization);
   if (!org) throw notFound();
   if (!(await hasOrgPermission(db, c.var.caller, organization, "manage-teams"))) throw notFound();

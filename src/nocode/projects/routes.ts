@@ -5,7 +5,6 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb } from "../../db/client";
 import { projects } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
@@ -52,7 +51,7 @@ const projectCreate = operation({
 });
 
 projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-projects" }), projectCreate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("manage-projects")) throw notFound();
@@ -76,7 +75,7 @@ const projectList = operation({
 });
 
 projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), projectList, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const organization = c.req.param("org");
   const rights = await orgCallerPermissions(db, c.var.caller, organization);
   if (!rights.has("member")) throw notFound();
@@ -95,7 +94,7 @@ const projectShow = operation({
 });
 
 projectRoutes.get("/projects/:id", rights({ right: "member" }), projectShow, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const project = await findProject(db, c.req.param("id"));
   if (!project) throw notFound();
   const rights = await orgCallerPermissions(db, c.var.caller, project.organization);

@@ -7,10 +7,10 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { registryModules } from "../../db/schema";
-import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
@@ -19,6 +19,7 @@ import { requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { includeParameter, pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi, noContent } from "../respond";
+import { rights } from "../route-rights";
 import type { RegistryNoCodeHooks } from "./no-code-hooks";
 import {
   deleteRegistryModuleRows,
@@ -30,7 +31,6 @@ import {
   versionStatusesOf,
 } from "./repo";
 import { registryModuleAnswer, registryModuleListAnswer, registryModuleResource } from "./serialize";
-import { rights } from "../route-rights";
 
 /** Module names: letters, digits, inner `-` and `_`, at most 64 characters (reference §5.1). */
 const MODULE_NAME_RE = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?$/;
@@ -145,7 +145,7 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
 
   routes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), moduleCreate, async (c) => {
     const org = c.req.param("org");
-    const db = createDb(c.env.DB);
+    const db = c.var.db;
     const caller = c.var.caller;
     // N10: registry-module writes need manage-registry-modules (the organization token has it).
     await requireOrgPermission(db, caller, org, "manage-registry-modules");
@@ -177,7 +177,7 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
 
   routes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
     const org = c.req.param("org");
-    const db = createDb(c.env.DB);
+    const db = c.var.db;
     const caller = c.var.caller;
     await requireOrgPermission(db, caller, org, "member");
     const url = new URL(c.req.url);
@@ -201,7 +201,7 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
   });
 
   routes.get("/registry-modules/:id", rights({ right: "member" }), moduleShow, async (c) => {
-    const db = createDb(c.env.DB);
+    const db = c.var.db;
     const module = await findRegistryModuleById(db, c.req.param("id"));
     if (!module) throw notFound();
     await requireOrgPermission(db, c.var.caller, module.organization, "member");
@@ -209,13 +209,13 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
   });
 
   routes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), moduleShow, async (c) => {
-    const db = createDb(c.env.DB);
+    const db = c.var.db;
     const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
     return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
   });
 
   routes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), moduleDelete, async (c) => {
-    const db = createDb(c.env.DB);
+    const db = c.var.db;
     const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
     await noCodeHooks.beforeRegistryModuleDelete(db, module);
     const keys = await deleteRegistryModuleRows(db, module.id);

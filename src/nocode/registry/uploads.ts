@@ -13,7 +13,7 @@
  */
 import { and, eq, exists, gt, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { registryModuleVersions, registryUploadLinks } from "../../db/schema";
 import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
@@ -22,9 +22,9 @@ import { logError } from "../../lib/log";
 import type { NocodeEnv } from "../env";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage, sendProvisionMessage } from "../queue/messages";
-import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
+import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
 
 /** N9: an upload link is valid for one hour. */
 export const UPLOAD_LINK_TTL_MS = 60 * 60 * 1000;
@@ -93,7 +93,7 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
   const token = c.req.param("token");
   // An unknown, spent or expired link is simply not there: 404 (N2).
   if (!TOKEN_RE.test(token)) throw notFound();
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const now = Date.now();
   const tokenHash = await hashUploadToken(c.env, token);
   const linkUsable = and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt), gt(registryUploadLinks.expiresAt, now));

@@ -5,22 +5,22 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
-import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { single } from "../request/answers";
 import { members, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
+import { rights } from "../route-rights";
 import { type ModuleAddressParams, resolveModule } from "./modules";
 import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
 import { registryModuleVersionAnswer, registryModuleVersionResource } from "./serialize";
 import { newUploadLink } from "./uploads";
-import { rights } from "../route-rights";
 
 /** Accepted `data.type` of a version create (N1: tolerant input). */
 const VERSION_TYPES = ["registry-module-versions", "registry-module-version"] as const;
@@ -93,14 +93,14 @@ async function createVersion(c: Context<NocodeEnv>, db: Db, env: Env, caller: No
 export const versionRoutes = new Hono<NocodeEnv>();
 
 versionRoutes.post("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), versionCreate, async (c) =>
-  createVersion(c, createDb(c.env.DB), c.env, c.var.caller, c.req.param()),
+  createVersion(c, c.var.db, c.env, c.var.caller, c.req.param()),
 );
 
 // The deprecated path go-tfe still uses (reference §5.1): the namespace is the organization.
 versionRoutes.post("/registry-modules/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), versionCreate, async (c) => {
   const { namespace, name, provider } = c.req.param();
   const params = { org: namespace, registry: PRIVATE_REGISTRY, namespace, name, provider };
-  return createVersion(c, createDb(c.env.DB), c.env, c.var.caller, params);
+  return createVersion(c, c.var.db, c.env, c.var.caller, params);
 });
 
 const MODULE_VERSION_REQUIRED = "the module_version query parameter is required";
@@ -117,7 +117,7 @@ const versionShow = operation({
 });
 
 versionRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version", rights({ right: "member" }), versionShow, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
   const wanted = versionShow.query(c).module_version;
   const version = await findModuleVersion(db, module.id, wanted);

@@ -6,7 +6,7 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { terraformVersions } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
@@ -104,7 +104,7 @@ const releaseList = operation({
 });
 
 releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), releaseList, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const url = new URL(c.req.url);
   const query = releaseList.query(c);
   const page = pageOf(query);
@@ -126,7 +126,7 @@ releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), rele
 releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), releaseCreate, async (c) => {
   const attributes = (await releaseCreate.body(c)).data.attributes;
   const a = { ...attributes, deprecatedReason: attributes["deprecated-reason"] };
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   if (await versionInUse(db, a.version)) throw versionTaken();
   const now = Date.now();
   const row: ReleaseRow = {
@@ -159,12 +159,12 @@ const releaseShow = operation({
 });
 
 releaseRoutes.get("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseShow, async (c) => {
-  const row = await findRelease(createDb(c.env.DB), c.req.param("id"));
+  const row = await findRelease(c.var.db, c.req.param("id"));
   return jsonApi({ data: serializeRelease(row) });
 });
 
 releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseUpdate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const existing = await findRelease(db, c.req.param("id"));
   const attributes = (await releaseUpdate.body(c)).data.attributes;
   const a = { ...attributes, deprecatedReason: attributes["deprecated-reason"] };
@@ -197,7 +197,7 @@ const releaseDelete = operation({
 });
 
 releaseRoutes.delete("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseDelete, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const existing = await findRelease(db, c.req.param("id"));
   await db.delete(terraformVersions).where(eq(terraformVersions.id, existing.id));
   return noContent();

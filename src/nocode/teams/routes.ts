@@ -7,22 +7,22 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { teams } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { findOrganization } from "../organizations/repo";
-import { hasOrgPermission, mayDelegateTeam, orgCallerPermissions, type OrgPermission } from "../permissions";
+import { hasOrgPermission, mayDelegateTeam, type OrgPermission, orgCallerPermissions } from "../permissions";
 import { pagedList, single } from "../request/answers";
 import { identifierListDocument, members, optionalResourceDocument, requiredName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
-import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
 import { serializeTeam, teamAnswer } from "./serialize";
 
@@ -71,7 +71,7 @@ const teamCreate = operation({
 });
 
 teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), teamCreate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const organization = c.req.param("org");
   if (!(await findOrganization(db, organization)) || !(await canManageTeams(db, c.var.caller, organization))) throw notFound();
   const { name, "organization-access": requested } = (await teamCreate.body(c)).data.attributes;
@@ -114,7 +114,7 @@ const teamList = operation({
 });
 
 teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), teamList, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const organization = c.req.param("org");
   const rights = await callerRights(db, c.var.caller, organization);
   if (!rights.has("member")) throw notFound();
@@ -132,7 +132,7 @@ const teamShow = operation({
 });
 
 teamRoutes.get("/teams/:id", rights({ right: "member" }), teamShow, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const team = await findTeam(db, c.req.param("id"));
   if (!team) throw notFound();
   const rights = await callerRights(db, c.var.caller, team.organization);
@@ -149,7 +149,7 @@ const teamTokenCreate = operation({
 });
 
 teamRoutes.post("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), teamTokenCreate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
   const expiredAt = (await teamTokenCreate.body(c)).data?.attributes["expired-at"] ?? null;
   const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization }, null, expiredAt);
@@ -163,7 +163,7 @@ const teamTokenDelete = operation({
 });
 
 teamRoutes.delete("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), teamTokenDelete, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
   if (!(await revokeToken(db, "team", team.id))) throw notFound();
   return noContent();
@@ -192,7 +192,7 @@ async function membershipChange(
   described: typeof membershipAdd,
   apply: (db: Db, teamId: string, userIds: string[]) => Promise<void>,
 ) {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const team = await manageableTeam(db, c.var.caller, c.req.param("id") ?? "");
   const names = (await described.body(c)).data.map((member) => member.id);
   const { ids, missing } = await resolveUsers(db, names);

@@ -6,23 +6,9 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { createDb, type Db } from "../../db/client";
+import type { Db } from "../../db/client";
 import { nocodeUsers } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
-import type { NocodeEnv } from "../env";
-import { invalidAttribute, notFound } from "../errors";
-import { newId } from "../ids";
-import { EMAIL } from "../organizations/routes";
-import { pagedList } from "../request/answers";
-import { nullableText, optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
-import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageQuery } from "../request/query";
-import { jsonApi, noContent } from "../respond";
-import { hasOrgPermission } from "../permissions";
-import { manageableTeam } from "../teams/routes";
-import type { NocodeCaller } from "../auth";
-import { findUser, type UserRow } from "./repo";
-import { serializeUser, userAnswer } from "./serialize";
 import {
   findTokenById,
   issueToken,
@@ -34,7 +20,21 @@ import {
   tokenCreateAttributes,
   tokenResourceAnswer,
 } from "../api-tokens";
+import type { NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
+import { invalidAttribute, notFound } from "../errors";
+import { newId } from "../ids";
+import { EMAIL } from "../organizations/routes";
+import { hasOrgPermission } from "../permissions";
+import { pagedList } from "../request/answers";
+import { nullableText, optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageQuery } from "../request/query";
+import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
+import { manageableTeam } from "../teams/routes";
+import { findUser, type UserRow } from "./repo";
+import { serializeUser, userAnswer } from "./serialize";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */
 export const USERNAME = /^[A-Za-z0-9_-]+$/;
@@ -61,7 +61,7 @@ userRoutes.post("/admin/users", rights({ caller: "admin" }), userCreate, async (
   if (c.var.caller.kind !== "admin") throw notFound();
   const { username, email } = (await userCreate.body(c)).data.attributes;
 
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const taken = () => invalidAttribute("username", "Username has already been taken");
   if (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get()) throw taken();
   const user: UserRow = { id: newId("user"), username: username, email, createdAt: Date.now() };
@@ -83,7 +83,7 @@ const accountDetails = operation({
 userRoutes.get("/account/details", rights({ caller: "user" }), accountDetails, async (c) => {
   const caller = c.var.caller;
   if (caller.kind !== "user") throw notFound();
-  const user = await findUser(createDb(c.env.DB), caller.userId);
+  const user = await findUser(c.var.db, caller.userId);
   if (!user) throw notFound();
   return jsonApi(serializeUser(user, { showEmail: true, self: true }));
 });
@@ -108,7 +108,7 @@ const userTokenCreate = operation({
 });
 
 userRoutes.post("/users/:id/authentication-tokens", rights({ caller: "user-self" }), userTokenCreate, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const user = await findUser(db, c.req.param("id"));
   const caller = c.var.caller;
   // N9: ADMIN_TOKEN or that user; anyone else gets 404 as if the user did not exist (N10).
@@ -135,7 +135,7 @@ const userTokenList = operation({
 });
 
 userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" }), userTokenList, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const user = await selfOrAdmin(db, c.var.caller, c.req.param("id"));
   const url = new URL(c.req.url);
   const page = pageOf(userTokenList.query(c));
@@ -172,7 +172,7 @@ const tokenShow = operation({
 });
 
 userRoutes.get("/authentication-tokens/:id", rights({ caller: "user-self" }), tokenShow, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   return jsonApi(serializeToken(await visibleToken(db, c.var.caller, c.req.param("id")), null));
 });
 
@@ -183,7 +183,7 @@ const tokenDelete = operation({
 });
 
 userRoutes.delete("/authentication-tokens/:id", rights({ caller: "user-self" }), tokenDelete, async (c) => {
-  const db = createDb(c.env.DB);
+  const db = c.var.db;
   const row = await visibleToken(db, c.var.caller, c.req.param("id"));
   // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.
   if (!(await revokeTokenById(db, row.id))) throw notFound();

@@ -40,17 +40,18 @@ export async function provisionableVersion(db: Db, module: NoCodeModuleRow): Pro
 /**
  * provisionableVersion's checks on rows already read: `registryModule` is the module's
  * registry module and `version` its pinned version (each undefined when absent; `version`
- * is not looked at when the module has no pin).
+ * is not looked at when the module has no pin). `summary` is versionSummary(version) when
+ * the caller has it already parsed (E4's cached pin).
  */
 export function checkProvisionable(
   module: NoCodeModuleRow,
   registryModule: RegistryModuleRow | undefined,
   version: RegistryModuleVersionRow | undefined,
+  summary: ModuleSummary | null = version ? versionSummary(version) : null,
 ): ProvisionableVersion {
   if (!module.enabled) throw unprocessable("The no-code module is not enabled; enable it (PATCH enabled: true) before provisioning workspaces");
   if (module.versionPin === null) throw unprocessable("The no-code module has no version pin: no version of its registry module is ok yet");
   if (!registryModule || !version) throw unprocessable(`The pinned version ${module.versionPin} no longer exists`);
-  const summary = versionSummary(version);
   if (!summary) {
     const why = version.status === "reg_ingress_failed" ? `failed ingestion: ${version.error}` : `is ${version.status}, not yet ingested`;
     throw unprocessable(`The pinned version ${version.version} ${why}; only an ok version can be provisioned`);

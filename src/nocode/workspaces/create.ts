@@ -8,8 +8,9 @@
  * pool, the module (enabled, with an `ok` pin), the engine version, the name, and the vars
  * against the module (options, required variables). Then one D1 batch writes the
  * workspace, its vars and its first run; the UNIQUE (organization, name) index decides
- * between concurrent creates of one name (the loser gets 422 `Name has already been
- * taken`). The first run's plan is queued after the batch (N7, N11).
+ * whether the name is free, also between concurrent creates of one name (the loser gets
+ * 422 `Name has already been taken`). The first run's plan is queued after the batch (N7,
+ * N11). With a warm per-isolate cache that batch is E4's only D1 call (issue 19).
  */
 import type { Db } from "../../db/client";
 import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
@@ -17,20 +18,19 @@ import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
-import { checkProvisionable, provisionableVersionQueries, sourceModuleIdOf } from "../no-code-modules/provisionable";
-import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
+import { checkProvisionable, sourceModuleIdOf } from "../no-code-modules/provisionable";
+import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../no-code-modules/cached";
 import type { NoCodeModuleWithOptions } from "../no-code-modules/repo";
 import { isUniqueViolation } from "../../db/unique";
-import { defaultProjectIdQuery } from "../organizations/repo";
 import { requireOrgPermission } from "../permissions";
-import { projectIdInOrganizationQuery } from "../projects/repo";
+import { cachedWorkspaceProjectId } from "../projects/cached";
 import { cachedReleases } from "../releases/cached";
 import { engineVersionError, pickEngineVersion } from "../releases/resolve";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
 import { insertRunQuery } from "../runs/repo";
 import { nameTaken, type WorkspaceInput } from "./input";
-import { findWorkspaceByName, insertWorkspaceStatements, type WorkspaceRow, type WorkspaceVarRow, workspaceByNameQuery } from "./repo";
+import { findWorkspaceByName, insertWorkspaceStatements, type WorkspaceRow, type WorkspaceVarRow } from "./repo";
 import { checkRequiredVars, checkVarOptions, newVarRow } from "./vars";
 
 /**
@@ -86,42 +86,39 @@ export async function provisionWorkspace(
 ): Promise<ProvisionedWorkspace> {
   const organization = module.organization;
 
-  // Every read depends only on the module and the input: one D1 batch, one round trip.
-  // The checks below then run in the order they always have, so a request with several
-  // faults gets the same error as before. Only the reads the input needs are sent (issue
-  // 19: each statement costs D1 and drizzle time): the named project or else the
-  // organization's default (N6), and the agent pool only when one is named.
-  // The release list comes from the per-isolate cache (issue 19), read beside the batch.
-  const projectQuery =
-    input.projectId === undefined ? defaultProjectIdQuery(db, organization) : projectIdInOrganizationQuery(db, organization, input.projectId);
-  const reads = [projectQuery, ...provisionableVersionQueries(db, module), workspaceByNameQuery(db, organization, input.name)] as const;
+  // Every read depends only on the module and the input, and (issue 19) each comes from
+  // the per-isolate cache when this isolate has it: the project (the named one, or else
+  // the organization's default, N6), the pin's registry module and `ok` version, and the
+  // release list. The agent pool is read only when one is named. The checks below then run
+  // in the order they always have, so a request with several faults gets the same error.
   const poolId = input.agentPoolId;
-  const [{ rows, pool }, releases] = await Promise.all([
-    poolId === null
-      ? db.batch(reads).then((rows) => ({ rows, pool: undefined }))
-      : db
-          .batch([...reads, agentPoolInOrganizationQuery(db, organization, poolId)])
-          .then(([project, registryModule, version, sameName, pools]) => ({ rows: [project, registryModule, version, sameName] as const, pool: pools[0] })),
+  const [projectId, pinned, releases, pool] = await Promise.all([
+    cachedWorkspaceProjectId(db, organization, input.projectId),
+    cachedPinnedVersion(db, module),
     cachedReleases(db),
+    poolId === null ? undefined : agentPoolInOrganizationQuery(db, organization, poolId).then((rows) => rows[0]),
   ]);
-  const [projectRows, registryModuleRows, versionRows, sameNameRows] = rows;
 
-  // N6: the project defaults to the organization's default project.
-  const projectId = projectRows[0]?.id;
   if (!projectId) {
     if (input.projectId === undefined) throw notFound();
     throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", "/data/relationships/project");
   }
   checkAgentPool(input, projectId, pool);
 
-  const { registryModule, version, summary } = checkProvisionable(module, registryModuleRows[0], versionRows[0]);
+  const { registryModule, version, summary } = checkProvisionable(module, pinned.registryModule, pinned.version, pinned.summary);
   const engine = pickEngineVersion(releases, input.engineVersion.value);
   if (!engine.ok) throw engineVersionError(engine, input.engineVersion.attribute);
-  if (sameNameRows[0]) throw nameTaken();
 
-  // N5: the module's rules on the vars (its option sets came with the module).
-  checkVarOptions(input.vars, options);
-  checkRequiredVars(input.vars, summary, version.version);
+  // N5: the module's rules on the vars (its option sets came with the module). A taken
+  // name is reported before them, as it always was; but the name is read only on this
+  // error path: on success the UNIQUE (organization, name) index decides, below.
+  try {
+    checkVarOptions(input.vars, options);
+    checkRequiredVars(input.vars, summary, version.version);
+  } catch (err) {
+    if (err instanceof NocodeError && (await findWorkspaceByName(db, organization, input.name))) throw nameTaken();
+    throw err;
+  }
 
   const now = Date.now();
   const workspaceId = newId("ws");
@@ -176,7 +173,7 @@ export async function provisionWorkspace(
     // The workspace already names the run as latest and current: no UPDATE after the insert.
     await db.batch([...insertWorkspaceStatements(db, workspace, varRows), insertRunQuery(db, run)]);
   } catch (err) {
-    // N6: concurrent creates of one name: the UNIQUE index keeps exactly one.
+    // N6: a taken name, or concurrent creates of one name: the UNIQUE index keeps exactly one.
     if (isUniqueViolation(err) && (await findWorkspaceByName(db, organization, input.name))) throw nameTaken();
     throw err;
   }

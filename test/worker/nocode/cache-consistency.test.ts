@@ -20,12 +20,27 @@ import { guardEnv, recordD1Statements } from "../../../src/db/d1-guard";
 import { nocodeApp } from "../../../src/nocode/app";
 import { hashNocodeToken, resolveStoredToken } from "../../../src/nocode/auth";
 import { cachedNocode, clearNocodeCache, NOCODE_CACHE_ENTRIES, NOCODE_CACHED_TABLES, type NocodeCacheKind } from "../../../src/nocode/cache";
-import { cachedNoCodeModuleWithOptions } from "../../../src/nocode/no-code-modules/cached";
+import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../../../src/nocode/no-code-modules/cached";
 import { orgCallerPermissions } from "../../../src/nocode/permissions";
+import { cachedWorkspaceProjectId } from "../../../src/nocode/projects/cached";
 import { cachedReleases } from "../../../src/nocode/releases/cached";
 import { cacheEffectOf } from "../../../src/nocode/route-rights";
+import { fixtureFiles } from "../../fixtures/terraform";
 import { addTeamMembers, createMember, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
-import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, optionEntry, provisionWorkspace, varEntry, waitForRun, workspaceDoc } from "../../helpers/nocode-modules";
+import {
+  createNoCodeWorkspace,
+  createPendingVersion,
+  createRegistryModule,
+  type NoCodeOrg,
+  noCodeOrg,
+  optionEntry,
+  PET_FIXTURE,
+  provisionWorkspace,
+  uploadVersion,
+  varEntry,
+  waitForRun,
+  workspaceDoc,
+} from "../../helpers/nocode-modules";
 import { e5, e7, UPGRADE_TEST_TIMEOUT, upgradeReady, waitForUpgrade } from "./upgrade/upgrade-helpers";
 
 /** The tables a statement reads (FROM and JOIN targets). */
@@ -110,6 +125,15 @@ describe("cached loaders read only the tables NOCODE_CACHE_ENTRIES lists", () =>
       },
       releases: async (DB) => {
         expect((await cachedReleases(createDb(DB))).length).toBeGreaterThan(0);
+      },
+      pin: async (DB) => {
+        const pinned = await cachedPinnedVersion(createDb(DB), { registryModuleId: ctx.registryModule.id, versionPin: ctx.version });
+        expect(pinned.version?.id).toBe(ctx.versionId);
+      },
+      project: async (DB) => {
+        const db = createDb(DB);
+        expect(await cachedWorkspaceProjectId(db, ctx.org, undefined)).toBe(ctx.defaultProjectId);
+        expect(await cachedWorkspaceProjectId(db, ctx.org, ctx.defaultProjectId)).toBe(ctx.defaultProjectId);
       },
     };
     for (const [kind, load] of Object.entries(loaders) as [NocodeCacheKind, (db: D1Database) => Promise<unknown>][]) {
@@ -278,6 +302,25 @@ describe("clearing after writes, not before", () => {
     const refused = await create();
     expect(refused.status).toBe(422);
     expect(refused.json.errors[0].detail).toMatch(/disabled/);
+  });
+
+  it("a pin's version is kept only once it is ok: a pending version that becomes ok is provisionable at once", async () => {
+    const module = await createRegistryModule(ctx.org, ctx.ownerToken);
+    const pending = await createPendingVersion(ctx.org, module, "1.0.0", ctx.ownerToken);
+    const pin = { registryModuleId: module.id, versionPin: "1.0.0" };
+    const statements: string[] = [];
+    const db = createDb(recordingD1(statements));
+    expect((await cachedPinnedVersion(db, pin)).summary).toBeNull(); // pending: read, not kept
+    // The upload is unauthenticated and ingestion runs on the Queue: neither clears the cache.
+    expect((await uploadVersion(ctx.org, module, "1.0.0", pending.upload, ctx.ownerToken, fixtureFiles(PET_FIXTURE))).status).toBe("ok");
+    const before = statements.length;
+    const ok = await cachedPinnedVersion(db, pin);
+    expect(ok.version?.status).toBe("ok");
+    expect(ok.summary?.variables.map((v) => v.name)).toContain("prefix");
+    expect(statements.length).toBeGreaterThan(before);
+    const kept = statements.length;
+    expect(await cachedPinnedVersion(db, pin)).toBe(ok); // ok: kept, no D1 read
+    expect(statements.length).toBe(kept);
   });
 
   it("E4 reads the module from the cache E3 fills, and sees this isolate's E2 at once", async () => {

@@ -1,8 +1,8 @@
 /**
  * E4's D1 round trips (issue 19; docs/performance.md): with the caller, its rights, the
  * module with its options and the release list in the per-isolate cache (E4 keeps it,
- * `rights(…, { cache: "unchanged" })`), a create makes two D1 calls — one batch of reads
- * after the permission check, one batch of writes — and its first run's plan step two:
+ * `rights(…, { cache: "unchanged" })`), a create makes one D1 call — its batch of writes,
+ * as the project and the pinned version are cached too — and its first run's plan step two:
  * the claim with the plan's inputs, then the planned status. Counted with the D1 guard's
  * recorder on the real binding, from the request until the queue consumer has planned the
  * run. Not a timed test: it fails when a change adds a round trip to the path.
@@ -30,8 +30,8 @@ async function runStatus(runId: string): Promise<string | undefined> {
 const create = () => provisionWorkspace(ctx.noCodeModuleId, teamToken, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]));
 
 describe("E4 round trips with a warm cache (team token)", () => {
-  it("the create: 2 D1 calls (reads, writes); its first run's plan step: 2 (claim with its reads, planned)", async () => {
-    // Warm: the token, its rights, the module and the release list are cached; the token's
+  it("the create: 1 D1 call (its writes); its first run's plan step: 2 (claim with its reads, planned)", async () => {
+    // Warm: the token, its rights, the module, its pin, the project and the release list are cached; the token's
     // last use is recorded (N13 writes it at most once a minute).
     const first = await create();
     expect(first.status, first.text).toBe(200);
@@ -50,10 +50,8 @@ describe("E4 round trips with a warm cache (team token)", () => {
     }
     const shape = calls.map((statements) => statements.map((sql) => sql.trim().split(/\s+/)[0]?.toLowerCase()));
     expect(shape, calls.map((c) => c.join("\n  ")).join("\n---\n")).toEqual([
-      // E4: the default project (no project named), registry module, pinned version, name;
-      // no agent pool read, since none is named.
-      ["select", "select", "select", "select"],
-      // E4: the workspace, its var, its first run.
+      // E4: the workspace, its var, its first run. Nothing is read: the project, the pin's
+      // registry module and version come from the cache, and the UNIQUE index checks the name.
       ["insert", "insert", "insert"],
       // Plan step: the claim (returning the run), the baseline, the proposed version.
       ["update", "select", "select"],

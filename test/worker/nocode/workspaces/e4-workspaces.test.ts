@@ -256,7 +256,8 @@ describe("E4 refusals: 422 with a clear detail, nothing created", () => {
   });
 
   it("with several faults at once, the first check in E4's order decides: project, agent pool, module, engine, name, vars", async () => {
-    // E4 reads everything it checks in one batch; the checks must still run in this order.
+    // E4 reads what it checks from the per-isolate cache, and the name only on a var error
+    // or from the UNIQUE index; the checks must still run in this order.
     const other = await bootstrapOrg();
     const taken = (await create()).json.data.attributes.name as string;
     const foreignProject = { project: { data: { type: "projects", id: other.defaultProjectId } } };

@@ -2,8 +2,9 @@
  * Per-isolate short cache of what the /api/v2 hot paths read from D1: token hash → caller
  * (auth.ts), (caller, organization) → effective rights (permissions.ts), a no-code
  * module with its variable options (E3 and E4, no-code-modules/cached.ts), its pinned
- * `ok` version (E4, same file), a workspace's project (E4, projects/cached.ts) and the
- * engine release list (E4, releases/cached.ts). A D1 round
+ * `ok` version (E4, same file), a workspace's project (E4, projects/cached.ts), the
+ * engine release list (E4, releases/cached.ts) and an `ok` version's summary (the plan
+ * step, runs/configuration.ts). A D1 round
  * trip costs more than a whole cheap request, so these are served from memory for
  * NOCODE_CACHE_TTL_MS. The mechanism (values shared, pending loads never; bounded;
  * invalidation-safe) is src/lib/isolate-cache.ts.
@@ -53,6 +54,8 @@ export const NOCODE_CACHE_ENTRIES = {
   pin: ["registry_modules", "registry_module_versions"],
   /** projects/cached.ts: a workspace's project in an organization (named or the default, N6), for E4. */
   project: ["organizations", "projects"],
+  /** runs/configuration.ts summaryOfVersion: an `ok` version's parsed summary, for the plan and apply steps and E5. */
+  summary: ["registry_module_versions"],
 } as const satisfies Record<string, readonly string[]>;
 
 /** A kind of cached entry (the first segment of its key). */

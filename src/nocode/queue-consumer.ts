@@ -17,7 +17,7 @@ import { logError, logInfo } from "../lib/log";
 import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "./registry/ingestion";
 import { notifyRolloutOfRun } from "./rollout-hooks";
 import { advanceRollout } from "./rollouts/service";
-import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRun, type RunStepDeps } from "./runs/lifecycle";
+import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRuns, type RunStepDeps } from "./runs/lifecycle";
 import { type ProvisionMessage, parseProvisionMessage } from "./queue/messages";
 import { messageRequestId, stampRequestId } from "./queue/request-id";
 
@@ -53,13 +53,14 @@ export function retryDelaySeconds(attempts: number): number {
   return Math.min(2 ** attempts, 300);
 }
 
+/** A message handled on its own (plan-run messages are planned together, processPlanRuns). */
+type SingleStepMessage = Exclude<ProvisionMessage, { kind: "plan-run" }>;
+
 /** Run one validated message; throws on a transient fault. */
-async function dispatch(message: ProvisionMessage, env: ProvisionConsumerEnv, deps: ProvisionConsumerDeps): Promise<unknown> {
+async function dispatch(message: SingleStepMessage, env: ProvisionConsumerEnv, deps: ProvisionConsumerDeps): Promise<unknown> {
   switch (message.kind) {
     case "ingest-module-version":
       return ingestModuleVersion(env, message.versionId, deps.ingest, deps.now);
-    case "plan-run":
-      return processPlanRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
     case "apply-run": {
       const outcome = await processApplyRun(env, message.runId, defaultRunStepDeps(env, deps.runs));
       // N15: a rollout whose item holds this run takes its next step.
@@ -88,17 +89,20 @@ async function deadLetter(message: ProvisionMessage, env: ProvisionConsumerEnv):
   }
 }
 
+/** A valid message of a batch, with its request id and the env that stamps that id. */
+interface ParsedMessage {
+  msg: Message<unknown>;
+  message: ProvisionMessage;
+  requestId: string;
+  env: ProvisionConsumerEnv;
+}
+
 /**
- * Hand each message of `batch` to `handle`: acknowledged when it returns, retried with
- * backoff when it throws (logged as `what` failed), acknowledged at once as poison when it
- * is not a provisioning message.
+ * The valid messages of `batch`; each one that is not a provisioning message is
+ * acknowledged at once as poison (logged).
  */
-async function consumeEach(
-  batch: MessageBatch<unknown>,
-  env: ProvisionConsumerEnv,
-  what: string,
-  handle: (message: ProvisionMessage, env: ProvisionConsumerEnv, requestId: string, msg: Message<unknown>) => Promise<void>,
-): Promise<void> {
+function parseBatch(batch: MessageBatch<unknown>, env: ProvisionConsumerEnv): ParsedMessage[] {
+  const out: ParsedMessage[] = [];
   for (const msg of batch.messages) {
     const { requestId, env: messageEnv } = messageContext(msg.body, env);
     const parsed = parseProvisionMessage(msg.body);
@@ -107,32 +111,81 @@ async function consumeEach(
       msg.ack();
       continue;
     }
+    out.push({ msg, message: parsed.message, requestId, env: messageEnv });
+  }
+  return out;
+}
+
+/** Retry `msg` with backoff after a transient fault (logged as `what` failed). */
+function retryLater(msg: Message<unknown>, requestId: string, what: string, err: unknown): void {
+  const delaySeconds = retryDelaySeconds(msg.attempts);
+  logError(requestId, `${what} failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
+  msg.retry({ delaySeconds });
+}
+
+/**
+ * Hand each message to `handle`: acknowledged when it returns, retried with backoff when
+ * it throws (logged as `what` failed).
+ */
+async function consumeEach(messages: readonly ParsedMessage[], what: string, handle: (m: ParsedMessage) => Promise<void>): Promise<void> {
+  for (const m of messages) {
     try {
-      await handle(parsed.message, messageEnv, requestId, msg);
-      msg.ack();
+      await handle(m);
+      m.msg.ack();
     } catch (err) {
-      const delaySeconds = retryDelaySeconds(msg.attempts);
-      logError(requestId, `${what} failed (attempt ${msg.attempts}); retrying in ${delaySeconds}s`, err);
-      msg.retry({ delaySeconds });
+      retryLater(m.msg, m.requestId, what, err);
     }
   }
 }
 
-/** Consume a batch of `keyway-provision`. */
+/**
+ * Consume a batch of `keyway-provision`. Its `plan-run` messages are planned together
+ * (processPlanRuns: two D1 round trips for the whole batch, issue 19), then the other
+ * messages are handled one by one in order. Plans and the other steps touch different
+ * runs' states, and each step is idempotent, so the order between the two groups does not
+ * matter (a queue may reorder deliveries anyway).
+ */
 export async function handleProvisionBatch(
   batch: MessageBatch<unknown>,
   env: ProvisionConsumerEnv,
   deps: ProvisionConsumerDeps,
 ): Promise<void> {
-  await consumeEach(batch, env, "queue message", async (message, messageEnv, requestId, msg) => {
-    const result = await dispatch(message, messageEnv, deps);
-    logInfo("queue message handled", { queue: batch.queue, id: msg.id, kind: message.kind, request_id: requestId, result });
-  });
+  const messages = parseBatch(batch, env);
+  const handled = (m: ParsedMessage, result: unknown) =>
+    logInfo("queue message handled", { queue: batch.queue, id: m.msg.id, kind: m.message.kind, request_id: m.requestId, result });
+
+  const plans = messages.filter((m): m is ParsedMessage & { message: { kind: "plan-run" } } => m.message.kind === "plan-run");
+  if (plans.length > 0) {
+    try {
+      const results = await processPlanRuns(
+        env,
+        plans.map((m) => ({ runId: m.message.runId, deps: defaultRunStepDeps(m.env, deps.runs) })),
+      );
+      for (const [i, m] of plans.entries()) {
+        const result = results[i]!;
+        if ("fault" in result) {
+          retryLater(m.msg, m.requestId, "queue message", result.fault);
+          continue;
+        }
+        m.msg.ack();
+        handled(m, result);
+      }
+    } catch (err) {
+      // A shared D1 batch failed: every plan of the batch is retried (each is idempotent).
+      for (const m of plans) retryLater(m.msg, m.requestId, "queue message", err);
+    }
+  }
+
+  await consumeEach(
+    messages.filter((m) => m.message.kind !== "plan-run"),
+    "queue message",
+    async (m) => handled(m, await dispatch(m.message as SingleStepMessage, m.env, deps)),
+  );
 }
 
 /** Consume a batch of `keyway-provision-dlq`: record each failure, then acknowledge. */
 export async function handleProvisionDeadLetters(batch: MessageBatch<unknown>, env: ProvisionConsumerEnv): Promise<void> {
-  await consumeEach(batch, env, "dead-letter handling", async (message, messageEnv, requestId, msg) => {
+  await consumeEach(parseBatch(batch, env), "dead-letter handling", async ({ msg, message, requestId, env: messageEnv }) => {
     const result = await deadLetter(message, messageEnv);
     logError(requestId, "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: message.kind, result }));
   });

@@ -13,6 +13,7 @@ import type { Db } from "../../db/client";
 import type { workspaceVars } from "../../db/schema";
 import type { ModuleSummary, VariableSummary } from "../../lib/terraform/types";
 import { optionSetFingerprint, workspaceVarsFingerprint } from "../no-code-modules/fingerprint";
+import { cachedNocode } from "../cache";
 import type { NoCodeModuleRow, VariableOptionSet } from "../no-code-modules/repo";
 import { type EffectiveValue, type Plan, planRun } from "../planner";
 import { moduleVersionByIdQuery, type RegistryModuleVersionRow, versionSummary } from "../registry/repo";
@@ -118,16 +119,24 @@ export function parseRunConfiguration(text: string): RunConfiguration {
   return JSON.parse(text) as RunConfiguration;
 }
 
-/** The ingested summary of a version row read for `moduleVersionId`; a RunFailure when it is gone or not `ok`. */
-function summaryOf(version: RegistryModuleVersionRow | undefined, moduleVersionId: string): ModuleSummary {
-  const summary = version ? versionSummary(version) : null;
+/**
+ * The ingested summary of a planned version; a RunFailure when it is gone or not `ok`.
+ * Served from the per-isolate cache (../cache.ts, issue 19), which keeps only `ok`
+ * summaries: an `ok` version never changes again and leaves only with its registry
+ * module, whose DELETE clears the cache. So the plan step of a module's runs parses each
+ * version's summary once per cache period instead of reading and parsing it every time.
+ */
+export async function summaryOfVersion(db: Db, moduleVersionId: string): Promise<ModuleSummary> {
+  const summary = await cachedNocode(
+    `summary:${moduleVersionId}`,
+    async () => {
+      const version = (await moduleVersionByIdQuery(db, moduleVersionId))[0];
+      return version ? versionSummary(version) : null;
+    },
+    { keep: (found: ModuleSummary | null) => found !== null },
+  );
   if (!summary) throw new RunFailure(`module version ${moduleVersionId} is no longer available`);
   return summary;
-}
-
-/** The ingested summary of a planned version; a RunFailure when it is gone or not `ok`. */
-export async function summaryOfVersion(db: Db, moduleVersionId: string): Promise<ModuleSummary> {
-  return summaryOf((await moduleVersionByIdQuery(db, moduleVersionId))[0], moduleVersionId);
 }
 
 /** The baseline a {@link workspaceBaselineQuery} row names: null when nothing was applied. */
@@ -148,33 +157,29 @@ export async function baselineConfiguration(db: Db, workspaceId: string): Promis
 }
 
 /**
- * N7: plan `configuration` against the workspace's baseline. The workspace's baseline and
- * the proposed version are read in one D1 batch (plus the baseline's version when there is
- * one); `planner` is injectable for tests. A RunFailure when the workspace or a version is
- * gone.
+ * N7: plan `configuration` against the workspace's baseline. Reads the workspace's
+ * baseline (one D1 statement); the version summaries come from {@link summaryOfVersion}.
+ * `planner` is injectable for tests. A RunFailure when the workspace or a version is gone.
  *
  * @example
  * const plan = await planConfiguration(db, workspace.id, configuration);
  */
 export async function planConfiguration(db: Db, workspaceId: string, configuration: RunConfiguration, planner: typeof planRun = planRun): Promise<Plan> {
-  const [baselineRows, versions] = await db.batch([workspaceBaselineQuery(db, workspaceId), moduleVersionByIdQuery(db, configuration.moduleVersionId)]);
-  return planConfigurationFrom(db, { baseline: baselineRows[0], version: versions[0] }, configuration, planner);
-}
-
-/** What {@link planConfiguration} reads first: the workspace's baseline row and the proposed version row (undefined when gone). */
-export interface PlanInputRows {
-  baseline: WorkspaceBaselineRow | undefined;
-  version: RegistryModuleVersionRow | undefined;
+  return planConfigurationFrom(db, (await workspaceBaselineQuery(db, workspaceId))[0], configuration, planner);
 }
 
 /**
- * {@link planConfiguration} on rows already read (the plan step reads them in the batch
- * that claims the run): only the baseline's own version, when there is one, is read here.
+ * {@link planConfiguration} on the baseline row already read (the plan step reads it in the
+ * batch that claims the run; undefined when the workspace is gone).
  */
-export async function planConfigurationFrom(db: Db, rows: PlanInputRows, configuration: RunConfiguration, planner: typeof planRun = planRun): Promise<Plan> {
-  const row = rows.baseline;
+export async function planConfigurationFrom(
+  db: Db,
+  row: WorkspaceBaselineRow | undefined,
+  configuration: RunConfiguration,
+  planner: typeof planRun = planRun,
+): Promise<Plan> {
   if (!row) throw new RunFailure("the workspace no longer exists");
-  const proposedSummary = summaryOf(rows.version, configuration.moduleVersionId);
+  const proposedSummary = await summaryOfVersion(db, configuration.moduleVersionId);
   const baseline = baselineOf(row);
   const baselineSummary = baseline ? await summaryOfVersion(db, baseline.moduleVersionId) : null;
   return planner({

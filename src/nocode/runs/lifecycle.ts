@@ -19,21 +19,22 @@
  * are transient (the consumer retries with backoff); a {@link RunFailure} is permanent
  * (the run becomes `errored` and the message is acknowledged).
  */
+import type { BatchItem } from "drizzle-orm/batch";
 import { createDb, type Db } from "../../db/client";
 import { newId } from "../ids";
 import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
-import { moduleVersionByIdQuery } from "../registry/repo";
-import { type PlanInputRows, parseRunConfiguration, planConfiguration, planConfigurationFrom, RunFailure, summaryOfVersion } from "./configuration";
+import { parseRunConfiguration, planConfiguration, planConfigurationFrom, RunFailure, summaryOfVersion } from "./configuration";
 import {
   applyRunStatements,
   findRun,
   type RunRow,
   type RunStatus,
-  runModuleVersionIdSql,
   runWorkspaceIdSql,
   transitionRun,
   transitionRunQuery,
+  transitionRunReturningQuery,
+  type WorkspaceBaselineRow,
   workspaceBaselineQuery,
 } from "./repo";
 
@@ -87,27 +88,18 @@ async function claim(db: Db, runId: string, status: RunStatus, from: RunStatus[]
   return (await findRun(db, runId))?.status === working;
 }
 
-/** A run taken for planning, with the plan's input rows when the claim read them too. */
+/** A run taken for planning, with the workspace's baseline row when the claim read it too. */
 interface ClaimedRun {
   run: RunRow;
-  rows?: PlanInputRows;
+  baseline?: { row: WorkspaceBaselineRow | undefined };
 }
 
 /**
- * Take a run for planning: a `pending` run (the usual first delivery) is claimed by one
- * conditional UPDATE that returns it, in one D1 batch with the plan's inputs (the
- * workspace's baseline and the proposed version, found through the run by subqueries, so
- * nothing is read before); any other case reads the run first. Returns the run, or the
+ * Take a run that the batched claim of {@link processPlanRuns} did not find `pending`: a
+ * redelivery, or a run moved on meanwhile. The run is read first. Returns the run, or the
  * step's outcome when there is nothing to plan.
  */
-async function claimForPlanning(db: Db, runId: string, deps: RunStepDeps): Promise<ClaimedRun | RunStepOutcome> {
-  const [claimedRows, baselineRows, versions] = await db.batch([
-    transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning(),
-    workspaceBaselineQuery(db, runWorkspaceIdSql(runId)),
-    moduleVersionByIdQuery(db, runModuleVersionIdSql(runId)),
-  ]);
-  const claimed = claimedRows[0];
-  if (claimed) return { run: claimed, rows: { baseline: baselineRows[0], version: versions[0] } };
+async function claimUnpendingRun(db: Db, runId: string, deps: RunStepDeps): Promise<ClaimedRun | RunStepOutcome> {
   const run = await findRun(db, runId);
   if (!run) return { outcome: "skipped", reason: "unknown run" };
   if (run.status === "apply_queued" && run.autoApply && run.kind === "plan-and-apply") {
@@ -123,41 +115,131 @@ async function claimForPlanning(db: Db, runId: string, deps: RunStepDeps): Promi
   return { run };
 }
 
-/** The `plan-run` step (see the module comment). */
-export async function processPlanRun(env: RunStepEnv, runId: string, deps: RunStepDeps): Promise<RunStepOutcome> {
-  const db = createDb(env.DB);
-  const claimed = await claimForPlanning(db, runId, deps);
-  if ("outcome" in claimed) return claimed;
-  const { run, rows } = claimed;
+/** One run of {@link processPlanRuns}: its id and the dependencies its step uses. */
+export interface PlanRunStep {
+  runId: string;
+  deps: RunStepDeps;
+}
 
-  let plan: Plan;
-  try {
-    const configuration = parseRunConfiguration(run.configuration);
-    plan = rows
-      ? await planConfigurationFrom(db, rows, configuration, deps.planner)
-      : await planConfiguration(db, run.workspaceId, configuration, deps.planner);
-  } catch (err) {
-    if (!(err instanceof RunFailure)) throw err;
-    await errorRun(db, runId, err.message, ["planning"], deps.now());
-    return { outcome: "errored", error: err.message };
-  }
+/** The result of one {@link PlanRunStep}: its outcome, or the transient fault that failed it alone. */
+export type PlanRunResult = RunStepOutcome | { fault: unknown };
 
-  const at = deps.now();
-  const set = { plan: JSON.stringify(plan) };
+/** What planning a claimed run decided, before it is recorded. */
+type PlanDecision = { plan: Plan } | { failure: string } | { fault: unknown };
+
+/**
+ * The conditional UPDATE that records `decision` for a run in `planning` (N7), returning
+ * the run's id when it moved (no row: another delivery recorded it first).
+ */
+function recordPlanQuery(db: Db, run: RunRow, decision: { plan: Plan } | { failure: string }, at: number) {
+  if ("failure" in decision) return transitionRunReturningQuery(db, run.id, ["planning"], ["errored"], at, { error: decision.failure });
+  const set = { plan: JSON.stringify(decision.plan) };
   // N7: nothing to change ends the run, except an upgrade run, which waits for E7.
-  if (!plan.hasChanges && run.kind !== "upgrade") {
-    const moved = await transitionRun(db, runId, ["planning"], ["planned_and_finished"], at, set);
-    return moved ? { outcome: "planned_and_finished" } : { outcome: "skipped", reason: "planned concurrently" };
-  }
+  if (!decision.plan.hasChanges && run.kind !== "upgrade") return transitionRunReturningQuery(db, run.id, ["planning"], ["planned_and_finished"], at, set);
+  // N7: with auto-apply the run continues past `planned` by itself.
   if (run.autoApply && run.kind === "plan-and-apply") {
-    // N7: with auto-apply the run continues past `planned` by itself.
-    const moved = await transitionRun(db, runId, ["planning"], ["planned", "confirmed", "apply_queued"], at, set);
-    if (!moved) return { outcome: "skipped", reason: "planned concurrently" };
-    await deps.send(applyRunMessage(runId));
-    return { outcome: "apply_queued" };
+    return transitionRunReturningQuery(db, run.id, ["planning"], ["planned", "confirmed", "apply_queued"], at, set);
   }
-  const moved = await transitionRun(db, runId, ["planning"], ["planned"], at, set);
-  return moved ? { outcome: "planned" } : { outcome: "skipped", reason: "planned concurrently" };
+  return transitionRunReturningQuery(db, run.id, ["planning"], ["planned"], at, set);
+}
+
+/** A list of D1 statements as `db.batch` takes it (the callers never pass an empty one). */
+function nonEmpty(statements: BatchItem<"sqlite">[]): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
+  if (statements.length === 0) throw new Error("a D1 batch needs at least one statement");
+  return statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+}
+
+/** The outcome of a recorded decision; `moved` is whether this step's UPDATE won. */
+function recordedOutcome(run: RunRow, decision: { plan: Plan } | { failure: string }, moved: boolean): RunStepOutcome {
+  if (!moved) return { outcome: "skipped", reason: "planned concurrently" };
+  if ("failure" in decision) return { outcome: "errored", error: decision.failure };
+  if (!decision.plan.hasChanges && run.kind !== "upgrade") return { outcome: "planned_and_finished" };
+  return run.autoApply && run.kind === "plan-and-apply" ? { outcome: "apply_queued" } : { outcome: "planned" };
+}
+
+/**
+ * The `plan-run` step for the runs of one queue batch (see the module comment). Issue 19:
+ * a D1 round trip costs more than planning a run, so the runs are planned together in
+ * two round trips in all, whatever their number: one D1 batch claims every `pending` run
+ * (`pending → plan_queued → planning`, one conditional UPDATE each, returning the run)
+ * with its workspace's baseline, and after planning, one batch records every plan (one
+ * conditional UPDATE from `planning` each). A run the claim did not find `pending` takes
+ * the slower path of a redelivery ({@link claimUnpendingRun}) and joins the second batch.
+ *
+ * Returns each step's result in order. A fault of one run (its planner threw, its apply
+ * could not be queued) fails that run alone; a fault of a shared D1 batch throws, and
+ * every message is retried (each step is idempotent by run id).
+ */
+export async function processPlanRuns(env: RunStepEnv, steps: readonly PlanRunStep[]): Promise<PlanRunResult[]> {
+  if (steps.length === 0) return [];
+  const db = createDb(env.DB);
+  const results: PlanRunResult[] = new Array(steps.length);
+
+  // Two statements per run, in step order: its claim (returning the run), its baseline.
+  const reads = await db.batch(
+    nonEmpty(
+      steps.flatMap(({ runId, deps }): BatchItem<"sqlite">[] => [
+        transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning(),
+        workspaceBaselineQuery(db, runWorkspaceIdSql(runId)),
+      ]),
+    ),
+  );
+  const claimed: { index: number; claimed: ClaimedRun }[] = [];
+  for (const [index, step] of steps.entries()) {
+    const run = (reads[2 * index] as RunRow[])[0];
+    if (run) {
+      claimed.push({ index, claimed: { run, baseline: { row: (reads[2 * index + 1] as WorkspaceBaselineRow[])[0] } } });
+      continue;
+    }
+    try {
+      const taken = await claimUnpendingRun(db, step.runId, step.deps);
+      if ("outcome" in taken) results[index] = taken;
+      else claimed.push({ index, claimed: taken });
+    } catch (fault) {
+      results[index] = { fault };
+    }
+  }
+
+  const decisions = await Promise.all(
+    claimed.map(async ({ index, claimed: { run, baseline } }): Promise<PlanDecision> => {
+      const { planner } = steps[index]!.deps;
+      try {
+        const configuration = parseRunConfiguration(run.configuration);
+        const plan = baseline
+          ? await planConfigurationFrom(db, baseline.row, configuration, planner)
+          : await planConfiguration(db, run.workspaceId, configuration, planner);
+        return { plan };
+      } catch (err) {
+        return err instanceof RunFailure ? { failure: err.message } : { fault: err };
+      }
+    }),
+  );
+
+  const toRecord = claimed.flatMap(({ index, claimed: { run } }, i) => {
+    const decision = decisions[i]!;
+    if ("fault" in decision) {
+      results[index] = { fault: decision.fault };
+      return [];
+    }
+    return [{ index, run, decision }];
+  });
+  if (toRecord.length === 0) return results;
+  const written = await db.batch(
+    nonEmpty(toRecord.map(({ index, run, decision }): BatchItem<"sqlite"> => recordPlanQuery(db, run, decision, steps[index]!.deps.now()))),
+  );
+
+  for (const [i, { index, run, decision }] of toRecord.entries()) {
+    const outcome = recordedOutcome(run, decision, (written[i] as unknown[]).length > 0);
+    results[index] = outcome;
+    if (outcome.outcome !== "apply_queued") continue;
+    try {
+      await steps[index]!.deps.send(applyRunMessage(run.id));
+    } catch (fault) {
+      // The run is `apply_queued`: the retried message finds it there and queues the apply again.
+      results[index] = { fault };
+    }
+  }
+  return results;
 }
 
 /** The `apply-run` step (see the module comment). */

@@ -103,17 +103,11 @@ export function workspaceBaselineQuery(db: Db, workspaceId: string | SQL) {
 }
 
 /**
- * A run's workspace id and the registry module version its configuration plans, as SQL
- * subqueries: the plan step reads its inputs in the batch that claims the run, before it
- * has the run row (issue 19).
+ * A run's workspace id as an SQL subquery: the plan step reads the workspace's baseline in
+ * the batch that claims the run, before it has the run row (issue 19).
  */
 export function runWorkspaceIdSql(runId: string): SQL {
   return sql`(SELECT ${runs.workspaceId} FROM ${runs} WHERE ${runs.id} = ${runId})`;
-}
-
-/** See {@link runWorkspaceIdSql}: `moduleVersionId` of the run's configuration (RunConfiguration, ./configuration.ts). */
-export function runModuleVersionIdSql(runId: string): SQL {
-  return sql`(SELECT json_extract(${runs.configuration}, '$.moduleVersionId') FROM ${runs} WHERE ${runs.id} = ${runId})`;
 }
 
 /** A row of {@link workspaceBaselineQuery}. */
@@ -302,8 +296,20 @@ export async function transitionRun(
   at: number,
   set: RunTransitionSet = {},
 ): Promise<boolean> {
-  const row = await transitionRunQuery(db, runId, from, through, at, set).returning({ id: runs.id }).get();
+  const row = await transitionRunReturningQuery(db, runId, from, through, at, set).get();
   return row !== undefined;
+}
+
+/** {@link transitionRunQuery} returning the run's id when it moved (no row when it did not), for a `db.batch`. */
+export function transitionRunReturningQuery(
+  db: Db,
+  runId: string,
+  from: readonly RunStatus[],
+  through: readonly [RunStatus, ...RunStatus[]],
+  at: number,
+  set: RunTransitionSet = {},
+) {
+  return transitionRunQuery(db, runId, from, through, at, set).returning({ id: runs.id });
 }
 
 /** A state version by id. */

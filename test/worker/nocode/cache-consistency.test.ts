@@ -24,6 +24,7 @@ import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../../../src
 import { orgCallerPermissions } from "../../../src/nocode/permissions";
 import { cachedWorkspaceProjectId } from "../../../src/nocode/projects/cached";
 import { cachedReleases } from "../../../src/nocode/releases/cached";
+import { summaryOfVersion } from "../../../src/nocode/runs/configuration";
 import { cacheEffectOf } from "../../../src/nocode/route-rights";
 import { fixtureFiles } from "../../fixtures/terraform";
 import { addTeamMembers, createMember, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
@@ -129,6 +130,9 @@ describe("cached loaders read only the tables NOCODE_CACHE_ENTRIES lists", () =>
       pin: async (DB) => {
         const pinned = await cachedPinnedVersion(createDb(DB), { registryModuleId: ctx.registryModule.id, versionPin: ctx.version });
         expect(pinned.version?.id).toBe(ctx.versionId);
+      },
+      summary: async (DB) => {
+        expect((await summaryOfVersion(createDb(DB), ctx.versionId)).variables.map((v) => v.name)).toContain("prefix");
       },
       project: async (DB) => {
         const db = createDb(DB);

@@ -4,16 +4,20 @@
  * JSON output, run actions, and the lifecycle's guarantees driven through the real
  * `queue()` handler with `createMessageBatch`/`getQueueResult`: idempotent redelivery,
  * transient faults retried with backoff (injected through the consumer's dependencies),
- * poison messages acknowledged, the dead-letter queue marking runs `errored`.
+ * poison messages acknowledged, the dead-letter queue marking runs `errored`; a batch's
+ * plan messages planned together in two D1 calls (issue 19), each still with its own
+ * outcome and retry.
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
+import { recordD1Statements } from "../../../../src/db/d1-guard";
 import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules/repo";
 import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import { applyRunMessage, planRunMessage } from "../../../../src/nocode/queue/messages";
 import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry/repo";
-import { buildRunConfiguration, effectiveValues, type RunConfiguration } from "../../../../src/nocode/runs/configuration";
+import { planRun } from "../../../../src/nocode/planner";
+import { buildRunConfiguration, effectiveValues, type RunConfiguration, summaryOfVersion } from "../../../../src/nocode/runs/configuration";
 import { createRun, enqueueRunPlan } from "../../../../src/nocode/runs/create";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
 import { transitionRun } from "../../../../src/nocode/runs/repo";
@@ -215,6 +219,78 @@ describe("idempotency by run id (N11)", () => {
     expect(res.result.explicitAcks).toEqual(res.ids);
     expect(await env.DB.prepare("SELECT plan, status_timestamps FROM runs WHERE id = ?").bind(runId).first()).toEqual(before);
     expect(await runStatus(runId)).toBe("planned");
+  });
+});
+
+describe("a batch's plan messages are planned together (issue 19)", () => {
+  it("three pending runs take two D1 calls in all: their claims with baselines, then their plans", async () => {
+    const workspaces = await Promise.all([plannedWorkspace(), plannedWorkspace(), plannedWorkspace()]);
+    const pending = [];
+    for (const { workspace } of workspaces) pending.push(await pendingRun(workspace.id));
+    await summaryOfVersion(db, ctx.versionId); // the proposed version's summary, cached as the steady state has it
+    const recording = recordD1Statements();
+    let res: Awaited<ReturnType<typeof deliver>>;
+    try {
+      res = await deliver(pending.map((run) => planRunMessage(run.id)));
+    } finally {
+      recording.stop();
+    }
+    expect(res.result.explicitAcks).toEqual(res.ids);
+    const shape = recording.calls.map((statements) => statements.map((sql) => sql.trim().split(/\s+/)[0]?.toLowerCase()));
+    expect(shape).toEqual([
+      ["update", "select", "update", "select", "update", "select"],
+      ["update", "update", "update"],
+    ]);
+    for (const run of pending) {
+      expect(await runStatus(run.id)).toBe("planned");
+      const read = await tfe("GET", `runs/${run.id}`, { token: ctx.ownerToken });
+      expect(Object.keys(read.json.data.attributes["status-timestamps"])).toEqual(expect.arrayContaining(["plan-queued-at", "planning-at", "planned-at"]));
+    }
+  });
+
+  it("mixed batch: auto-apply, a gone version, a duplicate, a finished run and an unknown run each get their own outcome", async () => {
+    const [a, b] = await Promise.all([plannedWorkspace(), plannedWorkspace()]);
+    const plain = await pendingRun(a.workspace.id);
+    const gone = await pendingRun(a.workspace.id, { configuration: { moduleVersionId: "modver-BBBBBBBBBBBBBBBB" } });
+    const auto = await pendingRun(b.workspace.id, { autoApply: true });
+    const res = await deliver([
+      planRunMessage(plain.id),
+      planRunMessage(gone.id),
+      planRunMessage(auto.id),
+      planRunMessage(plain.id), // a duplicate delivery in the same batch
+      planRunMessage(a.runId), // already planned
+      planRunMessage("run-YYYYYYYYYYYYYYYY"),
+    ]);
+    expect(res.result.explicitAcks).toEqual(res.ids);
+    expect(res.result.retryMessages).toEqual([]);
+    expect(await runStatus(plain.id)).toBe("planned");
+    expect(await runStatus(gone.id)).toBe("errored");
+    expect(await runStatus(a.runId)).toBe("planned");
+    const applied = await waitForRun(auto.id, ctx.ownerToken, ["applied", "errored"]);
+    expect(applied.attributes.status).toBe("applied");
+  });
+
+  it("a planner fault retries only its own message; the batch's other runs are planned", async () => {
+    const workspaces = await Promise.all([plannedWorkspace(), plannedWorkspace(), plannedWorkspace()]);
+    const pending = [];
+    for (const { workspace } of workspaces) pending.push(await pendingRun(workspace.id));
+    let calls = 0;
+    const res = await deliver(
+      pending.map((run) => planRunMessage(run.id)),
+      {
+        planner: (input) => {
+          calls += 1;
+          if (calls === 2) throw new Error("injected fault");
+          return planRun(input);
+        },
+      },
+    );
+    expect(res.result.retryMessages).toHaveLength(1);
+    expect(res.result.explicitAcks).toHaveLength(2);
+    const statuses = await Promise.all(pending.map((run) => runStatus(run.id)));
+    expect(statuses.sort()).toEqual(["planned", "planned", "planning"]);
+    const retriedIndex = res.ids.indexOf(res.result.retryMessages[0]!.msgId);
+    expect(await runStatus(pending[retriedIndex]!.id)).toBe("planning");
   });
 });
 

@@ -53,8 +53,9 @@ describe("E4 round trips with a warm cache (team token)", () => {
       // E4: the workspace, its var, its first run. Nothing is read: the project, the pin's
       // registry module and version come from the cache, and the UNIQUE index checks the name.
       ["insert", "insert", "insert"],
-      // Plan step: the claim (returning the run), the baseline, the proposed version.
-      ["update", "select", "select"],
+      // Plan step: the claim (returning the run), the baseline; the proposed version's
+      // summary comes from the cache (it is `ok`).
+      ["update", "select"],
       // Plan step: planned, with the plan.
       ["update"],
     ]);

@@ -127,7 +127,7 @@ function retryLater(msg: Message<unknown>, requestId: string, what: string, err:
  * Hand each message to `handle`: acknowledged when it returns, retried with backoff when
  * it throws (logged as `what` failed).
  */
-async function consumeEach(messages: readonly ParsedMessage[], what: string, handle: (m: ParsedMessage) => Promise<void>): Promise<void> {
+async function consumeEach<M extends ParsedMessage>(messages: readonly M[], what: string, handle: (m: M) => Promise<void>): Promise<void> {
   for (const m of messages) {
     try {
       await handle(m);
@@ -177,9 +177,9 @@ export async function handleProvisionBatch(
   }
 
   await consumeEach(
-    messages.filter((m) => m.message.kind !== "plan-run"),
+    messages.filter((m): m is ParsedMessage & { message: SingleStepMessage } => m.message.kind !== "plan-run"),
     "queue message",
-    async (m) => handled(m, await dispatch(m.message as SingleStepMessage, m.env, deps)),
+    async (m) => handled(m, await dispatch(m.message, m.env, deps)),
   );
 }
 

@@ -12,9 +12,9 @@ import { projectIdInOrganizationQuery } from "./repo";
 
 /** The project id E4 files a workspace under, or undefined when the named project (or the organization) is unknown. */
 export function cachedWorkspaceProjectId(db: Db, organization: string, projectId: string | undefined): Promise<string | undefined> {
-  const key = projectId === undefined ? `project:${organization}:default` : `project:${organization}:id:${projectId}`;
+  const key: `project:${string}` = projectId === undefined ? `project:${organization}:default` : `project:${organization}:id:${projectId}`;
   return cachedNocode(
-    key as `project:${string}`,
+    key,
     async () => {
       const query = projectId === undefined ? defaultProjectIdQuery(db, organization) : projectIdInOrganizationQuery(db, organization, projectId);
       return (await query)[0]?.id ?? undefined;

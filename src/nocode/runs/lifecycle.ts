@@ -30,6 +30,7 @@ import {
   findRun,
   type RunRow,
   type RunStatus,
+  type RunTransitionSet,
   runWorkspaceIdSql,
   transitionRun,
   transitionRunQuery,
@@ -128,33 +129,26 @@ export type PlanRunResult = RunStepOutcome | { fault: unknown };
 type PlanDecision = { plan: Plan } | { failure: string } | { fault: unknown };
 
 /**
- * The conditional UPDATE that records `decision` for a run in `planning` (N7), returning
- * the run's id when it moved (no row: another delivery recorded it first).
+ * N7's move out of `planning` for `decision`, with the outcome it has when this step's
+ * conditional UPDATE wins: errored on a permanent failure; `planned_and_finished` when
+ * nothing changes (never for an upgrade run, which waits for E7); on through
+ * `apply_queued` with auto-apply; else `planned`.
  */
-function recordPlanQuery(db: Db, run: RunRow, decision: { plan: Plan } | { failure: string }, at: number) {
-  if ("failure" in decision) return transitionRunReturningQuery(db, run.id, ["planning"], ["errored"], at, { error: decision.failure });
+function planTransition(
+  run: RunRow,
+  decision: { plan: Plan } | { failure: string },
+): { through: [RunStatus, ...RunStatus[]]; set: RunTransitionSet; outcome: RunStepOutcome } {
+  if ("failure" in decision) return { through: ["errored"], set: { error: decision.failure }, outcome: { outcome: "errored", error: decision.failure } };
   const set = { plan: JSON.stringify(decision.plan) };
-  // N7: nothing to change ends the run, except an upgrade run, which waits for E7.
-  if (!decision.plan.hasChanges && run.kind !== "upgrade") return transitionRunReturningQuery(db, run.id, ["planning"], ["planned_and_finished"], at, set);
-  // N7: with auto-apply the run continues past `planned` by itself.
-  if (run.autoApply && run.kind === "plan-and-apply") {
-    return transitionRunReturningQuery(db, run.id, ["planning"], ["planned", "confirmed", "apply_queued"], at, set);
-  }
-  return transitionRunReturningQuery(db, run.id, ["planning"], ["planned"], at, set);
+  if (!decision.plan.hasChanges && run.kind !== "upgrade") return { through: ["planned_and_finished"], set, outcome: { outcome: "planned_and_finished" } };
+  if (run.autoApply && run.kind === "plan-and-apply") return { through: ["planned", "confirmed", "apply_queued"], set, outcome: { outcome: "apply_queued" } };
+  return { through: ["planned"], set, outcome: { outcome: "planned" } };
 }
 
 /** A list of D1 statements as `db.batch` takes it (the callers never pass an empty one). */
 function nonEmpty(statements: BatchItem<"sqlite">[]): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
   if (statements.length === 0) throw new Error("a D1 batch needs at least one statement");
   return statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
-}
-
-/** The outcome of a recorded decision; `moved` is whether this step's UPDATE won. */
-function recordedOutcome(run: RunRow, decision: { plan: Plan } | { failure: string }, moved: boolean): RunStepOutcome {
-  if (!moved) return { outcome: "skipped", reason: "planned concurrently" };
-  if ("failure" in decision) return { outcome: "errored", error: decision.failure };
-  if (!decision.plan.hasChanges && run.kind !== "upgrade") return { outcome: "planned_and_finished" };
-  return run.autoApply && run.kind === "plan-and-apply" ? { outcome: "apply_queued" } : { outcome: "planned" };
 }
 
 /**
@@ -221,15 +215,22 @@ export async function processPlanRuns(env: RunStepEnv, steps: readonly PlanRunSt
       results[index] = { fault: decision.fault };
       return [];
     }
-    return [{ index, run, decision }];
+    return [{ index, run, transition: planTransition(run, decision) }];
   });
   if (toRecord.length === 0) return results;
+  // One conditional UPDATE from `planning` per run, returning its id when it moved.
   const written = await db.batch(
-    nonEmpty(toRecord.map(({ index, run, decision }): BatchItem<"sqlite"> => recordPlanQuery(db, run, decision, steps[index]!.deps.now()))),
+    nonEmpty(
+      toRecord.map(
+        ({ index, run, transition }): BatchItem<"sqlite"> =>
+          transitionRunReturningQuery(db, run.id, ["planning"], transition.through, steps[index]!.deps.now(), transition.set),
+      ),
+    ),
   );
 
-  for (const [i, { index, run, decision }] of toRecord.entries()) {
-    const outcome = recordedOutcome(run, decision, (written[i] as unknown[]).length > 0);
+  for (const [i, { index, run, transition }] of toRecord.entries()) {
+    const moved = (written[i] as unknown[]).length > 0;
+    const outcome: RunStepOutcome = moved ? transition.outcome : { outcome: "skipped", reason: "planned concurrently" };
     results[index] = outcome;
     if (outcome.outcome !== "apply_queued") continue;
     try {

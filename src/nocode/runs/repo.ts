@@ -301,15 +301,8 @@ export async function transitionRun(
 }
 
 /** {@link transitionRunQuery} returning the run's id when it moved (no row when it did not), for a `db.batch`. */
-export function transitionRunReturningQuery(
-  db: Db,
-  runId: string,
-  from: readonly RunStatus[],
-  through: readonly [RunStatus, ...RunStatus[]],
-  at: number,
-  set: RunTransitionSet = {},
-) {
-  return transitionRunQuery(db, runId, from, through, at, set).returning({ id: runs.id });
+export function transitionRunReturningQuery(...transition: Parameters<typeof transitionRunQuery>) {
+  return transitionRunQuery(...transition).returning({ id: runs.id });
 }
 
 /** A state version by id. */

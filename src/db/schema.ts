@@ -514,6 +514,12 @@ export const runs = sqliteTable(
     message: text("message"),
     error: text("error"),
     stateVersionId: text("state_version_id"),
+    /**
+     * The random token of the request whose conditional move last claimed the run (E7's
+     * confirm): the statements batched with that move recognise it by this, never by a
+     * time stamp, which concurrent requests in workerd can share (migration `0014`).
+     */
+    transitionToken: text("transition_token"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -58,6 +58,7 @@ export function newRunRow(input: NewRunInput, now = Date.now()): RunRow {
     message: input.message ?? null,
     error: null,
     stateVersionId: null,
+    transitionToken: null,
     createdAt: now,
     updatedAt: now,
   };

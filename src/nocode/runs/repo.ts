@@ -143,16 +143,17 @@ export async function hasActiveRun(db: Db, workspaceId: string): Promise<boolean
 }
 
 /**
- * SQL true when the run is `status` and was last moved at `at`: a conditional write
- * recognises by it the transition this request made (no other request stamps the same
- * move with the same time).
+ * SQL true when the run is `status` and its last claiming move carried `token`: a
+ * conditional write batched with that move recognises by it the transition this request
+ * made. A random token, not the move's time stamp: concurrent requests in workerd can
+ * read the same `Date.now()`.
  */
-export function runMovedAt(db: Db, runId: string, status: RunStatus, at: number) {
+export function runMovedBy(db: Db, runId: string, status: RunStatus, token: string) {
   return exists(
     db
       .select({ one: sql`1` })
       .from(runs)
-      .where(and(eq(runs.id, runId), eq(runs.status, status), eq(runs.updatedAt, at))),
+      .where(and(eq(runs.id, runId), eq(runs.status, status), eq(runs.transitionToken, token))),
   );
 }
 
@@ -259,7 +260,7 @@ export function listWorkspaceRuns(db: Db, workspaceId: string, limit = 100): Pro
 }
 
 /** Columns a transition may set besides status, timestamps and updated_at. */
-export type RunTransitionSet = Partial<Pick<RunRow, "plan" | "error" | "stateVersionId" | "message">>;
+export type RunTransitionSet = Partial<Pick<RunRow, "plan" | "error" | "stateVersionId" | "message" | "transitionToken">>;
 
 /**
  * The conditional UPDATE of a transition: from any of `from` to the last of `through`,

@@ -67,8 +67,10 @@ export async function confirmUpgradeRun(db: Db, module: NoCodeModuleRow, workspa
   if (!version || !registryModule) throw conflict("The upgrade plan is stale: the planned module version no longer exists. Start a new upgrade to plan again.");
   const changes = configuration.varChanges ?? [];
 
-  // One D1 batch (a transaction): see confirmUpgradeStatements.
+  // One D1 batch (a transaction): see confirmUpgradeStatements. The token, not the time,
+  // tells this request's move from a concurrent E7's (workerd's clock can read the same).
   const at = deps.now();
+  const token = crypto.randomUUID();
   const set = {
     noCodeVersionId: version.id,
     noCodeVersion: version.version,
@@ -80,20 +82,20 @@ export async function confirmUpgradeRun(db: Db, module: NoCodeModuleRow, workspa
     updatedAt: at,
   };
   try {
-    await db.batch(confirmUpgradeStatements(db, run, workspace.id, set, changes, at));
+    await db.batch(confirmUpgradeStatements(db, run, workspace.id, set, changes, at, token));
   } catch (err) {
     // A var of the same key created in the meantime (the plan is stale by then).
     if (isUniqueViolation(err)) throw conflict("The upgrade plan is stale: a workspace variable changed. Start a new upgrade to plan again.");
     throw err;
   }
   const after = await findRun(db, run.id);
-  if (after?.status !== "apply_queued" || after.updatedAt !== at) throw notAwaiting(after?.status ?? "gone");
+  if (after?.status !== "apply_queued" || after.transitionToken !== token) throw notAwaiting(after?.status ?? "gone");
 
   try {
     await deps.send(applyRunMessage(run.id));
   } catch (err) {
     // The apply could not be queued: put everything back so E7 can be retried.
-    await db.batch(undoConfirmStatements(db, run, workspace, before, changes, at));
+    await db.batch(undoConfirmStatements(db, run, workspace, before, changes, token));
     throw err;
   }
 }

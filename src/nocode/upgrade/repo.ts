@@ -12,7 +12,7 @@ import {
   insertRunQuery,
   restoreConfigurationQuery,
   type RunRow,
-  runMovedAt,
+  runMovedBy,
   transitionRunQuery,
   workspaceBusy,
 } from "../runs/repo";
@@ -41,7 +41,7 @@ export function insertUpgradeRunStatements(db: Db, row: RunRow, now: number) {
 }
 
 /** Statements that write E7's vars, each only if `won` (this request confirmed the run). */
-function varWrites(db: Db, workspaceId: string, changes: readonly PendingVarChange[], won: ReturnType<typeof runMovedAt>): BatchItem<"sqlite">[] {
+function varWrites(db: Db, workspaceId: string, changes: readonly PendingVarChange[], won: ReturnType<typeof runMovedBy>): BatchItem<"sqlite">[] {
   return changes.flatMap((change): BatchItem<"sqlite">[] => {
     const row = withoutFlag(change);
     if (change.replaces) {
@@ -53,9 +53,10 @@ function varWrites(db: Db, workspaceId: string, changes: readonly PendingVarChan
 }
 
 /**
- * E7's write: the run's move `planned → confirmed → apply_queued` (stamped `at`) decides
- * whether the workspace switches to `set` and gets the pending vars; `won` recognises this
- * request's move by its time stamp, so a concurrent E7 or E5 changes nothing here.
+ * E7's write: the run's move `planned → confirmed → apply_queued` (stamped `at`, carrying
+ * this request's random `token`) decides whether the workspace switches to `set` and gets
+ * the pending vars; `won` recognises this request's move by its token, so a concurrent E7
+ * or E5 changes nothing here, even one that read the same time.
  */
 export function confirmUpgradeStatements(
   db: Db,
@@ -64,10 +65,11 @@ export function confirmUpgradeStatements(
   set: Partial<Omit<WorkspaceRow, "id">>,
   changes: readonly PendingVarChange[],
   at: number,
+  token: string,
 ): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
-  const won = runMovedAt(db, run.id, "apply_queued", at);
+  const won = runMovedBy(db, run.id, "apply_queued", token);
   return [
-    transitionRunQuery(db, run.id, ["planned"], ["confirmed", "apply_queued"], at),
+    transitionRunQuery(db, run.id, ["planned"], ["confirmed", "apply_queued"], at, { transitionToken: token }),
     updateWorkspaceQuery(db, workspaceId, set, won),
     ...varWrites(db, workspaceId, changes, won),
     // The pending vars (sensitive ones encrypted) are not needed once written.
@@ -82,9 +84,9 @@ export function undoConfirmStatements(
   workspace: WorkspaceRow,
   before: readonly WorkspaceVarRow[],
   changes: readonly PendingVarChange[],
-  at: number,
+  token: string,
 ): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
-  const stillOurs = runMovedAt(db, run.id, "apply_queued", at);
+  const stillOurs = runMovedBy(db, run.id, "apply_queued", token);
   const restoreVars = changes.map((change): BatchItem<"sqlite"> => {
     const old = before.find((v) => v.id === change.id);
     if (!old) return deleteWorkspaceVarQuery(db, workspace.id, change.id, stillOurs);
@@ -92,11 +94,11 @@ export function undoConfirmStatements(
     return updateWorkspaceVarQuery(db, workspace.id, old.id, set, stillOurs);
   });
   const { id: _id, ...workspaceBefore } = workspace;
-  // The run moves back last: the statements before it recognise this E7's move by its stamp.
+  // The run moves back last: the statements before it recognise this E7's move by its token.
   return [
     updateWorkspaceQuery(db, workspace.id, workspaceBefore, stillOurs),
     ...restoreVars,
     restoreConfigurationQuery(db, run.id, run.configuration, stillOurs),
-    transitionRunQuery(db, run.id, ["apply_queued"], ["planned"], Date.now()),
+    transitionRunQuery(db, run.id, ["apply_queued"], ["planned"], Date.now(), { transitionToken: null }),
   ];
 }

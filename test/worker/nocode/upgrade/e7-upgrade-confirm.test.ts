@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { workspaceVars } from "../../../../src/db/schema";
 import { authenticateNocode } from "../../../../src/nocode/auth";
+import { NocodeError } from "../../../../src/nocode/errors";
 import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
 import { V2_ADDRESSES } from "../../../fixtures/terraform-upgrade";
@@ -32,7 +33,7 @@ const db = createDb(env.DB);
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {
-  pool = await upgradePool(10);
+  pool = await upgradePool(11);
 }, UPGRADE_TEST_TIMEOUT);
 
 /** A pool workspace with a fresh upgrade plan made with `vars`. */
@@ -140,6 +141,21 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     await waitForUpgrade(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken, ["applied"]);
     const svs = await env.DB.prepare("SELECT COUNT(*) AS n FROM state_versions WHERE run_id = ?").bind(ctx.runId).first<{ n: number }>();
     expect(svs?.n).toBe(1);
+  });
+
+  it("concurrent E7s that read the same clock (workerd's Date.now() can be equal across requests): exactly one confirms and queues the apply", async () => {
+    const ctx = await planned();
+    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
+    const sameTime = Date.now();
+    const sent: ProvisionMessage[] = [];
+    const confirmAt = () =>
+      confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, { now: () => sameTime, send: async (m) => void sent.push(m) }).then(
+        () => "confirmed",
+        (err: unknown) => (err instanceof NocodeError ? err.code : String(err)),
+      );
+    const answers = await Promise.all([confirmAt(), confirmAt(), confirmAt()]);
+    expect(answers.sort()).toEqual(["confirmed", "conflict", "conflict"]);
+    expect(sent).toEqual([{ v: 1, kind: "apply-run", runId: ctx.runId }]);
   });
 
   it("a discarded upgrade run → 409, and its pending var changes are dropped", async () => {

@@ -84,9 +84,12 @@ export async function confirmUpgradeRun(db: Db, module: NoCodeModuleRow, workspa
   try {
     await db.batch(confirmUpgradeStatements(db, run, workspace.id, set, changes, at, token));
   } catch (err) {
-    // A var of the same key created in the meantime (the plan is stale by then).
-    if (isUniqueViolation(err)) throw conflict("The upgrade plan is stale: a workspace variable changed. Start a new upgrade to plan again.");
-    throw err;
+    if (!isUniqueViolation(err)) throw err;
+    // A concurrent E7 that confirmed the run first wrote the same new vars; otherwise a var
+    // of the same key was created in the meantime (the plan is stale by then).
+    const now = await findRun(db, run.id);
+    if (now?.status !== "planned") throw notAwaiting(now?.status ?? "gone");
+    throw conflict("The upgrade plan is stale: a workspace variable changed. Start a new upgrade to plan again.");
   }
   const after = await findRun(db, run.id);
   if (after?.status !== "apply_queued" || after.transitionToken !== token) throw notAwaiting(after?.status ?? "gone");

@@ -33,7 +33,7 @@ const db = createDb(env.DB);
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {
-  pool = await upgradePool(11);
+  pool = await upgradePool(12);
 }, UPGRADE_TEST_TIMEOUT);
 
 /** A pool workspace with a fresh upgrade plan made with `vars`. */
@@ -143,19 +143,25 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     expect(svs?.n).toBe(1);
   });
 
-  it("concurrent E7s that read the same clock (workerd's Date.now() can be equal across requests): exactly one confirms and queues the apply", async () => {
-    const ctx = await planned();
+  it.each([
+    ["without var changes", []],
+    ["with a new var", [varEntry("region", "eu-north-1")]],
+  ])("concurrent E7s that read the same clock (workerd's Date.now() can be equal across requests), %s: exactly one confirms and queues the apply; the others are told the run is no longer awaiting confirmation", async (_, vars) => {
+    const ctx = await planned(vars);
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
     const sameTime = Date.now();
     const sent: ProvisionMessage[] = [];
     const confirmAt = () =>
       confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, { now: () => sameTime, send: async (m) => void sent.push(m) }).then(
         () => "confirmed",
-        (err: unknown) => (err instanceof NocodeError ? err.code : String(err)),
+        (err: unknown) => (err instanceof NocodeError ? `${err.code}: ${err.detail}` : String(err)),
       );
     const answers = await Promise.all([confirmAt(), confirmAt(), confirmAt()]);
-    expect(answers.sort()).toEqual(["confirmed", "conflict", "conflict"]);
+    const lost = "conflict: The upgrade run is apply_queued, not awaiting confirmation";
+    expect(answers.sort()).toEqual(["confirmed", lost, lost]);
     expect(sent).toEqual([{ v: 1, kind: "apply-run", runId: ctx.runId }]);
+    // the pool's workspaces start with db_password only; the winner wrote the new var once
+    expect((await varsOf(ctx.workspaceId, ctx.ownerToken)).map((v) => v.attributes.key)).toEqual(["db_password", ...vars.map((v) => v.attributes.key)]);
   });
 
   it("a discarded upgrade run → 409, and its pending var changes are dropped", async () => {

@@ -87,8 +87,8 @@ export async function confirmUpgradeRun(db: Db, module: NoCodeModuleRow, workspa
     if (!isUniqueViolation(err)) throw err;
     // A concurrent E7 that confirmed the run first wrote the same new vars; otherwise a var
     // of the same key was created in the meantime (the plan is stale by then).
-    const now = await findRun(db, run.id);
-    if (now?.status !== "planned") throw notAwaiting(now?.status ?? "gone");
+    const current = await findRun(db, run.id);
+    if (current?.status !== "planned") throw notAwaiting(current?.status ?? "gone");
     throw conflict("The upgrade plan is stale: a workspace variable changed. Start a new upgrade to plan again.");
   }
   const after = await findRun(db, run.id);

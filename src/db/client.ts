@@ -1,3 +1,4 @@
+import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
@@ -19,4 +20,13 @@ export function createDb(d1: D1Database): Db {
     instances.set(d1, db);
   }
   return db;
+}
+
+/**
+ * Statements built as a list, typed as `db.batch` takes them (a non-empty tuple); throws
+ * on an empty list, which D1 would reject.
+ */
+export function nonEmptyBatch(statements: readonly BatchItem<"sqlite">[]): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
+  if (statements.length === 0) throw new Error("a D1 batch needs at least one statement");
+  return statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
 }

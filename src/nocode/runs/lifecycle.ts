@@ -20,7 +20,7 @@
  * (the run becomes `errored` and the message is acknowledged).
  */
 import type { BatchItem } from "drizzle-orm/batch";
-import { createDb, type Db } from "../../db/client";
+import { createDb, type Db, nonEmptyBatch } from "../../db/client";
 import { newId } from "../ids";
 import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
@@ -145,12 +145,6 @@ function planTransition(
   return { through: ["planned"], set, outcome: { outcome: "planned" } };
 }
 
-/** A list of D1 statements as `db.batch` takes it (the callers never pass an empty one). */
-function nonEmpty(statements: BatchItem<"sqlite">[]): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
-  if (statements.length === 0) throw new Error("a D1 batch needs at least one statement");
-  return statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
-}
-
 /**
  * The `plan-run` step for the runs of one queue batch (see the module comment). Issue 19:
  * a D1 round trip costs more than planning a run, so the runs are planned together in
@@ -171,7 +165,7 @@ export async function processPlanRuns(env: RunStepEnv, steps: readonly PlanRunSt
 
   // Two statements per run, in step order: its claim (returning the run), its baseline.
   const reads = await db.batch(
-    nonEmpty(
+    nonEmptyBatch(
       steps.flatMap(({ runId, deps }): BatchItem<"sqlite">[] => [
         transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning(),
         workspaceBaselineQuery(db, runWorkspaceIdSql(runId)),
@@ -220,7 +214,7 @@ export async function processPlanRuns(env: RunStepEnv, steps: readonly PlanRunSt
   if (toRecord.length === 0) return results;
   // One conditional UPDATE from `planning` per run, returning its id when it moved.
   const written = await db.batch(
-    nonEmpty(
+    nonEmptyBatch(
       toRecord.map(
         ({ index, run, transition }): BatchItem<"sqlite"> =>
           transitionRunReturningQuery(db, run.id, ["planning"], transition.through, steps[index]!.deps.now(), transition.set),

@@ -3,7 +3,7 @@
  * `lookup` reads (S14), in one batch so the two never disagree.
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { type Db, nonEmptyBatch } from "../../db/client";
 import { sshRoleCidrs, sshRoles, sshZeroAddress } from "../../db/schema";
 import { parseCidr } from "../../lib/net/ip";
 import { invalidateMountContexts } from "../context-cache";
@@ -49,8 +49,8 @@ export async function putRole(db: Db, mount: string, role: Role): Promise<void> 
     db.delete(sshRoleCidrs).where(and(eq(sshRoleCidrs.mount, mount), eq(sshRoleCidrs.role, role.name))),
     // D1 limits bound parameters per statement; 5 columns × 16 rows stays well inside.
     ...chunk(cidrRows, 16).map((rows) => db.insert(sshRoleCidrs).values(rows)),
-  ] as const;
-  await db.batch(statements as unknown as Parameters<typeof db.batch>[0]);
+  ];
+  await db.batch(nonEmptyBatch(statements));
   invalidateMountContexts(mount);
 }
 

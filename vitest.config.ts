@@ -23,7 +23,8 @@ export default defineConfig({
     // Queue work a test file started (plans, applies) may still log after the file ended;
     // the Workers test runtime then drops that line and vitest reports it as a teardown
     // error. A lost log line is not a failure; every other unhandled error still is.
-    onUnhandledError: (error) => !(error.name === "EnvironmentTeardownError" && error.message.includes('"onUserConsoleLog" was pending')),
+    onUnhandledError: (error) =>
+      !(error.name === "EnvironmentTeardownError" && error.message.includes('"onUserConsoleLog" was pending')),
     projects: [
       {
         test: {
@@ -38,7 +39,12 @@ export default defineConfig({
           cloudflareTest({
             wrangler: { configPath: "./wrangler.jsonc" },
             miniflare: {
-              bindings: { TEST_MIGRATIONS: migrations, ...TEST_SECRETS, SSH_MOUNTS: "ssh,ssh-two", D1_LIMIT_GUARD: "on" },
+              bindings: {
+                TEST_MIGRATIONS: migrations,
+                ...TEST_SECRETS,
+                SSH_MOUNTS: "ssh,ssh-two",
+                D1_LIMIT_GUARD: "on",
+              },
               // A real D1 database that never gets Keyway's schema: with it as `DB`, every
               // statement on Keyway's tables fails as it would against a broken database (B12).
               d1Databases: { DB_UNMIGRATED: "keyway-unmigrated" },

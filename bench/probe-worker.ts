@@ -18,11 +18,11 @@
  *   (issue 21) or as bare workspaces for the E3/E4 scale rows (issue 19).
  */
 import { createDb } from "../src/db/client";
+import { sshRoleCidrs, sshRoles } from "../src/db/schema";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
+import { parseCidr } from "../src/lib/net/ip";
 import { issuersOfMountQuery } from "../src/ssh/issuers/repo";
 import type { OtpStore } from "../src/ssh/otp/otp-store";
-import { sshRoleCidrs, sshRoles } from "../src/db/schema";
-import { parseCidr } from "../src/lib/net/ip";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../src/ssh/otp/shard";
 import { roleQuery } from "../src/ssh/roles/repo";
 import { buildRole } from "../src/ssh/roles/validate";
@@ -71,10 +71,18 @@ async function putRoles(env: ProbeEnv, input: PutRolesRequest): Promise<Response
         ...role.excludeCidrList.map((block) => ({ block, included: false })),
       ].flatMap(({ block, included }) => {
         const range = parseCidr(block);
-        return range ? [{ mount: input.mount, role: role.name, included, rangeStart: range.start, rangeEnd: range.end }] : [];
+        return range
+          ? [{ mount: input.mount, role: role.name, included, rangeStart: range.start, rangeEnd: range.end }]
+          : [];
       });
       return [
-        db.insert(sshRoles).values({ mount: input.mount, name: role.name, keyType: role.keyType, config: JSON.stringify(role), updatedAt: now }),
+        db.insert(sshRoles).values({
+          mount: input.mount,
+          name: role.name,
+          keyType: role.keyType,
+          config: JSON.stringify(role),
+          updatedAt: now,
+        }),
         ...(cidrs.length > 0 ? [db.insert(sshRoleCidrs).values(cidrs)] : []),
       ];
     });
@@ -122,7 +130,10 @@ const MISSING_HASH = "0".repeat(64);
 
 /** The sub-steps, named as the report prints them. */
 const PROBES: [string, (env: ProbeEnv) => unknown][] = [
-  ["crypto: secretsEqual (token check of root/admin)", () => secretsEqual("bench-presented-token", "bench-configured-token")],
+  [
+    "crypto: secretsEqual (token check of root/admin)",
+    () => secretsEqual("bench-presented-token", "bench-configured-token"),
+  ],
   ["crypto: keyedHash (HMAC-SHA-256 of an OTP/token)", (env) => keyedHash(env.KEYWAY_HASH_KEY, "bench", "value")],
   ["drizzle: createDb() call (one per request)", (env) => createDb(env.DB)],
   ["d1: SELECT 1 through the binding", (env) => env.DB.prepare("SELECT 1").first()],
@@ -131,15 +142,22 @@ const PROBES: [string, (env: ProbeEnv) => unknown][] = [
     "d1: batch of 3 drizzle selects (sign's context)",
     (env) => {
       const db = createDb(env.DB);
-      return db.batch([roleQuery(db, "bench-ed", "signer"), issuersOfMountQuery(db, "bench-ed"), issuersOfMountQuery(db, "bench-rsa")]);
+      return db.batch([
+        roleQuery(db, "bench-ed", "signer"),
+        issuersOfMountQuery(db, "bench-ed"),
+        issuersOfMountQuery(db, "bench-rsa"),
+      ]);
     },
   ],
-  ["d1: 3 sequential drizzle selects", async (env) => {
-    const db = createDb(env.DB);
-    await roleQuery(db, "bench-ed", "signer");
-    await issuersOfMountQuery(db, "bench-ed");
-    await issuersOfMountQuery(db, "bench-rsa");
-  }],
+  [
+    "d1: 3 sequential drizzle selects",
+    async (env) => {
+      const db = createDb(env.DB);
+      await roleQuery(db, "bench-ed", "signer");
+      await issuersOfMountQuery(db, "bench-ed");
+      await issuersOfMountQuery(db, "bench-rsa");
+    },
+  ],
   [
     "do: OtpStore RPC, consume of an absent hash",
     (env) => env.OTP_STORE.get(env.OTP_STORE.idFromName("otp:bench-probe:00")).consume(MISSING_HASH),
@@ -149,7 +167,14 @@ const PROBES: [string, (env: ProbeEnv) => unknown][] = [
     async (env) => {
       const stub = env.OTP_STORE.get(env.OTP_STORE.idFromName("otp:bench-probe:01"));
       const hash = crypto.randomUUID();
-      await stub.put({ hash, leaseKey: hash, roleName: "r", username: "u", ip: "10.0.0.1", expiresAt: Date.now() + 3600_000 });
+      await stub.put({
+        hash,
+        leaseKey: hash,
+        roleName: "r",
+        username: "u",
+        ip: "10.0.0.1",
+        expiresAt: Date.now() + 3600_000,
+      });
       await stub.consume(hash);
     },
   ],
@@ -169,7 +194,8 @@ export default {
     const path = new URL(request.url).pathname;
     if (path === "/put-roles") return putRoles(env, (await request.json()) as PutRolesRequest);
     if (path === "/mint-otps") return mintOtps(env, (await request.json()) as MintOtpsRequest);
-    if (path === "/clone-workspaces") return Response.json(await cloneWorkspaces(env.DB, (await request.json()) as CloneWorkspacesRequest));
+    if (path === "/clone-workspaces")
+      return Response.json(await cloneWorkspaces(env.DB, (await request.json()) as CloneWorkspacesRequest));
     if (path !== "/sub-steps") return new Response("unknown path\n", { status: 404 });
     const input = (await request.json()) as ProbeRequest;
     const results: ProbeResult[] = [];

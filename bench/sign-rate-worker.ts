@@ -15,7 +15,12 @@
  * the honest reference for `issue` with `key_type: rsa`.
  */
 import { randomBytes } from "../src/lib/bytes";
-import { generateSshKeyPair, importSigningKey, parseSubjectPublicKey, signCertificate } from "../src/lib/crypto/ssh-keys-and-certificates";
+import {
+  generateSshKeyPair,
+  importSigningKey,
+  parseSubjectPublicKey,
+  signCertificate,
+} from "../src/lib/crypto/ssh-keys-and-certificates";
 
 /** What to measure. */
 export interface SignRateRequest {
@@ -63,7 +68,12 @@ export interface KeygenRateResult {
 }
 
 async function keygenRate(input: KeygenRateRequest): Promise<KeygenRateResult> {
-  const params = { name: "RSASSA-PKCS1-v1_5", modulusLength: input.bits, publicExponent: Uint8Array.of(1, 0, 1), hash: "SHA-256" };
+  const params = {
+    name: "RSASSA-PKCS1-v1_5",
+    modulusLength: input.bits,
+    publicExponent: Uint8Array.of(1, 0, 1),
+    hash: "SHA-256",
+  };
   const generate =
     input.mode === "generateSshKeyPair"
       ? () => generateSshKeyPair("rsa", input.bits)
@@ -79,7 +89,13 @@ async function keygenRate(input: KeygenRateRequest): Promise<KeygenRateResult> {
     now = Date.now();
   }
   const elapsedMs = now - start;
-  return { bits: input.bits, keys, signatures: keys, elapsedMs, perSecond: elapsedMs > 0 ? (keys * 1000) / elapsedMs : 0 };
+  return {
+    bits: input.bits,
+    keys,
+    signatures: keys,
+    elapsedMs,
+    perSecond: elapsedMs > 0 ? (keys * 1000) / elapsedMs : 0,
+  };
 }
 
 function serial(): bigint {
@@ -91,7 +107,8 @@ function serial(): bigint {
 export default {
   async fetch(request: Request): Promise<Response> {
     if (request.method !== "POST") return new Response("POST a SignRateRequest\n", { status: 405 });
-    if (new URL(request.url).pathname === "/keygen") return Response.json(await keygenRate((await request.json()) as KeygenRateRequest));
+    if (new URL(request.url).pathname === "/keygen")
+      return Response.json(await keygenRate((await request.json()) as KeygenRateRequest));
     const input = (await request.json()) as SignRateRequest;
     const ca = await importSigningKey(input.privateKey);
     const subject = parseSubjectPublicKey(input.subjectPublicKey);

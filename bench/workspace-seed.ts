@@ -16,9 +16,8 @@
  * D1 allows 100 bound parameters per statement: rows go in multi-row INSERTs of at most
  * floor(100 / columns) rows, many INSERTs per batch.
  */
-import { eq } from "drizzle-orm";
+import { eq, getTableColumns } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { getTableColumns } from "drizzle-orm";
 import { createDb, type Db } from "../src/db/client";
 import { runs, stateVersions, workspaces, workspaceVars } from "../src/db/schema";
 import { newId } from "../src/nocode/ids";
@@ -55,19 +54,34 @@ function inserts<T extends SQLiteTable>(db: Db, table: T, rows: T["$inferInsert"
 }
 
 /** Copy the template `count` times; answers the copies' ids. */
-export async function cloneWorkspaces(d1: D1Database, input: CloneWorkspacesRequest): Promise<{ workspaceIds: string[]; statements: number }> {
+export async function cloneWorkspaces(
+  d1: D1Database,
+  input: CloneWorkspacesRequest,
+): Promise<{ workspaceIds: string[]; statements: number }> {
   const db = createDb(d1);
   const [template, runRows, stateRows, varRows] = await Promise.all([
     db.select().from(workspaces).where(eq(workspaces.id, input.templateWorkspaceId)).get(),
     input.history ? db.select().from(runs).where(eq(runs.workspaceId, input.templateWorkspaceId)).all() : [],
-    input.history ? db.select().from(stateVersions).where(eq(stateVersions.workspaceId, input.templateWorkspaceId)).all() : [],
-    input.history ? db.select().from(workspaceVars).where(eq(workspaceVars.workspaceId, input.templateWorkspaceId)).all() : [],
+    input.history
+      ? db.select().from(stateVersions).where(eq(stateVersions.workspaceId, input.templateWorkspaceId)).all()
+      : [],
+    input.history
+      ? db.select().from(workspaceVars).where(eq(workspaceVars.workspaceId, input.templateWorkspaceId)).all()
+      : [],
   ]);
   if (!template) throw new Error(`template workspace ${input.templateWorkspaceId} not found`);
   // Without history, a copy is the workspace as E4 wrote it before its first run.
   const workspace = input.history
     ? template
-    : { ...template, currentConfigurationVersionId: null, currentRunId: null, latestRunId: null, currentStateVersionId: null, resourceCount: 0, locked: false };
+    : {
+        ...template,
+        currentConfigurationVersionId: null,
+        currentRunId: null,
+        latestRunId: null,
+        currentStateVersionId: null,
+        resourceCount: 0,
+        locked: false,
+      };
   // Every id of the template that a copy must not share (ids are prefix + 16 alphanumerics).
   const templateIds = [
     workspace.id,
@@ -80,7 +94,12 @@ export async function cloneWorkspaces(d1: D1Database, input: CloneWorkspacesRequ
   const pattern = new RegExp(unique.map((id) => id.replace(/[-]/g, "\\-")).join("|"), "g");
 
   const workspaceIds: string[] = [];
-  const rows = { workspaces: [] as (typeof workspaces.$inferInsert)[], runs: [] as (typeof runs.$inferInsert)[], states: [] as (typeof stateVersions.$inferInsert)[], vars: [] as (typeof workspaceVars.$inferInsert)[] };
+  const rows = {
+    workspaces: [] as (typeof workspaces.$inferInsert)[],
+    runs: [] as (typeof runs.$inferInsert)[],
+    states: [] as (typeof stateVersions.$inferInsert)[],
+    vars: [] as (typeof workspaceVars.$inferInsert)[],
+  };
   for (let n = 0; n < input.count; n++) {
     const ids = new Map(unique.map((id) => [id, newId(id.slice(0, id.indexOf("-")))] as const));
     const copy = rewrite(workspace, ids, pattern);

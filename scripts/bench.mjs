@@ -26,13 +26,14 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { combineRuns, runLoad } from "./bench/load.mjs";
-import { repeatRuns } from "./bench/runs.mjs";
 import { attachProfiler, summariseProfile } from "./bench/profile.mjs";
 import { fmt, machineInfo, targetLine, textTable, writeJson, writePerformanceDoc } from "./bench/report.mjs";
+import { rolloutScale } from "./bench/rollout.mjs";
+import { repeatRuns } from "./bench/runs.mjs";
 import {
   applyMigrations,
-  benchSecrets,
   askBenchWorker,
+  benchSecrets,
   buildBenchWorker,
   buildWorker,
   projectRoot,
@@ -40,7 +41,6 @@ import {
   startRuntime,
   workerdCpuSeconds,
 } from "./bench/runtime.mjs";
-import { rolloutScale } from "./bench/rollout.mjs";
 import {
   apiClient,
   BIG_ORG_WORKSPACES,
@@ -55,10 +55,22 @@ import {
 
 process.env.WRANGLER_SEND_METRICS = "false";
 
-const options = { duration: 8, warmup: 2, connections: 10, slices: 4, only: null, doc: true, disk: false, profile: null, runs: 1, result: null };
+const options = {
+  duration: 8,
+  warmup: 2,
+  connections: 10,
+  slices: 4,
+  only: null,
+  doc: true,
+  disk: false,
+  profile: null,
+  runs: 1,
+  result: null,
+};
 for (const arg of process.argv.slice(2)) {
   const [key, value] = arg.replace(/^--/, "").split("=");
-  if (key === "duration" || key === "warmup" || key === "connections" || key === "slices" || key === "runs") options[key] = Number(value);
+  if (key === "duration" || key === "warmup" || key === "connections" || key === "slices" || key === "runs")
+    options[key] = Number(value);
   else if (key === "result") options.result = value;
   else if (key === "only") options.only = new Set(value.split(","));
   else if (key === "no-doc") options.doc = false;
@@ -83,8 +95,19 @@ const RAW_TYPES = [
 /** One timed loop of a raw rate in the sign-rate Worker: signatures, or keys for a keygen type. */
 function askRawRate(mf, key, durationMs, warmup) {
   const type = RAW_TYPES.find((t) => t.key === key);
-  if (type?.keygenBits) return askBenchWorker(mf, "sign-rate", { bits: type.keygenBits, durationMs, warmup: warmup >= 20 ? 1 : 0 }, "/keygen");
-  return askBenchWorker(mf, "sign-rate", { privateKey: KEYS[key].privateKey, subjectPublicKey: SUBJECT_PUBLIC_KEY, durationMs, warmup });
+  if (type?.keygenBits)
+    return askBenchWorker(
+      mf,
+      "sign-rate",
+      { bits: type.keygenBits, durationMs, warmup: warmup >= 20 ? 1 : 0 },
+      "/keygen",
+    );
+  return askBenchWorker(mf, "sign-rate", {
+    privateKey: KEYS[key].privateKey,
+    subjectPublicKey: SUBJECT_PUBLIC_KEY,
+    durationMs,
+    warmup,
+  });
 }
 
 // Only the final target lines may contain the word "missed" (issue #9), so any other text
@@ -128,7 +151,8 @@ function cpuPerRequestUs(runs) {
   return requests > 0 ? (runs.reduce((a, r) => a + r.cpuS, 0) * 1e6) / requests : null;
 }
 
-const log = (line) => console.log(line.startsWith("target ") ? line : line.replace(/missed/gi, (w) => `${w[0]}-${w.slice(1)}`));
+const log = (line) =>
+  console.log(line.startsWith("target ") ? line : line.replace(/missed/gi, (w) => `${w[0]}-${w.slice(1)}`));
 const elapsed = (t) => `${((performance.now() - t) / 1000).toFixed(1)} s`;
 
 async function main() {
@@ -144,7 +168,9 @@ async function main() {
   const loadBefore = os.loadavg();
   log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
   if (loadBefore[0] > machine.nproc * 0.5) {
-    log(`warning: the machine is busy (1-min load ${loadBefore[0].toFixed(2)} on ${machine.nproc} CPUs); figures will be noisy`);
+    log(
+      `warning: the machine is busy (1-min load ${loadBefore[0].toFixed(2)} on ${machine.nproc} CPUs); figures will be noisy`,
+    );
   }
   log(
     `load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark ` +
@@ -164,7 +190,9 @@ async function main() {
     answers.total += run.requests + bad;
     answers.bad += bad;
     if (bad > 0) {
-      const kinds = Object.entries(run.errorKinds ?? {}).map(([k, n]) => `${k} ×${n}`).join(", ");
+      const kinds = Object.entries(run.errorKinds ?? {})
+        .map(([k, n]) => `${k} ×${n}`)
+        .join(", ");
       answers.where.push(
         `${name}: ${run.non2xx} non-2xx (first ${run.firstBad ?? "–"}), ${run.errors} errors${kinds ? ` (${kinds})` : ""}, ${run.timeouts} timeouts`,
       );
@@ -194,7 +222,9 @@ async function main() {
       inspector: options.profile !== null,
     });
     migrations = await applyMigrations(runtime.mf);
-    log(`workerd up on ${runtime.origin}; ${migrations.files.length} migrations (${migrations.statements} statements) applied in ${elapsed(t)}`);
+    log(
+      `workerd up on ${runtime.origin}; ${migrations.files.length} migrations (${migrations.statements} statements) applied in ${elapsed(t)}`,
+    );
 
     // Raw in-isolate signing rate per CA type, measured before the HTTP benchmarks and again
     // after them; the rate used for ratios is the mean of the two (like the floor).
@@ -216,7 +246,9 @@ async function main() {
 
     // Sub-step costs inside the isolate, for "what dominates each path".
     try {
-      probes.push(...(await askBenchWorker(runtime.mf, "probe", { iterations: 5000, budgetMs: 600, warmup: 5 }, "/sub-steps")));
+      probes.push(
+        ...(await askBenchWorker(runtime.mf, "probe", { iterations: 5000, budgetMs: 600, warmup: 5 }, "/sub-steps")),
+      );
       for (const p of probes) log(`· sub-step ${p.name}: ${fmt(p.usPerCall)} µs (${p.calls} calls)`);
     } catch (e) {
       log(`· sub-step probes: not available (${String(e.message ?? e).slice(0, 200)})`);
@@ -230,7 +262,12 @@ async function main() {
       putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
       /** Copies of an E4-made workspace, written by the probe Worker without runs (issue 19). */
       seedWorkspaces: ({ templateId, prefix, count }) =>
-        askBenchWorker(runtime.mf, "probe", { templateWorkspaceId: templateId, namePrefix: prefix, count, perBatch: 50, history: false }, "/clone-workspaces"),
+        askBenchWorker(
+          runtime.mf,
+          "probe",
+          { templateWorkspaceId: templateId, namePrefix: prefix, count, perBatch: 50, history: false },
+          "/clone-workspaces",
+        ),
       /** Wait `seconds`, then until workerd answers pings quickly again (background work done). */
       idle: async (seconds) => {
         await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -245,7 +282,16 @@ async function main() {
        */
       async bulkLoad(name, { amount, budgetS, connections, requests }) {
         const t0 = performance.now();
-        const total = { requests: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, firstBad: null, errorKinds: {}, latencies: [] };
+        const total = {
+          requests: 0,
+          seconds: 0,
+          non2xx: 0,
+          errors: 0,
+          timeouts: 0,
+          firstBad: null,
+          errorKinds: {},
+          latencies: [],
+        };
         for (;;) {
           const sent = total.requests + total.non2xx + total.errors;
           const left = budgetS - (performance.now() - t0) / 1000;
@@ -265,8 +311,18 @@ async function main() {
           if (run.requests === 0) break;
         }
         const rps = total.seconds > 0 ? total.requests / total.seconds : 0;
-        bulk.push({ name, requests: total.requests, seconds: total.seconds, rps, p50: total.latencies.length ? mean(total.latencies) : null, non2xx: total.non2xx, connections });
-        log(`  ${name} (setup): ${total.requests} requests in ${total.seconds.toFixed(1)} s = ${fmt(rps)}/s (${elapsed(t0)})`);
+        bulk.push({
+          name,
+          requests: total.requests,
+          seconds: total.seconds,
+          rps,
+          p50: total.latencies.length ? mean(total.latencies) : null,
+          non2xx: total.non2xx,
+          connections,
+        });
+        log(
+          `  ${name} (setup): ${total.requests} requests in ${total.seconds.toFixed(1)} s = ${fmt(rps)}/s (${elapsed(t0)})`,
+        );
         await settle(runtime.origin, secrets.ADMIN_TOKEN, null);
         return total;
       },
@@ -278,8 +334,18 @@ async function main() {
 
     /** A floor benchmark: warm-up, then one continuous timed run. */
     async function continuousRun(scenario, setup, connections) {
-      const warmup = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, durationS: options.warmup });
-      const timed = await runLoadWithCpu({ origin: runtime.origin, requests: setup.requests, connections, durationS: options.duration });
+      const warmup = await runLoad({
+        origin: runtime.origin,
+        requests: setup.requests,
+        connections,
+        durationS: options.warmup,
+      });
+      const timed = await runLoadWithCpu({
+        origin: runtime.origin,
+        requests: setup.requests,
+        connections,
+        durationS: options.duration,
+      });
       const settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
       count(`${scenario.name} (warm-up)`, warmup);
       count(scenario.name, timed);
@@ -300,17 +366,31 @@ async function main() {
      * tens of percent within a minute. With --profile, one continuous profiled run instead.
      */
     async function pairedRun(scenario, setup, connections, entry) {
-      if (!setups.floor) throw new Unavailable("the floor (GET /api/v2/ping) is not available, so nothing can be paired with it");
+      if (!setups.floor)
+        throw new Unavailable("the floor (GET /api/v2/ping) is not available, so nothing can be paired with it");
       // Pre-minted OTPs: each request consumes its own; never send more than there are.
       let left = setup.pool ? setup.pool.length : null;
       const benchRun = async (durationS) => {
         if (left !== null && left <= 0) return null;
-        const r = await runLoadWithCpu({ origin: runtime.origin, requests: setup.requests, connections, durationS, amount: left ?? undefined });
+        const r = await runLoadWithCpu({
+          origin: runtime.origin,
+          requests: setup.requests,
+          connections,
+          durationS,
+          amount: left ?? undefined,
+        });
         if (left !== null) left -= r.requests + r.non2xx + r.errors;
         return r;
       };
-      const warmupAmount = left === null ? undefined : Math.floor((left * options.warmup) / (options.warmup + options.duration));
-      const warmup = await runLoad({ origin: runtime.origin, requests: setup.requests, connections, durationS: options.warmup, amount: warmupAmount });
+      const warmupAmount =
+        left === null ? undefined : Math.floor((left * options.warmup) / (options.warmup + options.duration));
+      const warmup = await runLoad({
+        origin: runtime.origin,
+        requests: setup.requests,
+        connections,
+        durationS: options.warmup,
+        amount: warmupAmount,
+      });
       if (left !== null) left -= warmup.requests + warmup.non2xx + warmup.errors;
       count(`${scenario.name} (warm-up)`, warmup);
       let settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
@@ -324,11 +404,26 @@ async function main() {
         entry.profile = await summariseProfile(await profiler.stop(), build.entryPath, out);
         entry.note = `${entry.note ? `${entry.note}; ` : ""}CPU profiler attached (slower), not paired`;
         log(`  profile of ${scenario.name}: ${fmt(entry.profile.totalMs)} ms of samples, saved to ${out}`);
-        log(textTable(["module (self time)", "ms", "share"], entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
-        log(textTable(["function (self time)", "ms", "share"], entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`])));
+        log(
+          textTable(
+            ["module (self time)", "ms", "share"],
+            entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`]),
+          ),
+        );
+        log(
+          textTable(
+            ["function (self time)", "ms", "share"],
+            entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`]),
+          ),
+        );
         count(scenario.name, timed);
         const { latencies: _l, ...rest } = timed;
-        return { ...rest, settleS, non2xx: timed.non2xx + warmup.non2xx, errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts };
+        return {
+          ...rest,
+          settleS,
+          non2xx: timed.non2xx + warmup.non2xx,
+          errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts,
+        };
       }
 
       const sliceS = options.duration / options.slices;
@@ -340,7 +435,12 @@ async function main() {
       // first in even rounds, last in odd ones. A drift of the machine's speed during the
       // run then weighs on both sides alike instead of always favouring the later one.
       const floorSlice = async () => {
-        const f = await runLoadWithCpu({ origin: runtime.origin, requests: setups.floor.requests, connections: options.connections, durationS: sliceS });
+        const f = await runLoadWithCpu({
+          origin: runtime.origin,
+          requests: setups.floor.requests,
+          connections: options.connections,
+          durationS: sliceS,
+        });
         count("floor (paired)", f);
         floorRuns.push(f);
       };
@@ -348,7 +448,12 @@ async function main() {
         rawRuns.push(await rawSignSlice(scenario.pairRaw, sliceS));
       };
       const pairSlice = async () => {
-        const p = await runLoad({ origin: runtime.origin, requests: setups[scenario.pairWith].requests, connections, durationS: sliceS });
+        const p = await runLoad({
+          origin: runtime.origin,
+          requests: setups[scenario.pairWith].requests,
+          connections,
+          durationS: sliceS,
+        });
         count(`${scenario.pairWith} (paired)`, p);
         pairRuns.push(p);
       };
@@ -438,12 +543,19 @@ async function main() {
         entry.connections = connections;
         if (setup.note) entry.note = setup.note;
         setups[scenario.name] = setup;
-        const run = scenario.role === "floor" ? await continuousRun(scenario, setup, connections, entry) : await pairedRun(scenario, setup, connections, entry);
+        const run =
+          scenario.role === "floor"
+            ? await continuousRun(scenario, setup, connections, entry)
+            : await pairedRun(scenario, setup, connections, entry);
         Object.assign(entry, { available: true, ...run });
         log(
           `· ${scenario.name}: ${fmt(entry.rps)} req/s, p50 ${fmt(entry.p50)} ms, p99 ${fmt(entry.p99)} ms` +
-            (entry.xFloor !== undefined ? `, ${fmt(entry.xFloor)} × paired floor (${fmt(entry.pairedFloorRps)} req/s)` : "") +
-            (entry.pairedRawRps !== undefined ? `, ${fmt(entry.xRaw)} × paired raw rate (${fmt(entry.pairedRawRps)}/s)` : "") +
+            (entry.xFloor !== undefined
+              ? `, ${fmt(entry.xFloor)} × paired floor (${fmt(entry.pairedFloorRps)} req/s)`
+              : "") +
+            (entry.pairedRawRps !== undefined
+              ? `, ${fmt(entry.xRaw)} × paired raw rate (${fmt(entry.pairedRawRps)}/s)`
+              : "") +
             (entry.cpuXFloor ? `, workerd CPU ${fmt(entry.cpuUs)} µs/req = ${fmt(entry.cpuXFloor)} × floor's` : "") +
             (entry.pairP50 !== undefined ? `, paired ${scenario.pairWith} p50 ${fmt(entry.pairP50)} ms` : "") +
             `${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx / ${entry.errors} errors` : ""} (${elapsed(t0)}` +
@@ -461,7 +573,12 @@ async function main() {
     }
     // Issue 21's rollout scale check (scripts/bench/rollout.mjs): only with --only=rollout.
     if (options.only?.has("rollout")) {
-      rollout = await rolloutScale({ origin: runtime.origin, api, probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p), log }).catch((e) => {
+      rollout = await rolloutScale({
+        origin: runtime.origin,
+        api,
+        probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p),
+        log,
+      }).catch((e) => {
         log(`· rollout: failed — ${e.message}`);
         return { error: String(e.message) };
       });
@@ -499,8 +616,20 @@ async function main() {
   const overPair = (name, field, pairField) =>
     pick(name, field) !== null && pick(name, pairField) ? pick(name, field) / pick(name, pairField) : null;
   const targets = [
-    { name: "sign-ed25519-root", kind: "min", floor: 0.5, ratio: pick("sign-ed25519-root", "xFloor"), means: "sign with the root token req/s ÷ paired floor req/s" },
-    { name: "sign-ed25519", kind: "min", floor: 0.5, ratio: pick("sign-ed25519", "xFloor"), means: "sign with a policy token req/s ÷ paired floor req/s" },
+    {
+      name: "sign-ed25519-root",
+      kind: "min",
+      floor: 0.5,
+      ratio: pick("sign-ed25519-root", "xFloor"),
+      means: "sign with the root token req/s ÷ paired floor req/s",
+    },
+    {
+      name: "sign-ed25519",
+      kind: "min",
+      floor: 0.5,
+      ratio: pick("sign-ed25519", "xFloor"),
+      means: "sign with a policy token req/s ÷ paired floor req/s",
+    },
     {
       name: "sign-policy-vs-root",
       kind: "min",
@@ -513,7 +642,8 @@ async function main() {
       kind: "min",
       floor: 0.9,
       ratio: overPair("sign-ed25519-named-issuer", "rps", "pairRps"),
-      means: "sign through a role bound to a named non-default issuer req/s ÷ sign-ed25519 (default issuer) req/s, in alternating slices",
+      means:
+        "sign through a role bound to a named non-default issuer req/s ÷ sign-ed25519 (default issuer) req/s, in alternating slices",
     },
     {
       name: "sign-rsa4096",
@@ -529,7 +659,13 @@ async function main() {
       ratio: overPair("sign-ed25519-stored", "rps", "pairRps"),
       means: "sign with store_certificates req/s ÷ sign without it req/s, in alternating slices (S22)",
     },
-    { name: "krl-read", kind: "min", floor: 0.8, ratio: pick("krl-read", "xFloor"), means: "GET krl req/s ÷ paired floor req/s (S23)" },
+    {
+      name: "krl-read",
+      kind: "min",
+      floor: 0.8,
+      ratio: pick("krl-read", "xFloor"),
+      means: "GET krl req/s ÷ paired floor req/s (S23)",
+    },
     {
       name: "issue-rsa2048",
       kind: "min",
@@ -537,9 +673,27 @@ async function main() {
       ratio: pick("issue-rsa2048", "xRaw"),
       means: "issue rsa 2048 req/s ÷ raw in-isolate RSA-2048 keys/s, in alternating slices (issue 19)",
     },
-    { name: "creds", kind: "min", floor: 0.4, ratio: pick("creds", "xFloor"), means: "creds with a policy token req/s ÷ paired floor req/s" },
-    { name: "verify", kind: "min", floor: 0.5, ratio: pick("verify", "xFloor"), means: "verify req/s ÷ paired floor req/s" },
-    { name: "lookup", kind: "min", floor: 0.35, ratio: pick("lookup-10", "xFloor"), means: "lookup (10 roles) with a policy token req/s ÷ paired floor req/s" },
+    {
+      name: "creds",
+      kind: "min",
+      floor: 0.4,
+      ratio: pick("creds", "xFloor"),
+      means: "creds with a policy token req/s ÷ paired floor req/s",
+    },
+    {
+      name: "verify",
+      kind: "min",
+      floor: 0.5,
+      ratio: pick("verify", "xFloor"),
+      means: "verify req/s ÷ paired floor req/s",
+    },
+    {
+      name: "lookup",
+      kind: "min",
+      floor: 0.35,
+      ratio: pick("lookup-10", "xFloor"),
+      means: "lookup (10 roles) with a policy token req/s ÷ paired floor req/s",
+    },
     {
       name: "lookup-10k",
       kind: "max",
@@ -547,7 +701,13 @@ async function main() {
       ratio: overPair("lookup-10k", "p50", "pairP50"),
       means: `lookup p50 with ${LOOKUP_BIG_ROLES} roles ÷ lookup p50 with 10 roles, in alternating slices (bound: at most 1.5)`,
     },
-    { name: "e3-read", kind: "min", floor: 0.7, ratio: pick("e3-read", "xFloor"), means: "E3 with a team token req/s ÷ paired floor req/s" },
+    {
+      name: "e3-read",
+      kind: "min",
+      floor: 0.7,
+      ratio: pick("e3-read", "xFloor"),
+      means: "E3 with a team token req/s ÷ paired floor req/s",
+    },
     {
       name: "e3-read-10k-ws",
       kind: "max",
@@ -555,7 +715,13 @@ async function main() {
       ratio: overPair("e3-read-10k-ws", "p50", "pairP50"),
       means: `E3 p50 in an organization of ${BIG_ORG_WORKSPACES} workspaces ÷ E3 p50 with ${SMALL_ORG_WORKSPACES}, in alternating slices (bound: at most 1.5)`,
     },
-    { name: "e4-create", kind: "min", floor: 0.1, ratio: pick("e4-create", "xFloor"), means: "E4 with a team token req/s ÷ paired floor req/s" },
+    {
+      name: "e4-create",
+      kind: "min",
+      floor: 0.1,
+      ratio: pick("e4-create", "xFloor"),
+      means: "E4 with a team token req/s ÷ paired floor req/s",
+    },
     {
       name: "e4-create-10k-ws",
       kind: "max",
@@ -570,25 +736,54 @@ async function main() {
       ratio: answers.total > 0 ? answers.bad / answers.total : null,
       ratioText: answers.total > 0 ? (answers.bad === 0 ? "0" : fmt(answers.bad / answers.total, 2)) : undefined,
       missedByIfZero: answers.total > 0 ? (answers.bad / answers.total) * 100 : 100,
-      means: "share of all load-generator requests (warm-ups and setup loads included) answered non-2xx or failed (bound: 0)",
+      means:
+        "share of all load-generator requests (warm-ups and setup loads included) answered non-2xx or failed (bound: 0)",
     },
   ].map(targetLine);
 
   // ---- Table
-  const header = ["benchmark", "req/s", "× floor", "slices", "× raw", "p50 ms", "p99 ms", "p50 × floor", "cpu µs/req", "cpu × floor", "non-2xx", "note"];
+  const header = [
+    "benchmark",
+    "req/s",
+    "× floor",
+    "slices",
+    "× raw",
+    "p50 ms",
+    "p99 ms",
+    "p50 × floor",
+    "cpu µs/req",
+    "cpu × floor",
+    "non-2xx",
+    "note",
+  ];
   const range = (xs) => {
     const v = (xs ?? []).filter((x) => x !== null);
     return v.length > 1 ? `${fmt(Math.min(...v), 2)}–${fmt(Math.max(...v), 2)}` : "";
   };
   const rows = results.map((r) => {
     if (!r.available) {
-      return [r.name, "–", "–", "", "", "–", "–", "–", "–", "–", "–", `${r.missing ? "not available yet" : "setup failed"}: ${r.reason}`.slice(0, 140)];
+      return [
+        r.name,
+        "–",
+        "–",
+        "",
+        "",
+        "–",
+        "–",
+        "–",
+        "–",
+        "–",
+        "–",
+        `${r.missing ? "not available yet" : "setup failed"}: ${r.reason}`.slice(0, 140),
+      ];
     }
     const notes = [
       r.connections !== options.connections ? `${r.connections} connections` : "",
       r.pairedRawRps !== undefined ? `paired raw ${fmt(r.pairedRawRps)}/s` : "",
       r.pairP50 !== undefined ? `paired ${r.pairWith} ${fmt(r.pairRps)} req/s, p50 ${fmt(r.pairP50)} ms` : "",
-      r.compareP50With && byName[r.compareP50With]?.p50 ? `p50 ${fmt(r.p50 / byName[r.compareP50With].p50)} × ${r.compareP50With}'s` : "",
+      r.compareP50With && byName[r.compareP50With]?.p50
+        ? `p50 ${fmt(r.p50 / byName[r.compareP50With].p50)} × ${r.compareP50With}'s`
+        : "",
       r.note ?? "",
     ];
     return [
@@ -607,7 +802,20 @@ async function main() {
     ];
   });
   for (const b of bulk) {
-    rows.push([`${b.name} (setup)`, fmt(b.rps), fmt(floor ? b.rps / floor.rps : null), "", "", fmt(b.p50), "", "", "", "", b.non2xx, `${b.requests} requests, ${b.connections} connections`]);
+    rows.push([
+      `${b.name} (setup)`,
+      fmt(b.rps),
+      fmt(floor ? b.rps / floor.rps : null),
+      "",
+      "",
+      fmt(b.p50),
+      "",
+      "",
+      "",
+      "",
+      b.non2xx,
+      `${b.requests} requests, ${b.connections} connections`,
+    ]);
   }
   const table = textTable(header, rows);
   const rawRows = RAW_TYPES.map(({ key, label }) => {
@@ -617,7 +825,13 @@ async function main() {
     return [label, fmt(r.perSecond), at("start"), at("end"), fmt(floor ? r.perSecond / floor.rps : null)];
   });
   const rawTable = textTable(["raw in-isolate rate", "per second (mean)", "start", "end", "× floor"], rawRows);
-  const probeTable = probes.length > 0 ? textTable(["sub-step (sequential, in-isolate)", "µs per call"], probes.map((p) => [p.name, fmt(p.usPerCall)])) : "";
+  const probeTable =
+    probes.length > 0
+      ? textTable(
+          ["sub-step (sequential, in-isolate)", "µs per call"],
+          probes.map((p) => [p.name, fmt(p.usPerCall)]),
+        )
+      : "";
   const floorLine = floor
     ? `floor: ${fmt(floor.rps)} req/s, p50 ${fmt(floor.p50)} ms (mean of ${floors.length} ping run(s)${drift === null ? "" : `; end vs start ${drift >= 0 ? "+" : ""}${fmt(drift * 100, 2)}%`})`
     : "floor: not available";
@@ -642,7 +856,12 @@ async function main() {
     totalSeconds: (performance.now() - started) / 1000,
     machine,
     loadAverage: { before: loadBefore, after: loadAfter },
-    options: { ...options, only: options.only ? [...options.only] : null, profile: options.profile ? [...options.profile] : null, rawSignMs: RAW_SIGN_MS },
+    options: {
+      ...options,
+      only: options.only ? [...options.only] : null,
+      profile: options.profile ? [...options.profile] : null,
+      rawSignMs: RAW_SIGN_MS,
+    },
     storage: scratch.storage.startsWith("tmpfs") ? "tmpfs" : "disk",
     bundleBytes,
     mounts: SSH_MOUNTS,

@@ -87,11 +87,14 @@ for (const file of tsFiles(src)) {
       continue;
     }
     if (target === "src/nocode/app.ts" && file.startsWith("src/nocode/")) {
-      problems.push(`${file} imports src/nocode/app.ts (only src/index.ts may; the wing's types live in src/nocode/env.ts)`);
+      problems.push(
+        `${file} imports src/nocode/app.ts (only src/index.ts may; the wing's types live in src/nocode/env.ts)`,
+      );
     }
     const fromWing = wingOf(file);
     const toWing = wingOf(target);
-    if (fromWing && toWing && fromWing !== toWing) problems.push(`the wings never import each other: ${file} → ${target}`);
+    if (fromWing && toWing && fromWing !== toWing)
+      problems.push(`the wings never import each other: ${file} → ${target}`);
     if (inLib && !target.startsWith("src/lib/")) problems.push(`src/lib must stay pure: ${file} → ${target}`);
     const from = nodeOf(file);
     const to = nodeOf(target);

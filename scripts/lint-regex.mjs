@@ -46,7 +46,9 @@ function check(file, sf, node, source, flags) {
   const result = analyse(literal, { assumeRejectingSuffix: true });
   for (const report of result.reports) {
     const kind = report.exponential ? "exponential" : "polynomial";
-    findings.push(`${where}: /${source}/${flags} has ${kind} backtracking (${report.type}: ${report.character?.literal?.source ?? "?"})`);
+    findings.push(
+      `${where}: /${source}/${flags} has ${kind} backtracking (${report.type}: ${report.character?.literal?.source ?? "?"})`,
+    );
   }
 }
 
@@ -86,7 +88,8 @@ for (const dir of dirs) {
     const consts = new Map();
     const collect = (node) => {
       if (ts.isVariableDeclarationList(node) && node.flags & ts.NodeFlags.Const) {
-        for (const d of node.declarations) if (ts.isIdentifier(d.name) && d.initializer) consts.set(d.name.text, d.initializer);
+        for (const d of node.declarations)
+          if (ts.isIdentifier(d.name) && d.initializer) consts.set(d.name.text, d.initializer);
       }
       ts.forEachChild(node, collect);
     };
@@ -97,14 +100,21 @@ for (const dir of dirs) {
         const raw = node.getText(sf);
         const slash = raw.lastIndexOf("/");
         check(file, sf, node, raw.slice(1, slash), raw.slice(slash + 1));
-      } else if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === "RegExp") {
+      } else if (
+        (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+        ts.isIdentifier(node.expression) &&
+        node.expression.text === "RegExp"
+      ) {
         const [pattern, flagsNode] = node.arguments ?? [];
         const source = evaluate(pattern, consts);
         const flags = flagsNode ? evaluate(flagsNode, consts) : "";
         if (source === undefined || flags === undefined) {
           const line = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
           if (/lint-regex: \S/.test(lines[line - 1] ?? "") || /lint-regex: \S/.test(lines[line] ?? "")) exempted++;
-          else findings.push(`${path.relative(root, file)}:${line + 1}: a RegExp built at run time needs a "lint-regex: <why it is safe>" comment above it`);
+          else
+            findings.push(
+              `${path.relative(root, file)}:${line + 1}: a RegExp built at run time needs a "lint-regex: <why it is safe>" comment above it`,
+            );
         } else check(file, sf, node, source, flags);
       }
       ts.forEachChild(node, visit);
@@ -118,4 +128,6 @@ if (findings.length > 0) {
   console.error(`lint:regex: ${findings.length} finding(s) in ${checked} patterns`);
   process.exit(1);
 }
-console.log(`lint:regex: ${checked} patterns checked, none backtracking-prone; ${exempted} run-time patterns exempted with a reason`);
+console.log(
+  `lint:regex: ${checked} patterns checked, none backtracking-prone; ${exempted} run-time patterns exempted with a reason`,
+);

@@ -72,7 +72,12 @@ for (const line of example.split("\n")) {
 }
 for (const [name, value] of existing) lines.push(`${name}=${value}`);
 writeFileSync(devVarsPath, lines.join("\n"), { mode: 0o600 });
-const vars = Object.fromEntries(lines.map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l)).filter(Boolean).map((m) => [m[1], m[2]]));
+const vars = Object.fromEntries(
+  lines
+    .map((l) => /^([A-Z0-9_]+)=(.*)$/.exec(l))
+    .filter(Boolean)
+    .map((m) => [m[1], m[2]]),
+);
 console.log(added > 0 ? `Wrote ${added} new secret(s) to .dev.vars.` : "Using the secrets in .dev.vars.");
 
 // B10: the same check the Worker applies to every request, so a bad .dev.vars stops here
@@ -86,10 +91,14 @@ const bundled = await build({
   write: false,
   logLevel: "silent",
 });
-const config = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`);
+const config = await import(
+  `data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`
+);
 const problem = config.deploymentProblem(vars);
 if (problem !== null) {
-  console.error(`\n${config.misconfiguredMessage(problem)}\nFix it in .dev.vars (delete a line to have a fresh random value generated).`);
+  console.error(
+    `\n${config.misconfiguredMessage(problem)}\nFix it in .dev.vars (delete a line to have a fresh random value generated).`,
+  );
   process.exit(1);
 }
 
@@ -101,9 +110,13 @@ Keyway is starting on http://127.0.0.1:${port}
   Secrets API (Vault SSH):  export VAULT_ADDR=http://127.0.0.1:${port} VAULT_TOKEN=${vars.ROOT_TOKEN}
   No-code API (HCP TF):     Authorization: Bearer ${vars.ADMIN_TOKEN}   (site admin: bootstrap only)
 `);
-const dev = spawnSync(path.join(root, "node_modules", ".bin", "wrangler"), ["dev", "--ip", "127.0.0.1", "--port", port], {
-  cwd: root,
-  env,
-  stdio: "inherit",
-});
+const dev = spawnSync(
+  path.join(root, "node_modules", ".bin", "wrangler"),
+  ["dev", "--ip", "127.0.0.1", "--port", port],
+  {
+    cwd: root,
+    env,
+    stdio: "inherit",
+  },
+);
 process.exit(dev.status ?? 0);

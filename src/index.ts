@@ -7,22 +7,22 @@
 import { Hono } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv } from "./app-env";
-import { logAccess } from "./lib/access-log";
 import { guardEnv } from "./db/d1-guard";
+import { logAccess } from "./lib/access-log";
 import { cachedDeploymentProblem, misconfiguredMessage } from "./lib/deployment-config";
 import { attachRequestRecord, incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "./lib/http/request-id";
-import { stampRequestId } from "./nocode/queue/request-id";
-import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
 import { discoveryApp } from "./nocode/discovery";
+import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { planPageApp } from "./nocode/plan-page/routes";
+import { stampRequestId } from "./nocode/queue/request-id";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
 import { handleQueue } from "./queue";
 import { requestId } from "./request-id-middleware";
 import { isSecretsUrl, serveSecrets } from "./ssh/dispatcher";
-import { scheduledTidy } from "./ssh/revocation/routes";
 import { vaultMisconfigured } from "./ssh/errors";
+import { scheduledTidy } from "./ssh/revocation/routes";
 
 export { OtpStore } from "./ssh/otp/otp-store";
 
@@ -48,7 +48,9 @@ app.route("/", discoveryApp); // B12: /.well-known/terraform.json
 // Root not-found, in JSON:API's format: /v1 never reaches this app (see fetch below),
 // so this serves /api/v2 paths that matched no route, and the rest.
 app.notFound((c) =>
-  c.body(JSON.stringify({ errors: [{ status: "404", title: "not found" }] }), 404, { "Content-Type": JSONAPI_MEDIA_TYPE }),
+  c.body(JSON.stringify({ errors: [{ status: "404", title: "not found" }] }), 404, {
+    "Content-Type": JSONAPI_MEDIA_TYPE,
+  }),
 );
 
 /**
@@ -60,7 +62,8 @@ function misconfigured(request: Request, problem: string, id: string): Response 
   let response: Response;
   if (isSecretsUrl(request.url)) response = vaultMisconfigured(message);
   else if (new URL(request.url).pathname.startsWith("/api/")) response = nocodeMisconfigured(message);
-  else response = new Response(`${message}\n`, { status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" } });
+  else
+    response = new Response(`${message}\n`, { status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" } });
   response.headers.set(REQUEST_ID_HEADER, id);
   return response;
 }
@@ -89,7 +92,13 @@ export async function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionC
     status = response.status;
     return response;
   } finally {
-    logAccess({ method: request.method, route: record.route, status, duration_ms: Date.now() - started, request_id: record.id });
+    logAccess({
+      method: request.method,
+      route: record.route,
+      status,
+      duration_ms: Date.now() - started,
+      request_id: record.id,
+    });
   }
 }
 

@@ -46,7 +46,11 @@ async function moduleIndex(bundlePath) {
   const marks = [];
   lines.forEach((line, i) => {
     const m = /^\/\/ ((?:src|node_modules|bench)\/\S+)$/.exec(line);
-    if (m) marks.push({ line: i, module: m[1].replace(/^node_modules\/(?:\.pnpm\/)?((?:@[^/]+\/)?[^/]+).*$/, "node_modules/$1") });
+    if (m)
+      marks.push({
+        line: i,
+        module: m[1].replace(/^node_modules\/(?:\.pnpm\/)?((?:@[^/]+\/)?[^/]+).*$/, "node_modules/$1"),
+      });
   });
   return (line) => {
     let lo = 0;
@@ -80,7 +84,11 @@ export async function summariseProfile(profile, bundlePath, outPath) {
     const frame = byId.get(id)?.callFrame;
     if (!frame) continue;
     const inBundle = frame.url && bundlePath.endsWith(frame.url.replace(/^.*\//, ""));
-    const module = inBundle ? moduleOf(frame.lineNumber) : frame.url ? frame.url.replace(/^.*\//, "") : `(${frame.functionName || "native"})`;
+    const module = inBundle
+      ? moduleOf(frame.lineNumber)
+      : frame.url
+        ? frame.url.replace(/^.*\//, "")
+        : `(${frame.functionName || "native"})`;
     const fn = `${frame.functionName || "(anonymous)"} ${module}${inBundle ? `:${frame.lineNumber + 1}` : ""}`;
     modules.set(module, (modules.get(module) ?? 0) + us);
     functions.set(fn, (functions.get(fn) ?? 0) + us);

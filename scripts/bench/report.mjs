@@ -24,7 +24,9 @@ export function machineInfo() {
   } catch {
     // not Linux: os.cpus() is the best we have
   }
-  const workerd = spawnSync(path.join(projectRoot, "node_modules", ".bin", "workerd"), ["--version"], { encoding: "utf8" });
+  const workerd = spawnSync(path.join(projectRoot, "node_modules", ".bin", "workerd"), ["--version"], {
+    encoding: "utf8",
+  });
   const nproc = spawnSync("nproc", [], { encoding: "utf8" });
   return {
     nproc: nproc.status === 0 ? Number(nproc.stdout.trim()) : os.availableParallelism(),
@@ -109,7 +111,10 @@ export async function writePerformanceDoc(markdown) {
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
   const block = `${BEGIN}\n${markdown.trim()}\n${END}`;
-  const next = start !== -1 && end > start ? current.slice(0, start) + block + current.slice(end + END.length) : `${current.trimEnd()}\n\n${block}\n`;
+  const next =
+    start !== -1 && end > start
+      ? current.slice(0, start) + block + current.slice(end + END.length)
+      : `${current.trimEnd()}\n\n${block}\n`;
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, next);
   return file;

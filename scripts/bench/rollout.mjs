@@ -61,19 +61,31 @@ export async function rolloutScale({ origin, api, probe, log }) {
     bearer: api.admin,
     body: { data: { type: "users", attributes: { username: "fleet-owner", email: "fleet-owner@example.test" } } },
   });
-  const tokenRes = await api.expectOk("create a user token", "POST", `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`, {
-    bearer: api.admin,
-    body: { data: { type: "authentication-tokens" } },
-  });
+  const tokenRes = await api.expectOk(
+    "create a user token",
+    "POST",
+    `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`,
+    {
+      bearer: api.admin,
+      body: { data: { type: "authentication-tokens" } },
+    },
+  );
   const token = tokenRes.json?.data?.attributes?.token;
   await api.expectOk("add the user to owners", "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, {
     bearer: api.admin,
     body: { data: [{ type: "users", id: "fleet-owner" }] },
   });
-  const moduleRes = await api.expectOk("create the registry module", "POST", `/api/v2/organizations/${org}/registry-modules`, {
-    bearer: token,
-    body: { data: { type: "registry-modules", attributes: { name: "fleet", provider: "null", "registry-name": "private" } } },
-  });
+  const moduleRes = await api.expectOk(
+    "create the registry module",
+    "POST",
+    `/api/v2/organizations/${org}/registry-modules`,
+    {
+      bearer: token,
+      body: {
+        data: { type: "registry-modules", attributes: { name: "fleet", provider: "null", "registry-name": "private" } },
+      },
+    },
+  );
   const registryModuleId = moduleRes.json?.data?.id;
   const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/fleet/null`;
   const publish = async (version) => {
@@ -81,13 +93,19 @@ export async function rolloutScale({ origin, api, probe, log }) {
       bearer: token,
       body: { data: { type: "registry-module-versions", attributes: { version } } },
     });
-    await api.expectOk("upload the tarball", "PUT", new URL(v.json.data.links.upload).pathname, { raw: FLEET_MODULE, contentType: "application/gzip" });
+    await api.expectOk("upload the tarball", "PUT", new URL(v.json.data.links.upload).pathname, {
+      raw: FLEET_MODULE,
+      contentType: "application/gzip",
+    });
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const r = await api.expectOk("read the version", "GET", `${base}/version?module_version=${version}`, { bearer: token });
+      const r = await api.expectOk("read the version", "GET", `${base}/version?module_version=${version}`, {
+        bearer: token,
+      });
       const status = r.json?.data?.attributes?.status;
       if (status === "ok") return;
-      if (status !== "pending" && status !== "reg_ingressing") throw new Error(`module version ${version} is ${status}`);
+      if (status !== "pending" && status !== "reg_ingressing")
+        throw new Error(`module version ${version} is ${status}`);
       if (Date.now() > deadline) throw new Error(`module version ${version} still ${status} after 60 s`);
       await sleep(250);
     }
@@ -125,19 +143,31 @@ export async function rolloutScale({ origin, api, probe, log }) {
   const workspaceIds = [template];
   for (let n = 0; n < copies; n += CLONES_PER_CALL) {
     const count = Math.min(CLONES_PER_CALL, copies - n);
-    const out = await probe("/clone-workspaces", { templateWorkspaceId: template, count, namePrefix: `fleet-${n}-`, perBatch: 50, history: true });
+    const out = await probe("/clone-workspaces", {
+      templateWorkspaceId: template,
+      count,
+      namePrefix: `fleet-${n}-`,
+      perBatch: 50,
+      history: true,
+    });
     workspaceIds.push(...out.workspaceIds);
   }
   const seedS = (performance.now() - tSeed) / 1000;
-  log(`  rollout: ${workspaceIds.length} workspaces of module fleet (1 by E4, ${copies} copies by the probe worker in ${seedS.toFixed(1)} s) (${since()})`);
+  log(
+    `  rollout: ${workspaceIds.length} workspaces of module fleet (1 by E4, ${copies} copies by the probe worker in ${seedS.toFixed(1)} s) (${since()})`,
+  );
 
   // ---- 3. 1.1.0 with the same files, pin moved by E2.
   await publish("1.1.0");
-  await api.expectOk("E2 move the pin", "PATCH", `/api/v2/no-code-modules/${moduleId}`, { bearer: token, body: moduleDoc({ "version-pin": "1.1.0" }) });
+  await api.expectOk("E2 move the pin", "PATCH", `/api/v2/no-code-modules/${moduleId}`, {
+    bearer: token,
+    body: moduleDoc({ "version-pin": "1.1.0" }),
+  });
 
   // ---- 4. E7 alone: E5 (untimed) on the sample, then their E7s.
   const sample = workspaceIds.slice(0, E7_SAMPLE);
-  const upgradePath = (ws, run) => `/api/v2/no-code-modules/${moduleId}/workspaces/${ws}/upgrade${run ? `/${run}` : ""}`;
+  const upgradePath = (ws, run) =>
+    `/api/v2/no-code-modules/${moduleId}/workspaces/${ws}/upgrade${run ? `/${run}` : ""}`;
   const planned = [];
   const tE5 = performance.now();
   for (const ws of sample) {
@@ -170,8 +200,12 @@ export async function rolloutScale({ origin, api, probe, log }) {
   };
   const e7Seq = await e7Run(planned.slice(0, E7_SEQUENTIAL), 1);
   const e7Par = await e7Run(planned.slice(E7_SEQUENTIAL), E7_CONNECTIONS);
-  for (const [what, r] of [["one at a time", e7Seq], [`${E7_CONNECTIONS} connections`, e7Par]]) {
-    if (r.non2xx + r.errors + r.timeouts > 0) throw new Error(`E7 (${what}): ${r.non2xx} non-2xx (first ${r.firstBad}), ${r.errors} errors`);
+  for (const [what, r] of [
+    ["one at a time", e7Seq],
+    [`${E7_CONNECTIONS} connections`, e7Par],
+  ]) {
+    if (r.non2xx + r.errors + r.timeouts > 0)
+      throw new Error(`E7 (${what}): ${r.non2xx} non-2xx (first ${r.firstBad}), ${r.errors} errors`);
   }
   log(
     `  E7 alone: ${fmt(e7Seq.rps)} req/s one at a time (p50 ${fmt(e7Seq.p50)} ms, ${e7Seq.requests} runs), ` +
@@ -179,21 +213,37 @@ export async function rolloutScale({ origin, api, probe, log }) {
       `E5 one at a time ${fmt(E7_SAMPLE / e5S)} req/s (${since()})`,
   );
   const tApplies = performance.now();
-  await waitForRuns(api, token, planned.map((p) => p.runId), ["applied"], 300);
+  await waitForRuns(
+    api,
+    token,
+    planned.map((p) => p.runId),
+    ["applied"],
+    300,
+  );
   const sampleApplyS = (performance.now() - tApplies) / 1000;
   log(`  the sample's ${E7_SAMPLE} applies finished ${sampleApplyS.toFixed(1)} s after the last E7 (${since()})`);
 
   // ---- 5. The rollout.
   const tRollout = performance.now();
-  const created = await api.expectOk("create the rollout", "POST", `/api/v2/no-code-modules/${moduleId}/upgrade-rollouts`, {
-    bearer: token,
-    body: { data: { type: "upgrade-rollouts", attributes: { "batch-size": BATCH_SIZE, "auto-confirm": "no-changes" } } },
-  });
+  const created = await api.expectOk(
+    "create the rollout",
+    "POST",
+    `/api/v2/no-code-modules/${moduleId}/upgrade-rollouts`,
+    {
+      bearer: token,
+      body: {
+        data: { type: "upgrade-rollouts", attributes: { "batch-size": BATCH_SIZE, "auto-confirm": "no-changes" } },
+      },
+    },
+  );
   const createS = (performance.now() - tRollout) / 1000;
   const rolloutId = created.json.data.id;
   const itemCount = created.json.data.attributes.items.length;
-  if (itemCount !== ROLLOUT_WORKSPACES) throw new Error(`the rollout holds ${itemCount} workspaces, expected ${ROLLOUT_WORKSPACES}`);
-  log(`  rollout ${rolloutId}: ${itemCount} workspaces in ${created.json.data.attributes["batch-count"]} batches of ${BATCH_SIZE}, created in ${createS.toFixed(2)} s`);
+  if (itemCount !== ROLLOUT_WORKSPACES)
+    throw new Error(`the rollout holds ${itemCount} workspaces, expected ${ROLLOUT_WORKSPACES}`);
+  log(
+    `  rollout ${rolloutId}: ${itemCount} workspaces in ${created.json.data.attributes["batch-count"]} batches of ${BATCH_SIZE}, created in ${createS.toFixed(2)} s`,
+  );
 
   let last = null;
   let lastChange = performance.now();
@@ -212,14 +262,23 @@ export async function rolloutScale({ origin, api, probe, log }) {
     }
     if (s - lastLog >= 10 || ["completed", "failed", "canceled"].includes(a.status)) {
       lastLog = s;
-      log(`    ${s.toFixed(0)} s: ${a.status}, batch ${a["current-batch"]}/${a["batch-count"]}, items ${fmtCounts(counts)}`);
+      log(
+        `    ${s.toFixed(0)} s: ${a.status}, batch ${a["current-batch"]}/${a["batch-count"]}, items ${fmtCounts(counts)}`,
+      );
     }
     if (["completed", "failed", "canceled"].includes(a.status)) {
       final = { status: a.status, reason: a.reason, seconds: s, counts, items: a.items };
       break;
     }
     if (s > ROLLOUT_DEADLINE_S || (performance.now() - lastChange) / 1000 > STALL_S) {
-      final = { status: a.status, reason: `did not end: ${s > ROLLOUT_DEADLINE_S ? "deadline" : `nothing moved for ${STALL_S} s`}`, seconds: s, counts, items: a.items, stalled: true };
+      final = {
+        status: a.status,
+        reason: `did not end: ${s > ROLLOUT_DEADLINE_S ? "deadline" : `nothing moved for ${STALL_S} s`}`,
+        seconds: s,
+        counts,
+        items: a.items,
+        stalled: true,
+      };
       break;
     }
   }
@@ -230,7 +289,9 @@ export async function rolloutScale({ origin, api, probe, log }) {
   const versions = [];
   for (const item of spot) {
     const w = await api.expectOk("read a workspace", "GET", `/api/v2/workspaces/${item.workspace}`, { bearer: token });
-    versions.push(w.json?.data?.attributes?.["no-code-version"] ?? w.json?.data?.attributes?.["source-module-id"] ?? "?");
+    versions.push(
+      w.json?.data?.attributes?.["no-code-version"] ?? w.json?.data?.attributes?.["source-module-id"] ?? "?",
+    );
   }
   const perSecond = applied / final.seconds;
   const result = {
@@ -245,7 +306,13 @@ export async function rolloutScale({ origin, api, probe, log }) {
     perSecond,
     createSeconds: createS,
     seedSeconds: seedS,
-    e7: { sequentialRps: e7Seq.rps, sequentialP50: e7Seq.p50, parallelRps: e7Par.rps, parallelP50: e7Par.p50, connections: E7_CONNECTIONS },
+    e7: {
+      sequentialRps: e7Seq.rps,
+      sequentialP50: e7Seq.p50,
+      parallelRps: e7Par.rps,
+      parallelP50: e7Par.p50,
+      connections: E7_CONNECTIONS,
+    },
     e5SequentialRps: E7_SAMPLE / e5S,
     sampleApplySeconds: sampleApplyS,
     xE7Sequential: perSecond / e7Seq.rps,
@@ -260,7 +327,9 @@ export async function rolloutScale({ origin, api, probe, log }) {
   );
   if (notApplied.length > 0) log(`  not applied (first ${notApplied.length}): ${JSON.stringify(notApplied)}`);
   const met = final.status === "completed" && applied === ROLLOUT_WORKSPACES;
-  console.log(`target rollout-1000: ${met ? "met" : "missed"} — ${applied}/${ROLLOUT_WORKSPACES} applied, rollout ${final.status}, ${fmt(perSecond)} workspaces/s`);
+  console.log(
+    `target rollout-1000: ${met ? "met" : "missed"} — ${applied}/${ROLLOUT_WORKSPACES} applied, rollout ${final.status}, ${fmt(perSecond)} workspaces/s`,
+  );
   return result;
 }
 
@@ -273,7 +342,8 @@ async function waitForRuns(api, token, runIds, statuses, timeoutS) {
     for (const id of left) {
       const r = await api.expectOk("read a run", "GET", `/api/v2/runs/${id}`, { bearer: token });
       const status = r.json?.data?.attributes?.status;
-      if (status === "errored" || status === "discarded" || status === "canceled") throw new Error(`run ${id} is ${status}`);
+      if (status === "errored" || status === "discarded" || status === "canceled")
+        throw new Error(`run ${id} is ${status}`);
       if (!statuses.includes(status)) next.push(id);
     }
     left = next;

@@ -50,7 +50,13 @@ export function medianTargets(reports) {
     // A run where the benchmark was not available counts as missing, not as a figure.
     const ratios = of.map((t) => t.ratio);
     const available = ratios.filter((x) => x !== null && x !== undefined).length;
-    const line = targetLine({ name, kind, floor: bound, ratio: available === reports.length ? median(ratios) : null, means });
+    const line = targetLine({
+      name,
+      kind,
+      floor: bound,
+      ratio: available === reports.length ? median(ratios) : null,
+      means,
+    });
     return { ...line, runs: ratios };
   });
 }
@@ -90,7 +96,10 @@ export async function repeatRuns(options, argv, log) {
       `${of.length} of ${reports.length} runs`,
     ];
   });
-  const table = textTable(["benchmark", "req/s", "× floor", "× floor per run", "× raw", "p50 ms", "p99 ms", "non-2xx", "note"], rows);
+  const table = textTable(
+    ["benchmark", "req/s", "× floor", "× floor per run", "× raw", "p50 ms", "p99 ms", "non-2xx", "note"],
+    rows,
+  );
   const targets = medianTargets(reports);
   const loads = reports.map(
     (r, i) =>

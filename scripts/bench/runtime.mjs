@@ -95,7 +95,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
       binding in (workerOptions.durableObjects ?? {}) ||
       binding in (workerOptions.queueProducers ?? {}) ||
       binding in (workerOptions.r2Buckets ?? {});
-    if (!declared) throw new Error(`wrangler.jsonc no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
+    if (!declared)
+      throw new Error(`wrangler.jsonc no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
   }
   // The bundle's files as explicit modules (the script first): Miniflare 5's converter of
   // v4 options does not take module rules.
@@ -128,7 +129,8 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   const keepLine = (line) => {
     // Access lines (one per request) and the queue consumer's "handled" lines are expected,
     // not worth reporting.
-    if (line.trim() === "" || line.includes('"message":"access"') || line.includes('"message":"queue message handled"')) return;
+    if (line.trim() === "" || line.includes('"message":"access"') || line.includes('"message":"queue message handled"'))
+      return;
     runtimeLines++;
     if (runtimeLog.length < 200) runtimeLog.push(line);
   };
@@ -152,29 +154,31 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     bindings: { KEYWAY_HASH_KEY: vars.KEYWAY_HASH_KEY },
   };
   // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
-  const mf = new Miniflare(convertV4MiniflareOptions({
-    handleRuntimeStdio: (stdout, stderr) => {
-      keep(stdout);
-      keep(stderr);
-    },
-    // Miniflare 5 hands workerd's output (console.* lines included) to this instead.
-    handleStructuredLogs: (log) => keepLine(log.message),
-    host: "127.0.0.1",
-    port: 0,
-    logRequests: false,
-    // Only for --profile: V8's inspector on a loopback port.
-    ...(inspector ? { inspectorPort: 0 } : {}),
-    // Storage as `wrangler dev` keeps it (SQLite files), in the throwaway directory
-    // `persistDir` (tmpfs unless --disk, see scratchDir): D1 in <persistDir>/d1, the
-    // OtpStore's SQLite in <persistDir>/do, R2 in <persistDir>/r2. Miniflare 5 takes one
-    // root for every resource, `resourcePersistencePath`; its converter drops Miniflare 4's
-    // per-plugin options (`defaultPersistRoot`, `d1Persist`, `durableObjectsPersist`,
-    // `r2Persist`) without a word, and without a root every resource goes to
-    // /tmp/miniflare-<hash>, on this machine's disk, where each D1 query and each Durable
-    // Object commit waits for an fsync (checked after start, see below).
-    resourcePersistencePath: persistDir,
-    workers: [keyway, signRate, probe],
-  }));
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      handleRuntimeStdio: (stdout, stderr) => {
+        keep(stdout);
+        keep(stderr);
+      },
+      // Miniflare 5 hands workerd's output (console.* lines included) to this instead.
+      handleStructuredLogs: (log) => keepLine(log.message),
+      host: "127.0.0.1",
+      port: 0,
+      logRequests: false,
+      // Only for --profile: V8's inspector on a loopback port.
+      ...(inspector ? { inspectorPort: 0 } : {}),
+      // Storage as `wrangler dev` keeps it (SQLite files), in the throwaway directory
+      // `persistDir` (tmpfs unless --disk, see scratchDir): D1 in <persistDir>/d1, the
+      // OtpStore's SQLite in <persistDir>/do, R2 in <persistDir>/r2. Miniflare 5 takes one
+      // root for every resource, `resourcePersistencePath`; its converter drops Miniflare 4's
+      // per-plugin options (`defaultPersistRoot`, `d1Persist`, `durableObjectsPersist`,
+      // `r2Persist`) without a word, and without a root every resource goes to
+      // /tmp/miniflare-<hash>, on this machine's disk, where each D1 query and each Durable
+      // Object commit waits for an fsync (checked after start, see below).
+      resourcePersistencePath: persistDir,
+      workers: [keyway, signRate, probe],
+    }),
+  );
   const url = await mf.ready;
   await expectStorageIn(mf, persistDir);
   const inspectorUrl = inspector ? String(await mf.getInspectorURL()) : null;
@@ -193,7 +197,9 @@ async function expectStorageIn(mf, persistDir) {
   const d1Files = await readdir(path.join(persistDir, "d1"), { recursive: true }).catch(() => []);
   if (!d1Files.some((f) => f.endsWith(".sqlite"))) {
     await mf.dispose();
-    throw new Error(`local D1 is not stored under ${persistDir}: Miniflare ignored resourcePersistencePath (scripts/bench/runtime.mjs)`);
+    throw new Error(
+      `local D1 is not stored under ${persistDir}: Miniflare ignored resourcePersistencePath (scripts/bench/runtime.mjs)`,
+    );
   }
 }
 
@@ -222,7 +228,11 @@ export async function applyMigrations(mf) {
 export async function scratchDir({ onDisk = false } = {}) {
   const dir = await mkdtemp(path.join(tmpdir(), "keyway-bench-"));
   const shm = "/dev/shm";
-  const useShm = !onDisk && (await stat(shm).then((s) => s.isDirectory()).catch(() => false));
+  const useShm =
+    !onDisk &&
+    (await stat(shm)
+      .then((s) => s.isDirectory())
+      .catch(() => false));
   const stateDir = useShm ? await mkdtemp(path.join(shm, "keyway-bench-state-")) : path.join(dir, "state");
   return {
     dir,

@@ -2,13 +2,22 @@
 // the public API, and the autocannon requests that exercise it. A setup that fails marks its
 // benchmark "not available" with the reason; it never stops the run.
 import { readFileSync } from "node:fs";
-import { performance } from "node:perf_hooks";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import { projectRoot } from "./runtime.mjs";
 import { moduleTarball, nullResourceModuleMainTf } from "./tarball.mjs";
 
 /** SSH mounts (S1): one per benchmark family, so no benchmark sees another's state. */
-export const SSH_MOUNTS = ["ssh", "bench-ed", "bench-rsa", "bench-otp", "bench-otp-big", "lookup-small", "lookup-big", "bench-krl"];
+export const SSH_MOUNTS = [
+  "ssh",
+  "bench-ed",
+  "bench-rsa",
+  "bench-otp",
+  "bench-otp-big",
+  "lookup-small",
+  "lookup-big",
+  "bench-krl",
+];
 
 /** Roles in the two lookup mounts. */
 export const LOOKUP_SMALL_ROLES = 10;
@@ -123,7 +132,10 @@ export function scenarios({ api, state }) {
         token: api.root,
         body: { private_key: KEYS[key].privateKey, public_key: KEYS[key].publicKey, generate_signing_key: false },
       });
-      await api.expectOk("create the CA role", "POST", `/v1/${mount}/roles/signer`, { token: api.root, body: SIGNER_ROLE });
+      await api.expectOk("create the CA role", "POST", `/v1/${mount}/roles/signer`, {
+        token: api.root,
+        body: SIGNER_ROLE,
+      });
     });
   const edCa = caMount("bench-ed", "ed25519");
   const rsaCa = caMount("bench-rsa", "rsa4096");
@@ -138,7 +150,9 @@ export function scenarios({ api, state }) {
     if (!res.json?.data?.signed_key?.startsWith("ssh-ed25519-cert-v01@openssh.com ")) {
       throw new Unavailable(`sign answered ${res.status} without a certificate: ${res.text.slice(0, 160)}`);
     }
-    return { requests: [{ method: "POST", path: `/v1/${mount}/sign/${role}`, headers: vaultJson(token), body: signBody }] };
+    return {
+      requests: [{ method: "POST", path: `/v1/${mount}/sign/${role}`, headers: vaultJson(token), body: signBody }],
+    };
   }
 
   // S22: the same signer with store_certificates, on the Ed25519 mount (one D1 write per sign).
@@ -153,11 +167,16 @@ export function scenarios({ api, state }) {
   async function storingSignSetup() {
     await storingRole();
     const token = await opsToken();
-    const res = await api.expectOk("sign once (stored)", "POST", "/v1/bench-ed/sign/storing", { token, body: JSON.parse(signBody) });
+    const res = await api.expectOk("sign once (stored)", "POST", "/v1/bench-ed/sign/storing", {
+      token,
+      body: JSON.parse(signBody),
+    });
     const serial = res.json?.data?.serial_number;
     if (!serial) throw new Unavailable(`sign answered ${res.status} without a serial`);
     await api.expectOk("read the recorded certificate", "GET", `/v1/bench-ed/cert/${serial}`, { token: api.root });
-    return { requests: [{ method: "POST", path: "/v1/bench-ed/sign/storing", headers: vaultJson(token), body: signBody }] };
+    return {
+      requests: [{ method: "POST", path: "/v1/bench-ed/sign/storing", headers: vaultJson(token), body: signBody }],
+    };
   }
 
   // S23: a KRL with 200 revoked serials and 50 key ids (about 2 KB), read without a token.
@@ -180,7 +199,8 @@ export function scenarios({ api, state }) {
       token: api.root,
       body: { key_type: "ed25519" },
     });
-    if (!res.json?.data?.issuer_id) throw new Unavailable(`issuers/import answered without issuer_id: ${res.text.slice(0, 160)}`);
+    if (!res.json?.data?.issuer_id)
+      throw new Unavailable(`issuers/import answered without issuer_id: ${res.text.slice(0, 160)}`);
     await api.expectOk("create the named-issuer role", "POST", "/v1/bench-ed/roles/signer-next", {
       token: api.root,
       body: { ...SIGNER_ROLE, issuer_ref: "bench-next" },
@@ -202,7 +222,9 @@ export function scenarios({ api, state }) {
         await new Promise((r) => setTimeout(r, 3000));
         const t0 = performance.now();
         await Promise.all(
-          Array.from({ length: burst }, () => api.expectOk("issue (burst)", "POST", "/v1/bench-ed/issue/signer", { token, body })),
+          Array.from({ length: burst }, () =>
+            api.expectOk("issue (burst)", "POST", "/v1/bench-ed/issue/signer", { token, body }),
+          ),
         );
         times.push(performance.now() - t0);
       }
@@ -220,7 +242,9 @@ export function scenarios({ api, state }) {
       // its key inline.
       afterSlice: burst > 0 ? () => state.idle(0.6) : undefined,
       beforeSlice: burst > 0 ? () => Promise.all(Array.from({ length: burst }, issueOnce)) : undefined,
-      requests: [{ method: "POST", path: "/v1/bench-ed/issue/signer", headers: vaultJson(token), body: JSON.stringify(body) }],
+      requests: [
+        { method: "POST", path: "/v1/bench-ed/issue/signer", headers: vaultJson(token), body: JSON.stringify(body) },
+      ],
     };
   }
 
@@ -278,7 +302,13 @@ export function scenarios({ api, state }) {
     }
   };
   const credsRequests = (token) => [
-    { method: "POST", path: "/v1/bench-otp/creds/otp", headers: vaultJson(token), body: credsBody, onResponse: collectOtp },
+    {
+      method: "POST",
+      path: "/v1/bench-otp/creds/otp",
+      headers: vaultJson(token),
+      body: credsBody,
+      onResponse: collectOtp,
+    },
   ];
 
   // Lookup: role r0 is 10.0.0.0/8 in both mounts; r<i> (i ≥ 1) is 10.<i/256>.<i%256>.0/24.
@@ -303,7 +333,10 @@ export function scenarios({ api, state }) {
   async function lookupSetup(mount, count) {
     if (count <= LOOKUP_SMALL_ROLES) {
       for (let i = 0; i < count; i++) {
-        await api.expectOk(`create role r${i}`, "POST", `/v1/${mount}/roles/r${i}`, { token: api.root, body: lookupRole(i) });
+        await api.expectOk(`create role r${i}`, "POST", `/v1/${mount}/roles/r${i}`, {
+          token: api.root,
+          body: lookupRole(i),
+        });
       }
     } else {
       // Through the HTTP API, 16 at a time, for up to the bulk budget (the rate is reported
@@ -327,7 +360,9 @@ export function scenarios({ api, state }) {
         ],
       });
       if (loaded.non2xx > 0 || loaded.errors > 0) {
-        throw new Unavailable(`bulk role create: ${loaded.non2xx} non-2xx answers (first ${loaded.firstBad}), ${loaded.errors} errors`);
+        throw new Unavailable(
+          `bulk role create: ${loaded.non2xx} non-2xx answers (first ${loaded.firstBad}), ${loaded.errors} errors`,
+        );
       }
       const t0 = Date.now();
       state.lookupFill = await fillRoles(mount, count);
@@ -377,10 +412,15 @@ export function scenarios({ api, state }) {
       bearer: api.admin,
       body: { data: { type: "users", attributes: { username: "bench-user", email: "bench-user@example.test" } } },
     });
-    const tokenRes = await api.expectOk("create a user token", "POST", `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`, {
-      bearer: api.admin,
-      body: { data: { type: "authentication-tokens" } },
-    });
+    const tokenRes = await api.expectOk(
+      "create a user token",
+      "POST",
+      `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`,
+      {
+        bearer: api.admin,
+        body: { data: { type: "authentication-tokens" } },
+      },
+    );
     const token = tokenRes.json?.data?.attributes?.token;
     if (!token) throw new Unavailable("user token answer lacks data.attributes.token");
     return token;
@@ -401,18 +441,38 @@ export function scenarios({ api, state }) {
     });
     const teamRes = await api.expectOk("create the bench-devs team", "POST", `/api/v2/organizations/${org}/teams`, {
       bearer: api.admin,
-      body: { data: { type: "teams", attributes: { name: "bench-devs", "organization-access": { "manage-workspaces": true } } } },
+      body: {
+        data: {
+          type: "teams",
+          attributes: { name: "bench-devs", "organization-access": { "manage-workspaces": true } },
+        },
+      },
     });
-    const teamTokenRes = await api.expectOk("create the team token", "POST", `/api/v2/teams/${teamRes.json?.data?.id}/authentication-token`, {
-      bearer: api.admin,
-      body: { data: { type: "authentication-tokens" } },
-    });
+    const teamTokenRes = await api.expectOk(
+      "create the team token",
+      "POST",
+      `/api/v2/teams/${teamRes.json?.data?.id}/authentication-token`,
+      {
+        bearer: api.admin,
+        body: { data: { type: "authentication-tokens" } },
+      },
+    );
     const teamToken = teamTokenRes.json?.data?.attributes?.token;
     if (!teamToken) throw new Unavailable("team token answer lacks data.attributes.token");
-    const moduleRes = await api.expectOk("create a registry module", "POST", `/api/v2/organizations/${org}/registry-modules`, {
-      bearer: token,
-      body: { data: { type: "registry-modules", attributes: { name: "bench", provider: "null", "registry-name": "private" } } },
-    });
+    const moduleRes = await api.expectOk(
+      "create a registry module",
+      "POST",
+      `/api/v2/organizations/${org}/registry-modules`,
+      {
+        bearer: token,
+        body: {
+          data: {
+            type: "registry-modules",
+            attributes: { name: "bench", provider: "null", "registry-name": "private" },
+          },
+        },
+      },
+    );
     const moduleId = moduleRes.json?.data?.id;
     const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/bench/null`;
     const versionRes = await api.expectOk("create version 1.0.0", "POST", `${base}/versions`, {
@@ -421,10 +481,15 @@ export function scenarios({ api, state }) {
     });
     const upload = versionRes.json?.data?.links?.upload;
     if (!upload) throw new Unavailable("version answer lacks links.upload");
-    await api.expectOk("upload the tarball", "PUT", new URL(upload).pathname, { raw: BENCH_MODULE, contentType: "application/gzip" });
+    await api.expectOk("upload the tarball", "PUT", new URL(upload).pathname, {
+      raw: BENCH_MODULE,
+      contentType: "application/gzip",
+    });
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const v = await api.expectOk("read the version", "GET", `${base}/version?module_version=1.0.0`, { bearer: token });
+      const v = await api.expectOk("read the version", "GET", `${base}/version?module_version=1.0.0`, {
+        bearer: token,
+      });
       const status = v.json?.data?.attributes?.status;
       if (status === "ok") break;
       if (status !== "pending" && status !== "reg_ingressing") {
@@ -470,7 +535,11 @@ export function scenarios({ api, state }) {
     if (check.status !== 200 || check.json?.data?.attributes?.name !== last) {
       throw new Unavailable(`seeded workspace ${last} reads as ${check.status} ${check.text.slice(0, 160)}`);
     }
-    return { ...nc, workspaces: count, seedNote: `${count} workspaces: 1 by E4, ${count - 1} copies by the probe worker in ${seconds.toFixed(1)} s` };
+    return {
+      ...nc,
+      workspaces: count,
+      seedNote: `${count} workspaces: 1 by E4, ${count - 1} copies by the probe worker in ${seconds.toFixed(1)} s`,
+    };
   }
   const noCode = once(() => noCodeOrgWithWorkspaces("bench-org", SMALL_ORG_WORKSPACES));
   const noCodeBig = once(() => noCodeOrgWithWorkspaces("bench-org-big", BIG_ORG_WORKSPACES));
@@ -516,7 +585,9 @@ export function scenarios({ api, state }) {
     return {
       note:
         `${pool.length + 1} OTPs: ${before} from the creds run, ${pool.length + 1 - before} minted by the probe worker` +
-        (outstanding > 0 ? `, with ${outstanding} more left outstanding (${seconds.toFixed(1)} s)` : ` (${seconds.toFixed(1)} s)`),
+        (outstanding > 0
+          ? `, with ${outstanding} more left outstanding (${seconds.toFixed(1)} s)`
+          : ` (${seconds.toFixed(1)} s)`),
       pool,
       requests: [
         {
@@ -534,7 +605,9 @@ export function scenarios({ api, state }) {
     await api.expectOk("E3 once", "GET", `/api/v2/no-code-modules/${nc.id}`, { bearer: nc.token });
     return {
       note: nc.seedNote,
-      requests: [{ method: "GET", path: `/api/v2/no-code-modules/${nc.id}`, headers: { Authorization: `Bearer ${nc.token}` } }],
+      requests: [
+        { method: "GET", path: `/api/v2/no-code-modules/${nc.id}`, headers: { Authorization: `Bearer ${nc.token}` } },
+      ],
     };
   }
 
@@ -605,7 +678,12 @@ export function scenarios({ api, state }) {
         return { requests: [{ method: "GET", path: "/v1/bench-krl/krl" }] };
       },
     },
-    { name: "issue-ed25519", title: "POST issue ed25519 (Ed25519 CA)", raw: "ed25519", setup: () => issueSetup({ key_type: "ed25519" }) },
+    {
+      name: "issue-ed25519",
+      title: "POST issue ed25519 (Ed25519 CA)",
+      raw: "ed25519",
+      setup: () => issueSetup({ key_type: "ed25519" }),
+    },
     {
       name: "issue-rsa2048",
       title: "POST issue rsa 2048 (Ed25519 CA)",
@@ -622,7 +700,10 @@ export function scenarios({ api, state }) {
       setup: async () => {
         await otpRole("bench-otp");
         const token = await opsToken();
-        const res = await api.expectOk("creds once", "POST", "/v1/bench-otp/creds/otp", { token, body: { ip: "10.1.2.3" } });
+        const res = await api.expectOk("creds once", "POST", "/v1/bench-otp/creds/otp", {
+          token,
+          body: { ip: "10.1.2.3" },
+        });
         if (typeof res.json?.data?.key !== "string") throw new Unavailable("creds answered without data.key");
         return { requests: credsRequests(token) };
       },

@@ -63,9 +63,11 @@ resource "null_resource" "${resource}" {
   }
 }
 `;
-  return output ? `${main}
+  return output
+    ? `${main}
 output "id" {
   value = null_resource.${resource}.id
 }
-` : main;
+`
+    : main;
 }

@@ -26,7 +26,9 @@ export function createDb(d1: D1Database): Db {
  * Statements built as a list, typed as `db.batch` takes them (a non-empty tuple); throws
  * on an empty list, which D1 would reject.
  */
-export function nonEmptyBatch(statements: readonly BatchItem<"sqlite">[]): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
+export function nonEmptyBatch(
+  statements: readonly BatchItem<"sqlite">[],
+): [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] {
   if (statements.length === 0) throw new Error("a D1 batch needs at least one statement");
   return statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
 }

@@ -29,16 +29,22 @@ function valueBytes(value: unknown): number {
 /** Throws D1's error when `sql` with `params` is over one of D1's limits. */
 export function checkD1Limits(sql: string, params: readonly unknown[]): void {
   if (params.length > D1_LIMITS.boundParameters) {
-    throw new Error(`D1_ERROR: too many SQL variables: ${params.length} bound parameters (D1 allows ${D1_LIMITS.boundParameters}): SQLITE_ERROR`);
+    throw new Error(
+      `D1_ERROR: too many SQL variables: ${params.length} bound parameters (D1 allows ${D1_LIMITS.boundParameters}): SQLITE_ERROR`,
+    );
   }
   const sqlBytes = encoder.encode(sql).length;
   if (sqlBytes > D1_LIMITS.sqlBytes) {
-    throw new Error(`D1_ERROR: statement too long: ${sqlBytes} bytes of SQL (D1 allows ${D1_LIMITS.sqlBytes}): SQLITE_TOOBIG`);
+    throw new Error(
+      `D1_ERROR: statement too long: ${sqlBytes} bytes of SQL (D1 allows ${D1_LIMITS.sqlBytes}): SQLITE_TOOBIG`,
+    );
   }
   let bytes = 0;
   for (const p of params) bytes += valueBytes(p);
   if (bytes > D1_LIMITS.rowBytes) {
-    throw new Error(`D1_ERROR: string or blob too big: ${bytes} bytes of bound values (D1 allows ${D1_LIMITS.rowBytes}): SQLITE_TOOBIG`);
+    throw new Error(
+      `D1_ERROR: string or blob too big: ${bytes} bytes of bound values (D1 allows ${D1_LIMITS.rowBytes}): SQLITE_TOOBIG`,
+    );
   }
 }
 
@@ -52,7 +58,11 @@ const failureRules: FailureRule[] = [];
  */
 export function injectD1Failure(match: RegExp | string | ((sql: string) => boolean), times = 1): () => void {
   const test =
-    typeof match === "function" ? match : typeof match === "string" ? (sql: string) => sql.includes(match) : (sql: string) => match.test(sql);
+    typeof match === "function"
+      ? match
+      : typeof match === "string"
+        ? (sql: string) => sql.includes(match)
+        : (sql: string) => match.test(sql);
   const rule: FailureRule = { match: test, remaining: times };
   failureRules.push(rule);
   return () => {

@@ -317,9 +317,7 @@ export const registryModules = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [
-    uniqueIndex("registry_modules_address").on(t.organization, t.registryName, t.namespace, t.name, t.provider),
-  ],
+  (t) => [uniqueIndex("registry_modules_address").on(t.organization, t.registryName, t.namespace, t.name, t.provider)],
 );
 
 /**
@@ -388,7 +386,10 @@ export const noCodeModules = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [uniqueIndex("no_code_modules_registry_module").on(t.registryModuleId), index("no_code_modules_organization").on(t.organization)],
+  (t) => [
+    uniqueIndex("no_code_modules_registry_module").on(t.registryModuleId),
+    index("no_code_modules_organization").on(t.organization),
+  ],
 );
 
 /**
@@ -425,7 +426,9 @@ export const workspaces = sqliteTable(
     projectId: text("project_id").notNull(),
     description: text("description"),
     autoApply: integer("auto_apply", { mode: "boolean" }).notNull().default(false),
-    executionMode: text("execution_mode", { enum: ["remote", "agent"] }).notNull().default("remote"),
+    executionMode: text("execution_mode", { enum: ["remote", "agent"] })
+      .notNull()
+      .default("remote"),
     /** `setting-overwrites.execution-mode`: whether E4 set the mode explicitly. */
     executionModeSet: integer("execution_mode_set", { mode: "boolean" }).notNull().default(false),
     agentPoolId: text("agent_pool_id"),
@@ -687,9 +690,26 @@ export const consoleSessions = sqliteTable(
 // --- Fleet upgrades (N15, issue 21) ---
 
 /** Rollout statuses (N15). */
-export const ROLLOUT_STATUSES = ["pending", "running", "waiting-confirmation", "paused", "completed", "failed", "canceled"] as const;
+export const ROLLOUT_STATUSES = [
+  "pending",
+  "running",
+  "waiting-confirmation",
+  "paused",
+  "completed",
+  "failed",
+  "canceled",
+] as const;
 /** Rollout item statuses (N15). */
-export const ROLLOUT_ITEM_STATUSES = ["pending", "planning", "waiting-confirmation", "applying", "applied", "skipped", "errored", "canceled"] as const;
+export const ROLLOUT_ITEM_STATUSES = [
+  "pending",
+  "planning",
+  "waiting-confirmation",
+  "applying",
+  "applied",
+  "skipped",
+  "errored",
+  "canceled",
+] as const;
 
 /**
  * Upgrade rollouts (N15): `id` is `rollout-` + 16 alnum. One active rollout per no-code

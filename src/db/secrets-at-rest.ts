@@ -34,7 +34,13 @@ interface EncryptedColumn {
 
 export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   // An issuer's key is bound to its mount (S20 kept the former single CA's context).
-  { table: "ssh_issuers", key: "id", column: "private_key_encrypted", contextColumn: "mount", context: (mount) => `ssh-ca:${mount}` },
+  {
+    table: "ssh_issuers",
+    key: "id",
+    column: "private_key_encrypted",
+    contextColumn: "mount",
+    context: (mount) => `ssh-ca:${mount}`,
+  },
   { table: "workspace_vars", key: "id", column: "value_encrypted", context: (id) => `workspace-var:${id}` },
 ];
 
@@ -75,7 +81,9 @@ async function reencrypt(secret: string, context: string, ciphertext: string): P
 
 /** Replace a ciphertext only if it is still the one read (a newer write wins). */
 function casUpdate(db: D1Database, col: EncryptedColumn, key: string, old: string, fresh: string): D1PreparedStatement {
-  return db.prepare(`UPDATE ${col.table} SET ${col.column} = ? WHERE ${col.key} = ? AND ${col.column} = ?`).bind(fresh, key, old);
+  return db
+    .prepare(`UPDATE ${col.table} SET ${col.column} = ? WHERE ${col.key} = ? AND ${col.column} = ?`)
+    .bind(fresh, key, old);
 }
 
 /**
@@ -127,7 +135,10 @@ export interface RewrapResult {
  * @example
  * const { rewrapped, remaining } = await rewrapSecrets(env);
  */
-export async function rewrapSecrets(env: Pick<Env, "DB" | "KEYWAY_KEK">, limit: number = REWRAP_BATCH): Promise<RewrapResult> {
+export async function rewrapSecrets(
+  env: Pick<Env, "DB" | "KEYWAY_KEK">,
+  limit: number = REWRAP_BATCH,
+): Promise<RewrapResult> {
   const { primary, older } = prefixesOf(env.KEYWAY_KEK);
   /** Compare-and-swap writes, each with the number of secrets it re-encrypts. */
   const writes: { statement: D1PreparedStatement; secrets: number }[] = [];
@@ -158,7 +169,9 @@ export async function rewrapSecrets(env: Pick<Env, "DB" | "KEYWAY_KEK">, limit: 
       .bind(...stale.params, limit - planned)
       .all<{ id: string; configuration: string }>();
     for (const run of results) {
-      const configuration = JSON.parse(run.configuration) as { varChanges?: { id: string; valueEncrypted?: string | null }[] };
+      const configuration = JSON.parse(run.configuration) as {
+        varChanges?: { id: string; valueEncrypted?: string | null }[];
+      };
       let secrets = 0;
       for (const change of configuration.varChanges ?? []) {
         const ct = change.valueEncrypted;
@@ -195,7 +208,11 @@ export async function rewrapSecrets(env: Pick<Env, "DB" | "KEYWAY_KEK">, limit: 
 }
 
 /** Secrets not under the primary key, and among them those under no listed key. */
-async function countNotUnderPrimary(db: D1Database, primary: string, older: string[]): Promise<{ remaining: number; unknownKey: number }> {
+async function countNotUnderPrimary(
+  db: D1Database,
+  primary: string,
+  older: string[],
+): Promise<{ remaining: number; unknownKey: number }> {
   const statements: D1PreparedStatement[] = [];
   const count = (expr: string, from: string) => {
     const notPrimary = startsWithAny(expr, [primary]);

@@ -77,7 +77,8 @@ export class IsolateCache<V> {
     }
     const generation = this.#generation;
     const value = await load();
-    if (generation === this.#generation && (options.keep?.(value) ?? true)) this.#store(key, value, now + this.options.ttlMs);
+    if (generation === this.#generation && (options.keep?.(value) ?? true))
+      this.#store(key, value, now + this.options.ttlMs);
     return value;
   }
 

@@ -3,7 +3,8 @@
  * key or sensitive value is ever logged).
  */
 export function logError(requestId: string, message: string, err?: unknown): void {
-  const detail = err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : err === undefined ? "" : String(err);
+  const detail =
+    err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : err === undefined ? "" : String(err);
   console.error(JSON.stringify({ level: "error", request_id: requestId, message, detail }));
 }
 

@@ -34,7 +34,8 @@ export async function issueToken(
     hash: await hashNocodeToken(env, token),
     id: newId("at"),
     kind: subject.kind,
-    subjectId: subject.kind === "user" ? subject.userId : subject.kind === "team" ? subject.teamId : subject.organization,
+    subjectId:
+      subject.kind === "user" ? subject.userId : subject.kind === "team" ? subject.teamId : subject.organization,
     organization: subject.kind === "user" ? null : subject.organization,
     description,
     createdAt: Date.now(),
@@ -98,10 +99,20 @@ export async function revokeTokenById(db: Db, id: string): Promise<boolean> {
 }
 
 /** A user's tokens, newest first (one page). */
-export async function listUserTokens(db: Db, userId: string, page: { offset: number; limit: number }): Promise<{ rows: TokenRow[]; total: number }> {
+export async function listUserTokens(
+  db: Db,
+  userId: string,
+  page: { offset: number; limit: number },
+): Promise<{ rows: TokenRow[]; total: number }> {
   const where = and(eq(nocodeTokens.kind, "user"), eq(nocodeTokens.subjectId, userId));
   const [rows, count] = await db.batch([
-    db.select().from(nocodeTokens).where(where).orderBy(desc(nocodeTokens.createdAt), desc(nocodeTokens.id)).limit(page.limit).offset(page.offset),
+    db
+      .select()
+      .from(nocodeTokens)
+      .where(where)
+      .orderBy(desc(nocodeTokens.createdAt), desc(nocodeTokens.id))
+      .limit(page.limit)
+      .offset(page.offset),
     db.select({ n: sql<number>`count(*)` }).from(nocodeTokens).where(where),
   ]);
   return { rows, total: count[0]?.n ?? 0 };
@@ -112,7 +123,8 @@ export function serializeToken(row: TokenRow, token: string | null) {
   const relationships: Record<string, unknown> = {};
   if (row.kind === "user") relationships["created-by"] = { data: { id: row.subjectId, type: "users" } };
   if (row.kind === "team") relationships["team"] = { data: { id: row.subjectId, type: "teams" } };
-  if (row.kind === "organization") relationships["organization"] = { data: { id: row.subjectId, type: "organizations" } };
+  if (row.kind === "organization")
+    relationships["organization"] = { data: { id: row.subjectId, type: "organizations" } };
   return {
     data: {
       id: row.id,
@@ -131,19 +143,19 @@ export function serializeToken(row: TokenRow, token: string | null) {
 
 /** B14: the resource serializeToken renders (`token` is the secret, on create only). */
 export const tokenResourceAnswer = resourceAnswer(
-    "authentication-tokens",
-    {
-      "created-at": timestamp,
-      "last-used-at": orNull(timestamp),
-      description: orNull(v.string()),
-      token: orNull(v.string()),
-      "expired-at": orNull(timestamp),
-    },
-    {
-      "created-by": v.optional(toOneAnswer("users")),
-      team: v.optional(toOneAnswer("teams")),
-      organization: v.optional(toOneAnswer("organizations")),
-    },
+  "authentication-tokens",
+  {
+    "created-at": timestamp,
+    "last-used-at": orNull(timestamp),
+    description: orNull(v.string()),
+    token: orNull(v.string()),
+    "expired-at": orNull(timestamp),
+  },
+  {
+    "created-by": v.optional(toOneAnswer("users")),
+    team: v.optional(toOneAnswer("teams")),
+    organization: v.optional(toOneAnswer("organizations")),
+  },
 );
 
 /** B14: the document serializeToken renders. */

@@ -9,23 +9,23 @@ import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
 import { discoveryApp } from "./discovery";
 import type { NocodeEnv } from "./env";
-import { rights } from "./route-rights";
-import { unauthenticatedRouteOf } from "./unauthenticated";
 import { renderNocodeError, unauthorized } from "./errors";
 import { registryNoCodeHooks } from "./no-code-modules/registry-hooks";
 import { noCodeModuleRoutes } from "./no-code-modules/routes";
 import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
-import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./registry/protocol";
 import { registryModuleRoutes } from "./registry/modules";
+import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./registry/protocol";
 import { uploadRoutes } from "./registry/uploads";
 import { versionRoutes } from "./registry/versions";
+import { releaseRoutes } from "./releases/routes";
 import { buildApiV2Document } from "./request/openapi";
 import { operation } from "./request/operation";
-import { releaseRoutes } from "./releases/routes";
 import { rolloutRoutes } from "./rollouts/routes";
+import { rights } from "./route-rights";
 import { runRoutes } from "./runs/routes";
 import { teamRoutes } from "./teams/routes";
+import { unauthenticatedRouteOf } from "./unauthenticated";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
 import { workspaceRoutes } from "./workspaces/routes";
@@ -73,7 +73,12 @@ nocodeApp.get(
   operation({
     tag: "ping",
     summary: "Ping (B12): 204 with the API version; a token sent is still checked",
-    answers: { 204: { description: "The service is up", headers: { "TFP-API-Version": { description: "HCP Terraform's API version" } } } },
+    answers: {
+      204: {
+        description: "The service is up",
+        headers: { "TFP-API-Version": { description: "HCP Terraform's API version" } },
+      },
+    },
     errors: [401],
   }),
   (c) => c.body(null, 204, { "TFP-API-Version": TFP_API_VERSION }),
@@ -88,7 +93,13 @@ nocodeApp.get(
   operation({
     tag: "openapi",
     summary: "This API's OpenAPI 3.1 document (B14)",
-    answers: { 200: { description: "OpenAPI 3.1 document", contentType: "application/json", schema: v.looseObject({ openapi: v.string() }) } },
+    answers: {
+      200: {
+        description: "OpenAPI 3.1 document",
+        contentType: "application/json",
+        schema: v.looseObject({ openapi: v.string() }),
+      },
+    },
   }),
   (c) => {
     openApiJson ??= JSON.stringify(

@@ -8,8 +8,8 @@
 import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
-import { cachedNocode } from "./cache";
 import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
+import { cachedNocode } from "./cache";
 import { randomAlphanumeric } from "./ids";
 
 /**
@@ -76,10 +76,16 @@ export async function resolveTokenHash(db: Db, hash: string): Promise<ResolvedTo
   let caller: NocodeCaller | null;
   switch (row.kind) {
     case "user":
-      caller = row.userId !== null && row.username !== null ? { kind: "user", userId: row.userId, username: row.username } : null;
+      caller =
+        row.userId !== null && row.username !== null
+          ? { kind: "user", userId: row.userId, username: row.username }
+          : null;
       break;
     case "team":
-      caller = row.teamOrganization !== null ? { kind: "team", teamId: row.subjectId, organization: row.teamOrganization } : null;
+      caller =
+        row.teamOrganization !== null
+          ? { kind: "team", teamId: row.subjectId, organization: row.teamOrganization }
+          : null;
       break;
     case "organization":
       caller = { kind: "organization", organization: row.subjectId };
@@ -94,7 +100,9 @@ function isExpired(token: Pick<ResolvedToken, "expiredAt">, now: number): boolea
 }
 
 /** The request's waitUntil; a direct `app.fetch` without an execution context just lets the promise run. */
-export function waitUntilOf(c: { executionCtx: { waitUntil(promise: Promise<unknown>): void } }): (promise: Promise<unknown>) => void {
+export function waitUntilOf(c: {
+  executionCtx: { waitUntil(promise: Promise<unknown>): void };
+}): (promise: Promise<unknown>) => void {
   return (promise) => {
     try {
       c.executionCtx.waitUntil(promise);
@@ -169,7 +177,9 @@ export async function resolveStoredToken(
   const db = createDb(env.DB);
   // N2b: only a found token is kept; an unknown one (a key its sender chose) is not, so
   // unauthenticated requests can neither fill the cache nor evict what it holds.
-  const resolved = await cachedNocode(`token:${hash}`, () => resolveTokenHash(db, hash), { keep: (token) => token !== null });
+  const resolved = await cachedNocode(`token:${hash}`, () => resolveTokenHash(db, hash), {
+    keep: (token) => token !== null,
+  });
   const now = Date.now();
   if (!resolved || isExpired(resolved, now)) return null;
   if (waitUntil) {

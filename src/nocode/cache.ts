@@ -65,6 +65,10 @@ export type NocodeCacheKind = keyof typeof NOCODE_CACHE_ENTRIES;
 export const NOCODE_CACHED_TABLES: ReadonlySet<string> = new Set(Object.values(NOCODE_CACHE_ENTRIES).flat());
 
 /** The cached value for `key`, or this caller's own `load()`'s when absent or expired. */
-export function cachedNocode<T>(key: `${NocodeCacheKind}:${string}`, load: () => Promise<T>, options: IsolateCacheGetOptions<T> = {}): Promise<T> {
+export function cachedNocode<T>(
+  key: `${NocodeCacheKind}:${string}`,
+  load: () => Promise<T>,
+  options: IsolateCacheGetOptions<T> = {},
+): Promise<T> {
   return cache.get(key, load, options as IsolateCacheGetOptions<unknown>) as Promise<T>;
 }

@@ -17,7 +17,7 @@
 import { and, eq, gt, inArray, lte } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { consoleSessions } from "../db/schema";
-import { toBase64Url, randomBytes } from "../lib/bytes";
+import { randomBytes, toBase64Url } from "../lib/bytes";
 import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
 import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "./auth";
 
@@ -85,8 +85,15 @@ export function mayOpenSession(caller: NocodeCaller | null): caller is ConsoleSe
 export async function openSession(env: Env, token: string, now = Date.now()): Promise<string> {
   const db = createDb(env.DB);
   const id = newCookieValue();
-  const [idHash, tokenHash] = await Promise.all([keyedHash(env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id), hashNocodeToken(env, token)]);
-  const expired = db.select({ idHash: consoleSessions.idHash }).from(consoleSessions).where(lte(consoleSessions.expiresAt, now)).limit(50);
+  const [idHash, tokenHash] = await Promise.all([
+    keyedHash(env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id),
+    hashNocodeToken(env, token),
+  ]);
+  const expired = db
+    .select({ idHash: consoleSessions.idHash })
+    .from(consoleSessions)
+    .where(lte(consoleSessions.expiresAt, now))
+    .limit(50);
   await db.batch([
     db.delete(consoleSessions).where(inArray(consoleSessions.idHash, expired)),
     db.insert(consoleSessions).values({ idHash, tokenHash, createdAt: now, expiresAt: now + SESSION_TTL_MS }),
@@ -137,7 +144,10 @@ export async function signInChallenge(env: Env, request: Request): Promise<{ coo
   const existing = readCookie(request.headers, names.signIn);
   const value = existing && COOKIE_VALUE.test(existing) ? existing : newCookieValue();
   const csrf = await keyedHash(env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value);
-  return { cookie: value === existing ? null : cookieHeader(new URL(request.url), names.signIn, value, SIGN_IN_TTL_SECONDS), csrf };
+  return {
+    cookie: value === existing ? null : cookieHeader(new URL(request.url), names.signIn, value, SIGN_IN_TTL_SECONDS),
+    csrf,
+  };
 }
 
 /** Whether a sign-in POST carries the CSRF token of its pre-session cookie. */

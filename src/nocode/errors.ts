@@ -30,7 +30,10 @@ export interface ErrorObject {
 }
 
 /** HTTP status and title of each code; exhaustive. */
-export function nocodeStatus(code: NocodeErrorCode): { status: 400 | 401 | 404 | 405 | 409 | 413 | 422 | 500; title: string } {
+export function nocodeStatus(code: NocodeErrorCode): {
+  status: 400 | 401 | 404 | 405 | 409 | 413 | 422 | 500;
+  title: string;
+} {
   switch (code) {
     case "bad_request":
       return { status: 400, title: "bad request" };
@@ -114,10 +117,16 @@ export function renderNocodeError<E extends AppEnv>(err: unknown, c: Context<E>)
   if (err instanceof BodyError) {
     const p = err.problem;
     if (p.kind === "too_large") {
-      return nocodeErrorResponse(new NocodeError("payload_too_large", `request body is larger than the limit of ${p.limit} bytes`));
+      return nocodeErrorResponse(
+        new NocodeError("payload_too_large", `request body is larger than the limit of ${p.limit} bytes`),
+      );
     }
     return nocodeErrorResponse(
-      badRequest(p.kind === "malformed" ? `malformed JSON body: ${p.detail}` : "the request body must be a JSON:API document (a JSON object)"),
+      badRequest(
+        p.kind === "malformed"
+          ? `malformed JSON body: ${p.detail}`
+          : "the request body must be a JSON:API document (a JSON object)",
+      ),
     );
   }
   logError(String(c.var.requestId ?? ""), "internal error on /api/v2", err);

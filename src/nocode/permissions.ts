@@ -81,7 +81,12 @@ export const OWNERS_TEAM = "owners";
 type TeamRow = typeof teams.$inferSelect;
 
 /** The rights a team grants in its organization. */
-export function teamPermissions(team: Pick<TeamRow, "name" | "manageWorkspaces" | "manageModules" | "manageProjects" | "manageAgentPools" | "readWorkspaces">): Set<OrgPermission> {
+export function teamPermissions(
+  team: Pick<
+    TeamRow,
+    "name" | "manageWorkspaces" | "manageModules" | "manageProjects" | "manageAgentPools" | "readWorkspaces"
+  >,
+): Set<OrgPermission> {
   if (team.name === OWNERS_TEAM) return new Set(ALL_ORG_PERMISSIONS);
   const out = new Set<OrgPermission>(["member"]);
   if (team.manageWorkspaces) out.add("read-workspaces").add("read-upgrades").add("write-vars").add("run-workspaces");
@@ -97,7 +102,11 @@ export function teamPermissions(team: Pick<TeamRow, "name" | "manageWorkspaces" 
  * change its membership — only when the team grants nothing the caller lacks, so no
  * caller gains a right through a team it controls. ADMIN_TOKEN always may (N9).
  */
-export function mayDelegateTeam(caller: NocodeCaller, callerRights: ReadonlySet<OrgPermission>, team: Parameters<typeof teamPermissions>[0]): boolean {
+export function mayDelegateTeam(
+  caller: NocodeCaller,
+  callerRights: ReadonlySet<OrgPermission>,
+  team: Parameters<typeof teamPermissions>[0],
+): boolean {
   if (caller.kind === "admin") return true;
   if (!callerRights.has("manage-teams")) return false;
   for (const right of teamPermissions(team)) if (!holdsForDelegation(callerRights, right)) return false;
@@ -119,7 +128,11 @@ function holdsForDelegation(rights: ReadonlySet<OrgPermission>, right: OrgPermis
  * from its teams, the organization token's ORGANIZATION_TOKEN_RIGHTS in its own
  * organization, ADMIN_TOKEN's ADMIN_BOOTSTRAP_RIGHTS.
  */
-export async function orgCallerPermissions(db: Db, caller: NocodeCaller, organization: string): Promise<Set<OrgPermission>> {
+export async function orgCallerPermissions(
+  db: Db,
+  caller: NocodeCaller,
+  organization: string,
+): Promise<Set<OrgPermission>> {
   switch (caller.kind) {
     case "admin":
       return new Set(ADMIN_BOOTSTRAP_RIGHTS);
@@ -127,10 +140,18 @@ export async function orgCallerPermissions(db: Db, caller: NocodeCaller, organiz
       return caller.organization === organization ? new Set(ORGANIZATION_TOKEN_RIGHTS) : new Set();
     case "team": {
       if (caller.organization !== organization) return new Set();
-      return new Set(await cachedNocode(`perm:team:${caller.teamId}:${organization}`, () => teamRights(db, caller.teamId, organization)));
+      return new Set(
+        await cachedNocode(`perm:team:${caller.teamId}:${organization}`, () =>
+          teamRights(db, caller.teamId, organization),
+        ),
+      );
     }
     case "user":
-      return new Set(await cachedNocode(`perm:user:${caller.userId}:${organization}`, () => userRights(db, caller.userId, organization)));
+      return new Set(
+        await cachedNocode(`perm:user:${caller.userId}:${organization}`, () =>
+          userRights(db, caller.userId, organization),
+        ),
+      );
   }
 }
 
@@ -165,11 +186,21 @@ async function userRights(db: Db, userId: string, organization: string): Promise
 }
 
 /** Whether the caller holds `permission` in `organization` (N10). */
-export async function hasOrgPermission(db: Db, caller: NocodeCaller, organization: string, permission: OrgPermission): Promise<boolean> {
+export async function hasOrgPermission(
+  db: Db,
+  caller: NocodeCaller,
+  organization: string,
+  permission: OrgPermission,
+): Promise<boolean> {
   return (await orgCallerPermissions(db, caller, organization)).has(permission);
 }
 
 /** Throw 404 `not found` unless the caller holds `permission` in `organization` (N2, N10). */
-export async function requireOrgPermission(db: Db, caller: NocodeCaller, organization: string, permission: OrgPermission): Promise<void> {
+export async function requireOrgPermission(
+  db: Db,
+  caller: NocodeCaller,
+  organization: string,
+  permission: OrgPermission,
+): Promise<void> {
   if (!(await hasOrgPermission(db, caller, organization, permission))) throw notFound();
 }

@@ -14,12 +14,18 @@
 
 import { createDb } from "../db/client";
 import { logError, logInfo } from "../lib/log";
+import { type ProvisionMessage, parseProvisionMessage } from "./queue/messages";
+import { messageRequestId, stampRequestId } from "./queue/request-id";
 import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "./registry/ingestion";
 import { notifyRolloutOfRun } from "./rollout-hooks";
 import { advanceRollout } from "./rollouts/service";
-import { defaultRunStepDeps, failRunAfterRetries, processApplyRun, processPlanRuns, type RunStepDeps } from "./runs/lifecycle";
-import { type ProvisionMessage, parseProvisionMessage } from "./queue/messages";
-import { messageRequestId, stampRequestId } from "./queue/request-id";
+import {
+  defaultRunStepDeps,
+  failRunAfterRetries,
+  processApplyRun,
+  processPlanRuns,
+  type RunStepDeps,
+} from "./runs/lifecycle";
 
 /** What the consumers need besides the bindings. */
 export interface ProvisionConsumerDeps {
@@ -57,7 +63,11 @@ export function retryDelaySeconds(attempts: number): number {
 type SingleStepMessage = Exclude<ProvisionMessage, { kind: "plan-run" }>;
 
 /** Run one validated message; throws on a transient fault. */
-async function dispatch(message: SingleStepMessage, env: ProvisionConsumerEnv, deps: ProvisionConsumerDeps): Promise<unknown> {
+async function dispatch(
+  message: SingleStepMessage,
+  env: ProvisionConsumerEnv,
+  deps: ProvisionConsumerDeps,
+): Promise<unknown> {
   switch (message.kind) {
     case "ingest-module-version":
       return ingestModuleVersion(env, message.versionId, deps.ingest, deps.now);
@@ -127,7 +137,11 @@ function retryLater(msg: Message<unknown>, requestId: string, what: string, err:
  * Hand each message to `handle`: acknowledged when it returns, retried with backoff when
  * it throws (logged as `what` failed).
  */
-async function consumeEach<M extends ParsedMessage>(messages: readonly M[], what: string, handle: (m: M) => Promise<void>): Promise<void> {
+async function consumeEach<M extends ParsedMessage>(
+  messages: readonly M[],
+  what: string,
+  handle: (m: M) => Promise<void>,
+): Promise<void> {
   for (const m of messages) {
     try {
       await handle(m);
@@ -152,9 +166,17 @@ export async function handleProvisionBatch(
 ): Promise<void> {
   const messages = parseBatch(batch, env);
   const handled = (m: ParsedMessage, result: unknown) =>
-    logInfo("queue message handled", { queue: batch.queue, id: m.msg.id, kind: m.message.kind, request_id: m.requestId, result });
+    logInfo("queue message handled", {
+      queue: batch.queue,
+      id: m.msg.id,
+      kind: m.message.kind,
+      request_id: m.requestId,
+      result,
+    });
 
-  const plans = messages.filter((m): m is ParsedMessage & { message: { kind: "plan-run" } } => m.message.kind === "plan-run");
+  const plans = messages.filter(
+    (m): m is ParsedMessage & { message: { kind: "plan-run" } } => m.message.kind === "plan-run",
+  );
   if (plans.length > 0) {
     try {
       const results = await processPlanRuns(
@@ -184,9 +206,20 @@ export async function handleProvisionBatch(
 }
 
 /** Consume a batch of `keyway-provision-dlq`: record each failure, then acknowledge. */
-export async function handleProvisionDeadLetters(batch: MessageBatch<unknown>, env: ProvisionConsumerEnv): Promise<void> {
-  await consumeEach(parseBatch(batch, env), "dead-letter handling", async ({ msg, message, requestId, env: messageEnv }) => {
-    const result = await deadLetter(message, messageEnv);
-    logError(requestId, "queue message gave up after its retries", JSON.stringify({ id: msg.id, kind: message.kind, result }));
-  });
+export async function handleProvisionDeadLetters(
+  batch: MessageBatch<unknown>,
+  env: ProvisionConsumerEnv,
+): Promise<void> {
+  await consumeEach(
+    parseBatch(batch, env),
+    "dead-letter handling",
+    async ({ msg, message, requestId, env: messageEnv }) => {
+      const result = await deadLetter(message, messageEnv);
+      logError(
+        requestId,
+        "queue message gave up after its retries",
+        JSON.stringify({ id: msg.id, kind: message.kind, result }),
+      );
+    },
+  );
 }

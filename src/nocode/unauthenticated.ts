@@ -20,7 +20,12 @@ export const UNAUTHENTICATED_ROUTES: readonly UnauthenticatedRoute[] = [
   // Any method: an unknown, spent or expired link is simply not there (404), token or not.
   { method: "*", path: "/api/v2/uploads/:token", why: "N9: the single-use upload link is its own credential" },
   { method: "GET", path: "/api/v2/openapi.json", why: "B14: the API's OpenAPI document is public, as Vault's is" },
-  { method: "GET", path: "/api/v2/ping", why: "B12: HCP Terraform answers ping without a token", checksTokenWhenSent: true },
+  {
+    method: "GET",
+    path: "/api/v2/ping",
+    why: "B12: HCP Terraform answers ping without a token",
+    checksTokenWhenSent: true,
+  },
 ];
 
 /** Whether `path` matches the pattern `pattern` segment by segment. */

@@ -37,7 +37,13 @@ export class MountContextCache<T> {
    * The cached value for (mount, key), or this caller's own `load()`'s when absent or
    * expired; `keep` may refuse to store a loaded value (e.g. one too large to hold).
    */
-  get(mount: string, key: string, load: () => Promise<T>, now: number = Date.now(), keep?: (value: T) => boolean): Promise<T> {
+  get(
+    mount: string,
+    key: string,
+    load: () => Promise<T>,
+    now: number = Date.now(),
+    keep?: (value: T) => boolean,
+  ): Promise<T> {
     return this.#cache.get(`${mount}/${key}`, load, keep ? { now, keep } : { now });
   }
 

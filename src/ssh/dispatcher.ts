@@ -10,14 +10,14 @@ import { consumeTokenUse, presentedToken, resolveCallerToken } from "./auth/toke
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
 import {
+  configuredMounts,
+  nonCanonicalParam,
   type Operation,
+  requiredCapability,
+  routablePath,
   type VaultRequest,
   type VaultRoute,
   VaultRouter,
-  configuredMounts,
-  nonCanonicalParam,
-  requiredCapability,
-  routablePath,
 } from "./router";
 import { vaultRoutes } from "./routes";
 
@@ -107,7 +107,8 @@ async function dispatch(
   const routed = routablePath(rawPath, path, "operation" in byMethod ? byMethod.operation : null);
   const match = routed === null ? null : router.match(routed, configuredMounts(env.SSH_MOUNTS));
   // The pattern, never the path: a path may carry a token (auth/token/lookup/:token…).
-  if (match) record.route = match.route.mounted ? `/v1/${match.mount}/${match.route.pattern}` : `/v1/${match.route.pattern}`;
+  if (match)
+    record.route = match.route.mounted ? `/v1/${match.mount}/${match.route.pattern}` : `/v1/${match.route.pattern}`;
   const op = request.method === "HEAD" ? operationOf(request.method, url.searchParams, match?.route) : byMethod;
   const operation: Operation | null = "operation" in op ? op.operation : null;
   const db = createDb(env.DB);
@@ -116,7 +117,8 @@ async function dispatch(
     if (!match) throw unsupportedPath();
     const nonCanonical = nonCanonicalParam(match);
     if (nonCanonical !== null) throw badRequest(nonCanonical);
-    if ("badListFlag" in op) throw badRequest(`error parsing list flag: strconv.ParseBool: parsing "${op.badListFlag}": invalid syntax`);
+    if ("badListFlag" in op)
+      throw badRequest(`error parsing list flag: strconv.ParseBool: parsing "${op.badListFlag}": invalid syntax`);
     const handler = operation ? match.route.operations[operation] : undefined;
     if (!operation || !handler) throw unsupportedOperation();
     const body = operation === "update" || operation === "patch" ? await readJsonObject(request) : {};

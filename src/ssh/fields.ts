@@ -103,8 +103,8 @@ export function parseGoBool(text: string): boolean | undefined {
 const GO_UNITS: Record<string, number> = {
   ns: 1e-9,
   us: 1e-6,
-  "µs": 1e-6,
-  "μs": 1e-6,
+  µs: 1e-6,
+  μs: 1e-6,
   ms: 1e-3,
   s: 1,
   m: 60,
@@ -193,7 +193,8 @@ function toIntField(value: unknown): number {
   }
   if (typeof value === "string") {
     if (value === "") return 0;
-    if (!/^[-+]?\d+$/.test(value.trim())) throw new ConversionError(`strconv.ParseInt: parsing "${value}": invalid syntax`);
+    if (!/^[-+]?\d+$/.test(value.trim()))
+      throw new ConversionError(`strconv.ParseInt: parsing "${value}": invalid syntax`);
     return Number.parseInt(value, 10);
   }
   if (typeof value === "boolean") return value ? 1 : 0;
@@ -249,7 +250,9 @@ export function convertField(name: string, spec: FieldSpec, value: unknown): unk
     }
   } catch (err) {
     if (err instanceof ConversionError) {
-      throw badRequest(`Field validation failed: error converting input ${goFormat(value)} for field "${name}": ${err.message}`);
+      throw badRequest(
+        `Field validation failed: error converting input ${goFormat(value)} for field "${name}": ${err.message}`,
+      );
     }
     throw err;
   }
@@ -273,7 +276,8 @@ export function parseFields(body: Record<string, unknown>, schema: FieldSchema):
     values[name] = convertField(name, spec, value);
   }
   for (const [name, spec] of Object.entries(schema)) {
-    if (!provided.has(name)) values[name] = spec.default === undefined ? defaultFor(spec.type) : structuredClone(spec.default);
+    if (!provided.has(name))
+      values[name] = spec.default === undefined ? defaultFor(spec.type) : structuredClone(spec.default);
   }
   unknown.sort();
   return { values, provided, unknown };

@@ -68,7 +68,9 @@ export function caKeySpec(keyType: string, keyBits: number): KeySpec {
     if (bits < 2048) throw weak(keyType, bits);
     // workerd's BoringSSL generates RSA keys only in multiples of 128 bits.
     if (bits > MAX_CA_RSA_BITS || bits % 128 !== 0) {
-      throw new KeySpecError(`refusing to generate ${keyType} key of ${bits} bits: the size must be a multiple of 128 from 2048 to ${MAX_CA_RSA_BITS}`);
+      throw new KeySpecError(
+        `refusing to generate ${keyType} key of ${bits} bits: the size must be a multiple of 128 from 2048 to ${MAX_CA_RSA_BITS}`,
+      );
     }
     return { kind: "rsa", bits };
   });

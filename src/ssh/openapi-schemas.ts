@@ -16,10 +16,23 @@ import type { FieldSchema, FieldSpec } from "./fields";
 // Schemas
 // ---------------------------------------------------------------------------
 
-export const str = (description?: string): JsonSchemaObject => ({ type: "string", ...(description ? { description } : {}) });
-export const int = (description?: string): JsonSchemaObject => ({ type: "integer", ...(description ? { description } : {}) });
-export const bool = (description?: string): JsonSchemaObject => ({ type: "boolean", ...(description ? { description } : {}) });
-export const strings = (description?: string): JsonSchemaObject => ({ type: "array", items: { type: "string" }, ...(description ? { description } : {}) });
+export const str = (description?: string): JsonSchemaObject => ({
+  type: "string",
+  ...(description ? { description } : {}),
+});
+export const int = (description?: string): JsonSchemaObject => ({
+  type: "integer",
+  ...(description ? { description } : {}),
+});
+export const bool = (description?: string): JsonSchemaObject => ({
+  type: "boolean",
+  ...(description ? { description } : {}),
+});
+export const strings = (description?: string): JsonSchemaObject => ({
+  type: "array",
+  items: { type: "string" },
+  ...(description ? { description } : {}),
+});
 /** An RFC 3339 time as Vault renders it. */
 export const dateTime = (description?: string): JsonSchemaObject => ({ ...str(description), format: "date-time" });
 /** A string→string map (Vault's TypeMap / TypeKVPairs). */
@@ -65,7 +78,8 @@ export function listData(keyInfo?: JsonSchema): JsonSchemaObject {
  * what each FieldType accepts on the wire.
  */
 export function fieldSchema(spec: FieldSpec): JsonSchemaObject {
-  const withDefault = (schema: JsonSchemaObject): JsonSchemaObject => (spec.default === undefined ? schema : { ...schema, default: spec.default });
+  const withDefault = (schema: JsonSchemaObject): JsonSchemaObject =>
+    spec.default === undefined ? schema : { ...schema, default: spec.default };
   switch (spec.type) {
     case "string":
       return withDefault({ type: "string" });
@@ -114,9 +128,15 @@ export const COMPONENT = {
  * Vault's envelope with these properties narrowed, and no property beyond the envelope's
  * (and `extra`'s): `unevaluatedProperties` sees through the `allOf`.
  */
-export function envelopeWith(overrides: Record<string, JsonSchema>, extra: { required?: string[] } = {}): JsonSchemaObject {
+export function envelopeWith(
+  overrides: Record<string, JsonSchema>,
+  extra: { required?: string[] } = {},
+): JsonSchemaObject {
   return {
-    allOf: [{ $ref: COMPONENT.envelope }, { type: "object", properties: overrides, ...(extra.required ? { required: extra.required } : {}) }],
+    allOf: [
+      { $ref: COMPONENT.envelope },
+      { type: "object", properties: overrides, ...(extra.required ? { required: extra.required } : {}) },
+    ],
     unevaluatedProperties: false,
   };
 }
@@ -130,7 +150,9 @@ export function envelope(description: string, data: JsonSchema): Record<string, 
 
 /** 200 in Vault's envelope with an `auth` block and no `data` (token create and renew). */
 export function authEnvelope(description: string): Record<string, ResponseObject> {
-  return { "200": { description, content: json(envelopeWith({ data: { type: "null" }, auth: { $ref: COMPONENT.auth } })) } };
+  return {
+    "200": { description, content: json(envelopeWith({ data: { type: "null" }, auth: { $ref: COMPONENT.auth } })) },
+  };
 }
 
 /**
@@ -142,7 +164,13 @@ export function written(description = "written"): Record<string, ResponseObject>
     "204": { description },
     "200": {
       description: `${description}, with warnings`,
-      content: json(envelopeWith({ data: { type: "null" }, auth: { type: "null" }, warnings: { type: "array", items: { type: "string" }, minItems: 1 } })),
+      content: json(
+        envelopeWith({
+          data: { type: "null" },
+          auth: { type: "null" },
+          warnings: { type: "array", items: { type: "string" }, minItems: 1 },
+        }),
+      ),
     },
   };
 }
@@ -158,16 +186,23 @@ export function plainText(description: string): Record<string, ResponseObject> {
 }
 
 const cacheHeaders = {
-  ETag: { description: "the entity tag of this version; send it back in `If-None-Match`", required: true, schema: { type: "string" } },
+  ETag: {
+    description: "the entity tag of this version; send it back in `If-None-Match`",
+    required: true,
+    schema: { type: "string" },
+  },
   "Cache-Control": { description: "`public, max-age=60`", required: true, schema: { type: "string" } },
 } as const;
 
 /** A cacheable file with `ETag` and `Cache-Control`, and 304 for a matching `If-None-Match` (S21, S23). */
-export function cacheableFile(description: string, mediaType: "text/plain" | "application/octet-stream"): Record<string, ResponseObject> {
-  const schema: JsonSchemaObject = mediaType === "text/plain" ? { type: "string" } : { type: "string", contentMediaType: "application/octet-stream" };
+export function cacheableFile(
+  description: string,
+  mediaType: "text/plain" | "application/octet-stream",
+): Record<string, ResponseObject> {
+  const schema: JsonSchemaObject =
+    mediaType === "text/plain" ? { type: "string" } : { type: "string", contentMediaType: "application/octet-stream" };
   return {
     "200": { description, headers: { ...cacheHeaders }, content: { [mediaType]: { schema } } },
     "304": { description: "`If-None-Match` names the current version", headers: { ...cacheHeaders } },
   };
 }
-

@@ -8,9 +8,9 @@
  * flag (400).
  */
 import type { Db } from "../db/client";
+import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
 import type { Capability } from "./auth/policy";
 import type { TokenContext } from "./auth/tokens";
-import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
 import type { FieldSchema } from "./fields";
 
 /** Vault's logical operations (reference §1.1). */
@@ -222,7 +222,12 @@ export class VaultRouter {
     return this.find(this.global, this.globalLiterals, path, "");
   }
 
-  private find(table: CompiledRoute[], literals: Map<string, CompiledRoute>, path: string, mount: string): RouteMatch | null {
+  private find(
+    table: CompiledRoute[],
+    literals: Map<string, CompiledRoute>,
+    path: string,
+    mount: string,
+  ): RouteMatch | null {
     const literal = literals.get(path);
     if (literal) return { route: literal.route, params: {}, mount };
     for (const compiled of table) {

@@ -2,21 +2,22 @@
  * Every route of the secrets service (/v1). Feature modules export their route arrays;
  * this is the one place they are put together.
  */
-import { tokenRoutes } from "./token-auth/routes";
+
 import { caRoutes } from "./ca/routes";
 import { identityRoutes } from "./identity/entities";
-import { openApiRoutes } from "./openapi/routes";
 import { issuerRoutes } from "./issuers/routes";
-import type { VaultRoute } from "./router";
+import { openApiRoutes } from "./openapi/routes";
 import { otpRoutes } from "./otp/routes";
 import { revocationFeatureRoutes } from "./revocation/routes";
 import { roleRoutes } from "./roles/routes";
+import type { VaultRoute } from "./router";
 import { signRoutes } from "./sign/routes";
 import { healthRoutes } from "./sys/health";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
 import { rotateRoutes } from "./sys/rotate";
 import { systemRoutes } from "./sys/system";
+import { tokenRoutes } from "./token-auth/routes";
 
 export const vaultRoutes: VaultRoute[] = [
   ...tokenRoutes,

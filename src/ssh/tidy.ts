@@ -28,7 +28,10 @@ export const tidyRoutes: VaultRoute[] = [
     operations: { delete: tidyDynamicKeys },
     docs: {
       operations: {
-        delete: { summary: "Remove legacy dynamic host keys", responses: envelope("how many were removed", object({ message: str() })) },
+        delete: {
+          summary: "Remove legacy dynamic host keys",
+          responses: envelope("how many were removed", object({ message: str() })),
+        },
       },
     },
   },

@@ -45,13 +45,21 @@ export async function createRegistryModule(
   const provider = options.provider ?? "random";
   const attributes: Record<string, unknown> = { name, provider, "registry-name": "private" };
   if (options.noCode !== undefined) attributes["no-code"] = options.noCode;
-  const res = await tfe("POST", `organizations/${org}/registry-modules`, { token, body: { data: { type: "registry-modules", attributes } } });
+  const res = await tfe("POST", `organizations/${org}/registry-modules`, {
+    token,
+    body: { data: { type: "registry-modules", attributes } },
+  });
   expectStatus(res, 201, "create registry module");
   return { id: res.json.data.id as string, name, provider };
 }
 
 /** Create a version without uploading anything (it stays `pending`). */
-export async function createPendingVersion(org: string, module: RegistryModuleRef, version: string, token: string): Promise<{ id: string; upload: string }> {
+export async function createPendingVersion(
+  org: string,
+  module: RegistryModuleRef,
+  version: string,
+  token: string,
+): Promise<{ id: string; upload: string }> {
   const res = await tfe("POST", `${registryModulePath(org, module.name, module.provider)}/versions`, {
     token,
     body: { data: { type: "registry-module-versions", attributes: { version } } },
@@ -109,7 +117,12 @@ export async function uploadVersion(
 }
 
 /** A variable-options entry of E1/E2. */
-export function optionEntry(variableName: string, options: unknown[] | undefined, variableType = "string", id?: string) {
+export function optionEntry(
+  variableName: string,
+  options: unknown[] | undefined,
+  variableType = "string",
+  id?: string,
+) {
   const attributes: Record<string, unknown> = { "variable-name": variableName, "variable-type": variableType };
   if (options !== undefined) attributes.options = options;
   return id === undefined ? { type: "variable-options", attributes } : { id, type: "variable-options", attributes };
@@ -122,7 +135,9 @@ export function noCodeModuleDoc(
   options?: ReturnType<typeof optionEntry>[],
   registryModuleType = "registry-module",
 ) {
-  const relationships: Record<string, unknown> = { "registry-module": { data: { type: registryModuleType, id: registryModuleId } } };
+  const relationships: Record<string, unknown> = {
+    "registry-module": { data: { type: registryModuleType, id: registryModuleId } },
+  };
   if (options !== undefined) relationships["variable-options"] = { data: options };
   return { data: { type: "no-code-modules", attributes, relationships } };
 }
@@ -209,14 +224,23 @@ export async function createNoCodeWorkspace(
   vars: ReturnType<typeof varEntry>[] = [varEntry("prefix", "pet")],
   // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
 ): Promise<{ workspace: any; runId: string }> {
-  const res = await provisionWorkspace(noCodeModuleId, token, workspaceDoc({ name: uniqueName("ws"), ...attributes }, vars));
+  const res = await provisionWorkspace(
+    noCodeModuleId,
+    token,
+    workspaceDoc({ name: uniqueName("ws"), ...attributes }, vars),
+  );
   expectStatus(res, 200, "create workspace");
   return { workspace: res.json.data, runId: res.json.data.relationships["latest-run"].data.id as string };
 }
 
 /** Poll `GET /runs/:id` until its status is one of `statuses`; returns the run resource. */
-// biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
-export async function waitForRun(runId: string, token: string, statuses: readonly string[], timeout = 20_000): Promise<any> {
+export async function waitForRun(
+  runId: string,
+  token: string,
+  statuses: readonly string[],
+  timeout = 20_000,
+  // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
+): Promise<any> {
   return vi.waitFor(
     async () => {
       const res = await tfe("GET", `runs/${runId}`, { token });

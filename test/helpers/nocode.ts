@@ -40,7 +40,11 @@ export async function tfe(method: string, path: string, call: TfeCall = {}): Pro
     headers["Content-Type"] = "application/vnd.api+json";
   }
   const rel = path.replace(/^\/?(api\/v2\/?)?/, "");
-  return workerRequest(`http://keyway.test/api/v2/${rel}`, { method, headers, body }, { outsideContract: call.outsideContract });
+  return workerRequest(
+    `http://keyway.test/api/v2/${rel}`,
+    { method, headers, body },
+    { outsideContract: call.outsideContract },
+  );
 }
 
 /** A unique lower-case name (letters, digits, `-`), usable for orgs, users, teams, projects. */
@@ -75,16 +79,24 @@ export async function createUser(username = uniqueName("user")): Promise<Created
   });
   expectStatus(created, 201, "create user");
   const id = created.json.data.id as string;
-  const tok = await tfe("POST", `users/${id}/authentication-tokens`, { body: { data: { type: "authentication-tokens" } } });
+  const tok = await tfe("POST", `users/${id}/authentication-tokens`, {
+    body: { data: { type: "authentication-tokens" } },
+  });
   expectStatus(tok, 201, "create user token");
   return { id, username, token: tok.json.data.attributes.token as string };
 }
 
 /** Create a team in `org` (ADMIN_TOKEN unless `token` is given); returns its id. */
-export async function createTeam(org: string, access: OrganizationAccess = {}, options: { name?: string; token?: string } = {}): Promise<string> {
+export async function createTeam(
+  org: string,
+  access: OrganizationAccess = {},
+  options: { name?: string; token?: string } = {},
+): Promise<string> {
   const created = await tfe("POST", `organizations/${org}/teams`, {
     token: options.token ?? ADMIN,
-    body: { data: { type: "teams", attributes: { name: options.name ?? uniqueName("team"), "organization-access": access } } },
+    body: {
+      data: { type: "teams", attributes: { name: options.name ?? uniqueName("team"), "organization-access": access } },
+    },
   });
   expectStatus(created, 201, "create team");
   return created.json.data.id as string;
@@ -114,7 +126,10 @@ export async function createOrgToken(org: string, token: string = ADMIN): Promis
 }
 
 /** A member of `org` in a new team with the given access; returns the user and its team. */
-export async function createMember(org: string, access: OrganizationAccess = {}): Promise<CreatedUser & { teamId: string }> {
+export async function createMember(
+  org: string,
+  access: OrganizationAccess = {},
+): Promise<CreatedUser & { teamId: string }> {
   const user = await createUser();
   const teamId = await createTeam(org, access);
   await addTeamMembers(teamId, [user.username]);

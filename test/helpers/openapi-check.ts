@@ -132,7 +132,8 @@ export class ContractChecker {
       if (observed.status < 400) return `${request}: a success answer, but ${where}`;
       if (!source.unroutedErrorResponse) return null;
       const declared = document.components?.responses?.[source.unroutedErrorResponse];
-      if (!declared) return `${request}: the ${source.name} document has no components.responses.${source.unroutedErrorResponse}`;
+      if (!declared)
+        return `${request}: the ${source.name} document has no components.responses.${source.unroutedErrorResponse}`;
       const response = resolveLocal<ResponseObject>(document, declared);
       const pointer = jsonPointer(["components", "responses", source.unroutedErrorResponse]);
       return this.bodyViolation(contract, `${request} (undocumented: ${where})`, method, observed, response, pointer);
@@ -144,7 +145,9 @@ export class ContractChecker {
       return `${label}: status ${observed.status} is not declared (declared: ${Object.keys(found.operation.responses).join(", ")}); body: ${observed.text.slice(0, 300)}`;
     }
     const raw = found.operation.responses[declared.key]!;
-    const pointer = isReference(raw) ? decodeURIComponent(raw.$ref.slice(1)) : `${found.pointer}${jsonPointer(["responses", declared.key])}`;
+    const pointer = isReference(raw)
+      ? decodeURIComponent(raw.$ref.slice(1))
+      : `${found.pointer}${jsonPointer(["responses", declared.key])}`;
     return this.bodyViolation(contract, label, method, observed, declared.response, pointer);
   }
 
@@ -194,7 +197,8 @@ export class ContractChecker {
     const at = `${responsePointer}${jsonPointer(["content", media.key, "schema"])}`;
     if (typeof schema === "object" && schema !== null && !contract.indexed.has(schema)) {
       contract.indexed.add(schema);
-      if ((schema as { __absolute_uri__?: string }).__absolute_uri__ === undefined) dereference(schema as Schema, contract.lookup, contract.base, at);
+      if ((schema as { __absolute_uri__?: string }).__absolute_uri__ === undefined)
+        dereference(schema as Schema, contract.lookup, contract.base, at);
     }
     const result = validate(instance, schema as Schema, "2020-12", contract.lookup, false);
     if (result.valid) return null;
@@ -202,7 +206,9 @@ export class ContractChecker {
   }
 
   private contractFor(path: string): PreparedContract | undefined {
-    return this.contracts.find((c) => c.source.prefixes.some((prefix) => path.startsWith(prefix) || path === prefix.replace(/\/$/, "")));
+    return this.contracts.find((c) =>
+      c.source.prefixes.some((prefix) => path.startsWith(prefix) || path === prefix.replace(/\/$/, "")),
+    );
   }
 }
 
@@ -235,7 +241,7 @@ export function assertWithinContract(checker: ContractChecker, observed: Observe
   if (violation) {
     throw new Error(
       `OpenAPI contract violation (B14): ${violation}\n` +
-        "(fix the document or the handler; a test that deliberately goes outside the contract passes `outsideContract: \"<why>\"`)",
+        '(fix the document or the handler; a test that deliberately goes outside the contract passes `outsideContract: "<why>"`)',
     );
   }
 }

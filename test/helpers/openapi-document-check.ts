@@ -28,7 +28,8 @@ export async function openApiDocumentProblems(document: OpenApiDocument): Promis
   // Every local reference resolves.
   walk(document, [], (value, at) => {
     if (isReference(value) && value.$ref.startsWith("#")) {
-      if (readPointer(document, decodeURIComponent(value.$ref.slice(1))) === undefined) problems.push(`${jsonPointer(at)}: unresolved $ref ${value.$ref}`);
+      if (readPointer(document, decodeURIComponent(value.$ref.slice(1))) === undefined)
+        problems.push(`${jsonPointer(at)}: unresolved $ref ${value.$ref}`);
     } else if (isReference(value)) {
       problems.push(`${jsonPointer(at)}: external $ref ${value.$ref}`);
     }
@@ -52,8 +53,10 @@ export async function openApiDocumentProblems(document: OpenApiDocument): Promis
         resolveLocal<ParameterObject>(document, p),
       );
       const declared = parameters.filter((p) => p.in === "path").map((p) => p.name);
-      for (const name of templated) if (!declared.includes(name)) problems.push(`${where}: path parameter {${name}} is not declared`);
-      for (const name of declared) if (!templated.includes(name)) problems.push(`${where}: parameter ${name} is not in the path`);
+      for (const name of templated)
+        if (!declared.includes(name)) problems.push(`${where}: path parameter {${name}} is not declared`);
+      for (const name of declared)
+        if (!templated.includes(name)) problems.push(`${where}: parameter ${name} is not in the path`);
       if (Object.keys(operation.responses ?? {}).length === 0) problems.push(`${where}: no responses`);
     }
   }
@@ -64,5 +67,6 @@ function walk(value: unknown, at: (string | number)[], visit: (value: unknown, a
   visit(value, at);
   if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) walk(v, [...at, i], visit);
-  } else if (typeof value === "object" && value !== null) for (const [k, v] of Object.entries(value)) walk(v, [...at, k], visit);
+  } else if (typeof value === "object" && value !== null)
+    for (const [k, v] of Object.entries(value)) walk(v, [...at, k], visit);
 }

@@ -13,7 +13,12 @@ type QueueHandler = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionConte
  * not report.
  */
 export async function deliverBatch(handler: QueueHandler, queue: string, bodies: unknown[], attempts = 1) {
-  const messages = bodies.map((body, i) => ({ id: `msg-${i}-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body }));
+  const messages = bodies.map((body, i) => ({
+    id: `msg-${i}-${crypto.randomUUID()}`,
+    timestamp: new Date(),
+    attempts,
+    body,
+  }));
   const batch = createMessageBatch(queue, messages);
   const delays: Record<string, number | undefined> = {};
   for (const message of batch.messages) {

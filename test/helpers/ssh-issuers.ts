@@ -20,7 +20,10 @@ export function importIssuer(pair: Pair, options: { name?: string; body?: Record
 }
 
 /** Import a key pair and return the new issuer id (throws unless 200). */
-export async function importOk(pair: Pair, options: { name?: string; body?: Record<string, unknown> } = {}): Promise<string> {
+export async function importOk(
+  pair: Pair,
+  options: { name?: string; body?: Record<string, unknown> } = {},
+): Promise<string> {
   const res = await importIssuer(pair, options);
   if (res.status !== 200) throw new Error(`import failed: ${res.status} ${res.text}`);
   return res.json.data.issuer_id as string;
@@ -36,7 +39,9 @@ export async function role(body: Record<string, unknown>): Promise<string> {
 
 /** Sign the Ed25519 subject key for `alice` with the role. */
 export function sign(roleName: string) {
-  return vault("POST", `${MOUNT}/sign/${roleName}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" } });
+  return vault("POST", `${MOUNT}/sign/${roleName}`, {
+    body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" },
+  });
 }
 
 /** The CA key blob a signed certificate names. */

@@ -19,10 +19,14 @@ export interface RevocationIssuers {
 
 /** Give {@link MOUNT} its two issuers (call from `beforeAll`). */
 export async function importRevocationIssuers(): Promise<RevocationIssuers> {
-  const ca = await vault("POST", `${MOUNT}/config/ca`, { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+  const ca = await vault("POST", `${MOUNT}/config/ca`, {
+    body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+  });
   if (ca.status !== 204) throw new Error(`CA import failed: ${ca.status} ${ca.text}`);
   const defaultIssuerId = (await vault("GET", `${MOUNT}/config/issuers`)).json.data.default;
-  const second = await vault("POST", `${MOUNT}/issuers/import/second`, { body: { private_key: CA_KEYS.ecdsa256.privateKey, public_key: CA_KEYS.ecdsa256.publicKey } });
+  const second = await vault("POST", `${MOUNT}/issuers/import/second`, {
+    body: { private_key: CA_KEYS.ecdsa256.privateKey, public_key: CA_KEYS.ecdsa256.publicKey },
+  });
   if (second.status !== 200) throw new Error(`issuer import failed: ${second.status} ${second.text}`);
   return { defaultIssuerId, secondIssuerId: second.json.data.issuer_id };
 }
@@ -30,14 +34,23 @@ export async function importRevocationIssuers(): Promise<RevocationIssuers> {
 /** A CA role for user certificates (any principal, default `ubuntu`) plus `body`, under a fresh name. */
 export async function role(body: Record<string, unknown>): Promise<string> {
   const name = uniqueName("role");
-  const res = await vault("POST", `${MOUNT}/roles/${name}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", default_user: "ubuntu", ...body } });
+  const res = await vault("POST", `${MOUNT}/roles/${name}`, {
+    body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", default_user: "ubuntu", ...body },
+  });
   if (res.status !== 204) throw new Error(`role write failed: ${res.status} ${res.text}`);
   return name;
 }
 
 /** `POST sign/<name>` of the Ed25519 subject key (unless `body` sends another); expects 200. */
-export async function sign(name: string, body: Record<string, unknown>, call: { token?: string; headers?: Record<string, string> } = {}) {
-  const res = await vault("POST", `${MOUNT}/sign/${name}`, { body: { public_key: SUBJECT_KEYS.ed25519, ...body }, ...call });
+export async function sign(
+  name: string,
+  body: Record<string, unknown>,
+  call: { token?: string; headers?: Record<string, string> } = {},
+) {
+  const res = await vault("POST", `${MOUNT}/sign/${name}`, {
+    body: { public_key: SUBJECT_KEYS.ed25519, ...body },
+    ...call,
+  });
   expect(res.status, res.text).toBe(200);
   return res;
 }

@@ -11,7 +11,9 @@ export async function importSignCas(): Promise<void> {
     ["ssh", CA_KEYS.rsa2048],
     ["ssh-two", CA_KEYS.ed25519],
   ] as const) {
-    const res = await vault("POST", `${mount}/config/ca`, { body: { private_key: pair.privateKey, public_key: pair.publicKey } });
+    const res = await vault("POST", `${mount}/config/ca`, {
+      body: { private_key: pair.privateKey, public_key: pair.publicKey },
+    });
     if (res.status !== 204) throw new Error(`CA import failed: ${res.status} ${res.text}`);
   }
 }
@@ -20,7 +22,10 @@ export async function importSignCas(): Promise<void> {
 export async function role(body: Record<string, unknown>, mount = "ssh", name = uniqueName("role")): Promise<string> {
   const res = await vault("POST", `${mount}/roles/${name}`, { body });
   // 200 only with issue 14's warning about default critical options a caller may replace.
-  const warnedOnly = res.status === 200 && res.json.warnings?.length === 1 && res.json.warnings[0].startsWith("default_critical_options are not enforced");
+  const warnedOnly =
+    res.status === 200 &&
+    res.json.warnings?.length === 1 &&
+    res.json.warnings[0].startsWith("default_critical_options are not enforced");
   if (res.status !== 204 && !warnedOnly) throw new Error(`role write failed: ${res.status} ${res.text}`);
   return name;
 }

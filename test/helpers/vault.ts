@@ -34,11 +34,18 @@ export async function vault(method: string, path: string, call: VaultCall = {}):
     body = JSON.stringify(call.body);
     headers["Content-Type"] = "application/json";
   }
-  return workerRequest(`http://keyway.test/v1/${path.replace(/^\//, "")}`, { method, headers, body }, { outsideContract: call.outsideContract });
+  return workerRequest(
+    `http://keyway.test/v1/${path.replace(/^\//, "")}`,
+    { method, headers, body },
+    { outsideContract: call.outsideContract },
+  );
 }
 
 /** Create a policy and a token holding it (plus `default`); returns the token. */
-export async function tokenWithPolicy(policy: Record<string, string[]>, extra: Record<string, unknown> = {}): Promise<string> {
+export async function tokenWithPolicy(
+  policy: Record<string, string[]>,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const name = `p-${crypto.randomUUID().slice(0, 8)}`;
   const rules: Record<string, { capabilities: string[] }> = {};
   for (const [path, capabilities] of Object.entries(policy)) rules[path] = { capabilities };

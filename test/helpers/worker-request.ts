@@ -37,7 +37,11 @@ export interface ContractOptions {
 }
 
 /** Call the Worker; waits for the body and for any `waitUntil` work to finish. */
-export async function workerRequest(url: string, init: RequestInit, options: ContractOptions = {}): Promise<WorkerAnswer> {
+export async function workerRequest(
+  url: string,
+  init: RequestInit,
+  options: ContractOptions = {},
+): Promise<WorkerAnswer> {
   const request = new Request(new URL(url, "http://keyway.test"), init);
   const ctx = createExecutionContext();
   const res = await handleFetch(request, env, ctx);
@@ -52,7 +56,13 @@ export async function workerRequest(url: string, init: RequestInit, options: Con
   if (options.outsideContract === undefined) {
     const checker = await servedContracts();
     // The path as sent: `new URL` keeps percent-encoding, as the Worker sees it.
-    assertWithinContract(checker, { method: request.method, path: new URL(request.url).pathname, status: res.status, headers: res.headers, text });
+    assertWithinContract(checker, {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      status: res.status,
+      headers: res.headers,
+      text,
+    });
   }
   return { status: res.status, json, text, headers: res.headers };
 }

@@ -57,9 +57,17 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   const violations = await page.evaluate(async () => {
     // biome-ignore lint/suspicious/noExplicitAny: axe is a global set by the evaluated source
     const axe = (globalThis as any).axe;
-    const result = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] } });
+    const result = await axe.run(document, {
+      runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] },
+    });
     // biome-ignore lint/suspicious/noExplicitAny: axe's result shape
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n: any) => String(n.target)) }));
+    return result.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      // biome-ignore lint/suspicious/noExplicitAny: axe's result shape
+      targets: v.nodes.map((n: any) => String(n.target)),
+    }));
   });
   return (violations as AxeViolation[]).filter((v) => v.impact === "serious" || v.impact === "critical");
 }

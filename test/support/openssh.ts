@@ -26,7 +26,15 @@ const PACKAGE_OF: Record<string, string> = {
  * @throws Error naming the apt package to install when it is missing
  */
 export function findBinary(name: string, debianPackage: string = PACKAGE_OF[name] ?? "openssh-client"): string {
-  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/bin", "/sbin"];
+  const dirs = [
+    ...(process.env.PATH ?? "").split(path.delimiter),
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/local/bin",
+    "/usr/local/sbin",
+    "/bin",
+    "/sbin",
+  ];
   for (const dir of dirs) {
     if (!dir) continue;
     const candidate = path.join(dir, name);
@@ -37,7 +45,9 @@ export function findBinary(name: string, debianPackage: string = PACKAGE_OF[name
       // not in this directory; keep looking
     }
   }
-  throw new Error(`${name} not found: install it with \`apt-get install ${debianPackage}\` (decision B7: tests never skip)`);
+  throw new Error(
+    `${name} not found: install it with \`apt-get install ${debianPackage}\` (decision B7: tests never skip)`,
+  );
 }
 
 /** Result of one process run. */
@@ -61,7 +71,13 @@ export function runCommand(
     const child = execFile(
       file,
       args,
-      { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeoutMs ?? 30_000, maxBuffer: 16 * 1024 * 1024, encoding: "utf8" },
+      {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        timeout: options.timeoutMs ?? 30_000,
+        maxBuffer: 16 * 1024 * 1024,
+        encoding: "utf8",
+      },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== "number" && !error.signal) {
           reject(error);

@@ -112,7 +112,10 @@ export async function startPamSshd(options: PamSshdOptions): Promise<PamSshd> {
         "",
       ].join("\n"),
     );
-    const child: ChildProcess = spawn(program, ["-D", "-e", "-f", config], { cwd: sandbox.dir, stdio: ["ignore", "ignore", "pipe"] });
+    const child: ChildProcess = spawn(program, ["-D", "-e", "-f", config], {
+      cwd: sandbox.dir,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let output = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => {
@@ -146,7 +149,12 @@ export async function startPamSshd(options: PamSshdOptions): Promise<PamSshd> {
  * (the password goes through the environment, `sshpass -e`, never the command line).
  * Exit 0 and `keyway-otp-login-ok` on stdout mean the login worked.
  */
-export function passwordLogin(port: number, user: string, password: string, sandbox: OpensshSandbox): Promise<RunResult> {
+export function passwordLogin(
+  port: number,
+  user: string,
+  password: string,
+  sandbox: OpensshSandbox,
+): Promise<RunResult> {
   const sshpass = findBinary("sshpass", "sshpass");
   const ssh = findBinary("ssh");
   return runCommand(

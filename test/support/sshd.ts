@@ -83,7 +83,12 @@ function keywordOf(line: string): string {
   return line.trim().split(/\s+/)[0]!.toLowerCase();
 }
 
-function sshdConfig(port: number, sandbox: OpensshSandbox, options: SshdOptions, hostCertificate: string | null): string {
+function sshdConfig(
+  port: number,
+  sandbox: OpensshSandbox,
+  options: SshdOptions,
+  hostCertificate: string | null,
+): string {
   const extra = options.extraConfig ?? [];
   const replaced = new Set(extra.map(keywordOf));
   const defaults = [
@@ -132,7 +137,17 @@ export async function startSshd(options: SshdOptions = {}): Promise<RunningSshd>
   const sshd = findBinary("sshd");
   const sandbox = await OpensshSandbox.create("keyway-sshd-");
   const hostKeyPath = sandbox.path("ssh_host_ed25519_key");
-  const keygen = await sandbox.sshKeygen(["-q", "-t", "ed25519", "-N", "", "-C", "keyway-test-host", "-f", hostKeyPath]);
+  const keygen = await sandbox.sshKeygen([
+    "-q",
+    "-t",
+    "ed25519",
+    "-N",
+    "",
+    "-C",
+    "keyway-test-host",
+    "-f",
+    hostKeyPath,
+  ]);
   if (keygen.code !== 0) throw new Error(`ssh-keygen failed: ${keygen.stderr}`);
   const trustedUserCaKeysPath = await sandbox.write("trusted_user_ca_keys", options.trustedUserCaKeys ?? "", 0o644);
   let hostCertificatePath: string | null = null;
@@ -150,7 +165,11 @@ export async function startSshd(options: SshdOptions = {}): Promise<RunningSshd>
     const test = await sandbox.run("sshd", ["-t", "-f", configPath]);
     if (test.code !== 0) throw new Error(`sshd rejected its configuration:\n${test.stderr}`);
 
-    const child = spawn(sshd, ["-D", "-e", "-f", configPath], { cwd: sandbox.dir, env: sandbox.env(), stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(sshd, ["-D", "-e", "-f", configPath], {
+      cwd: sandbox.dir,
+      env: sandbox.env(),
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let output = "";
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => {
@@ -248,9 +267,23 @@ export function sshLogin(sandbox: OpensshSandbox, options: SshLoginOptions): Pro
   ];
   if (options.certificateFile) args.push("-o", `CertificateFile=${options.certificateFile}`);
   if (options.knownHostsFile) {
-    args.push("-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${options.knownHostsFile}`, "-o", "GlobalKnownHostsFile=/dev/null");
+    args.push(
+      "-o",
+      "StrictHostKeyChecking=yes",
+      "-o",
+      `UserKnownHostsFile=${options.knownHostsFile}`,
+      "-o",
+      "GlobalKnownHostsFile=/dev/null",
+    );
   } else {
-    args.push("-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "GlobalKnownHostsFile=/dev/null");
+    args.push(
+      "-o",
+      "StrictHostKeyChecking=no",
+      "-o",
+      "UserKnownHostsFile=/dev/null",
+      "-o",
+      "GlobalKnownHostsFile=/dev/null",
+    );
   }
   if (options.hostKeyAlias) args.push("-o", `HostKeyAlias=${options.hostKeyAlias}`);
   args.push("-l", options.user ?? loginUser(), options.host ?? "127.0.0.1", options.command ?? "echo keyway-login-ok");

@@ -153,7 +153,6 @@ function entryBlocks(spec: TarEntrySpec, format: "posix" | "gnu"): Uint8Array[] 
   return out;
 }
 
-
 /** Normalises the two input shapes to a list of entries. */
 function toSpecs(entries: Record<string, string | Uint8Array> | TarEntrySpec[]): TarEntrySpec[] {
   return Array.isArray(entries) ? entries : Object.entries(entries).map(([path, content]) => ({ path, content }));
@@ -210,7 +209,10 @@ export async function buildTarball(
  * A stream that yields `bytes` in chunks and counts how many chunks were pulled, to show
  * that a consumer stopped reading early.
  */
-export function countingStream(bytes: Uint8Array, chunkSize = 16 * 1024): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+export function countingStream(
+  bytes: Uint8Array,
+  chunkSize = 16 * 1024,
+): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
   let offset = 0;
   let pulls = 0;
   const stream = new ReadableStream<Uint8Array>(

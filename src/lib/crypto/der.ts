@@ -50,7 +50,10 @@ export class DerReader {
     if (this.buf.length - start < 2) throw new WireError("EOF", `${this.context}: truncated ${what}`);
     const actual = this.buf[start]!;
     if (actual !== tag) {
-      throw new WireError("INVALID_ENCODING", `${this.context}: expected ${what} (tag 0x${tag.toString(16)}), found tag 0x${actual.toString(16)}`);
+      throw new WireError(
+        "INVALID_ENCODING",
+        `${this.context}: expected ${what} (tag 0x${tag.toString(16)}), found tag 0x${actual.toString(16)}`,
+      );
     }
     let p = start + 1;
     const first = this.buf[p++]!;
@@ -60,7 +63,8 @@ export class DerReader {
     } else {
       // X.690 §10.1: definite form, minimal number of length octets.
       const count = first & 0x7f;
-      if (count === 0 || count > 4) throw new WireError("INVALID_ENCODING", `${this.context}: unsupported length form in ${what}`);
+      if (count === 0 || count > 4)
+        throw new WireError("INVALID_ENCODING", `${this.context}: unsupported length form in ${what}`);
       if (this.buf.length - p < count) throw new WireError("EOF", `${this.context}: truncated length of ${what}`);
       len = 0;
       for (let i = 0; i < count; i++) len = len * 256 + this.buf[p++]!;
@@ -109,26 +113,31 @@ export class DerReader {
   /** BIT STRING with no unused bits → its bytes. */
   bitString(what: string): Uint8Array {
     const c = this.read(DER_TAG.BIT_STRING, what);
-    if (c.length === 0 || c[0] !== 0) throw new WireError("INVALID_ENCODING", `${this.context}: ${what} has unused bits`);
+    if (c.length === 0 || c[0] !== 0)
+      throw new WireError("INVALID_ENCODING", `${this.context}: ${what} has unused bits`);
     return c.slice(1);
   }
 
   /** NULL. */
   null(what: string): void {
-    if (this.read(DER_TAG.NULL, what).length !== 0) throw new WireError("INVALID_ENCODING", `${this.context}: non-empty NULL`);
+    if (this.read(DER_TAG.NULL, what).length !== 0)
+      throw new WireError("INVALID_ENCODING", `${this.context}: non-empty NULL`);
   }
 
   /** OBJECT IDENTIFIER → dotted string (X.690 §8.19). */
   oid(what: string): string {
     const c = this.read(DER_TAG.OID, what);
-    if (c.length === 0 || (c[c.length - 1]! & 0x80) !== 0) throw new WireError("INVALID_ENCODING", `${this.context}: bad OID ${what}`);
+    if (c.length === 0 || (c[c.length - 1]! & 0x80) !== 0)
+      throw new WireError("INVALID_ENCODING", `${this.context}: bad OID ${what}`);
     const arcs: number[] = [];
     let v = 0;
     for (let i = 0; i < c.length; i++) {
       const b = c[i]!;
-      if (v === 0 && b === 0x80) throw new WireError("INVALID_ENCODING", `${this.context}: non-minimal OID arc in ${what}`);
+      if (v === 0 && b === 0x80)
+        throw new WireError("INVALID_ENCODING", `${this.context}: non-minimal OID arc in ${what}`);
       v = v * 128 + (b & 0x7f);
-      if (v > Number.MAX_SAFE_INTEGER / 256) throw new WireError("INVALID_ENCODING", `${this.context}: OID arc too large in ${what}`);
+      if (v > Number.MAX_SAFE_INTEGER / 256)
+        throw new WireError("INVALID_ENCODING", `${this.context}: OID arc too large in ${what}`);
       if ((b & 0x80) === 0) {
         if (arcs.length === 0) {
           const first = v < 80 ? Math.floor(v / 40) : 2;

@@ -31,7 +31,10 @@ export class KekFormatError extends Error {}
  */
 export function parseKek(secret: string): KekEntry[] {
   const entries: KekEntry[] = [];
-  for (const entry of secret.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of secret
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = entry.indexOf(":");
     const id = colon > 0 ? entry.slice(0, colon) : "k0";
     if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new KekFormatError("key ids use letters, digits, - and _");
@@ -60,7 +63,8 @@ export function keyring(secret: string): Keyring {
     throw new Error(`KEYWAY_KEK: ${(e as Error).message}`);
   }
   const keys = new Map<string, Promise<CryptoKey>>();
-  for (const { id, raw } of entries) keys.set(id, crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]));
+  for (const { id, raw } of entries)
+    keys.set(id, crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]));
   const ring = { primaryId: entries[0]!.id, keys };
   keyrings.set(secret, ring);
   return ring;

@@ -12,9 +12,9 @@
  * cannot be read is `INVALID_KEY` or `UNSUPPORTED_KEY_TYPE`. No WebCrypto here.
  */
 
-import { EC_CURVES, type EcCurve, curveByOid } from "../sshwire/key-types";
 import { assertValidEcPoint } from "../sshwire/ec-point";
 import { WireError } from "../sshwire/errors";
+import { curveByOid, EC_CURVES, type EcCurve } from "../sshwire/key-types";
 import { decodeOpensshPrivateKey, encodeOpensshPrivateKey } from "../sshwire/openssh-private-key";
 import { bigIntToBytes, bytesToBigInt, padMagnitude } from "../sshwire/writer";
 import {
@@ -81,12 +81,20 @@ function invalid(message: string, cause?: unknown): SshKeyError {
 }
 
 /** Completes RSA CRT parameters from n, e, d, p, q (and q⁻¹ mod p when known). */
-function rsaFromParts(n: Uint8Array, e: Uint8Array, d: Uint8Array, p: Uint8Array, q: Uint8Array, qi?: Uint8Array): RsaPrivateKeyMaterial {
+function rsaFromParts(
+  n: Uint8Array,
+  e: Uint8Array,
+  d: Uint8Array,
+  p: Uint8Array,
+  q: Uint8Array,
+  qi?: Uint8Array,
+): RsaPrivateKeyMaterial {
   const N = bytesToBigInt(n);
   const D = bytesToBigInt(d);
   const P = bytesToBigInt(p);
   const Q = bytesToBigInt(q);
-  if (P <= 1n || Q <= 1n || P * Q !== N) throw new SshKeyError("KEY_MISMATCH", "RSA private key: p × q does not equal the modulus");
+  if (P <= 1n || Q <= 1n || P * Q !== N)
+    throw new SshKeyError("KEY_MISMATCH", "RSA private key: p × q does not equal the modulus");
   if (D === 0n) throw invalid("RSA private key: d is zero");
   const QI = qi ? bytesToBigInt(qi) : modInverse(Q, P);
   return {
@@ -161,7 +169,8 @@ function readSec1(der: Uint8Array, curveHint: EcCurve | undefined): EcPrivateKey
 }
 
 function readCurveOid(r: DerReader): EcCurve {
-  if (r.peekTag() !== 0x06) throw new SshKeyError("UNSUPPORTED_KEY_TYPE", "EC keys with explicit curve parameters are not supported");
+  if (r.peekTag() !== 0x06)
+    throw new SshKeyError("UNSUPPORTED_KEY_TYPE", "EC keys with explicit curve parameters are not supported");
   const oid = r.oid("namedCurve");
   const curve = curveByOid(oid);
   if (!curve) throw new SshKeyError("UNSUPPORTED_KEY_TYPE", `unsupported EC curve ${oid}`);
@@ -289,8 +298,10 @@ export function readPrivateKeyPem(text: string): PrivateKeyMaterial {
       return fromBlock(block, ecParams);
     } catch (e) {
       if (e instanceof WireError) {
-        if (e.code === "ENCRYPTED") throw new SshKeyError("ENCRYPTED_KEY", "this private key is passphrase protected", { cause: e });
-        if (e.code === "UNSUPPORTED" || e.code === "UNKNOWN_KEY_TYPE") throw new SshKeyError("UNSUPPORTED_KEY_TYPE", e.message, { cause: e });
+        if (e.code === "ENCRYPTED")
+          throw new SshKeyError("ENCRYPTED_KEY", "this private key is passphrase protected", { cause: e });
+        if (e.code === "UNSUPPORTED" || e.code === "UNKNOWN_KEY_TYPE")
+          throw new SshKeyError("UNSUPPORTED_KEY_TYPE", e.message, { cause: e });
         if (e.code === "KEY_TYPE_MISMATCH") throw new SshKeyError("KEY_MISMATCH", e.message, { cause: e });
         throw invalid(`${block.label}: ${e.message}`, e);
       }
@@ -319,7 +330,11 @@ export function encodePkcs1(key: RsaPrivateKeyMaterial): Uint8Array {
  * RFC 5915 §3 ECPrivateKey DER. With `withParameters` the named curve ([0]) is included, as
  * in a standalone `EC PRIVATE KEY`; inside PKCS#8 it is left out (it is in the algorithm id).
  */
-export function encodeSec1(key: EcPrivateKeyMaterial, point: Uint8Array | undefined, withParameters: boolean): Uint8Array {
+export function encodeSec1(
+  key: EcPrivateKeyMaterial,
+  point: Uint8Array | undefined,
+  withParameters: boolean,
+): Uint8Array {
   const parts = [derSmallInteger(1), derOctetString(padMagnitude(key.d, key.curve.size, "EC private key"))];
   if (withParameters) parts.push(derExplicit(0, derOid(key.curve.oid)));
   if (point) parts.push(derExplicit(1, derBitString(point)));
@@ -330,7 +345,11 @@ export function encodeSec1(key: EcPrivateKeyMaterial, point: Uint8Array | undefi
 export function encodePkcs8(key: PrivateKeyMaterial): Uint8Array {
   switch (key.kind) {
     case "rsa":
-      return derSequence(derSmallInteger(0), derSequence(derOid(OID_RSA_ENCRYPTION), derNull()), derOctetString(encodePkcs1(key)));
+      return derSequence(
+        derSmallInteger(0),
+        derSequence(derOid(OID_RSA_ENCRYPTION), derNull()),
+        derOctetString(encodePkcs1(key)),
+      );
     case "ec":
       return derSequence(
         derSmallInteger(0),
@@ -339,7 +358,11 @@ export function encodePkcs8(key: PrivateKeyMaterial): Uint8Array {
       );
     case "ed25519":
       // RFC 8410 §7.
-      return derSequence(derSmallInteger(0), derSequence(derOid(OID_ED25519)), derOctetString(derOctetString(key.seed)));
+      return derSequence(
+        derSmallInteger(0),
+        derSequence(derOid(OID_ED25519)),
+        derOctetString(derOctetString(key.seed)),
+      );
   }
 }
 
@@ -372,7 +395,11 @@ export function writePrivateKeyPem(key: PrivateKeyMaterial, publicKey?: Uint8Arr
       const pub = publicKey ?? key.publicKey;
       if (!pub) throw invalid("Ed25519 public key required to write an OPENSSH PRIVATE KEY");
       // PROTOCOL.key; OpenSSH wraps the base64 at 70 columns.
-      return formatPem("OPENSSH PRIVATE KEY", encodeOpensshPrivateKey({ type: "ssh-ed25519", publicKey: pub, seed: key.seed }, ""), 70);
+      return formatPem(
+        "OPENSSH PRIVATE KEY",
+        encodeOpensshPrivateKey({ type: "ssh-ed25519", publicKey: pub, seed: key.seed }, ""),
+        70,
+      );
     }
   }
 }

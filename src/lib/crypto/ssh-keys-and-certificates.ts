@@ -22,7 +22,12 @@ import {
   type SshCertificate,
 } from "../sshwire/certificate";
 import { WireError } from "../sshwire/errors";
-import { CERT_TYPE_FOR_KEY, curveByBits, type RsaSignatureAlgorithm, type SshSignatureAlgorithm } from "../sshwire/key-types";
+import {
+  CERT_TYPE_FOR_KEY,
+  curveByBits,
+  type RsaSignatureAlgorithm,
+  type SshSignatureAlgorithm,
+} from "../sshwire/key-types";
 import { decodePublicKey, parsePublicKeyText, publicKeyBits, type SshPublicKey } from "../sshwire/public-key";
 import { padMagnitude } from "../sshwire/writer";
 import { decodePkcs8, type PrivateKeyMaterial, readPrivateKeyPem, writePrivateKeyPem } from "./private-key-formats";
@@ -30,9 +35,9 @@ import { SshKeyError } from "./ssh-key-error";
 import { createSigningKey, type SshSigningKey } from "./ssh-signing-key";
 import { toArrayBuffer, verifySignature, type WebCryptoParams } from "./ssh-webcrypto";
 
-export type { SshSigningKey } from "./ssh-signing-key";
-export { SshKeyError } from "./ssh-key-error";
 export { WireError } from "../sshwire/errors";
+export { SshKeyError } from "./ssh-key-error";
+export type { SshSigningKey } from "./ssh-signing-key";
 
 /**
  * Imports a CA private key from PEM text: PKCS#1 `RSA PRIVATE KEY`, SEC1 `EC PRIVATE KEY`
@@ -77,7 +82,11 @@ export interface GeneratedSshKeyPair {
  * ignored for Ed25519 (decision S10). Callers map 0 to their default before calling.
  * @throws SshKeyError `INVALID_KEY_SIZE` for any other size (validated before generating)
  */
-export async function generateSshKeyPair(kind: SshKeyKind, bits: number, options: GenerateOptions = {}): Promise<GeneratedSshKeyPair> {
+export async function generateSshKeyPair(
+  kind: SshKeyKind,
+  bits: number,
+  options: GenerateOptions = {},
+): Promise<GeneratedSshKeyPair> {
   let params: WebCryptoParams;
   switch (kind) {
     case "rsa": {
@@ -88,12 +97,18 @@ export async function generateSshKeyPair(kind: SshKeyKind, bits: number, options
         const allowed = options.anyRsaSize ? "a multiple of 128 from 2048 to 16384" : "one of 2048, 3072, 4096";
         throw new SshKeyError("INVALID_KEY_SIZE", `invalid RSA key size ${bits}: must be ${allowed}`);
       }
-      params = { name: "RSASSA-PKCS1-v1_5", modulusLength: bits, publicExponent: Uint8Array.of(1, 0, 1), hash: "SHA-256" };
+      params = {
+        name: "RSASSA-PKCS1-v1_5",
+        modulusLength: bits,
+        publicExponent: Uint8Array.of(1, 0, 1),
+        hash: "SHA-256",
+      };
       break;
     }
     case "ec": {
       const curve = curveByBits(bits);
-      if (!curve) throw new SshKeyError("INVALID_KEY_SIZE", `invalid EC key size ${bits}: must be one of 256, 384, 521`);
+      if (!curve)
+        throw new SshKeyError("INVALID_KEY_SIZE", `invalid EC key size ${bits}: must be one of 256, 384, 521`);
       params = { name: "ECDSA", namedCurve: curve.webCryptoName };
       break;
     }
@@ -104,13 +119,16 @@ export async function generateSshKeyPair(kind: SshKeyKind, bits: number, options
       throw new SshKeyError("UNSUPPORTED_KEY_TYPE", `unknown key type ${String(kind)}`);
   }
   const pair = (await crypto.subtle.generateKey(params, true, ["sign", "verify"])) as CryptoKeyPair;
-  const material = decodePkcs8(new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer));
+  const material = decodePkcs8(
+    new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer),
+  );
   const publicKey = await publicKeyFromCryptoKey(material, pair.publicKey);
   const signingKey = await createSigningKey(material, {
     publicKey,
     preloaded: { hash: "SHA-256", key: pair.privateKey },
   });
-  const publicHalf = publicKey.type === "ssh-ed25519" ? publicKey.key : "point" in publicKey ? publicKey.point : undefined;
+  const publicHalf =
+    publicKey.type === "ssh-ed25519" ? publicKey.key : "point" in publicKey ? publicKey.point : undefined;
   return {
     signingKey,
     privateKeyPem: writePrivateKeyPem(material, publicHalf),
@@ -184,7 +202,10 @@ export async function signCertificate(
 ): Promise<SignedCertificate> {
   const alg: SshSignatureAlgorithm = algorithm ?? ca.defaultAlgorithm;
   if (algorithm !== undefined && ca.keyType !== "ssh-rsa") {
-    throw new SshKeyError("ALGORITHM_MISMATCH", `unsupported signature algorithm ${algorithm} for key format ${ca.keyType}`);
+    throw new SshKeyError(
+      "ALGORITHM_MISMATCH",
+      `unsupported signature algorithm ${algorithm} for key format ${ca.keyType}`,
+    );
   }
   const publicKey = decodePublicKey(template.subjectKeyBlob);
   if (publicKey.type === "ssh-dss") {
@@ -263,12 +284,17 @@ export function parseSubjectPublicKey(text: string): SubjectPublicKey {
   } catch (e) {
     if (!(e instanceof WireError)) throw e;
     if (e.code === "CERTIFICATE") {
-      throw new SubjectKeyError("CERTIFICATE", "failed to parse public_key as SSH key: certificates cannot be signed", { cause: e });
+      throw new SubjectKeyError("CERTIFICATE", "failed to parse public_key as SSH key: certificates cannot be signed", {
+        cause: e,
+      });
     }
     throw new SubjectKeyError("INVALID", `failed to parse public_key as SSH key: ${e.message}`, { cause: e });
   }
   if (parsed.key.type === "ssh-dss") {
-    throw new SubjectKeyError("DSA_NOT_SUPPORTED", "public_key failed to meet the key requirements: ssh-dss keys are not supported");
+    throw new SubjectKeyError(
+      "DSA_NOT_SUPPORTED",
+      "public_key failed to meet the key requirements: ssh-dss keys are not supported",
+    );
   }
   return { key: parsed.key, blob: parsed.blob, type: parsed.key.type, bits: publicKeyBits(parsed.key) };
 }

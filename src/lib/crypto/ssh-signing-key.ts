@@ -92,9 +92,13 @@ class WebCryptoSigningKey implements SshSigningKey {
   async sign(data: Uint8Array, algorithm?: SshSignatureAlgorithm): Promise<Uint8Array> {
     const alg = algorithm ?? this.defaultAlgorithm;
     if (!algorithmFitsKey(this.keyType, alg)) {
-      throw new SshKeyError("ALGORITHM_MISMATCH", `unsupported signature algorithm ${alg} for key format ${this.keyType}`);
+      throw new SshKeyError(
+        "ALGORITHM_MISMATCH",
+        `unsupported signature algorithm ${alg} for key format ${this.keyType}`,
+      );
     }
-    const hash: HashName = this.keyType === "ssh-rsa" ? RSA_SIGNATURE_HASH[alg as keyof typeof RSA_SIGNATURE_HASH] : "SHA-256";
+    const hash: HashName =
+      this.keyType === "ssh-rsa" ? RSA_SIGNATURE_HASH[alg as keyof typeof RSA_SIGNATURE_HASH] : "SHA-256";
     const blob = await signBlob(await this.#cryptoKey(hash), this.#material, data);
     return wrapSignature(alg, blob);
   }

@@ -58,9 +58,19 @@ export function importAlgorithm(material: PrivateKeyMaterial, hash: HashName = "
 /** Imports a private key for signing (non-extractable). */
 export async function importPrivateKey(material: PrivateKeyMaterial, hash: HashName = "SHA-256"): Promise<CryptoKey> {
   try {
-    return await crypto.subtle.importKey("pkcs8", toArrayBuffer(encodePkcs8(material)), importAlgorithm(material, hash), false, ["sign"]);
+    return await crypto.subtle.importKey(
+      "pkcs8",
+      toArrayBuffer(encodePkcs8(material)),
+      importAlgorithm(material, hash),
+      false,
+      ["sign"],
+    );
   } catch (e) {
-    throw new SshKeyError("INVALID_KEY", `the private key was rejected by WebCrypto: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new SshKeyError(
+      "INVALID_KEY",
+      `the private key was rejected by WebCrypto: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
 }
 
@@ -100,9 +110,19 @@ export async function publicKeyOf(material: PrivateKeyMaterial): Promise<SshPubl
 async function exportJwk(material: PrivateKeyMaterial): Promise<JsonWebKey> {
   let key: CryptoKey;
   try {
-    key = await crypto.subtle.importKey("pkcs8", toArrayBuffer(encodePkcs8(material)), importAlgorithm(material), true, ["sign"]);
+    key = await crypto.subtle.importKey(
+      "pkcs8",
+      toArrayBuffer(encodePkcs8(material)),
+      importAlgorithm(material),
+      true,
+      ["sign"],
+    );
   } catch (e) {
-    throw new SshKeyError("INVALID_KEY", `the private key was rejected by WebCrypto: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new SshKeyError(
+      "INVALID_KEY",
+      `the private key was rejected by WebCrypto: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
   }
   return (await crypto.subtle.exportKey("jwk", key)) as JsonWebKey;
 }
@@ -144,7 +164,9 @@ export async function signBlob(key: CryptoKey, material: PrivateKeyMaterial, dat
     }
     case "ec": {
       // RFC 5656 §6.2.1: the hash follows the curve size. WebCrypto returns IEEE P1363 r || s.
-      const rs = new Uint8Array(await crypto.subtle.sign({ name: "ECDSA", hash: material.curve.hash }, key, toArrayBuffer(data)));
+      const rs = new Uint8Array(
+        await crypto.subtle.sign({ name: "ECDSA", hash: material.curve.hash }, key, toArrayBuffer(data)),
+      );
       return ecdsaSignatureFromP1363(material.curve, rs);
     }
     case "ed25519":
@@ -158,7 +180,11 @@ export async function importPublicKey(pub: SshPublicKey, algorithm: string): Pro
   switch (pub.type) {
     case "ssh-rsa": {
       const hash = RSA_SIGNATURE_HASH[algorithm as keyof typeof RSA_SIGNATURE_HASH];
-      if (!hash) throw new SshKeyError("ALGORITHM_MISMATCH", `unsupported signature algorithm ${algorithm} for key format ssh-rsa`);
+      if (!hash)
+        throw new SshKeyError(
+          "ALGORITHM_MISMATCH",
+          `unsupported signature algorithm ${algorithm} for key format ssh-rsa`,
+        );
       const jwk: JsonWebKey = { kty: "RSA", n: toBase64Url(pub.n), e: toBase64Url(pub.e), ext: true };
       return crypto.subtle.importKey("jwk", jwk, { name: "RSASSA-PKCS1-v1_5", hash }, true, ["verify"]);
     }
@@ -215,7 +241,12 @@ export async function verifySignature(pub: SshPublicKey, signature: Uint8Array, 
   }
 }
 
-async function verifyWithWebCrypto(pub: SshPublicKey, algorithm: string, blob: Uint8Array, data: Uint8Array): Promise<boolean> {
+async function verifyWithWebCrypto(
+  pub: SshPublicKey,
+  algorithm: string,
+  blob: Uint8Array,
+  data: Uint8Array,
+): Promise<boolean> {
   const key = await importPublicKey(pub, algorithm);
   switch (pub.type) {
     case "ssh-rsa": {

@@ -83,7 +83,10 @@ export async function readJsonObject(request: Request, limit = MAX_JSON_BODY_BYT
   // B9: refuse deep nesting before parsing, so no code that walks the value (validators,
   // error messages that print it) ever recurses further than MAX_JSON_DEPTH.
   if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
-    throw new BodyError({ kind: "malformed", detail: `JSON nesting is deeper than the limit of ${MAX_JSON_DEPTH} levels` });
+    throw new BodyError({
+      kind: "malformed",
+      detail: `JSON nesting is deeper than the limit of ${MAX_JSON_DEPTH} levels`,
+    });
   }
   let value: unknown;
   try {

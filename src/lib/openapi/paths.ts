@@ -124,7 +124,12 @@ export function findOperation(document: OpenApiDocument, method: string, path: s
   const lower = method.toLowerCase() as HttpMethod;
   const operation = HTTP_METHODS.includes(lower) ? item[lower] : undefined;
   if (!operation) {
-    return { kind: "method-not-documented", pathKey: best.key, template: best.template, methods: documentedMethods(item) };
+    return {
+      kind: "method-not-documented",
+      pathKey: best.key,
+      template: best.template,
+      methods: documentedMethods(item),
+    };
   }
   return {
     kind: "operation",

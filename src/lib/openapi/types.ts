@@ -43,7 +43,16 @@ export type JsonType = "null" | "boolean" | "object" | "array" | "number" | "int
 /** The HTTP methods a Path Item can hold (§4.8.9), lower-case as in the document. */
 export type HttpMethod = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace";
 
-export const HTTP_METHODS: readonly HttpMethod[] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+export const HTTP_METHODS: readonly HttpMethod[] = [
+  "get",
+  "put",
+  "post",
+  "delete",
+  "options",
+  "head",
+  "patch",
+  "trace",
+];
 
 /** §4.8.1 */
 export interface OpenApiDocument {

@@ -241,7 +241,8 @@ function readPlainKeyBlob(blob: Uint8Array, what: string): SshPublicKey {
 
 /** True when `algorithm` is a signature algorithm a key of type `keyType` can make. */
 export function signatureAlgorithmMatchesKey(keyType: string, algorithm: string): boolean {
-  if (keyType === "ssh-rsa") return algorithm === "ssh-rsa" || algorithm === "rsa-sha2-256" || algorithm === "rsa-sha2-512";
+  if (keyType === "ssh-rsa")
+    return algorithm === "ssh-rsa" || algorithm === "rsa-sha2-256" || algorithm === "rsa-sha2-512";
   return algorithm === keyType;
 }
 
@@ -256,7 +257,8 @@ export function decodeCertificate(blob: Uint8Array): SshCertificate {
   const r = new SshReader(blob, "certificate");
   const typeName = r.readText("certificate type");
   const keyType = keyTypeForCertType(typeName);
-  if (!keyType) throw new WireError("UNKNOWN_KEY_TYPE", `unknown certificate type ${JSON.stringify(typeName.slice(0, 64))}`);
+  if (!keyType)
+    throw new WireError("UNKNOWN_KEY_TYPE", `unknown certificate type ${JSON.stringify(typeName.slice(0, 64))}`);
   const nonce = r.readString("nonce");
   const publicKey = readPublicKeyFields(r, keyType);
   const serial = r.readUint64("serial");

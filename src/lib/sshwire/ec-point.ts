@@ -17,7 +17,10 @@ import { bytesToBigInt } from "./writer";
 export function assertValidEcPoint(curve: EcCurve, point: Uint8Array): void {
   const size = curve.size;
   if (point.length !== 1 + 2 * size || point[0] !== 0x04) {
-    throw new WireError("INVALID_POINT", `${curve.name} public key is not an uncompressed point of ${1 + 2 * size} bytes`);
+    throw new WireError(
+      "INVALID_POINT",
+      `${curve.name} public key is not an uncompressed point of ${1 + 2 * size} bytes`,
+    );
   }
   const { p, b } = curve;
   const x = bytesToBigInt(point.subarray(1, 1 + size));

@@ -86,7 +86,8 @@ export interface KrlContents {
 }
 
 function checkUint64(value: bigint, what: string): void {
-  if (typeof value !== "bigint" || value < 0n || value > UINT64_MAX) throw new WireError("INVALID_VALUE", `${what} out of range: ${String(value)}`);
+  if (typeof value !== "bigint" || value < 0n || value > UINT64_MAX)
+    throw new WireError("INVALID_VALUE", `${what} out of range: ${String(value)}`);
 }
 
 /** Sorted, merged (overlapping or adjacent) ranges. */
@@ -94,7 +95,8 @@ export function mergeSerialRanges(ranges: readonly KrlSerialRange[]): KrlSerialR
   for (const r of ranges) {
     checkUint64(r.lo, "serial");
     checkUint64(r.hi, "serial");
-    if (r.lo === 0n) throw new WireError("INVALID_VALUE", "serial 0 cannot be revoked (OpenSSH refuses a KRL that names it)");
+    if (r.lo === 0n)
+      throw new WireError("INVALID_VALUE", "serial 0 cannot be revoked (OpenSSH refuses a KRL that names it)");
     if (r.hi < r.lo) throw new WireError("INVALID_VALUE", `serial range ${r.lo}-${r.hi} is empty`);
   }
   const sorted = [...ranges].sort((a, b) => (a.lo < b.lo ? -1 : a.lo > b.lo ? 1 : 0));
@@ -119,7 +121,8 @@ function sortedDistinct(items: readonly Uint8Array[]): Uint8Array[] {
 function keyIdBytes(keyId: string | Uint8Array): Uint8Array {
   const bytes = typeof keyId === "string" ? utf8(keyId) : keyId;
   if (bytes.length === 0) throw new WireError("INVALID_VALUE", "empty key id");
-  if (bytes.includes(0)) throw new WireError("INVALID_VALUE", "key id contains NUL (PROTOCOL.krl §2.4 key ids are read as C strings)");
+  if (bytes.includes(0))
+    throw new WireError("INVALID_VALUE", "key id contains NUL (PROTOCOL.krl §2.4 key ids are read as C strings)");
   return bytes;
 }
 
@@ -132,7 +135,8 @@ function checkPlainKeyBlob(blob: Uint8Array, what: string): void {
     throw new WireError("INVALID_VALUE", `${what} is not an SSH public key blob`);
   }
   if (name.length === 0) throw new WireError("INVALID_VALUE", `${what} has no key type`);
-  if (isCertificateTypeName(name)) throw new WireError("INVALID_VALUE", `${what} is a certificate; a plain key is required`);
+  if (isCertificateTypeName(name))
+    throw new WireError("INVALID_VALUE", `${what} is a certificate; a plain key is required`);
 }
 
 /** PROTOCOL.krl §2: the section_data of one KRL_SECTION_CERTIFICATES. */
@@ -200,9 +204,11 @@ export function encodeKrl(krl: KrlContents): Uint8Array {
   // §2: byte KRL_SECTION_CERTIFICATES, string section_data; one per CA key.
   const seenCas: Uint8Array[] = [];
   for (const section of krl.certificates ?? []) {
-    if (section.caKey.length === 0) throw new WireError("INVALID_VALUE", "empty CA key: the wildcard section is never written");
+    if (section.caKey.length === 0)
+      throw new WireError("INVALID_VALUE", "empty CA key: the wildcard section is never written");
     checkPlainKeyBlob(section.caKey, "CA key");
-    if (seenCas.some((ca) => compareBytes(ca, section.caKey) === 0)) throw new WireError("INVALID_VALUE", "the same CA key in two sections");
+    if (seenCas.some((ca) => compareBytes(ca, section.caKey) === 0))
+      throw new WireError("INVALID_VALUE", "the same CA key in two sections");
     seenCas.push(section.caKey);
     w.writeByte(KRL_SECTION_CERTIFICATES);
     w.writeString(certificateSectionData(section));
@@ -225,7 +231,8 @@ export function encodeKrl(krl: KrlContents): Uint8Array {
   if (hashes.length > 0) {
     const section = new SshWriter();
     for (const hash of hashes) {
-      if (hash.length !== 32) throw new WireError("INVALID_VALUE", `a SHA256 fingerprint is 32 bytes, not ${hash.length}`);
+      if (hash.length !== 32)
+        throw new WireError("INVALID_VALUE", `a SHA256 fingerprint is 32 bytes, not ${hash.length}`);
       section.writeString(hash);
     }
     w.writeByte(KRL_SECTION_FINGERPRINT_SHA256);

@@ -91,7 +91,10 @@ export function publicKeyOfPrivateFields(key: OpensshPrivateKeyFields): SshPubli
 function readPrivateFields(r: SshReader, pub: SshPublicKey): OpensshPrivateKeyFields {
   const type = r.readText("private key type");
   if (type !== pub.type) {
-    throw new WireError("KEY_TYPE_MISMATCH", `${r.context}: private key type ${JSON.stringify(type.slice(0, 64))} does not match public key ${pub.type}`);
+    throw new WireError(
+      "KEY_TYPE_MISMATCH",
+      `${r.context}: private key type ${JSON.stringify(type.slice(0, 64))} does not match public key ${pub.type}`,
+    );
   }
   switch (pub.type) {
     case "ssh-rsa": {
@@ -110,7 +113,11 @@ function readPrivateFields(r: SshReader, pub: SshPublicKey): OpensshPrivateKeyFi
     case "ecdsa-sha2-nistp384":
     case "ecdsa-sha2-nistp521": {
       const curve = r.readText("curve name");
-      if (curve !== pub.curve) throw new WireError("KEY_TYPE_MISMATCH", `${r.context}: curve ${JSON.stringify(curve.slice(0, 64))} does not match ${pub.type}`);
+      if (curve !== pub.curve)
+        throw new WireError(
+          "KEY_TYPE_MISMATCH",
+          `${r.context}: curve ${JSON.stringify(curve.slice(0, 64))} does not match ${pub.type}`,
+        );
       const point = r.readString("public point");
       const d = r.readMpint("private scalar");
       if (d.length === 0 || d.length > EC_CURVES[pub.curve].size) {
@@ -121,9 +128,11 @@ function readPrivateFields(r: SshReader, pub: SshPublicKey): OpensshPrivateKeyFi
     case "ssh-ed25519": {
       const pk = r.readString("ed25519 public key");
       const sk = r.readString("ed25519 private key");
-      if (pk.length !== 32 || sk.length !== 64) throw new WireError("INVALID_VALUE", `${r.context}: ed25519 key has the wrong length`);
+      if (pk.length !== 32 || sk.length !== 64)
+        throw new WireError("INVALID_VALUE", `${r.context}: ed25519 key has the wrong length`);
       // OpenSSH stores sk as seed || pk; the halves must agree.
-      if (!bytesEqual(sk.subarray(32), pk)) throw new WireError("INVALID_VALUE", `${r.context}: ed25519 private key does not contain its public key`);
+      if (!bytesEqual(sk.subarray(32), pk))
+        throw new WireError("INVALID_VALUE", `${r.context}: ed25519 private key does not contain its public key`);
       return { type: "ssh-ed25519", publicKey: pk, seed: sk.slice(0, 32) };
     }
     default:
@@ -168,7 +177,8 @@ export function decodeOpensshPrivateKey(bin: Uint8Array): OpensshPrivateKey {
   if (cipher !== "none" || kdf !== "none") {
     throw new WireError("ENCRYPTED", "this private key is passphrase protected");
   }
-  if (kdfOptions.length !== 0) throw new WireError("INVALID_VALUE", "openssh private key: kdf options must be empty for kdf none");
+  if (kdfOptions.length !== 0)
+    throw new WireError("INVALID_VALUE", "openssh private key: kdf options must be empty for kdf none");
   const count = r.readUint32("number of keys");
   if (count !== 1) throw new WireError("UNSUPPORTED", `openssh private key: expected exactly 1 key, found ${count}`);
   const publicKeyBlob = r.readString("public key");
@@ -177,16 +187,21 @@ export function decodeOpensshPrivateKey(bin: Uint8Array): OpensshPrivateKey {
   r.expectEnd();
   const sectionLength = section.remaining;
   if (sectionLength % NONE_BLOCK_SIZE !== 0) {
-    throw new WireError("INVALID_VALUE", `openssh private key: private section length ${sectionLength} is not a multiple of ${NONE_BLOCK_SIZE}`);
+    throw new WireError(
+      "INVALID_VALUE",
+      `openssh private key: private section length ${sectionLength} is not a multiple of ${NONE_BLOCK_SIZE}`,
+    );
   }
   const check1 = section.readUint32("check int");
   const check2 = section.readUint32("check int");
-  if (check1 !== check2) throw new WireError("INVALID_VALUE", "openssh private key: check ints differ (wrong passphrase or corrupt key)");
+  if (check1 !== check2)
+    throw new WireError("INVALID_VALUE", "openssh private key: check ints differ (wrong passphrase or corrupt key)");
   const key = readPrivateFields(section, pub);
   const comment = section.readText("comment");
   // PROTOCOL.key: padding bytes are 1, 2, 3, ...
   for (let i = 1; !section.atEnd; i++) {
-    if (section.readByte("padding") !== (i & 0xff)) throw new WireError("INVALID_VALUE", "openssh private key: bad padding");
+    if (section.readByte("padding") !== (i & 0xff))
+      throw new WireError("INVALID_VALUE", "openssh private key: bad padding");
   }
   section.expectEnd();
   if (!bytesEqual(encodePublicKey(publicKeyOfPrivateFields(key)), publicKeyBlob)) {

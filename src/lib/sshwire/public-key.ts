@@ -80,10 +80,17 @@ function readPositiveMpint(r: SshReader, what: string): Uint8Array {
   return v;
 }
 
-function readEcdsaFields(r: SshReader, type: SshKeyType, expected: EcCurveName): { curve: EcCurveName; point: Uint8Array } {
+function readEcdsaFields(
+  r: SshReader,
+  type: SshKeyType,
+  expected: EcCurveName,
+): { curve: EcCurveName; point: Uint8Array } {
   const curveName = r.readText("curve name");
   if (curveName !== expected) {
-    throw new WireError("KEY_TYPE_MISMATCH", `${r.context}: curve ${JSON.stringify(curveName)} does not match key type ${type}`);
+    throw new WireError(
+      "KEY_TYPE_MISMATCH",
+      `${r.context}: curve ${JSON.stringify(curveName)} does not match key type ${type}`,
+    );
   }
   const point = r.readString("public point");
   assertValidEcPoint(EC_CURVES[expected], point);
@@ -93,7 +100,8 @@ function readEcdsaFields(r: SshReader, type: SshKeyType, expected: EcCurveName):
 function readEd25519Key(r: SshReader): Uint8Array {
   const key = r.readString("ed25519 public key");
   // RFC 8709 §4: the public key is 32 octets.
-  if (key.length !== 32) throw new WireError("INVALID_VALUE", `${r.context}: ed25519 public key must be 32 bytes, got ${key.length}`);
+  if (key.length !== 32)
+    throw new WireError("INVALID_VALUE", `${r.context}: ed25519 public key must be 32 bytes, got ${key.length}`);
   return key;
 }
 

@@ -171,7 +171,8 @@ export function decodeUtf8(bytes: Uint8Array, what: string): string {
 export function mpintMagnitude(raw: Uint8Array, what: string): Uint8Array {
   if (raw.length === 0) return raw;
   const first = raw[0]!;
-  if (first & 0x80) throw new WireError("NEGATIVE_MPINT", `${what}: negative mpint where a non-negative one is required`);
+  if (first & 0x80)
+    throw new WireError("NEGATIVE_MPINT", `${what}: negative mpint where a non-negative one is required`);
   if (first === 0) {
     // RFC 4251 §5 mpint: a leading zero byte is allowed only to clear the sign bit.
     if (raw.length === 1 || (raw[1]! & 0x80) === 0) {

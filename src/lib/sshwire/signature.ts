@@ -44,7 +44,10 @@ export function decodeSignature(bytes: Uint8Array): SshSignature {
  */
 export function ecdsaSignatureFromP1363(curve: EcCurve, rs: Uint8Array): Uint8Array {
   if (rs.length !== 2 * curve.size) {
-    throw new WireError("INVALID_VALUE", `${curve.name} P1363 signature must be ${2 * curve.size} bytes, got ${rs.length}`);
+    throw new WireError(
+      "INVALID_VALUE",
+      `${curve.name} P1363 signature must be ${2 * curve.size} bytes, got ${rs.length}`,
+    );
   }
   // RFC 5656 §3.1.2: string(mpint r || mpint s) — the outer string is added by encodeSignature.
   return new SshWriter().writeMpint(rs.subarray(0, curve.size)).writeMpint(rs.subarray(curve.size)).finish();
@@ -65,7 +68,8 @@ export function ecdsaSignatureToP1363(curve: EcCurve, blob: Uint8Array): Uint8Ar
     ["s", sMag],
   ] as const) {
     const value = bytesToBigInt(v);
-    if (value === 0n || value >= curve.n) throw new WireError("INVALID_VALUE", `${curve.name} signature ${name} out of range`);
+    if (value === 0n || value >= curve.n)
+      throw new WireError("INVALID_VALUE", `${curve.name} signature ${name} out of range`);
   }
   const out = new Uint8Array(2 * curve.size);
   out.set(padMagnitude(rMag, curve.size, "r"), 0);

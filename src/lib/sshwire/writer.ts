@@ -30,7 +30,8 @@ export class SshWriter {
 
   /** RFC 4251 §5 byte. */
   writeByte(value: number): this {
-    if (!Number.isInteger(value) || value < 0 || value > 0xff) throw new WireError("INVALID_VALUE", `byte out of range: ${value}`);
+    if (!Number.isInteger(value) || value < 0 || value > 0xff)
+      throw new WireError("INVALID_VALUE", `byte out of range: ${value}`);
     this.ensure(1);
     this.buf[this.len++] = value;
     return this;

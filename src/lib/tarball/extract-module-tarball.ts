@@ -288,7 +288,9 @@ async function readTar(reader: ByteStreamReader, lim: TarballLimits): Promise<Ex
       }
       metadataHeaders++;
       if (metadataHeaders > MAX_METADATA_HEADERS) {
-        throw new ArchiveRejected(`archive has more than ${MAX_METADATA_HEADERS} metadata headers (pax or GNU long-name entries)`);
+        throw new ArchiveRejected(
+          `archive has more than ${MAX_METADATA_HEADERS} metadata headers (pax or GNU long-name entries)`,
+        );
       }
       countData(BLOCK_SIZE + header.size);
       const data = await readData(header.size);

@@ -3,8 +3,8 @@
  * references, a canonical comment-free rendering of blocks, and syntax errors.
  */
 
-import type { SyntaxNode } from "./syntax-tree";
 import { evaluateLiteral, meaningfulChildren, objectElemParts } from "./hcl-values";
+import type { SyntaxNode } from "./syntax-tree";
 import type { References } from "./types";
 
 /** A block's type, labels and body items. */
@@ -186,7 +186,10 @@ export function renderCanonical(node: SyntaxNode, source: string, refs: Referenc
         return `${name ? render(name) : ""}(${args ? render(args) : ""})`;
       }
       case "function_arguments": {
-        const rendered = items.filter((c) => c.type === "expression").map(render).join(", ");
+        const rendered = items
+          .filter((c) => c.type === "expression")
+          .map(render)
+          .join(", ");
         return items.some((c) => c.type === "ellipsis") ? `${rendered}...` : rendered;
       }
       case "template_interpolation":

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { getTerraformParser } from "./workerd-parser";
 import { type IngestOptions, type IngestResult, ingestModuleWith } from "./ingest-module";
+import { getTerraformParser } from "./workerd-parser";
 
 export type { IngestOptions, IngestResult } from "./ingest-module";
 export { summarizeModule, variablesReached } from "./summarize-module";

@@ -4,7 +4,6 @@
  * `summarize-module.ts`.
  */
 
-import type { SyntaxNode } from "./syntax-tree";
 import {
   attributeValue,
   blockParts,
@@ -17,8 +16,9 @@ import {
   toReferences,
 } from "./cst";
 import { evaluateLiteral, meaningfulChildren, objectElemParts, stringValue } from "./hcl-values";
-import { HclNestingError, MAX_HCL_NESTING, toSyntaxTree } from "./syntax-tree";
 import type { TerraformParser } from "./parser";
+import type { SyntaxNode } from "./syntax-tree";
+import { HclNestingError, MAX_HCL_NESTING, toSyntaxTree } from "./syntax-tree";
 import type {
   ModuleCallSummary,
   OutputSummary,
@@ -92,7 +92,9 @@ function readVariable(block: SyntaxNode, file: string, source: string): Variable
   if (defaultAttr) {
     const value = attributeValue(defaultAttr);
     const evaluated = value ? evaluateLiteral(value, source) : undefined;
-    defaultValue = evaluated ? { literal: true, value: evaluated.value } : { literal: false, source: value?.text ?? "" };
+    defaultValue = evaluated
+      ? { literal: true, value: evaluated.value }
+      : { literal: false, source: value?.text ?? "" };
   }
   const validations = parts.blocks
     .filter((b) => blockType(b) === "validation")
@@ -130,7 +132,12 @@ function readOutput(block: SyntaxNode, file: string, source: string): OutputSumm
   };
 }
 
-function readResource(block: SyntaxNode, file: string, source: string, mode: "managed" | "data"): ResourceSummary | null {
+function readResource(
+  block: SyntaxNode,
+  file: string,
+  source: string,
+  mode: "managed" | "data",
+): ResourceSummary | null {
   const parts = blockParts(block, source);
   const [type, name] = parts.labels;
   if (type === undefined || name === undefined) return null;

@@ -50,7 +50,12 @@ function filesIn(files: ReadonlyMap<string, string>, dir: string): string[] {
 }
 
 /** Message for a name declared twice, naming both places. */
-function duplicateMessage(what: string, name: string, first: { file: string; line: number }, second: { file: string; line: number }): string {
+function duplicateMessage(
+  what: string,
+  name: string,
+  first: { file: string; line: number },
+  second: { file: string; line: number },
+): string {
   return first.file === second.file
     ? `duplicate ${what} "${name}" in ${first.file} at lines ${first.line} and ${second.line}`
     : `duplicate ${what} "${name}" in ${first.file} and ${second.file}`;

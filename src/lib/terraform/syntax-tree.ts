@@ -75,8 +75,22 @@ export class HclNestingError extends Error {
 }
 
 /** Tokens (node types) that open and close a level of HCL nesting. */
-const OPENERS = new Set(["block_start", "object_start", "tuple_start", "(", "template_interpolation_start", "template_directive_start"]);
-const CLOSERS = new Set(["block_end", "object_end", "tuple_end", ")", "template_interpolation_end", "template_directive_end"]);
+const OPENERS = new Set([
+  "block_start",
+  "object_start",
+  "tuple_start",
+  "(",
+  "template_interpolation_start",
+  "template_directive_start",
+]);
+const CLOSERS = new Set([
+  "block_end",
+  "object_end",
+  "tuple_end",
+  ")",
+  "template_interpolation_end",
+  "template_directive_end",
+]);
 
 /**
  * Copies a tree. The caller still owns `tree` and must `delete()` it. The walk is

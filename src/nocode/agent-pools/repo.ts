@@ -12,11 +12,19 @@ export async function findAgentPool(db: Db, id: string): Promise<AgentPoolRow | 
 
 /** An agent pool by id within `organization` (no row when it belongs to another), for a `db.batch` with other reads. */
 export function agentPoolInOrganizationQuery(db: Db, organization: string, id: string) {
-  return db.select().from(agentPools).where(and(eq(agentPools.id, id), eq(agentPools.organization, organization))).limit(1);
+  return db
+    .select()
+    .from(agentPools)
+    .where(and(eq(agentPools.id, id), eq(agentPools.organization, organization)))
+    .limit(1);
 }
 
 /** A page of an organization's agent pools by name and the total count. */
-export async function listAgentPools(db: Db, organization: string, page: { offset: number; size: number }): Promise<{ rows: AgentPoolRow[]; total: number }> {
+export async function listAgentPools(
+  db: Db,
+  organization: string,
+  page: { offset: number; size: number },
+): Promise<{ rows: AgentPoolRow[]; total: number }> {
   const where = eq(agentPools.organization, organization);
   const [rows, totals] = await Promise.all([
     db.select().from(agentPools).where(where).orderBy(agentPools.name).limit(page.size).offset(page.offset).all(),

@@ -33,7 +33,13 @@ function poolRelationship(name: string, types: readonly [string, ...string[]], p
   const member = `Relationship ${name} must list ${types[0]} by id (${prefix}-…)`;
   const shape = `Relationship ${name} must be {"data": [{"type": "${types[0]}", "id": "…"}]}`;
   const identifier = members(
-    { type: v.optional(v.picklist(types, member)), id: v.pipe(v.string(member), v.check((id) => isId(prefix, id), member)) },
+    {
+      type: v.optional(v.picklist(types, member)),
+      id: v.pipe(
+        v.string(member),
+        v.check((id) => isId(prefix, id), member),
+      ),
+    },
     member,
     () => member,
   );
@@ -41,7 +47,9 @@ function poolRelationship(name: string, types: readonly [string, ...string[]], p
 }
 
 /** The distinct ids of a pool relationship. */
-const idsOf = (relationship: { data: { id: string }[] } | null | undefined) => [...new Set((relationship?.data ?? []).map((m) => m.id))];
+const idsOf = (relationship: { data: { id: string }[] } | null | undefined) => [
+  ...new Set((relationship?.data ?? []).map((m) => m.id)),
+];
 
 const agentPoolCreate = operation({
   tag: "agent-pools",
@@ -49,7 +57,12 @@ const agentPoolCreate = operation({
   body: resourceDocument({
     types: ["agent-pools", "agent-pool"],
     attributes: {
-      name: requiredName("name", AGENT_POOL_NAME_MAX, AGENT_POOL_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
+      name: requiredName(
+        "name",
+        AGENT_POOL_NAME_MAX,
+        AGENT_POOL_NAME,
+        "Name may only contain letters, numbers, dashes (-), and underscores (_)",
+      ),
       "organization-scoped": flag("organization-scoped"),
     },
     relationships: {
@@ -61,44 +74,53 @@ const agentPoolCreate = operation({
   answers: { 201: { description: "The agent pool", schema: single(agentPoolAnswer) } },
 });
 
-agentPoolRoutes.post("/organizations/:org/agent-pools", rights({ right: "manage-agent-pools" }), agentPoolCreate, async (c) => {
-  const db = c.var.db;
-  const organization = c.req.param("org");
-  const rights = await orgCallerPermissions(db, c.var.caller, organization);
-  if (!rights.has("manage-agent-pools")) throw notFound();
-  const { attributes, relationships } = (await agentPoolCreate.body(c)).data;
-  const allowedWorkspaces = idsOf(relationships["allowed-workspaces"]);
-  const allowedProjects = idsOf(relationships["allowed-projects"]);
-  const excludedWorkspaces = idsOf(relationships["excluded-workspaces"]);
-  if (allowedProjects.length > 0) {
-    const found = await db
-      .select({ id: projects.id })
-      .from(projects)
-      .where(and(eq(projects.organization, organization), inJsonList(projects.id, allowedProjects)))
-      .all();
-    if (found.length !== allowedProjects.length) {
-      throw new NocodeError("invalid_attribute", "Allowed projects must be projects of this organization", "/data/relationships/allowed-projects");
+agentPoolRoutes.post(
+  "/organizations/:org/agent-pools",
+  rights({ right: "manage-agent-pools" }),
+  agentPoolCreate,
+  async (c) => {
+    const db = c.var.db;
+    const organization = c.req.param("org");
+    const rights = await orgCallerPermissions(db, c.var.caller, organization);
+    if (!rights.has("manage-agent-pools")) throw notFound();
+    const { attributes, relationships } = (await agentPoolCreate.body(c)).data;
+    const allowedWorkspaces = idsOf(relationships["allowed-workspaces"]);
+    const allowedProjects = idsOf(relationships["allowed-projects"]);
+    const excludedWorkspaces = idsOf(relationships["excluded-workspaces"]);
+    if (allowedProjects.length > 0) {
+      const found = await db
+        .select({ id: projects.id })
+        .from(projects)
+        .where(and(eq(projects.organization, organization), inJsonList(projects.id, allowedProjects)))
+        .all();
+      if (found.length !== allowedProjects.length) {
+        throw new NocodeError(
+          "invalid_attribute",
+          "Allowed projects must be projects of this organization",
+          "/data/relationships/allowed-projects",
+        );
+      }
     }
-  }
 
-  const pool: AgentPoolRow = {
-    id: newId("apool"),
-    organization,
-    name: attributes.name,
-    organizationScoped: attributes["organization-scoped"] ?? true,
-    allowedWorkspaces: JSON.stringify(allowedWorkspaces),
-    allowedProjects: JSON.stringify(allowedProjects),
-    excludedWorkspaces: JSON.stringify(excludedWorkspaces),
-    createdAt: Date.now(),
-  };
-  try {
-    await db.insert(agentPools).values(pool);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
-    throw err;
-  }
-  return jsonApi({ data: serializeAgentPool(pool) }, 201);
-});
+    const pool: AgentPoolRow = {
+      id: newId("apool"),
+      organization,
+      name: attributes.name,
+      organizationScoped: attributes["organization-scoped"] ?? true,
+      allowedWorkspaces: JSON.stringify(allowedWorkspaces),
+      allowedProjects: JSON.stringify(allowedProjects),
+      excludedWorkspaces: JSON.stringify(excludedWorkspaces),
+      createdAt: Date.now(),
+    };
+    try {
+      await db.insert(agentPools).values(pool);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
+      throw err;
+    }
+    return jsonApi({ data: serializeAgentPool(pool) }, 201);
+  },
+);
 
 const agentPoolList = operation({
   tag: "agent-pools",

@@ -47,12 +47,21 @@ function isHcl(variable: VariableSummary): boolean {
 }
 
 /** The form's variable fields, in the version's declaration order. */
-export function formFields(summary: Pick<ModuleSummary, "variables">, options: readonly { variableName: string; options: readonly unknown[] }[]): FormField[] {
+export function formFields(
+  summary: Pick<ModuleSummary, "variables">,
+  options: readonly { variableName: string; options: readonly unknown[] }[],
+): FormField[] {
   const byName = new Map(options.map((o) => [o.variableName, o.options]));
   return summary.variables.map((v) => {
     const literalDefault = v.default?.literal ? v.default.value : undefined;
     const defaultText =
-      v.sensitive || v.default === null ? "" : v.default.literal ? (literalDefault === null ? "" : valueText(literalDefault)) : "";
+      v.sensitive || v.default === null
+        ? ""
+        : v.default.literal
+          ? literalDefault === null
+            ? ""
+            : valueText(literalDefault)
+          : "";
     return {
       name: `var.${v.name}`,
       variable: v.name,
@@ -80,7 +89,10 @@ export function provisionDocument(fields: readonly FormField[], values: FormValu
     const value = values[f.name] ?? "";
     if (value === "") continue;
     if (!f.sensitive && value === f.defaultText) continue;
-    vars.push({ type: "vars", attributes: { key: f.variable, value, category: "engine", hcl: f.hcl, sensitive: f.sensitive } });
+    vars.push({
+      type: "vars",
+      attributes: { key: f.variable, value, category: "engine", hcl: f.hcl, sensitive: f.sensitive },
+    });
   }
   const attributes: Record<string, unknown> = { name: values.name ?? "", "auto-apply": values["auto-apply"] === "on" };
   if (values.description) attributes.description = values.description;
@@ -106,7 +118,11 @@ function quotedVariables(detail: string): string[] {
  * `vars` relationship as sent (a pointer into it names the variable). Unknown shapes
  * become general errors with E4's own detail.
  */
-export function formErrors(error: RefusalDetail, fields: readonly FormField[], sentVars: readonly string[]): FormErrors {
+export function formErrors(
+  error: RefusalDetail,
+  fields: readonly FormField[],
+  sentVars: readonly string[],
+): FormErrors {
   const out: FormErrors = { fields: {}, general: [] };
   const byVariable = new Map(fields.map((f) => [f.variable, f]));
   for (const e of [error, ...error.more]) {
@@ -127,15 +143,21 @@ export function formErrors(error: RefusalDetail, fields: readonly FormField[], s
       const variable = sentVars[Number(varPointer[1])];
       const field = variable !== undefined ? byVariable.get(variable) : undefined;
       if (field) {
-        out.fields[field.name] = /hcl|nest|pars/i.test(detail) ? `This is not a valid ${field.type} value: ${detail}` : detail;
+        out.fields[field.name] = /hcl|nest|pars/i.test(detail)
+          ? `This is not a valid ${field.type} value: ${detail}`
+          : detail;
         continue;
       }
     }
-    const named = quotedVariables(detail).map((n) => byVariable.get(n)).filter((f): f is FormField => f !== undefined);
+    const named = quotedVariables(detail)
+      .map((n) => byVariable.get(n))
+      .filter((f): f is FormField => f !== undefined);
     if (named.length > 0) {
       for (const field of named) {
-        if (/must be one of/i.test(detail)) out.fields[field.name] = `Choose one of the allowed values: ${field.options.join(", ")}.`;
-        else if (/missing required/i.test(detail)) out.fields[field.name] = `A value is required: this module version has no default for ${field.variable}.`;
+        if (/must be one of/i.test(detail))
+          out.fields[field.name] = `Choose one of the allowed values: ${field.options.join(", ")}.`;
+        else if (/missing required/i.test(detail))
+          out.fields[field.name] = `A value is required: this module version has no default for ${field.variable}.`;
         else out.fields[field.name] = detail;
       }
       continue;

@@ -5,6 +5,8 @@
  * never reach this module: variables arrive with `value: null` when sensitive.
  */
 import { html } from "hono/html";
+import type { ConsoleSession } from "../console-session";
+import { type Markup, pageHead } from "../page-head";
 import type { PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
 import type { VersionStatus } from "../registry/repo";
@@ -14,8 +16,6 @@ import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
 import { ASSET_VERSION } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
 import { type CatalogEntry, moduleAddress } from "./repo";
-import type { ConsoleSession } from "../console-session";
-import { type Markup, pageHead } from "../page-head";
 
 /** What the header shows about the signed-in caller. */
 export interface Viewer {
@@ -28,9 +28,11 @@ const enc = encodeURIComponent;
 export const orgPath = (org: string) => `/app/${enc(org)}`;
 export const workspacePath = (org: string, name: string) => `/app/${enc(org)}/workspaces/${enc(name)}`;
 export const modulePath = (org: string, id: string) => `/app/${enc(org)}/modules/${enc(id)}`;
-export const planPagePath = (org: string, name: string, runId: string) => `${workspacePath(org, name)}/runs/${enc(runId)}`;
+export const planPagePath = (org: string, name: string, runId: string) =>
+  `${workspacePath(org, name)}/runs/${enc(runId)}`;
 export const rolloutPath = (org: string, id: string) => `/app/${enc(org)}/rollouts/${enc(id)}`;
-export const reviewPath = (org: string, name: string, runId: string) => `${workspacePath(org, name)}/upgrade/${enc(runId)}`;
+export const reviewPath = (org: string, name: string, runId: string) =>
+  `${workspacePath(org, name)}/upgrade/${enc(runId)}`;
 
 /** The page around `body`. */
 export function layout(title: string, body: Markup, viewer: Viewer | null, crumbs: Markup | "" = ""): Markup {
@@ -53,7 +55,11 @@ ${body}
 
 /** A short page: a refusal, a conflict, a missing page. */
 export function messagePage(title: string, text: string, viewer: Viewer | null): Markup {
-  return layout(title, html`<h1>${title}</h1><p>${text}</p><p><a href="/app">Back to your organizations</a></p>`, viewer);
+  return layout(
+    title,
+    html`<h1>${title}</h1><p>${text}</p><p><a href="/app">Back to your organizations</a></p>`,
+    viewer,
+  );
 }
 
 /** Sign in with a user or team token. */
@@ -99,7 +105,8 @@ function moduleFacts(entry: CatalogEntry): Markup {
 /** A module's description: registry modules carry none, so say what it is from its source. */
 export function moduleDescription(entry: CatalogEntry): string {
   const f = entry.facts;
-  if (!f) return `Module ${entry.registryModule.name} for ${entry.registryModule.provider}; its pinned version is not ready to provision.`;
+  if (!f)
+    return `Module ${entry.registryModule.name} for ${entry.registryModule.provider}; its pinned version is not ready to provision.`;
   return `Provisions ${f.resources} ${f.resources === 1 ? "resource" : "resources"} with ${f.providers.join(", ") || "no provider"}; ${f.variables} ${f.variables === 1 ? "setting" : "settings"} to choose.`;
 }
 
@@ -130,7 +137,8 @@ ${rights.provision ? html`<a class="button secondary" href="${modulePath(org, e.
       : html`<h2>Workspaces</h2>${
           workspaces.length
             ? html`<div class="table-wrap"><table><thead><tr><th>Name</th><th>Version</th><th class="optional">Resources</th></tr></thead><tbody>${workspaces.map(
-                (w) => html`<tr><td><a href="${workspacePath(org, w.name)}">${w.name}</a></td><td>${w.noCodeVersion ?? "—"}</td><td class="optional">${w.resourceCount}</td></tr>`,
+                (w) =>
+                  html`<tr><td><a href="${workspacePath(org, w.name)}">${w.name}</a></td><td>${w.noCodeVersion ?? "—"}</td><td class="optional">${w.resourceCount}</td></tr>`,
               )}</tbody></table></div>`
             : html`<p class="card">No workspace yet.</p>`
         }`;
@@ -260,12 +268,15 @@ export function workspacePage(
         : "";
   const vars = context.vars.length
     ? html`<div class="table-wrap"><table><thead><tr><th>Key</th><th>Value</th><th class="optional">Category</th></tr></thead><tbody>${context.vars.map(
-        (v) => html`<tr><td><code>${v.key}</code></td><td>${v.sensitive ? html`<span class="muted">Sensitive (hidden)</span>` : html`<code>${v.value ?? ""}</code>`}</td><td class="optional">${v.category}</td></tr>`,
+        (v) =>
+          html`<tr><td><code>${v.key}</code></td><td>${v.sensitive ? html`<span class="muted">Sensitive (hidden)</span>` : html`<code>${v.value ?? ""}</code>`}</td><td class="optional">${v.category}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p class="card">No variables: the module's defaults apply.</p>`;
   const runs = context.runs.length
     ? html`<div class="table-wrap"><table><thead><tr><th>Run</th><th>Status</th><th class="optional">Plan</th><th>Actions</th></tr></thead><tbody>${context.runs.map(
-        (r) => html`<tr><td><code>${r.id}</code><br><span class="muted">${r.kind === "upgrade" ? "Upgrade" : "Run"} to ${r.moduleVersion} · ${new Date(r.createdAt).toISOString().replace("T", " ").slice(0, 19)} UTC</span></td>
+        (
+          r,
+        ) => html`<tr><td><code>${r.id}</code><br><span class="muted">${r.kind === "upgrade" ? "Upgrade" : "Run"} to ${r.moduleVersion} · ${new Date(r.createdAt).toISOString().replace("T", " ").slice(0, 19)} UTC</span></td>
 <td>${statusBadge(r.status)}${r.error ? html`<br><span class="muted">${r.error}</span>` : ""}</td>
 <td class="optional">${r.plan ? html`<a href="${planPagePath(org, ws.name, r.id)}">View plan<span class="skip"> of ${r.id}</span></a>` : html`<span class="muted">not planned yet</span>`}</td>
 <td>${runActions(viewer, org, ws, r, context.canManage)}</td></tr>`,
@@ -294,7 +305,12 @@ ${runs}
   );
 }
 
-const ACTION_LABELS: Record<string, string> = { create: "+ create", delete: "- destroy", update: "~ update in-place", "no-op": "no changes" };
+const ACTION_LABELS: Record<string, string> = {
+  create: "+ create",
+  delete: "- destroy",
+  update: "~ update in-place",
+  "no-op": "no changes",
+};
 
 function changeLabel(actions: readonly string[]): { label: string; css: string } {
   if (actions.includes("create") && actions.includes("delete")) return { label: "-/+ replace", css: "replace" };
@@ -303,7 +319,13 @@ function changeLabel(actions: readonly string[]): { label: string; css: string }
 }
 
 /** The review of an upgrade plan: what changes, the variables that change, confirm or discard. */
-export function upgradeReviewPage(viewer: Viewer, org: string, ws: WorkspaceRow, model: PlanPageModel, canManage: boolean): Markup {
+export function upgradeReviewPage(
+  viewer: Viewer,
+  org: string,
+  ws: WorkspaceRow,
+  model: PlanPageModel,
+  canManage: boolean,
+): Markup {
   const changed = model.resourceChanges.filter((c) => !(c.actions.length === 1 && c.actions[0] === "no-op"));
   const variables = model.changedVariables;
   const csrf = html`<input type="hidden" name="csrf" value="${viewer.session.csrf}">`;
@@ -326,20 +348,23 @@ export function upgradeReviewPage(viewer: Viewer, org: string, ws: WorkspaceRow,
 <h2>Resource changes</h2>
 ${
   changed.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map((c) => {
-        const { label, css } = changeLabel(c.actions);
-        return html`<tr><td class="change ${css}">${label}</td><td><code>${c.address}</code>${c.reasons?.length ? html`<br><span class="muted">${c.reasons.join("; ")}</span>` : ""}</td></tr>`;
-      })}</tbody></table></div>`
+    ? html`<div class="table-wrap"><table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map(
+        (c) => {
+          const { label, css } = changeLabel(c.actions);
+          return html`<tr><td class="change ${css}">${label}</td><td><code>${c.address}</code>${c.reasons?.length ? html`<br><span class="muted">${c.reasons.join("; ")}</span>` : ""}</td></tr>`;
+        },
+      )}</tbody></table></div>`
     : html`<p class="card">No resource changes.</p>`
 }
 <h2>Variables that change</h2>
 ${
   variables === null || variables.length === 0
     ? html`<p class="card">No variable changes.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th>Variable</th><th>Before</th><th>After</th></tr></thead><tbody>${variables.map((v) =>
-        v.sensitive
-          ? html`<tr><td><code>${v.name}</code></td><td colspan="2" class="muted">Sensitive (hidden)</td></tr>`
-          : html`<tr><td><code>${v.name}</code></td><td><code>${v.before ? formatValue(v.before) : "changed"}</code></td><td><code>${v.after ? formatValue(v.after) : "changed"}</code></td></tr>`,
+    : html`<div class="table-wrap"><table><thead><tr><th>Variable</th><th>Before</th><th>After</th></tr></thead><tbody>${variables.map(
+        (v) =>
+          v.sensitive
+            ? html`<tr><td><code>${v.name}</code></td><td colspan="2" class="muted">Sensitive (hidden)</td></tr>`
+            : html`<tr><td><code>${v.name}</code></td><td><code>${v.before ? formatValue(v.before) : "changed"}</code></td><td><code>${v.after ? formatValue(v.after) : "changed"}</code></td></tr>`,
       )}</tbody></table></div>`
 }
 ${actions}`,
@@ -367,14 +392,16 @@ export function modulePage(
 ${
   workspaces.length
     ? html`<div class="table-wrap"><table><thead><tr><th>Workspace</th><th>Version</th><th>Up to date</th></tr></thead><tbody>${workspaces.map(
-        (w) => html`<tr><td><a href="${workspacePath(org, w.name)}">${w.name}</a></td><td>${w.noCodeVersion ?? "—"}</td><td>${w.noCodeVersion === pin ? "yes" : html`<strong>no</strong> (pin is ${pin ?? "none"})`}</td></tr>`,
+        (w) =>
+          html`<tr><td><a href="${workspacePath(org, w.name)}">${w.name}</a></td><td>${w.noCodeVersion ?? "—"}</td><td>${w.noCodeVersion === pin ? "yes" : html`<strong>no</strong> (pin is ${pin ?? "none"})`}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p class="card">No workspace was provisioned from this module yet.</p>`
 }
 ${rolloutSection(viewer, org, entry, workspaces, rollouts)}
 <h2>Versions</h2>
 <div class="table-wrap"><table><thead><tr><th>Version</th><th>Status</th><th class="optional">Workspaces</th></tr></thead><tbody>${versions.map(
-      (v) => html`<tr><td>${v.version}${v.version === pin ? html` <strong>(pinned)</strong>` : ""}</td><td>${v.status}${v.error ? html`<br><span class="muted">${v.error}</span>` : ""}</td><td class="optional">${workspaces.filter((w) => w.noCodeVersion === v.version).length}</td></tr>`,
+      (v) =>
+        html`<tr><td>${v.version}${v.version === pin ? html` <strong>(pinned)</strong>` : ""}</td><td>${v.status}${v.error ? html`<br><span class="muted">${v.error}</span>` : ""}</td><td class="optional">${workspaces.filter((w) => w.noCodeVersion === v.version).length}</td></tr>`,
     )}</tbody></table></div>`,
     viewer,
     html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / ${entry.registryModule.name}`,
@@ -384,7 +411,13 @@ ${rolloutSection(viewer, org, entry, workspaces, rollouts)}
 const ACTIVE_ROLLOUT = new Set(["pending", "running", "waiting-confirmation", "paused"]);
 
 /** N15 on the module page: the rollouts (newest first) and, when none is active, the form that starts one. */
-function rolloutSection(viewer: Viewer, org: string, entry: CatalogEntry, workspaces: readonly WorkspaceRow[], rollouts: readonly RolloutRow[]): Markup {
+function rolloutSection(
+  viewer: Viewer,
+  org: string,
+  entry: CatalogEntry,
+  workspaces: readonly WorkspaceRow[],
+  rollouts: readonly RolloutRow[],
+): Markup {
   const pin = entry.module.versionPin;
   const behind = workspaces.filter((w) => w.noCodeVersion !== pin).length;
   const active = rollouts.some((r) => ACTIVE_ROLLOUT.has(r.status));
@@ -414,13 +447,22 @@ function rolloutSection(viewer: Viewer, org: string, entry: CatalogEntry, worksp
 }
 
 /** One rollout (N15): its items, and the actions its status allows. */
-export function rolloutPage(viewer: Viewer, org: string, rollout: RolloutRow, items: readonly RolloutItemRow[], names: ReadonlyMap<string, string>, moduleName: string): Markup {
+export function rolloutPage(
+  viewer: Viewer,
+  org: string,
+  rollout: RolloutRow,
+  items: readonly RolloutItemRow[],
+  names: ReadonlyMap<string, string>,
+  moduleName: string,
+): Markup {
   const csrf = html`<input type="hidden" name="csrf" value="${viewer.session.csrf}">`;
   const button = (action: string, label: string, css = "") =>
     html`<form class="inline" method="post" action="${rolloutPath(org, rollout.id)}/actions/${action}">${csrf}<button type="submit" class="${css}">${label}</button></form>`;
   const actions = [
     rollout.status === "waiting-confirmation" ? button("confirm", "Confirm waiting plans") : "",
-    ["pending", "running", "waiting-confirmation"].includes(rollout.status) ? button("pause", "Pause", "secondary") : "",
+    ["pending", "running", "waiting-confirmation"].includes(rollout.status)
+      ? button("pause", "Pause", "secondary")
+      : "",
     rollout.status === "paused" ? button("resume", "Resume") : "",
     ACTIVE_ROLLOUT.has(rollout.status) ? button("cancel", "Cancel rollout", "danger") : "",
   ];
@@ -431,12 +473,14 @@ export function rolloutPage(viewer: Viewer, org: string, rollout: RolloutRow, it
 <p>${statusBadge(rollout.status)} · batch ${Math.min(rollout.currentBatch + 1, batches)} of ${batches} · ${rollout.batchSize} per batch · confirms by itself: ${rollout.autoConfirm} · failures allowed: ${rollout.maxFailures}</p>
 ${rollout.reason ? html`<p class="card"><strong>Stopped:</strong> ${rollout.reason}</p>` : ""}
 <div class="actions">${actions}</div>
-<div class="table-wrap"><table><thead><tr><th>Batch</th><th>Workspace</th><th>Status</th><th>Plan</th><th>Reason</th></tr></thead><tbody>${items.map((i) => {
-      const name = names.get(i.workspaceId);
-      return html`<tr><td>${i.batch + 1}</td><td>${name ? html`<a href="${workspacePath(org, name)}">${name}</a>` : i.workspaceId}</td><td>${statusBadge(i.status)}</td><td>${
-        i.additions === null ? "—" : `+${i.additions} ~${i.changes} −${i.destructions}`
-      }${i.runId && name ? html` <a href="${planPagePath(org, name, i.runId)}">plan</a>` : ""}</td><td>${i.reason ?? ""}</td></tr>`;
-    })}</tbody></table></div>
+<div class="table-wrap"><table><thead><tr><th>Batch</th><th>Workspace</th><th>Status</th><th>Plan</th><th>Reason</th></tr></thead><tbody>${items.map(
+      (i) => {
+        const name = names.get(i.workspaceId);
+        return html`<tr><td>${i.batch + 1}</td><td>${name ? html`<a href="${workspacePath(org, name)}">${name}</a>` : i.workspaceId}</td><td>${statusBadge(i.status)}</td><td>${
+          i.additions === null ? "—" : `+${i.additions} ~${i.changes} −${i.destructions}`
+        }${i.runId && name ? html` <a href="${planPagePath(org, name, i.runId)}">plan</a>` : ""}</td><td>${i.reason ?? ""}</td></tr>`;
+      },
+    )}</tbody></table></div>
 <p class="muted">This page shows the state when it was loaded; reload it to follow the rollout.</p>`,
     viewer,
     html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / <a href="${modulePath(org, rollout.noCodeModuleId)}">${moduleName}</a> / Rollout`,

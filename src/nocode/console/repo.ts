@@ -5,7 +5,14 @@
  */
 import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { noCodeModules, registryModules, registryModuleVersions, teamMemberships, teams, workspaces } from "../../db/schema";
+import {
+  noCodeModules,
+  registryModules,
+  registryModuleVersions,
+  teamMemberships,
+  teams,
+  workspaces,
+} from "../../db/schema";
 import type { ConsoleSession } from "../console-session";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
 import type { RegistryModuleRow } from "../registry/repo";
@@ -57,17 +64,29 @@ const factsColumns = {
  * The no-code modules of an organization (enabled ones only, unless asked) with their
  * registry modules and the facts of their pinned versions: one statement (B8: no id lists).
  */
-export async function catalog(db: Db, organization: string, options: { includeDisabled?: boolean } = {}): Promise<CatalogEntry[]> {
+export async function catalog(
+  db: Db,
+  organization: string,
+  options: { includeDisabled?: boolean } = {},
+): Promise<CatalogEntry[]> {
   const where = options.includeDisabled
     ? eq(noCodeModules.organization, organization)
     : and(eq(noCodeModules.organization, organization), eq(noCodeModules.enabled, true));
   const rows = await db
-    .select({ module: noCodeModules, registryModule: registryModules, status: registryModuleVersions.status, ...factsColumns })
+    .select({
+      module: noCodeModules,
+      registryModule: registryModules,
+      status: registryModuleVersions.status,
+      ...factsColumns,
+    })
     .from(noCodeModules)
     .innerJoin(registryModules, eq(registryModules.id, noCodeModules.registryModuleId))
     .leftJoin(
       registryModuleVersions,
-      and(eq(registryModuleVersions.moduleId, noCodeModules.registryModuleId), eq(registryModuleVersions.version, noCodeModules.versionPin)),
+      and(
+        eq(registryModuleVersions.moduleId, noCodeModules.registryModuleId),
+        eq(registryModuleVersions.version, noCodeModules.versionPin),
+      ),
     )
     .where(where)
     .orderBy(asc(registryModules.name), asc(registryModules.provider))
@@ -85,12 +104,24 @@ export async function catalog(db: Db, organization: string, options: { includeDi
 
 /** The workspaces provisioned from a no-code module, newest first (at most 500). */
 export function workspacesOfModule(db: Db, noCodeModuleId: string): Promise<WorkspaceRow[]> {
-  return db.select().from(workspaces).where(eq(workspaces.noCodeModuleId, noCodeModuleId)).orderBy(desc(workspaces.createdAt)).limit(500).all();
+  return db
+    .select()
+    .from(workspaces)
+    .where(eq(workspaces.noCodeModuleId, noCodeModuleId))
+    .orderBy(desc(workspaces.createdAt))
+    .limit(500)
+    .all();
 }
 
 /** The workspaces of an organization, by name (at most 500). */
 export function workspacesOfOrganization(db: Db, organization: string): Promise<WorkspaceRow[]> {
-  return db.select().from(workspaces).where(eq(workspaces.organization, organization)).orderBy(asc(workspaces.name)).limit(500).all();
+  return db
+    .select()
+    .from(workspaces)
+    .where(eq(workspaces.organization, organization))
+    .orderBy(asc(workspaces.name))
+    .limit(500)
+    .all();
 }
 
 /** `private/<namespace>/<name>/<provider>`. */

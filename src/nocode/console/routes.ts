@@ -28,13 +28,26 @@ import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import { authenticateNocode } from "../auth";
 import { clearNocodeCache } from "../cache";
+import {
+  type ConsoleSession,
+  cookieHeader,
+  cookieNames,
+  csrfMatches,
+  currentSession,
+  endSession,
+  mayOpenSession,
+  openSession,
+  SESSION_TTL_MS,
+  signInChallenge,
+  signInCsrfMatches,
+} from "../console-session";
 import { NocodeError, notFound } from "../errors";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "../permissions";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
-import { listModuleRollouts } from "../rollouts/repo";
 import { readRolloutDocument } from "../rollouts/input";
+import { listModuleRollouts } from "../rollouts/repo";
 import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "../rollouts/service";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
@@ -65,19 +78,6 @@ import {
   workspacePath,
 } from "./pages";
 import { type CatalogEntry, callerOrganizations, catalog, workspacesOfModule, workspacesOfOrganization } from "./repo";
-import {
-  type ConsoleSession,
-  cookieHeader,
-  cookieNames,
-  csrfMatches,
-  currentSession,
-  endSession,
-  mayOpenSession,
-  openSession,
-  SESSION_TTL_MS,
-  signInChallenge,
-  signInCsrfMatches,
-} from "../console-session";
 
 type ConsoleEnv = AppEnv & { Variables: AppEnv["Variables"] & { viewer: Viewer; form: FormValues } };
 type Ctx = Context<ConsoleEnv>;
@@ -130,18 +130,30 @@ export const consoleApp = new Hono<ConsoleEnv>();
 consoleApp.onError((err, c) => {
   const viewer = c.var.viewer ?? null;
   if (err instanceof NocodeError) {
-    if (err.code === "not_found") return page(c, messagePage("Not found", "There is no such page, or you may not see it.", viewer), 404);
-    if (err.code === "conflict") return page(c, messagePage("Not possible right now", err.detail ?? "Conflict.", viewer), 409);
+    if (err.code === "not_found")
+      return page(c, messagePage("Not found", "There is no such page, or you may not see it.", viewer), 404);
+    if (err.code === "conflict")
+      return page(c, messagePage("Not possible right now", err.detail ?? "Conflict.", viewer), 409);
     if (err.code === "unprocessable" || err.code === "invalid_attribute" || err.code === "bad_request") {
-      return page(c, messagePage("Not possible", err.detail ?? "The request was refused.", viewer), err.code === "bad_request" ? 400 : 422);
+      return page(
+        c,
+        messagePage("Not possible", err.detail ?? "The request was refused.", viewer),
+        err.code === "bad_request" ? 400 : 422,
+      );
     }
   }
-  if (err instanceof BodyError) return page(c, messagePage("Request too large", "The form was larger than this page accepts.", viewer), 413);
+  if (err instanceof BodyError)
+    return page(c, messagePage("Request too large", "The form was larger than this page accepts.", viewer), 413);
   logError(String(c.var.requestId ?? ""), "internal error in the console", err);
   return page(c, messagePage("Something went wrong", "Try again later.", viewer), 500);
 });
 
-function page(c: Ctx, markup: ReturnType<typeof messagePage>, status: 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 = 200, headers: Record<string, string> = {}) {
+function page(
+  c: Ctx,
+  markup: ReturnType<typeof messagePage>,
+  status: 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 = 200,
+  headers: Record<string, string> = {},
+) {
   return c.html(markup, status, { ...NO_STORE, ...headers });
 }
 
@@ -151,7 +163,8 @@ function seeOther(path: string, headers: Record<string, string> = {}): Response 
 
 /** A `next` path after sign-in: only a console path, never another origin. */
 function safeNext(next: string | undefined): string {
-  if (!next || !/^\/app(\/[A-Za-z0-9_.~%/-]*)?$/.test(next) || next.includes("//") || next.startsWith("/app/~/")) return "/app";
+  if (!next || !/^\/app(\/[A-Za-z0-9_.~%/-]*)?$/.test(next) || next.includes("//") || next.startsWith("/app/~/"))
+    return "/app";
   return next;
 }
 
@@ -191,7 +204,10 @@ consoleApp.get("/~/console.css", (c) =>
   c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
 );
 consoleApp.get("/~/console.js", (c) =>
-  c.body(CONSOLE_JS, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
+  c.body(CONSOLE_JS, 200, {
+    "Content-Type": "text/javascript; charset=utf-8",
+    "Cache-Control": "public, max-age=86400",
+  }),
 );
 
 // Session and CSRF, before every other console route.
@@ -199,14 +215,23 @@ consoleApp.use("*", async (c, next) => {
   if (PUBLIC_PATHS.has(c.req.path)) return next();
   const session = await currentSession(c.env, c.req.raw);
   if (!session) {
-    if (c.req.method === "GET" || c.req.method === "HEAD") return seeOther(`/app/~/sign-in?next=${encodeURIComponent(safeNext(c.req.path))}`);
+    if (c.req.method === "GET" || c.req.method === "HEAD")
+      return seeOther(`/app/~/sign-in?next=${encodeURIComponent(safeNext(c.req.path))}`);
     return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
   }
   c.set("viewer", { session, label: await viewerLabel(createDb(c.env.DB), session) });
   if (c.req.method !== "GET" && c.req.method !== "HEAD") {
     const form = await readForm(c.req.raw);
     if (!sameOrigin(c.req.raw) || !(await csrfMatches(session, form.csrf))) {
-      return page(c, messagePage("Refused", "This form has expired or did not come from this site. Go back, reload the page and try again.", c.var.viewer), 403);
+      return page(
+        c,
+        messagePage(
+          "Refused",
+          "This form has expired or did not come from this site. Go back, reload the page and try again.",
+          c.var.viewer,
+        ),
+        403,
+      );
     }
     c.set("form", form);
   }
@@ -216,13 +241,24 @@ consoleApp.use("*", async (c, next) => {
 consoleApp.get("/~/sign-in", async (c) => {
   if (await currentSession(c.env, c.req.raw)) return seeOther(safeNext(c.req.query("next")));
   const challenge = await signInChallenge(c.env, c.req.raw);
-  return page(c, signInPage(challenge.csrf, null, safeNext(c.req.query("next"))), 200, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
+  return page(
+    c,
+    signInPage(challenge.csrf, null, safeNext(c.req.query("next"))),
+    200,
+    challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
+  );
 });
 
 consoleApp.post("/~/sign-in", async (c) => {
   const form = await readForm(c.req.raw);
   const challenge = await signInChallenge(c.env, c.req.raw);
-  const again = (status: 401 | 403, error: string) => page(c, signInPage(challenge.csrf, error, safeNext(c.req.query("next"))), status, challenge.cookie ? { "Set-Cookie": challenge.cookie } : {});
+  const again = (status: 401 | 403, error: string) =>
+    page(
+      c,
+      signInPage(challenge.csrf, error, safeNext(c.req.query("next"))),
+      status,
+      challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
+    );
   if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
     return again(403, "This sign-in form has expired. Enter your token again.");
   }
@@ -230,7 +266,8 @@ consoleApp.post("/~/sign-in", async (c) => {
   // The API's own token check (N13's lifecycle rules included).
   const caller = token ? await authenticateNocode(c.env, new Headers({ Authorization: `Bearer ${token}` })) : null;
   if (!caller) return again(401, "This token is not valid. It may be mistyped, revoked or expired.");
-  if (!mayOpenSession(caller)) return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");
+  if (!mayOpenSession(caller))
+    return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");
   const id = await openSession(c.env, token);
   const url = new URL(c.req.url);
   const names = cookieNames(url);
@@ -285,7 +322,17 @@ consoleApp.get("/:org/modules/:id", async (c) => {
     workspacesOfModule(db, entry.module.id),
     listModuleRollouts(db, entry.module.id),
   ]);
-  return page(c, modulePage(c.var.viewer, c.req.param("org"), entry, versions.get(entry.registryModule.id) ?? [], workspaces, rollouts));
+  return page(
+    c,
+    modulePage(
+      c.var.viewer,
+      c.req.param("org"),
+      entry,
+      versions.get(entry.registryModule.id) ?? [],
+      workspaces,
+      rollouts,
+    ),
+  );
 });
 
 // N15: start a rollout from the module page (the API's create with the form's settings).
@@ -294,9 +341,24 @@ consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
   const entry = await moduleEntry(c, db);
   const form = c.var.form;
   const number = (name: string) => (/^\d{1,6}$/.test(form[name] ?? "") ? Number(form[name]) : form[name]);
-  const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": number("batch-size"), "auto-confirm": form["auto-confirm"], "max-failures": number("max-failures") } } };
+  const body = {
+    data: {
+      type: "upgrade-rollouts",
+      attributes: {
+        "batch-size": number("batch-size"),
+        "auto-confirm": form["auto-confirm"],
+        "max-failures": number("max-failures"),
+      },
+    },
+  };
   const module = await rolloutModule(db, c.var.viewer.session.caller, entry.module.id);
-  const rollout = await createRollout(db, c.var.viewer.session.caller, module, readRolloutDocument(body), defaultUpgradeDeps(c.env));
+  const rollout = await createRollout(
+    db,
+    c.var.viewer.session.caller,
+    module,
+    readRolloutDocument(body),
+    defaultUpgradeDeps(c.env),
+  );
   return seeOther(rolloutPath(entry.module.organization, rollout.id));
 });
 
@@ -311,13 +373,24 @@ consoleApp.get("/:org/rollouts/:rid", async (c) => {
   const { rollout, items } = await rolloutOf(c);
   const db = createDb(c.env.DB);
   const names = new Map((await workspacesOfModule(db, rollout.noCodeModuleId)).map((w) => [w.id, w.name] as const));
-  const entry = (await catalog(db, rollout.organization, { includeDisabled: true })).find((e) => e.module.id === rollout.noCodeModuleId);
-  return page(c, rolloutPage(c.var.viewer, rollout.organization, rollout, items, names, entry?.registryModule.name ?? "Module"));
+  const entry = (await catalog(db, rollout.organization, { includeDisabled: true })).find(
+    (e) => e.module.id === rollout.noCodeModuleId,
+  );
+  return page(
+    c,
+    rolloutPage(c.var.viewer, rollout.organization, rollout, items, names, entry?.registryModule.name ?? "Module"),
+  );
 });
 
 consoleApp.post("/:org/rollouts/:rid/actions/:action{confirm|pause|resume|cancel}", async (c) => {
   const { rollout } = await rolloutOf(c);
-  await rolloutAction(createDb(c.env.DB), c.var.viewer.session.caller, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
+  await rolloutAction(
+    createDb(c.env.DB),
+    c.var.viewer.session.caller,
+    rollout.id,
+    c.req.param("action") as RolloutAction,
+    defaultUpgradeDeps(c.env),
+  );
   return seeOther(rolloutPath(rollout.organization, rollout.id));
 });
 
@@ -345,7 +418,9 @@ consoleApp.post("/:org/modules/:id/provision", async (c) => {
   const { entry, fields } = await provisionTarget(c);
   const org = c.req.param("org");
   const values = c.var.form;
-  const document = provisionDocument(fields, values) as { data: { relationships: { vars: { data: { attributes: { key: string } }[] } } } };
+  const document = provisionDocument(fields, values) as {
+    data: { relationships: { vars: { data: { attributes: { key: string } }[] } } };
+  };
   // E4 itself: the same document, service, checks and writes as the API.
   try {
     const db = createDb(c.env.DB);
@@ -361,7 +436,10 @@ consoleApp.post("/:org/modules/:id/provision", async (c) => {
 });
 
 /** The workspace `:name` of `:org`, the caller holding `permission`; 404 otherwise. */
-async function workspaceOf(c: Ctx, permission: "read-workspaces" | "run-workspaces"): Promise<{ db: Db; ws: WorkspaceRow }> {
+async function workspaceOf(
+  c: Ctx,
+  permission: "read-workspaces" | "run-workspaces",
+): Promise<{ db: Db; ws: WorkspaceRow }> {
   const db = await requireRight(c, permission);
   const ws = await findWorkspaceByName(db, c.req.param("org") ?? "", c.req.param("name") ?? "");
   if (!ws) throw notFound();
@@ -399,7 +477,13 @@ consoleApp.post("/:org/workspaces/:name/upgrade", async (c) => {
   const { db, ws } = await workspaceOf(c, "run-workspaces");
   if (!ws.noCodeModuleId) throw notFound();
   // E5 with an empty body: no vars, no message.
-  const { module, workspace } = await upgradeTarget(db, c.var.viewer.session.caller, ws.noCodeModuleId, ws.id, "run-workspaces");
+  const { module, workspace } = await upgradeTarget(
+    db,
+    c.var.viewer.session.caller,
+    ws.noCodeModuleId,
+    ws.id,
+    "run-workspaces",
+  );
   const result = await initiateUpgrade(c.env, db, module, workspace, NO_UPGRADE_INPUT);
   if (result.kind === "no-upgrade") return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
   return seeOther(reviewPath(ws.organization, ws.name, result.run.id));
@@ -439,13 +523,22 @@ consoleApp.post("/:org/workspaces/:name/runs/:run_id/actions/:action{apply|disca
   if (action === "apply") {
     // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.
     if (run.kind === "upgrade") return seeOther(reviewPath(ws.organization, ws.name, run.id));
-    if (!(await confirmRun(c.env, db, run.id))) throw new NocodeError("conflict", `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`);
+    if (!(await confirmRun(c.env, db, run.id)))
+      throw new NocodeError(
+        "conflict",
+        `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`,
+      );
     return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=applied`);
   }
-  if (!(await discardRun(db, run.id))) throw new NocodeError("conflict", `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`);
+  if (!(await discardRun(db, run.id)))
+    throw new NocodeError(
+      "conflict",
+      `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`,
+    );
   return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=discarded`);
 });
 
 // Anything else under /app (the plan page's GET is matched before this, src/index.ts).
-consoleApp.all("*", (c) => page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404));
-
+consoleApp.all("*", (c) =>
+  page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404),
+);

@@ -30,7 +30,10 @@ export interface PinnedVersion {
  * registry module, whose DELETE clears the cache. Any other answer is read again on the
  * next request, so a version that becomes `ok` is provisionable at once.
  */
-export function cachedPinnedVersion(db: Db, module: Pick<NoCodeModuleRow, "registryModuleId" | "versionPin">): Promise<PinnedVersion> {
+export function cachedPinnedVersion(
+  db: Db,
+  module: Pick<NoCodeModuleRow, "registryModuleId" | "versionPin">,
+): Promise<PinnedVersion> {
   return cachedNocode(
     `pin:${module.registryModuleId}:${module.versionPin ?? ""}`,
     async () => {

@@ -5,10 +5,12 @@
  * E2 and on moving an enabled module's pin through E2, whenever the pinned version is `ok`.
  */
 import type { ModuleSummary } from "../../lib/terraform/types";
-import { unprocessable, type NocodeError } from "../errors";
+import { type NocodeError, unprocessable } from "../errors";
 
 /** What the version lacks, as readable phrases; empty when it meets N12. */
-export function designProblems(summary: Pick<ModuleSummary, "resources" | "requiredProviders" | "providerConfigs">): string[] {
+export function designProblems(
+  summary: Pick<ModuleSummary, "resources" | "requiredProviders" | "providerConfigs">,
+): string[] {
   const problems: string[] = [];
   if (!summary.resources.some((r) => r.mode === "managed")) problems.push("it declares no resource in its root module");
   if (summary.requiredProviders.length === 0 && summary.providerConfigs.length === 0) {
@@ -18,8 +20,13 @@ export function designProblems(summary: Pick<ModuleSummary, "resources" | "requi
 }
 
 /** The 422 of N12 for `version`, or null when the summary meets the requirements. */
-export function designError(version: string, summary: Pick<ModuleSummary, "resources" | "requiredProviders" | "providerConfigs">): NocodeError | null {
+export function designError(
+  version: string,
+  summary: Pick<ModuleSummary, "resources" | "requiredProviders" | "providerConfigs">,
+): NocodeError | null {
   const problems = designProblems(summary);
   if (problems.length === 0) return null;
-  return unprocessable(`Module version ${version} does not meet the no-code design requirements: ${problems.join("; ")}.`);
+  return unprocessable(
+    `Module version ${version} does not meet the no-code design requirements: ${problems.join("; ")}.`,
+  );
 }

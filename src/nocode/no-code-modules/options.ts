@@ -41,7 +41,13 @@ const optionSetMember = relationshipMember(
           options: v.nullish(
             reportedHere(
               v.pipe(
-                v.array(v.union([v.string(), v.number(), v.boolean(), v.null()], "Options must be strings, numbers or booleans"), "Options must be an array"),
+                v.array(
+                  v.union(
+                    [v.string(), v.number(), v.boolean(), v.null()],
+                    "Options must be strings, numbers or booleans",
+                  ),
+                  "Options must be an array",
+                ),
                 v.maxLength(MAX_OPTIONS_PER_SET, `At most ${MAX_OPTIONS_PER_SET} options are allowed per variable`),
               ),
             ),
@@ -73,7 +79,9 @@ export interface OptionInput {
 }
 
 /** The entries of a validated `variable-options` relationship. */
-export function optionInputsOf(relationship: v.InferOutput<typeof variableOptionsRelationship>): OptionInput[] | undefined {
+export function optionInputsOf(
+  relationship: v.InferOutput<typeof variableOptionsRelationship>,
+): OptionInput[] | undefined {
   return relationship?.data.map((member) => ({
     id: member.id ? member.id : undefined,
     variableName: member.attributes["variable-name"],
@@ -103,7 +111,8 @@ export function checkOptionSets(
   const seenIds = new Set<string>();
   const out: CheckedOptionSet[] = [];
   for (const input of inputs) {
-    if (seen.has(input.variableName)) throw unprocessable(`variable "${input.variableName}" has more than one set of variable options`);
+    if (seen.has(input.variableName))
+      throw unprocessable(`variable "${input.variableName}" has more than one set of variable options`);
     seen.add(input.variableName);
     if (input.id !== undefined) {
       if (!ownIds.has(input.id) || seenIds.has(input.id)) {

@@ -28,7 +28,10 @@ export interface ProvisionableVersion {
  * version; the latter matches no row when the module has no pin), for a `db.batch`.
  */
 export function provisionableVersionQueries(db: Db, module: Pick<NoCodeModuleRow, "registryModuleId" | "versionPin">) {
-  return [registryModuleByIdQuery(db, module.registryModuleId), moduleVersionQuery(db, module.registryModuleId, module.versionPin ?? "")] as const;
+  return [
+    registryModuleByIdQuery(db, module.registryModuleId),
+    moduleVersionQuery(db, module.registryModuleId, module.versionPin ?? ""),
+  ] as const;
 }
 
 /** What E4 (and E5) need of a no-code module: enabled, with an `ok` pin (N3) that meets N12; else 422. */
@@ -49,11 +52,18 @@ export function checkProvisionable(
   version: RegistryModuleVersionRow | undefined,
   summary: ModuleSummary | null = version ? versionSummary(version) : null,
 ): ProvisionableVersion {
-  if (!module.enabled) throw unprocessable("The no-code module is not enabled; enable it (PATCH enabled: true) before provisioning workspaces");
-  if (module.versionPin === null) throw unprocessable("The no-code module has no version pin: no version of its registry module is ok yet");
+  if (!module.enabled)
+    throw unprocessable(
+      "The no-code module is not enabled; enable it (PATCH enabled: true) before provisioning workspaces",
+    );
+  if (module.versionPin === null)
+    throw unprocessable("The no-code module has no version pin: no version of its registry module is ok yet");
   if (!registryModule || !version) throw unprocessable(`The pinned version ${module.versionPin} no longer exists`);
   if (!summary) {
-    const why = version.status === "reg_ingress_failed" ? `failed ingestion: ${version.error}` : `is ${version.status}, not yet ingested`;
+    const why =
+      version.status === "reg_ingress_failed"
+        ? `failed ingestion: ${version.error}`
+        : `is ${version.status}, not yet ingested`;
     throw unprocessable(`The pinned version ${version.version} ${why}; only an ok version can be provisioned`);
   }
   // N12: a pin that was pending when the module was enabled may have become an `ok`
@@ -64,6 +74,9 @@ export function checkProvisionable(
 }
 
 /** `private/<namespace>/<name>/<provider>/<version>`, a workspace's `source-module-id` (reference §3 E4). */
-export function sourceModuleIdOf(module: Pick<RegistryModuleRow, "namespace" | "name" | "provider">, version: string): string {
+export function sourceModuleIdOf(
+  module: Pick<RegistryModuleRow, "namespace" | "name" | "provider">,
+  version: string,
+): string {
   return `private/${module.namespace}/${module.name}/${module.provider}/${version}`;
 }

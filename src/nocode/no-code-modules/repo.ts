@@ -40,7 +40,10 @@ export function findNoCodeModule(db: Db, id: string): Promise<NoCodeModuleRow | 
 }
 
 /** The no-code module of a registry module (at most one, N3). */
-export function findNoCodeModuleOfRegistryModule(db: Db, registryModuleId: string): Promise<NoCodeModuleRow | undefined> {
+export function findNoCodeModuleOfRegistryModule(
+  db: Db,
+  registryModuleId: string,
+): Promise<NoCodeModuleRow | undefined> {
   return db.select().from(noCodeModules).where(eq(noCodeModules.registryModuleId, registryModuleId)).get();
 }
 
@@ -52,13 +55,22 @@ async function noCodeModulesWhereIn(
 ): Promise<NoCodeModuleRow[]> {
   const out: NoCodeModuleRow[] = [];
   for (let i = 0; i < values.length; i += 90) {
-    out.push(...(await db.select().from(noCodeModules).where(inArray(column, values.slice(i, i + 90))).all()));
+    out.push(
+      ...(await db
+        .select()
+        .from(noCodeModules)
+        .where(inArray(column, values.slice(i, i + 90)))
+        .all()),
+    );
   }
   return out;
 }
 
 /** The no-code modules of the given registry modules. */
-export function noCodeModulesOfRegistryModules(db: Db, registryModuleIds: readonly string[]): Promise<NoCodeModuleRow[]> {
+export function noCodeModulesOfRegistryModules(
+  db: Db,
+  registryModuleIds: readonly string[],
+): Promise<NoCodeModuleRow[]> {
   return noCodeModulesWhereIn(db, noCodeModules.registryModuleId, registryModuleIds);
 }
 

@@ -16,7 +16,15 @@ import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { requireOrgPermission } from "../permissions";
 import { sendProvisionMessage } from "../queue/messages";
-import { findModuleVersion, findRegistryModuleById, latestOkVersion, type RegistryModuleRow, type RegistryModuleVersionRow, setRegistryModuleNoCodeStatement, versionSummary } from "../registry/repo";
+import {
+  findModuleVersion,
+  findRegistryModuleById,
+  latestOkVersion,
+  type RegistryModuleRow,
+  type RegistryModuleVersionRow,
+  setRegistryModuleNoCodeStatement,
+  versionSummary,
+} from "../registry/repo";
 import { nullableFlag, relatedId, resourceDocument, toOne } from "../request/document";
 import { operation } from "../request/operation";
 import { includeParameter } from "../request/query";
@@ -25,7 +33,13 @@ import { notifyRolloutOfModule } from "../rollout-hooks";
 import { rights } from "../route-rights";
 import { cachedNoCodeModuleWithOptions } from "./cached";
 import { designError } from "./design";
-import { type CheckedOptionSet, checkOptionSets, type OptionInput, optionInputsOf, variableOptionsRelationship } from "./options";
+import {
+  type CheckedOptionSet,
+  checkOptionSets,
+  type OptionInput,
+  optionInputsOf,
+  variableOptionsRelationship,
+} from "./options";
 import {
   deleteNoCodeModuleStatements,
   findNoCodeModule,
@@ -34,7 +48,12 @@ import {
   type NoCodeModuleRow,
   type VariableOptionSet,
 } from "./repo";
-import { moduleVariablesAnswer, noCodeModuleDocumentAnswer, noCodeModuleResource, variableOptionsResource } from "./serialize";
+import {
+  moduleVariablesAnswer,
+  noCodeModuleDocumentAnswer,
+  noCodeModuleResource,
+  variableOptionsResource,
+} from "./serialize";
 
 /** Accepted `data.type` of E1/E2 (N1). */
 const NO_CODE_MODULE_TYPES = ["no-code-modules", "no-code-module"] as const;
@@ -50,8 +69,13 @@ export const VERSION_PIN_ERROR =
  * version (null when none); an existing version (pending ones allowed) → that version;
  * anything else → 422.
  */
-export async function resolveVersionPin(db: Db, registryModuleId: string, requested: string | null | undefined): Promise<RegistryModuleVersionRow | null> {
-  if (requested === undefined || requested === null || requested === "latest") return latestOkVersion(db, registryModuleId);
+export async function resolveVersionPin(
+  db: Db,
+  registryModuleId: string,
+  requested: string | null | undefined,
+): Promise<RegistryModuleVersionRow | null> {
+  if (requested === undefined || requested === null || requested === "latest")
+    return latestOkVersion(db, registryModuleId);
   const version = await findModuleVersion(db, registryModuleId, requested);
   if (!version) throw unprocessable(VERSION_PIN_ERROR);
   return version;
@@ -164,49 +188,55 @@ const noCodeModuleCreate = operation({
   // 422 also for the rules of N3, N5 and N12 (pin, option sets, design).
 });
 
-noCodeModuleRoutes.post("/organizations/:org/no-code-modules", rights({ right: "manage-no-code-modules" }), noCodeModuleCreate, async (c) => {
-  const org = c.req.param("org");
-  const db = c.var.db;
-  await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
-  const input = noCodeModuleInput(await noCodeModuleCreate.body(c));
-  if (input.registryModuleId === undefined) {
-    throw new NocodeError("invalid_attribute", "Registry module is required", "/data/relationships/registry-module");
-  }
-  const registryModule = await registryModuleIn(db, org, input.registryModuleId);
-  if (await findNoCodeModuleOfRegistryModule(db, registryModule.id)) throw alreadyEnabled();
-  const pinned = await resolveVersionPin(db, registryModule.id, input.pin);
-  const summary = pinned ? versionSummary(pinned) : null;
-  // A new module owns no sets yet: any id is someone else's (N5).
-  const sets = checkOptionSets(input.options ?? [], summary, new Set());
-  // N12: E1 with an `ok` pin requires the design requirements.
-  if (pinned && summary) {
-    const problem = designError(pinned.version, summary);
-    if (problem) throw problem;
-  }
-  const now = Date.now();
-  const module: NoCodeModuleRow = {
-    id: newId("nocode"),
-    organization: org,
-    registryModuleId: registryModule.id,
-    enabled: input.enabled ?? false, // N3: the seed's default, not the observed `true`
-    versionPin: pinned?.version ?? null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  try {
-    // One batch: the module, its options and the registry module's legacy flag (finding 13).
-    await db.batch([
-      db.insert(noCodeModules).values(module),
-      ...replaceOptionStatements(db, module.id, sets, now),
-      setRegistryModuleNoCodeStatement(db, registryModule.id, module.enabled, now),
-    ]);
-  } catch (err) {
-    // Two concurrent E1s for one registry module: the UNIQUE index keeps one (N3).
-    if (isUniqueViolation(err) && (await findNoCodeModuleOfRegistryModule(db, registryModule.id))) throw alreadyEnabled();
-    throw err;
-  }
-  return jsonApi(await render(db, module, false));
-});
+noCodeModuleRoutes.post(
+  "/organizations/:org/no-code-modules",
+  rights({ right: "manage-no-code-modules" }),
+  noCodeModuleCreate,
+  async (c) => {
+    const org = c.req.param("org");
+    const db = c.var.db;
+    await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
+    const input = noCodeModuleInput(await noCodeModuleCreate.body(c));
+    if (input.registryModuleId === undefined) {
+      throw new NocodeError("invalid_attribute", "Registry module is required", "/data/relationships/registry-module");
+    }
+    const registryModule = await registryModuleIn(db, org, input.registryModuleId);
+    if (await findNoCodeModuleOfRegistryModule(db, registryModule.id)) throw alreadyEnabled();
+    const pinned = await resolveVersionPin(db, registryModule.id, input.pin);
+    const summary = pinned ? versionSummary(pinned) : null;
+    // A new module owns no sets yet: any id is someone else's (N5).
+    const sets = checkOptionSets(input.options ?? [], summary, new Set());
+    // N12: E1 with an `ok` pin requires the design requirements.
+    if (pinned && summary) {
+      const problem = designError(pinned.version, summary);
+      if (problem) throw problem;
+    }
+    const now = Date.now();
+    const module: NoCodeModuleRow = {
+      id: newId("nocode"),
+      organization: org,
+      registryModuleId: registryModule.id,
+      enabled: input.enabled ?? false, // N3: the seed's default, not the observed `true`
+      versionPin: pinned?.version ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      // One batch: the module, its options and the registry module's legacy flag (finding 13).
+      await db.batch([
+        db.insert(noCodeModules).values(module),
+        ...replaceOptionStatements(db, module.id, sets, now),
+        setRegistryModuleNoCodeStatement(db, registryModule.id, module.enabled, now),
+      ]);
+    } catch (err) {
+      // Two concurrent E1s for one registry module: the UNIQUE index keeps one (N3).
+      if (isUniqueViolation(err) && (await findNoCodeModuleOfRegistryModule(db, registryModule.id)))
+        throw alreadyEnabled();
+      throw err;
+    }
+    return jsonApi(await render(db, module, false));
+  },
+);
 
 // E3: read, optionally with the variable options included.
 const noCodeModuleShow = operation({
@@ -231,119 +261,156 @@ noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), noCo
 // E2: update. Omitted attributes and relationships keep their values (N3, N5).
 const noCodeModuleUpdate = operation({
   tag: "no-code-modules",
-  summary: "Update a no-code module; omitted members keep their values (E2; manage-no-code-modules, not the organization token)",
+  summary:
+    "Update a no-code module; omitted members keep their values (E2; manage-no-code-modules, not the organization token)",
   body: noCodeModuleDocument,
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
   // 422 also for the rules of N3, N5 and N12 (pin, option sets, design).
 });
 
-noCodeModuleRoutes.patch("/no-code-modules/:id", rights({ right: "manage-no-code-modules" }), noCodeModuleUpdate, async (c) => {
-  const db = c.var.db;
-  const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
-  const input = noCodeModuleInput(await noCodeModuleUpdate.body(c));
+noCodeModuleRoutes.patch(
+  "/no-code-modules/:id",
+  rights({ right: "manage-no-code-modules" }),
+  noCodeModuleUpdate,
+  async (c) => {
+    const db = c.var.db;
+    const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
+    const input = noCodeModuleInput(await noCodeModuleUpdate.body(c));
 
-  let registryModuleId = current.registryModuleId;
-  if (input.registryModuleId !== undefined && input.registryModuleId !== current.registryModuleId) {
-    const other = await registryModuleIn(db, current.organization, input.registryModuleId);
-    if (await findNoCodeModuleOfRegistryModule(db, other.id)) throw alreadyEnabled();
-    registryModuleId = other.id;
-  }
-  const moduleChanged = registryModuleId !== current.registryModuleId;
-  // The pin: as sent; else kept (or, on a new registry module, that module's latest).
-  let pinned: RegistryModuleVersionRow | null;
-  if (input.pin !== undefined || moduleChanged) pinned = await resolveVersionPin(db, registryModuleId, input.pin);
-  else pinned = current.versionPin === null ? null : ((await findModuleVersion(db, registryModuleId, current.versionPin)) ?? null);
-  const versionPin = pinned?.version ?? null;
-  const enabled = input.enabled ?? current.enabled;
-  const summary = pinned ? versionSummary(pinned) : null;
+    let registryModuleId = current.registryModuleId;
+    if (input.registryModuleId !== undefined && input.registryModuleId !== current.registryModuleId) {
+      const other = await registryModuleIn(db, current.organization, input.registryModuleId);
+      if (await findNoCodeModuleOfRegistryModule(db, other.id)) throw alreadyEnabled();
+      registryModuleId = other.id;
+    }
+    const moduleChanged = registryModuleId !== current.registryModuleId;
+    // The pin: as sent; else kept (or, on a new registry module, that module's latest).
+    let pinned: RegistryModuleVersionRow | null;
+    if (input.pin !== undefined || moduleChanged) pinned = await resolveVersionPin(db, registryModuleId, input.pin);
+    else
+      pinned =
+        current.versionPin === null
+          ? null
+          : ((await findModuleVersion(db, registryModuleId, current.versionPin)) ?? null);
+    const versionPin = pinned?.version ?? null;
+    const enabled = input.enabled ?? current.enabled;
+    const summary = pinned ? versionSummary(pinned) : null;
 
-  // N5: the resulting option set must fit the resulting pin.
-  const existing = await listVariableOptions(db, current.id);
-  const optionInputs: OptionInput[] =
-    input.options ??
-    existing.map((s: VariableOptionSet) => ({ id: s.id, variableName: s.variableName, variableType: s.variableType, options: s.options }));
-  const sets = checkOptionSets(optionInputs, summary, new Set(existing.map((s) => s.id)));
+    // N5: the resulting option set must fit the resulting pin.
+    const existing = await listVariableOptions(db, current.id);
+    const optionInputs: OptionInput[] =
+      input.options ??
+      existing.map((s: VariableOptionSet) => ({
+        id: s.id,
+        variableName: s.variableName,
+        variableType: s.variableType,
+        options: s.options,
+      }));
+    const sets = checkOptionSets(optionInputs, summary, new Set(existing.map((s) => s.id)));
 
-  // N12: enabling, or moving an enabled module's pin, needs an `ok` pin that meets the design requirements.
-  const pinMoved = moduleChanged || versionPin !== current.versionPin;
-  if (pinned && summary && enabled && (!current.enabled || pinMoved)) {
-    const problem = designError(pinned.version, summary);
-    if (problem) throw problem;
-  }
+    // N12: enabling, or moving an enabled module's pin, needs an `ok` pin that meets the design requirements.
+    const pinMoved = moduleChanged || versionPin !== current.versionPin;
+    if (pinned && summary && enabled && (!current.enabled || pinMoved)) {
+      const problem = designError(pinned.version, summary);
+      if (problem) throw problem;
+    }
 
-  const now = Date.now();
-  const updated: NoCodeModuleRow = { ...current, registryModuleId, versionPin, enabled, updatedAt: now };
-  const changed =
-    updated.registryModuleId !== current.registryModuleId || updated.versionPin !== current.versionPin || updated.enabled !== current.enabled;
-  const statements = [];
-  if (changed) {
-    statements.push(
-      db.update(noCodeModules).set({ registryModuleId, versionPin, enabled, updatedAt: now }).where(eq(noCodeModules.id, current.id)),
-    );
-  }
-  if (input.options !== undefined) statements.push(...replaceOptionStatements(db, current.id, sets, now));
-  // The registry modules' legacy flags change in the same batch (finding 13).
-  if (moduleChanged) statements.push(setRegistryModuleNoCodeStatement(db, current.registryModuleId, false, now));
-  if (moduleChanged || updated.enabled !== current.enabled) statements.push(setRegistryModuleNoCodeStatement(db, registryModuleId, enabled, now));
-  try {
-    const [first, ...rest] = statements;
-    if (first) await db.batch([first, ...rest]);
-  } catch (err) {
-    if (isUniqueViolation(err) && moduleChanged) throw alreadyEnabled();
-    throw err;
-  }
-  // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
-  if (changed) await notifyRolloutOfModule(db, current.id, (message) => sendProvisionMessage(c.env, message));
-  // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
-  return jsonApi(await render(db, changed ? updated : current, false));
-});
+    const now = Date.now();
+    const updated: NoCodeModuleRow = { ...current, registryModuleId, versionPin, enabled, updatedAt: now };
+    const changed =
+      updated.registryModuleId !== current.registryModuleId ||
+      updated.versionPin !== current.versionPin ||
+      updated.enabled !== current.enabled;
+    const statements = [];
+    if (changed) {
+      statements.push(
+        db
+          .update(noCodeModules)
+          .set({ registryModuleId, versionPin, enabled, updatedAt: now })
+          .where(eq(noCodeModules.id, current.id)),
+      );
+    }
+    if (input.options !== undefined) statements.push(...replaceOptionStatements(db, current.id, sets, now));
+    // The registry modules' legacy flags change in the same batch (finding 13).
+    if (moduleChanged) statements.push(setRegistryModuleNoCodeStatement(db, current.registryModuleId, false, now));
+    if (moduleChanged || updated.enabled !== current.enabled)
+      statements.push(setRegistryModuleNoCodeStatement(db, registryModuleId, enabled, now));
+    try {
+      const [first, ...rest] = statements;
+      if (first) await db.batch([first, ...rest]);
+    } catch (err) {
+      if (isUniqueViolation(err) && moduleChanged) throw alreadyEnabled();
+      throw err;
+    }
+    // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
+    if (changed) await notifyRolloutOfModule(db, current.id, (message) => sendProvisionMessage(c.env, message));
+    // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
+    return jsonApi(await render(db, changed ? updated : current, false));
+  },
+);
 
 // Disable no-code provisioning: the module and its options go; workspaces stay (204).
 // N10, N10a: a registry-module write (the organization token may), unlike E1 and E2.
 const noCodeModuleDelete = operation({
   tag: "no-code-modules",
-  summary: "Disable no-code provisioning: the module and its options go, workspaces stay (N10a; manage-registry-modules)",
+  summary:
+    "Disable no-code provisioning: the module and its options go, workspaces stay (N10a; manage-registry-modules)",
   answers: { 204: { description: "Deleted" } },
 });
 
-noCodeModuleRoutes.delete("/no-code-modules/:id", rights({ right: "manage-registry-modules" }), noCodeModuleDelete, async (c) => {
-  const db = c.var.db;
-  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
-  await db.batch([...deleteNoCodeModuleStatements(db, module.id), setRegistryModuleNoCodeStatement(db, module.registryModuleId, false)]);
-  await notifyRolloutOfModule(db, module.id, (message) => sendProvisionMessage(c.env, message));
-  return noContent();
-});
+noCodeModuleRoutes.delete(
+  "/no-code-modules/:id",
+  rights({ right: "manage-registry-modules" }),
+  noCodeModuleDelete,
+  async (c) => {
+    const db = c.var.db;
+    const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
+    await db.batch([
+      ...deleteNoCodeModuleStatements(db, module.id),
+      setRegistryModuleNoCodeStatement(db, module.registryModuleId, false),
+    ]);
+    await notifyRolloutOfModule(db, module.id, (message) => sendProvisionMessage(c.env, message));
+    return noContent();
+  },
+);
 
 // N9: the input variables of a version, for building forms, with the module's options.
 const moduleVariableList = operation({
   tag: "no-code-modules",
-  summary: "The input variables of a module version with the module's options, for forms (N9; any member); 422 before the version is ingested",
+  summary:
+    "The input variables of a module version with the module's options, for forms (N9; any member); 422 before the version is ingested",
   answers: { 200: { description: "The version's variables", schema: moduleVariablesAnswer } },
   errors: [422],
 });
 
-noCodeModuleRoutes.get("/no-code-modules/:id/versions/:version/module-variables", rights({ right: "member" }), moduleVariableList, async (c) => {
-  const db = c.var.db;
-  const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
-  const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));
-  if (!version) throw notFound();
-  const summary = versionSummary(version);
-  if (!summary) throw unprocessable(`Module version ${version.version} has not been ingested (status ${version.status})`);
-  const sets = await listVariableOptions(db, module.id);
-  const optionsOf = new Map(sets.map((s) => [s.variableName, s.options]));
-  const data = summary.variables.map((v) => ({
-    id: `${version.id}-${v.name}`,
-    type: "registry-module-variables",
-    attributes: {
-      name: v.name,
-      type: v.type,
-      description: v.description,
-      required: v.required,
-      sensitive: v.sensitive,
-      default: v.default === null ? null : v.default.literal ? v.default.value : v.default.source,
-      options: optionsOf.get(v.name) ?? [],
-      "has-global": false,
-    },
-  }));
-  return jsonApi({ data });
-});
+noCodeModuleRoutes.get(
+  "/no-code-modules/:id/versions/:version/module-variables",
+  rights({ right: "member" }),
+  moduleVariableList,
+  async (c) => {
+    const db = c.var.db;
+    const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
+    const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));
+    if (!version) throw notFound();
+    const summary = versionSummary(version);
+    if (!summary)
+      throw unprocessable(`Module version ${version.version} has not been ingested (status ${version.status})`);
+    const sets = await listVariableOptions(db, module.id);
+    const optionsOf = new Map(sets.map((s) => [s.variableName, s.options]));
+    const data = summary.variables.map((v) => ({
+      id: `${version.id}-${v.name}`,
+      type: "registry-module-variables",
+      attributes: {
+        name: v.name,
+        type: v.type,
+        description: v.description,
+        required: v.required,
+        sensitive: v.sensitive,
+        default: v.default === null ? null : v.default.literal ? v.default.value : v.default.source,
+        options: optionsOf.get(v.name) ?? [],
+        "has-global": false,
+      },
+    }));
+    return jsonApi({ data });
+  },
+);

@@ -52,8 +52,14 @@ const noCodeModuleAnswer = resourceAnswer(
   "no-code-modules",
   { enabled: v.boolean(), "version-pin": orNull(v.string()) },
   {
-    organization: v.strictObject({ data: identifierOf("organizations"), links: v.strictObject({ related: v.string() }) }),
-    "registry-module": v.strictObject({ data: identifierOf("registry-modules"), links: v.strictObject({ related: v.string() }) }),
+    organization: v.strictObject({
+      data: identifierOf("organizations"),
+      links: v.strictObject({ related: v.string() }),
+    }),
+    "registry-module": v.strictObject({
+      data: identifierOf("registry-modules"),
+      links: v.strictObject({ related: v.string() }),
+    }),
     "variable-options": v.strictObject({ data: v.array(identifierOf("variable-options")) }),
   },
 );
@@ -67,7 +73,10 @@ const variableOptionsAnswer = resourceAnswer(
 );
 
 /** B14: a document of one no-code module; `included` only when E3 asks for the options. */
-export const noCodeModuleDocumentAnswer = v.strictObject({ data: noCodeModuleAnswer, included: v.optional(v.array(variableOptionsAnswer)) });
+export const noCodeModuleDocumentAnswer = v.strictObject({
+  data: noCodeModuleAnswer,
+  included: v.optional(v.array(variableOptionsAnswer)),
+});
 
 /** B14: the module variables of a version (N9), as ./routes.ts renders them. */
 export const moduleVariablesAnswer = v.strictObject({

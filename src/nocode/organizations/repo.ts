@@ -25,15 +25,27 @@ export async function defaultProjectId(db: Db, organization: string): Promise<st
 
 /** The select behind defaultProjectId, for a `db.batch` with other reads (no row: no such organization). */
 export function defaultProjectIdQuery(db: Db, organization: string) {
-  return db.select({ id: organizations.defaultProjectId }).from(organizations).where(eq(organizations.name, organization)).limit(1);
+  return db
+    .select({ id: organizations.defaultProjectId })
+    .from(organizations)
+    .where(eq(organizations.name, organization))
+    .limit(1);
 }
 
 /** Create an organization with its `owners` team and `Default Project`. */
-export async function createOrganization(db: Db, input: { name: string; email: string }): Promise<{ organization: OrganizationRow; ownersTeamId: string }> {
+export async function createOrganization(
+  db: Db,
+  input: { name: string; email: string },
+): Promise<{ organization: OrganizationRow; ownersTeamId: string }> {
   const now = Date.now();
   const projectId = newId("prj");
   const ownersTeamId = newId("team");
-  const organization: OrganizationRow = { name: input.name, email: input.email, defaultProjectId: projectId, createdAt: now };
+  const organization: OrganizationRow = {
+    name: input.name,
+    email: input.email,
+    defaultProjectId: projectId,
+    createdAt: now,
+  };
   await db.batch([
     db.insert(organizations).values(organization),
     db.insert(teams).values({ id: ownersTeamId, organization: input.name, name: OWNERS_TEAM, createdAt: now }),
@@ -44,6 +56,10 @@ export async function createOrganization(db: Db, input: { name: string; email: s
 
 /** The id of the organization's `owners` team. */
 export async function ownersTeamId(db: Db, organization: string): Promise<string | undefined> {
-  const rows = await db.select({ id: teams.id, name: teams.name }).from(teams).where(eq(teams.organization, organization)).all();
+  const rows = await db
+    .select({ id: teams.id, name: teams.name })
+    .from(teams)
+    .where(eq(teams.organization, organization))
+    .all();
   return rows.find((r) => r.name === OWNERS_TEAM)?.id;
 }

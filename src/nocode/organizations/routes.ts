@@ -31,7 +31,12 @@ const organizationCreate = operation({
   body: resourceDocument({
     types: ["organizations", "organization"],
     attributes: {
-      name: requiredName("name", ORGANIZATION_NAME_MAX, ORGANIZATION_NAME, "Name may only contain letters, numbers, dashes (-), and underscores (_)"),
+      name: requiredName(
+        "name",
+        ORGANIZATION_NAME_MAX,
+        ORGANIZATION_NAME,
+        "Name may only contain letters, numbers, dashes (-), and underscores (_)",
+      ),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },
   }),
@@ -54,7 +59,10 @@ organizationRoutes.post("/organizations", rights({ caller: "admin" }), organizat
     throw err;
   }
   // The admin has no organization rights (N10); the owners team id lets it bootstrap.
-  return jsonApi(serializeOrganization(created.organization, { ownersTeamId: created.ownersTeamId, permissions: new Set() }), 201);
+  return jsonApi(
+    serializeOrganization(created.organization, { ownersTeamId: created.ownersTeamId, permissions: new Set() }),
+    201,
+  );
 });
 
 organizationRoutes.get(
@@ -66,14 +74,14 @@ organizationRoutes.get(
     answers: { 200: { description: "The organization; `permissions` are the caller's", schema: organizationAnswer } },
   }),
   async (c) => {
-  const db = c.var.db;
-  const name = c.req.param("org");
-  const permissions = await orgCallerPermissions(db, c.var.caller, name);
-  // N10: any member may read the organization; everyone else (ADMIN_TOKEN too) gets 404.
-  if (!permissions.has("member")) throw notFound();
-  const org = await findOrganization(db, name);
-  if (!org) throw notFound();
-  return jsonApi(serializeOrganization(org, { ownersTeamId: await ownersTeamId(db, name), permissions }));
+    const db = c.var.db;
+    const name = c.req.param("org");
+    const permissions = await orgCallerPermissions(db, c.var.caller, name);
+    // N10: any member may read the organization; everyone else (ADMIN_TOKEN too) gets 404.
+    if (!permissions.has("member")) throw notFound();
+    const org = await findOrganization(db, name);
+    if (!org) throw notFound();
+    return jsonApi(serializeOrganization(org, { ownersTeamId: await ownersTeamId(db, name), permissions }));
   },
 );
 
@@ -90,18 +98,26 @@ const organizationTokenCreate = operation({
   tag: "organizations",
   summary: "Issue the organization token, replacing the previous one (N9)",
   // The body is optional (HCP sends none); when present it must be a JSON:API document.
-  body: optionalResourceDocument({ types: ["authentication-tokens", "authentication-token"], attributes: tokenCreateAttributes }),
+  body: optionalResourceDocument({
+    types: ["authentication-tokens", "authentication-token"],
+    attributes: tokenCreateAttributes,
+  }),
   answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
 });
 
-organizationRoutes.post("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), organizationTokenCreate, async (c) => {
-  const organization = c.req.param("org");
-  const db = await requireTokenManager(c, organization);
-  const input = await organizationTokenCreate.body(c);
-  const expiredAt = input.data?.attributes["expired-at"] ?? null;
-  const { token, row } = await issueToken(c.env, db, { kind: "organization", organization }, null, expiredAt);
-  return jsonApi(serializeToken(row, token), 201);
-});
+organizationRoutes.post(
+  "/organizations/:org/authentication-token",
+  rights({ right: "manage-teams" }),
+  organizationTokenCreate,
+  async (c) => {
+    const organization = c.req.param("org");
+    const db = await requireTokenManager(c, organization);
+    const input = await organizationTokenCreate.body(c);
+    const expiredAt = input.data?.attributes["expired-at"] ?? null;
+    const { token, row } = await issueToken(c.env, db, { kind: "organization", organization }, null, expiredAt);
+    return jsonApi(serializeToken(row, token), 201);
+  },
+);
 
 const organizationTokenDelete = operation({
   tag: "organizations",
@@ -109,9 +125,14 @@ const organizationTokenDelete = operation({
   answers: { 204: { description: "Revoked" } },
 });
 
-organizationRoutes.delete("/organizations/:org/authentication-token", rights({ right: "manage-teams" }), organizationTokenDelete, async (c) => {
-  const organization = c.req.param("org");
-  const db = await requireTokenManager(c, organization);
-  if (!(await revokeToken(db, "organization", organization))) throw notFound();
-  return noContent();
-});
+organizationRoutes.delete(
+  "/organizations/:org/authentication-token",
+  rights({ right: "manage-teams" }),
+  organizationTokenDelete,
+  async (c) => {
+    const organization = c.req.param("org");
+    const db = await requireTokenManager(c, organization);
+    if (!(await revokeToken(db, "organization", organization))) throw notFound();
+    return noContent();
+  },
+);

@@ -6,7 +6,10 @@ import { isoTime } from "../respond";
 import type { OrganizationRow } from "./repo";
 
 /** Serialize an organization; `permissions` describes the caller's rights in it. */
-export function serializeOrganization(org: OrganizationRow, extra: { ownersTeamId?: string; permissions: Set<OrgPermission> }) {
+export function serializeOrganization(
+  org: OrganizationRow,
+  extra: { ownersTeamId?: string; permissions: Set<OrgPermission> },
+) {
   const p = extra.permissions;
   const relationships: Record<string, unknown> = {
     "default-project": { data: { id: org.defaultProjectId, type: "projects" } },
@@ -72,7 +75,12 @@ export const organizationAnswer = single(
       "default-execution-mode": v.literal("remote"),
       "collaborator-auth-policy": v.literal("password"),
       "plan-expired": v.literal(false),
-      permissions: v.strictObject(Object.fromEntries(ORGANIZATION_PERMISSIONS.map((p) => [p, v.boolean()])) as Record<(typeof ORGANIZATION_PERMISSIONS)[number], v.BooleanSchema<undefined>>),
+      permissions: v.strictObject(
+        Object.fromEntries(ORGANIZATION_PERMISSIONS.map((p) => [p, v.boolean()])) as Record<
+          (typeof ORGANIZATION_PERMISSIONS)[number],
+          v.BooleanSchema<undefined>
+        >,
+      ),
     },
     {
       "default-project": toOneAnswer("projects"),

@@ -32,7 +32,12 @@ export interface PlanJson {
   to_version: string;
   summary: { add: number; change: number; destroy: number };
   resource_changes: JsonResourceChange[];
-  changed_variables: Array<{ name: string; sensitive: boolean; before?: JsonShownValue; after?: JsonShownValue }> | null;
+  changed_variables: Array<{
+    name: string;
+    sensitive: boolean;
+    before?: JsonShownValue;
+    after?: JsonShownValue;
+  }> | null;
 }
 
 /** A non-sensitive value in the JSON form. */

@@ -25,7 +25,12 @@ export interface PlanPageTarget {
 }
 
 /** The run `runId` of workspace `<organization>/<name>`, or null when either is unknown or they do not belong together. */
-export async function findPlanPageTarget(db: Db, organization: string, name: string, runId: string): Promise<PlanPageTarget | null> {
+export async function findPlanPageTarget(
+  db: Db,
+  organization: string,
+  name: string,
+  runId: string,
+): Promise<PlanPageTarget | null> {
   const [workspace, run] = await Promise.all([findWorkspaceByName(db, organization, name), findRun(db, runId)]);
   if (!workspace || !run || run.workspaceId !== workspace.id) return null;
   return { workspace, run };
@@ -49,7 +54,13 @@ async function baselineBefore(db: Db, run: RunRow, at: number): Promise<RunConfi
   const state = await db
     .select()
     .from(stateVersions)
-    .where(and(eq(stateVersions.workspaceId, run.workspaceId), ne(stateVersions.runId, run.id), lte(stateVersions.createdAt, at)))
+    .where(
+      and(
+        eq(stateVersions.workspaceId, run.workspaceId),
+        ne(stateVersions.runId, run.id),
+        lte(stateVersions.createdAt, at),
+      ),
+    )
     .orderBy(desc(stateVersions.serial))
     .limit(1)
     .get();

@@ -87,7 +87,10 @@ function shown(value: EffectiveValue | undefined): ShownValue {
 export function describeChangedVariables(baseline: VariableSide | null, proposed: VariableSide): ChangedVariable[] {
   const before: VariableSide = baseline ?? { values: {} };
   // changedVariables compares the values only; it never reads the summaries.
-  const names = changedVariables({ values: before.values } as PlannedConfiguration, { values: proposed.values } as PlannedConfiguration);
+  const names = changedVariables(
+    { values: before.values } as PlannedConfiguration,
+    { values: proposed.values } as PlannedConfiguration,
+  );
   return names.map((name): ChangedVariable => {
     const a = before.values[name];
     const b = proposed.values[name];

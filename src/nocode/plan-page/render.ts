@@ -44,7 +44,13 @@ export function formatValue(value: ShownValue): string {
   if (!value.set) return "(not set)";
   const v = value.value;
   let text: string;
-  if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length === 1 && typeof (v as { expression?: unknown }).expression === "string") {
+  if (
+    v !== null &&
+    typeof v === "object" &&
+    !Array.isArray(v) &&
+    Object.keys(v).length === 1 &&
+    typeof (v as { expression?: unknown }).expression === "string"
+  ) {
     text = (v as { expression: string }).expression;
   } else {
     text = v === undefined ? "null" : JSON.stringify(v);
@@ -63,7 +69,9 @@ export function planSummaryLine(model: Pick<PlanPageModel, "additions" | "change
 
 function changeRow(change: ShownResourceChange): Markup {
   const { label, symbol, css } = actionLabel(change.actions);
-  const reasons = change.reasons?.length ? html`<ul class="reasons">${change.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : "";
+  const reasons = change.reasons?.length
+    ? html`<ul class="reasons">${change.reasons.map((r) => html`<li>${r}</li>`)}</ul>`
+    : "";
   return html`<tr class="${css}"><td class="sym" aria-hidden="true">${symbol}</td><td class="action">${label}</td><td><code>${change.address}</code>${reasons}</td></tr>`;
 }
 
@@ -111,8 +119,14 @@ export function planPageTitle(model: Pick<PlanPageModel, "kind" | "runId" | "wor
 export function renderPlanPage(model: PlanPageModel): string {
   const changed = model.resourceChanges.filter((c) => !(c.actions.length === 1 && c.actions[0] === "no-op"));
   const unchanged = model.resourceChanges.filter((c) => c.actions.length === 1 && c.actions[0] === "no-op");
-  const versions = model.fromVersion === null ? html`(nothing applied) → ${model.toVersion}` : html`${model.fromVersion} → ${model.toVersion}`;
-  const heading = model.kind === "upgrade" ? `Upgrade plan for workspace ${model.workspace}` : `Plan for workspace ${model.workspace}`;
+  const versions =
+    model.fromVersion === null
+      ? html`(nothing applied) → ${model.toVersion}`
+      : html`${model.fromVersion} → ${model.toVersion}`;
+  const heading =
+    model.kind === "upgrade"
+      ? `Upgrade plan for workspace ${model.workspace}`
+      : `Plan for workspace ${model.workspace}`;
 
   const resourceSection = changed.length
     ? html`<table><thead><tr><th></th><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map(changeRow)}</tbody></table>`
@@ -157,8 +171,11 @@ ${variableSection}
 
 /** The shared `<head>` with this page's own: no referrer (the view token is in the URL), the one inline style sheet. */
 function planPageHead(title: string): Markup {
-  return pageHead(title, html`<meta name="referrer" content="no-referrer">
-<style>${raw(STYLE)}</style>`);
+  return pageHead(
+    title,
+    html`<meta name="referrer" content="no-referrer">
+<style>${raw(STYLE)}</style>`,
+  );
 }
 
 /**

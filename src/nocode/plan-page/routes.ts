@@ -53,19 +53,41 @@ const NO_STORE = { "Cache-Control": "no-store" };
 
 type Format = "html" | "json";
 
-function answer(format: Format, status: 200 | 401 | 404 | 409 | 500, title: string, text: string, extra: Record<string, string> = {}): Response {
+function answer(
+  format: Format,
+  status: 200 | 401 | 404 | 409 | 500,
+  title: string,
+  text: string,
+  extra: Record<string, string> = {},
+): Response {
   if (format === "json") {
-    const body = status === 200 ? text : JSON.stringify({ errors: [{ status: String(status), title: title.toLowerCase(), detail: text }] });
-    return new Response(body, { status, headers: { ...NO_STORE, "Content-Type": "application/json; charset=utf-8", ...extra } });
+    const body =
+      status === 200
+        ? text
+        : JSON.stringify({ errors: [{ status: String(status), title: title.toLowerCase(), detail: text }] });
+    return new Response(body, {
+      status,
+      headers: { ...NO_STORE, "Content-Type": "application/json; charset=utf-8", ...extra },
+    });
   }
-  return new Response(renderMessagePage(title, text), { status, headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8", ...extra } });
+  return new Response(renderMessagePage(title, text), {
+    status,
+    headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8", ...extra },
+  });
 }
 
 const unauthorizedAnswer = (format: Format) =>
-  answer(format, 401, "Unauthorized", "This plan link is invalid or has expired. Ask for a new link, or sign in with an API token.", {
-    "WWW-Authenticate": 'Bearer realm="keyway"',
-  });
-const notFoundAnswer = (format: Format) => answer(format, 404, "Not found", "There is no such run, or you may not read it.");
+  answer(
+    format,
+    401,
+    "Unauthorized",
+    "This plan link is invalid or has expired. Ask for a new link, or sign in with an API token.",
+    {
+      "WWW-Authenticate": 'Bearer realm="keyway"',
+    },
+  );
+const notFoundAnswer = (format: Format) =>
+  answer(format, 404, "Not found", "There is no such run, or you may not read it.");
 
 /** The plan page app, mounted at `/app` on the root app (src/index.ts). */
 export const planPageApp = new Hono<AppEnv>();
@@ -81,7 +103,8 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
     if (view !== undefined) viewValid = (await verifyViewToken(c.env.KEYWAY_HASH_KEY, runId, view, Date.now())).ok;
     let caller: NocodeCaller | null = null;
     if (!viewValid) {
-      if (bearerToken(c.req.raw.headers) !== null) caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
+      if (bearerToken(c.req.raw.headers) !== null)
+        caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
       else caller = (await currentSession(c.env, c.req.raw))?.caller ?? null; // N14: the console's session
       if (!caller) return unauthorizedAnswer(format);
     }
@@ -89,13 +112,23 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
     const db = createDb(c.env.DB);
     const target = await findPlanPageTarget(db, c.req.param("org"), c.req.param("name"), runId);
     if (!target) return notFoundAnswer(format);
-    if (caller && !(await hasOrgPermission(db, caller, target.workspace.organization, "read-workspaces"))) return notFoundAnswer(format);
+    if (caller && !(await hasOrgPermission(db, caller, target.workspace.organization, "read-workspaces")))
+      return notFoundAnswer(format);
     // 3. The page.
     const model = await loadPlanPageModel(db, target);
-    if (!model) return answer(format, 409, "Plan not ready", `The run is ${target.run.status}; its plan is not ready yet. Reload this page in a moment.`);
+    if (!model)
+      return answer(
+        format,
+        409,
+        "Plan not ready",
+        `The run is ${target.run.status}; its plan is not ready yet. Reload this page in a moment.`,
+      );
     if (format === "json") return answer("json", 200, "", JSON.stringify(planJson(model)));
     model.jsonHref = viewValid ? `?view=${encodeURIComponent(view ?? "")}&format=json` : "?format=json";
-    return new Response(renderPlanPage(model), { status: 200, headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8" } });
+    return new Response(renderPlanPage(model), {
+      status: 200,
+      headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8" },
+    });
   } catch (err) {
     // B3: a generic body; the detail goes to the log with the request id.
     logError(String(c.var.requestId ?? ""), "internal error on the plan page", err);

@@ -37,7 +37,10 @@ function viewKey(secret: string): Promise<CryptoKey> {
   if (!key) {
     const raw = fromBase64(secret.trim());
     if (raw.length < 32) throw new Error("KEYWAY_HASH_KEY must be base64 of 32 bytes");
-    key = crypto.subtle.importKey("raw", raw as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    key = crypto.subtle.importKey("raw", raw as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+      "verify",
+    ]);
     keyCache.set(secret, key);
   }
   return key;
@@ -78,7 +81,12 @@ const MAC = /^[A-Za-z0-9_-]{43}$/;
  * `<expiry>.<mac>`, an expiry in the past (or more than 24 h ahead, beyond a minute of clock
  * skew, which no signer of ours issues), and a MAC that does not match (WebCrypto `verify`, constant time).
  */
-export async function verifyViewToken(secret: string, runId: string, token: string, nowMs: number): Promise<ViewTokenVerdict> {
+export async function verifyViewToken(
+  secret: string,
+  runId: string,
+  token: string,
+  nowMs: number,
+): Promise<ViewTokenVerdict> {
   if (token.length > 64) return { ok: false, reason: "malformed" };
   const dot = token.indexOf(".");
   const expiryText = token.slice(0, dot);
@@ -97,8 +105,14 @@ export async function verifyViewToken(secret: string, runId: string, token: stri
   const now = Math.floor(nowMs / 1000);
   // WebCrypto's verify compares in constant time. The MAC is checked before the expiry,
   // so a forged token learns nothing from which check failed.
-  const valid = await crypto.subtle.verify("HMAC", await viewKey(secret), givenBytes as Uint8Array<ArrayBuffer>, message(runId, expiry));
+  const valid = await crypto.subtle.verify(
+    "HMAC",
+    await viewKey(secret),
+    givenBytes as Uint8Array<ArrayBuffer>,
+    message(runId, expiry),
+  );
   if (!valid) return { ok: false, reason: "bad-signature" };
-  if (expiry <= now || expiry > now + VIEW_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS) return { ok: false, reason: "expired" };
+  if (expiry <= now || expiry > now + VIEW_TOKEN_TTL_SECONDS + CLOCK_SKEW_SECONDS)
+    return { ok: false, reason: "expired" };
   return { ok: true, expiresAt: expiry * 1000 };
 }

@@ -139,7 +139,9 @@ const byAddress = (a: { address: string }, b: { address: string }) =>
 /** Plan the move from `baseline` (null: nothing applied yet) to `proposed` (N7). */
 export function planRun(input: { baseline: PlannedConfiguration | null; proposed: PlannedConfiguration }): Plan {
   const proposed = collect(input.proposed.summary);
-  const baseline = input.baseline ? collect(input.baseline.summary) : { nodes: new Map<string, PlanNode>(), calls: new Map() };
+  const baseline = input.baseline
+    ? collect(input.baseline.summary)
+    : { nodes: new Map<string, PlanNode>(), calls: new Map() };
   const changed = new Set(input.baseline ? changedVariables(input.baseline, input.proposed) : []);
 
   const resourceChanges: ResourceChange[] = [];
@@ -158,7 +160,9 @@ export function planRun(input: { baseline: PlannedConfiguration | null; proposed
     }
     for (const name of node.rootVariables) if (changed.has(name)) reasons.push(`variable "${name}" changed`);
     resourceChanges.push(
-      reasons.length > 0 ? { address: node.address, actions: ["update"], reasons } : { address: node.address, actions: ["no-op"] },
+      reasons.length > 0
+        ? { address: node.address, actions: ["update"], reasons }
+        : { address: node.address, actions: ["no-op"] },
     );
   }
   for (const node of baseline.nodes.values()) {

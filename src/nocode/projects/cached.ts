@@ -11,12 +11,20 @@ import { defaultProjectIdQuery } from "../organizations/repo";
 import { projectIdInOrganizationQuery } from "./repo";
 
 /** The project id E4 files a workspace under, or undefined when the named project (or the organization) is unknown. */
-export function cachedWorkspaceProjectId(db: Db, organization: string, projectId: string | undefined): Promise<string | undefined> {
-  const key: `project:${string}` = projectId === undefined ? `project:${organization}:default` : `project:${organization}:id:${projectId}`;
+export function cachedWorkspaceProjectId(
+  db: Db,
+  organization: string,
+  projectId: string | undefined,
+): Promise<string | undefined> {
+  const key: `project:${string}` =
+    projectId === undefined ? `project:${organization}:default` : `project:${organization}:id:${projectId}`;
   return cachedNocode(
     key,
     async () => {
-      const query = projectId === undefined ? defaultProjectIdQuery(db, organization) : projectIdInOrganizationQuery(db, organization, projectId);
+      const query =
+        projectId === undefined
+          ? defaultProjectIdQuery(db, organization)
+          : projectIdInOrganizationQuery(db, organization, projectId);
       return (await query)[0]?.id ?? undefined;
     },
     { keep: (id) => id !== undefined },

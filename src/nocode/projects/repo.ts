@@ -12,7 +12,11 @@ export async function findProject(db: Db, id: string): Promise<ProjectRow | unde
 
 /** The id of project `id` if it belongs to `organization` (no row otherwise), for a `db.batch` with other reads. */
 export function projectIdInOrganizationQuery(db: Db, organization: string, id: string) {
-  return db.select({ id: projects.id }).from(projects).where(and(eq(projects.id, id), eq(projects.organization, organization))).limit(1);
+  return db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.id, id), eq(projects.organization, organization)))
+    .limit(1);
 }
 
 function escapeLike(text: string): string {

@@ -39,11 +39,17 @@ const projectCreate = operation({
         requiredText("name"),
         v.minLength(PROJECT_NAME_MIN, `Name is too short (minimum is ${PROJECT_NAME_MIN} characters)`),
         v.maxLength(PROJECT_NAME_MAX, `Name is too long (maximum is ${PROJECT_NAME_MAX} characters)`),
-        v.regex(PROJECT_NAME, "Name may only contain letters, numbers, spaces, dashes (-), and underscores (_), and may not begin or end with a space"),
+        v.regex(
+          PROJECT_NAME,
+          "Name may only contain letters, numbers, spaces, dashes (-), and underscores (_), and may not begin or end with a space",
+        ),
       ),
       description: v.pipe(
         nullableText("description"),
-        v.check((d) => typeof d !== "string" || d.length <= PROJECT_DESCRIPTION_MAX, `Description is too long (maximum is ${PROJECT_DESCRIPTION_MAX} characters)`),
+        v.check(
+          (d) => typeof d !== "string" || d.length <= PROJECT_DESCRIPTION_MAX,
+          `Description is too long (maximum is ${PROJECT_DESCRIPTION_MAX} characters)`,
+        ),
       ),
     },
   }),
@@ -57,7 +63,13 @@ projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-proje
   if (!rights.has("manage-projects")) throw notFound();
   const { name, description } = (await projectCreate.body(c)).data.attributes;
 
-  const project: ProjectRow = { id: newId("prj"), organization, name, description: description || null, createdAt: Date.now() };
+  const project: ProjectRow = {
+    id: newId("prj"),
+    organization,
+    name,
+    description: description || null,
+    createdAt: Date.now(),
+  };
   try {
     await db.insert(projects).values(project);
   } catch (err) {
@@ -83,8 +95,14 @@ projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), p
   const query = projectList.query(c);
   const page = pageOf(query);
   const q = query.q;
-  const [{ rows, total }, defaultId] = await Promise.all([listProjects(db, organization, page, q), defaultProjectId(db, organization)]);
-  return jsonApi({ data: rows.map((p) => serializeProject(p, rights, p.id === defaultId)), ...pageDocument(url, page, total) });
+  const [{ rows, total }, defaultId] = await Promise.all([
+    listProjects(db, organization, page, q),
+    defaultProjectId(db, organization),
+  ]);
+  return jsonApi({
+    data: rows.map((p) => serializeProject(p, rights, p.id === defaultId)),
+    ...pageDocument(url, page, total),
+  });
 });
 
 const projectShow = operation({

@@ -69,7 +69,9 @@ function idField(body: Record<string, unknown>, field: string, prefix: string): 
 }
 
 /** One parser per kind: the validated message, or why the body is malformed. */
-const PARSERS: { [K in ProvisionMessageKind]: (body: Record<string, unknown>) => ProvisionMessage | { error: string } } = {
+const PARSERS: {
+  [K in ProvisionMessageKind]: (body: Record<string, unknown>) => ProvisionMessage | { error: string };
+} = {
   "ingest-module-version": (body) => {
     const versionId = idField(body, "versionId", "modver");
     if (typeof versionId !== "string") return versionId;
@@ -102,7 +104,8 @@ export function parseProvisionMessage(body: unknown): ParsedProvisionMessage {
     return { ok: false, error: "message body is not an object" };
   }
   const record = body as Record<string, unknown>;
-  if (record.v !== PROVISION_MESSAGE_VERSION) return { ok: false, error: `unsupported message version ${JSON.stringify(record.v)}` };
+  if (record.v !== PROVISION_MESSAGE_VERSION)
+    return { ok: false, error: `unsupported message version ${JSON.stringify(record.v)}` };
   const kind = record.kind;
   if (typeof kind !== "string" || !Object.hasOwn(PARSERS, kind)) {
     return { ok: false, error: `unknown message kind ${JSON.stringify(kind)}` };

@@ -13,10 +13,16 @@ export function stampRequestId<E extends Pick<Env, "PROVISION_QUEUE">>(env: E, r
   const queue = env.PROVISION_QUEUE;
   if (!queue) return env;
   const stamp = (body: unknown) =>
-    body !== null && typeof body === "object" && !Array.isArray(body) ? { ...(body as Record<string, unknown>), requestId } : body;
+    body !== null && typeof body === "object" && !Array.isArray(body)
+      ? { ...(body as Record<string, unknown>), requestId }
+      : body;
   const stamped: Queue = {
     send: (body, options) => queue.send(stamp(body), options),
-    sendBatch: (messages, options) => queue.sendBatch([...messages].map((m) => ({ ...m, body: stamp(m.body) })), options),
+    sendBatch: (messages, options) =>
+      queue.sendBatch(
+        [...messages].map((m) => ({ ...m, body: stamp(m.body) })),
+        options,
+      ),
     metrics: () => queue.metrics(),
   } as Queue;
   return { ...env, PROVISION_QUEUE: stamped };

@@ -60,7 +60,8 @@ export async function ingestModuleVersion(
   const db = createDb(env.DB);
   const version = await findModuleVersionById(db, versionId);
   if (!version) return { outcome: "skipped", reason: "unknown version (its module may have been deleted)" };
-  if (version.status !== "reg_ingressing") return { outcome: "skipped", reason: `version is already ${version.status}` };
+  if (version.status !== "reg_ingressing")
+    return { outcome: "skipped", reason: `version is already ${version.status}` };
 
   const object = version.tarballKey ? await env.MODULES.get(version.tarballKey) : null;
   if (!object) {
@@ -75,7 +76,9 @@ export async function ingestModuleVersion(
     const changed = await markVersionFailed(db, versionId, result.error, ["reg_ingressing"], now());
     // A refused tarball is of no further use; `ok` ones are kept.
     if (changed && version.tarballKey) await env.MODULES.delete(version.tarballKey);
-    return changed ? { outcome: "failed", error: result.error } : { outcome: "skipped", reason: "decided concurrently" };
+    return changed
+      ? { outcome: "failed", error: result.error }
+      : { outcome: "skipped", reason: "decided concurrently" };
   }
   const at = now();
   const row = await db

@@ -96,8 +96,15 @@ const moduleCreateAttributes = {
       "Name may contain only letters, digits, dashes and underscores, must start and end with a letter or digit, and be at most 64 characters",
     ),
   ),
-  provider: v.pipe(requiredText("provider"), v.regex(PROVIDER_RE, "Provider may contain only lower-case letters and digits, at most 64 characters")),
-  "registry-name": v.optional(v.nullable(v.literal(PRIVATE_REGISTRY, 'Registry name must be "private": only private modules can be created here'))),
+  provider: v.pipe(
+    requiredText("provider"),
+    v.regex(PROVIDER_RE, "Provider may contain only lower-case letters and digits, at most 64 characters"),
+  ),
+  "registry-name": v.optional(
+    v.nullable(
+      v.literal(PRIVATE_REGISTRY, 'Registry name must be "private": only private modules can be created here'),
+    ),
+  ),
   namespace: v.optional(v.nullable(v.string("Namespace of a private module must be its organization's name"))),
   "no-code": v.optional(v.nullable(v.boolean("No-code must be a boolean"))),
   "vcs-repo": v.optional(v.null("VCS-backed modules are not supported; publish versions through the API instead")),
@@ -105,7 +112,8 @@ const moduleCreateAttributes = {
 
 const moduleCreate = operation({
   tag: "registry",
-  summary: "Create a private registry module (manage-registry-modules; `no-code: true` also manage-no-code-modules: N10a)",
+  summary:
+    "Create a private registry module (manage-registry-modules; `no-code: true` also manage-no-code-modules: N10a)",
   body: resourceDocument({ types: MODULE_TYPES, attributes: moduleCreateAttributes }),
   answers: { 201: { description: "The module", schema: single(registryModuleAnswer) } },
 });
@@ -120,7 +128,12 @@ const moduleList = operation({
     "filter[provider]": v.optional(v.string()),
     "filter[registry_name]": v.optional(v.string()),
   }),
-  answers: { 200: { description: "One page of modules (with `included` no-code modules when asked)", schema: registryModuleListAnswer } },
+  answers: {
+    200: {
+      description: "One page of modules (with `included` no-code modules when asked)",
+      schema: registryModuleListAnswer,
+    },
+  },
 });
 
 const moduleShow = operation({
@@ -143,37 +156,54 @@ const moduleDelete = operation({
 export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<NocodeEnv> {
   const routes = new Hono<NocodeEnv>();
 
-  routes.post("/organizations/:org/registry-modules", rights({ right: "manage-registry-modules" }), moduleCreate, async (c) => {
-    const org = c.req.param("org");
-    const db = c.var.db;
-    const caller = c.var.caller;
-    // N10: registry-module writes need manage-registry-modules (the organization token has it).
-    await requireOrgPermission(db, caller, org, "manage-registry-modules");
-    const attributes = (await moduleCreate.body(c)).data.attributes;
-    // A private module's namespace is its organization (N9).
-    if (attributes.namespace !== undefined && attributes.namespace !== null && attributes.namespace !== org) {
-      throw invalidAttribute("namespace", "Namespace of a private module must be its organization's name");
-    }
-    const input = { name: attributes.name, provider: attributes.provider, noCode: attributes["no-code"] ?? false };
-    // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
-    // E1's right (the organization token lacks it → 404, as E1 answers it).
-    if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
-    const address = { organization: org, registryName: PRIVATE_REGISTRY, namespace: org, name: input.name, provider: input.provider };
-    const taken = () => invalidAttribute("name", "Name has already been taken for this provider");
-    if (await findRegistryModule(db, address)) throw taken();
-    const now = Date.now();
-    const row: RegistryModuleRow = { id: newId("mod"), ...address, noCode: input.noCode, createdAt: now, updatedAt: now };
-    try {
-      await db.insert(registryModules).values(row).run();
-    } catch (err) {
-      // A concurrent create of the same address loses on the unique index.
+  routes.post(
+    "/organizations/:org/registry-modules",
+    rights({ right: "manage-registry-modules" }),
+    moduleCreate,
+    async (c) => {
+      const org = c.req.param("org");
+      const db = c.var.db;
+      const caller = c.var.caller;
+      // N10: registry-module writes need manage-registry-modules (the organization token has it).
+      await requireOrgPermission(db, caller, org, "manage-registry-modules");
+      const attributes = (await moduleCreate.body(c)).data.attributes;
+      // A private module's namespace is its organization (N9).
+      if (attributes.namespace !== undefined && attributes.namespace !== null && attributes.namespace !== org) {
+        throw invalidAttribute("namespace", "Namespace of a private module must be its organization's name");
+      }
+      const input = { name: attributes.name, provider: attributes.provider, noCode: attributes["no-code"] ?? false };
+      // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
+      // E1's right (the organization token lacks it → 404, as E1 answers it).
+      if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
+      const address = {
+        organization: org,
+        registryName: PRIVATE_REGISTRY,
+        namespace: org,
+        name: input.name,
+        provider: input.provider,
+      };
+      const taken = () => invalidAttribute("name", "Name has already been taken for this provider");
       if (await findRegistryModule(db, address)) throw taken();
-      throw err;
-    }
-    // N9: the legacy `no-code: true` also creates an enabled no-code module (issue #7 hook).
-    if (input.noCode) await noCodeHooks.createLegacyNoCodeModule(db, row, caller);
-    return jsonApi({ data: await renderModule(db, noCodeHooks, caller, row) }, 201);
-  });
+      const now = Date.now();
+      const row: RegistryModuleRow = {
+        id: newId("mod"),
+        ...address,
+        noCode: input.noCode,
+        createdAt: now,
+        updatedAt: now,
+      };
+      try {
+        await db.insert(registryModules).values(row).run();
+      } catch (err) {
+        // A concurrent create of the same address loses on the unique index.
+        if (await findRegistryModule(db, address)) throw taken();
+        throw err;
+      }
+      // N9: the legacy `no-code: true` also creates an enabled no-code module (issue #7 hook).
+      if (input.noCode) await noCodeHooks.createLegacyNoCodeModule(db, row, caller);
+      return jsonApi({ data: await renderModule(db, noCodeHooks, caller, row) }, 201);
+    },
+  );
 
   routes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
     const org = c.req.param("org");
@@ -185,7 +215,10 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
     const includes = query.include ?? [];
     const page = pageOf(query);
     const filter = { q: query.q, provider: query["filter[provider]"], registryName: query["filter[registry_name]"] };
-    const { rows, total } = await listRegistryModules(db, org, filter, { offset: (page.number - 1) * page.size, limit: page.size });
+    const { rows, total } = await listRegistryModules(db, org, filter, {
+      offset: (page.number - 1) * page.size,
+      limit: page.size,
+    });
     const ids = rows.map((r) => r.id);
     const [statuses, noCode, canManage] = await Promise.all([
       versionStatusesOf(db, ids),
@@ -193,7 +226,11 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
       hasOrgPermission(db, caller, org, "manage-registry-modules"),
     ]);
     const data = rows.map((m) =>
-      registryModuleResource(m, { versionStatuses: statuses.get(m.id) ?? [], noCodeModules: noCode.get(m.id) ?? [], canManage }),
+      registryModuleResource(m, {
+        versionStatuses: statuses.get(m.id) ?? [],
+        noCodeModules: noCode.get(m.id) ?? [],
+        canManage,
+      }),
     );
     const doc: Record<string, unknown> = { data, ...pageDocument(url, page, total) };
     if (includes.length > 0) doc.included = await noCodeHooks.includedNoCodeModules(db, [...noCode.values()].flat());
@@ -208,20 +245,30 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
     return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
   });
 
-  routes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "member" }), moduleShow, async (c) => {
-    const db = c.var.db;
-    const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
-    return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
-  });
+  routes.get(
+    "/organizations/:org/registry-modules/:registry/:namespace/:name/:provider",
+    rights({ right: "member" }),
+    moduleShow,
+    async (c) => {
+      const db = c.var.db;
+      const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
+      return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
+    },
+  );
 
-  routes.delete("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider", rights({ right: "manage-registry-modules" }), moduleDelete, async (c) => {
-    const db = c.var.db;
-    const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
-    await noCodeHooks.beforeRegistryModuleDelete(db, module);
-    const keys = await deleteRegistryModuleRows(db, module.id);
-    if (keys.length > 0) await c.env.MODULES.delete(keys);
-    return noContent();
-  });
+  routes.delete(
+    "/organizations/:org/registry-modules/:registry/:namespace/:name/:provider",
+    rights({ right: "manage-registry-modules" }),
+    moduleDelete,
+    async (c) => {
+      const db = c.var.db;
+      const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
+      await noCodeHooks.beforeRegistryModuleDelete(db, module);
+      const keys = await deleteRegistryModuleRows(db, module.id);
+      if (keys.length > 0) await c.env.MODULES.delete(keys);
+      return noContent();
+    },
+  );
 
   return routes;
 }

@@ -17,10 +17,13 @@
  * module until it expires, and is refused (404) otherwise. Private modules have the
  * organization as namespace (N9), so `:org` is both.
  */
+
+import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
+import { registryModuleVersions } from "../../db/schema";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { authenticateNocode, type NocodeCaller } from "../auth";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
@@ -28,9 +31,7 @@ import { requireOrgPermission } from "../permissions";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
-import { MAX_VERSION_LENGTH, compareVersionStrings } from "./semver";
-import { registryModuleVersions } from "../../db/schema";
-import { and, eq } from "drizzle-orm";
+import { compareVersionStrings, MAX_VERSION_LENGTH } from "./semver";
 
 type ProtocolEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
@@ -85,22 +86,24 @@ registryProtocolApp.get(
       200: {
         description: "The versions that are ingested (`ok`), lowest first",
         contentType: "application/json",
-        schema: v.strictObject({ modules: v.array(v.strictObject({ versions: v.array(v.strictObject({ version: v.string() })) })) }),
+        schema: v.strictObject({
+          modules: v.array(v.strictObject({ versions: v.array(v.strictObject({ version: v.string() })) })),
+        }),
       },
     },
   }),
   async (c) => {
-  const params = c.req.param();
-  const db = createDb(c.env.DB);
-  await requireOrgPermission(db, c.var.caller, params.org, "member");
-  const module = await findModule(db, params);
-  const rows = await db
-    .select({ version: registryModuleVersions.version })
-    .from(registryModuleVersions)
-    .where(and(eq(registryModuleVersions.moduleId, module.id), eq(registryModuleVersions.status, "ok")))
-    .all();
-  const versions = rows.map((r) => r.version).sort(compareVersionStrings);
-  return c.json({ modules: [{ versions: versions.map((version) => ({ version })) }] });
+    const params = c.req.param();
+    const db = createDb(c.env.DB);
+    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const module = await findModule(db, params);
+    const rows = await db
+      .select({ version: registryModuleVersions.version })
+      .from(registryModuleVersions)
+      .where(and(eq(registryModuleVersions.moduleId, module.id), eq(registryModuleVersions.status, "ok")))
+      .all();
+    const versions = rows.map((r) => r.version).sort(compareVersionStrings);
+    return c.json({ modules: [{ versions: versions.map((version) => ({ version })) }] });
   },
 );
 
@@ -138,15 +141,15 @@ registryProtocolApp.get(
     },
   }),
   async (c) => {
-  const params = c.req.param();
-  const db = createDb(c.env.DB);
-  await requireOrgPermission(db, c.var.caller, params.org, "member");
-  const version = await downloadableVersion(db, params);
-  const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_LINK_TTL_S;
-  const signature = await signLink(c.env, version.id, expires);
-  const path = [params.org, params.name, params.provider, params.version].map(encodeURIComponent).join("/");
-  const link = `${new URL(c.req.url).origin}${REGISTRY_PROTOCOL_PREFIX}/modules/${path}/archive?expires=${expires}&signature=${signature}&archive=tar.gz`;
-  return c.body(null, 204, { "X-Terraform-Get": link });
+    const params = c.req.param();
+    const db = createDb(c.env.DB);
+    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const version = await downloadableVersion(db, params);
+    const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_LINK_TTL_S;
+    const signature = await signLink(c.env, version.id, expires);
+    const path = [params.org, params.name, params.provider, params.version].map(encodeURIComponent).join("/");
+    const link = `${new URL(c.req.url).origin}${REGISTRY_PROTOCOL_PREFIX}/modules/${path}/archive?expires=${expires}&signature=${signature}&archive=tar.gz`;
+    return c.body(null, 204, { "X-Terraform-Get": link });
   },
 );
 
@@ -164,36 +167,41 @@ const archive = operation({
   errors: [404],
 });
 
-registryProtocolApp.get("/modules/:org/:name/:provider/:version/archive", rights({ caller: "public" }), archive, async (c) => {
-  const params = c.req.param();
-  let query: ReturnType<typeof archive.query>;
-  try {
-    query = archive.query(c);
-  } catch (err) {
-    // A malformed link is refused as any other bad credential is: 404, not 400.
-    if (err instanceof NocodeError) throw linkRefused();
-    throw err;
-  }
-  const signature = query.signature;
-  const expires = Number(query.expires);
-  if (expires < Date.now() / 1000) throw linkRefused();
-  const db = createDb(c.env.DB);
-  let version: Awaited<ReturnType<typeof downloadableVersion>>;
-  try {
-    version = await downloadableVersion(db, params);
-  } catch (err) {
-    if (err instanceof NocodeError) throw linkRefused();
-    throw err;
-  }
-  if (!hexEqual(signature, await signLink(c.env, version.id, expires))) throw linkRefused();
-  const object = await c.env.MODULES.get(version.tarballKey);
-  if (!object) throw linkRefused();
-  return new Response(object.body, {
-    status: 200,
-    headers: {
-      "Content-Type": "application/gzip",
-      "Content-Length": String(object.size),
-      "Cache-Control": "private, no-store",
-    },
-  });
-});
+registryProtocolApp.get(
+  "/modules/:org/:name/:provider/:version/archive",
+  rights({ caller: "public" }),
+  archive,
+  async (c) => {
+    const params = c.req.param();
+    let query: ReturnType<typeof archive.query>;
+    try {
+      query = archive.query(c);
+    } catch (err) {
+      // A malformed link is refused as any other bad credential is: 404, not 400.
+      if (err instanceof NocodeError) throw linkRefused();
+      throw err;
+    }
+    const signature = query.signature;
+    const expires = Number(query.expires);
+    if (expires < Date.now() / 1000) throw linkRefused();
+    const db = createDb(c.env.DB);
+    let version: Awaited<ReturnType<typeof downloadableVersion>>;
+    try {
+      version = await downloadableVersion(db, params);
+    } catch (err) {
+      if (err instanceof NocodeError) throw linkRefused();
+      throw err;
+    }
+    if (!hexEqual(signature, await signLink(c.env, version.id, expires))) throw linkRefused();
+    const object = await c.env.MODULES.get(version.tarballKey);
+    if (!object) throw linkRefused();
+    return new Response(object.body, {
+      status: 200,
+      headers: {
+        "Content-Type": "application/gzip",
+        "Content-Length": String(object.size),
+        "Cache-Control": "private, no-store",
+      },
+    });
+  },
+);

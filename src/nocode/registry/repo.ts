@@ -121,7 +121,11 @@ export async function versionStatusesOf(db: Db, moduleIds: readonly string[]): P
 }
 
 /** A version of a module by its version string, or undefined. */
-export async function findModuleVersion(db: Db, moduleId: string, version: string): Promise<RegistryModuleVersionRow | undefined> {
+export async function findModuleVersion(
+  db: Db,
+  moduleId: string,
+  version: string,
+): Promise<RegistryModuleVersionRow | undefined> {
   return (await moduleVersionQuery(db, moduleId, version))[0];
 }
 

@@ -2,8 +2,9 @@
  * JSON:API shapes of `registry-modules` and `registry-module-versions` (decisions N1, N9;
  * reference §1.3, §1.4, §5.1). Serializers own these shapes; handlers never return rows.
  */
-import type { JsonValue, ModuleSummary, VariableSummary } from "../../lib/terraform/types";
+
 import * as v from "valibot";
+import type { JsonValue, ModuleSummary, VariableSummary } from "../../lib/terraform/types";
 import { pagination, timestamp } from "../request/answers";
 import { isoTime } from "../respond";
 import type { NoCodeModuleRef } from "./no-code-hooks";
@@ -12,8 +13,12 @@ import { type RegistryModuleRow, type RegistryModuleVersionRow, type VersionStat
 const API = "/api/v2";
 
 /** `/api/v2/organizations/<org>/registry-modules/<registry>/<namespace>/<name>/<provider>` (reference §5.1). */
-export function registryModulePath(m: Pick<RegistryModuleRow, "organization" | "registryName" | "namespace" | "name" | "provider">): string {
-  const parts = [m.organization, "registry-modules", m.registryName, m.namespace, m.name, m.provider].map(encodeURIComponent);
+export function registryModulePath(
+  m: Pick<RegistryModuleRow, "organization" | "registryName" | "namespace" | "name" | "provider">,
+): string {
+  const parts = [m.organization, "registry-modules", m.registryName, m.namespace, m.name, m.provider].map(
+    encodeURIComponent,
+  );
   return `${API}/organizations/${parts.join("/")}`;
 }
 
@@ -77,7 +82,11 @@ function defaultValue(v: VariableSummary): JsonValue {
  * `provider` block whose local name has no such entry (source and constraint unknown).
  */
 export function providersOf(summary: Pick<ModuleSummary, "requiredProviders" | "providerConfigs">) {
-  const out = summary.requiredProviders.map((p) => ({ name: p.name, source: p.source, "version-constraint": p.version }));
+  const out = summary.requiredProviders.map((p) => ({
+    name: p.name,
+    source: p.source,
+    "version-constraint": p.version,
+  }));
   const seen = new Set(out.map((p) => p.name));
   for (const config of summary.providerConfigs) {
     if (seen.has(config.name)) continue;
@@ -116,7 +125,11 @@ export function ingestedAttributes(summary: ModuleSummary | null) {
 }
 
 /** A `registry-module-versions` resource object; `uploadLink` only right after creation. */
-export function registryModuleVersionResource(module: RegistryModuleRow, v: RegistryModuleVersionRow, uploadLink?: string) {
+export function registryModuleVersionResource(
+  module: RegistryModuleRow,
+  v: RegistryModuleVersionRow,
+  uploadLink?: string,
+) {
   const links: Record<string, string> = {
     self: `${registryModulePath(module)}/version?module_version=${encodeURIComponent(v.version)}`,
   };
@@ -161,7 +174,9 @@ export const registryModuleAnswer = v.strictObject({
     "registry-name": v.string(),
     "no-code": v.boolean(),
     status: v.picklist(["pending", "setup_complete"]),
-    "version-statuses": v.array(v.strictObject({ version: v.string(), status: v.string(), error: v.nullable(v.string()) })),
+    "version-statuses": v.array(
+      v.strictObject({ version: v.string(), status: v.string(), error: v.nullable(v.string()) }),
+    ),
     "vcs-repo": v.null(),
     "publishing-mechanism": v.null(),
     permissions: v.strictObject({ "can-delete": v.boolean(), "can-resync": v.boolean(), "can-retry": v.boolean() }),
@@ -169,7 +184,10 @@ export const registryModuleAnswer = v.strictObject({
     "updated-at": timestamp,
   }),
   relationships: v.strictObject({
-    organization: v.strictObject({ data: v.strictObject({ id: v.string(), type: v.literal("organizations") }), links: relatedLink }),
+    organization: v.strictObject({
+      data: v.strictObject({ id: v.string(), type: v.literal("organizations") }),
+      links: relatedLink,
+    }),
     "no-code-modules": v.strictObject({ data: v.array(v.strictObject({ id: v.string(), type: v.string() })) }),
   }),
   links: v.strictObject({ self: v.string() }),
@@ -180,7 +198,13 @@ export const registryModuleListAnswer = v.strictObject({
   data: v.array(registryModuleAnswer),
   included: v.optional(v.array(v.looseObject({ id: v.string(), type: v.string() }))),
   meta: v.strictObject({ pagination }),
-  links: v.strictObject({ self: v.string(), first: v.string(), prev: v.nullable(v.string()), next: v.nullable(v.string()), last: v.string() }),
+  links: v.strictObject({
+    self: v.string(),
+    first: v.string(),
+    prev: v.nullable(v.string()),
+    next: v.nullable(v.string()),
+    last: v.string(),
+  }),
 });
 
 /** What ingestion read (N4, N9): null until the version is `ok`. */
@@ -198,8 +222,18 @@ const ingested = {
       }),
     ),
   ),
-  outputs: v.nullable(v.array(v.strictObject({ name: v.string(), description: v.nullable(v.string()), sensitive: v.boolean() }))),
-  providers: v.nullable(v.array(v.strictObject({ name: v.string(), source: v.nullable(v.string()), "version-constraint": v.nullable(v.string()) }))),
+  outputs: v.nullable(
+    v.array(v.strictObject({ name: v.string(), description: v.nullable(v.string()), sensitive: v.boolean() })),
+  ),
+  providers: v.nullable(
+    v.array(
+      v.strictObject({
+        name: v.string(),
+        source: v.nullable(v.string()),
+        "version-constraint": v.nullable(v.string()),
+      }),
+    ),
+  ),
   resources: v.nullable(
     v.array(
       v.strictObject({
@@ -227,7 +261,10 @@ export const registryModuleVersionAnswer = v.strictObject({
     ...ingested,
   }),
   relationships: v.strictObject({
-    "registry-module": v.strictObject({ data: v.strictObject({ id: v.string(), type: v.literal("registry-modules") }), links: relatedLink }),
+    "registry-module": v.strictObject({
+      data: v.strictObject({ id: v.string(), type: v.literal("registry-modules") }),
+      links: relatedLink,
+    }),
   }),
   links: v.strictObject({ self: v.string(), upload: v.optional(v.string()) }),
 });

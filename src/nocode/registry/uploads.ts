@@ -64,7 +64,9 @@ export async function newUploadLink(
 ) {
   const token = toBase64Url(randomBytes(32));
   const tokenHash = await hashUploadToken(env, token);
-  const insert = db.insert(registryUploadLinks).values({ tokenHash, versionId, expiresAt: now + UPLOAD_LINK_TTL_MS, createdAt: now });
+  const insert = db
+    .insert(registryUploadLinks)
+    .values({ tokenHash, versionId, expiresAt: now + UPLOAD_LINK_TTL_MS, createdAt: now });
   return { insert, link: `${origin}${UPLOAD_PATH_PREFIX}${token}` };
 }
 
@@ -96,8 +98,16 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
   const db = c.var.db;
   const now = Date.now();
   const tokenHash = await hashUploadToken(c.env, token);
-  const linkUsable = and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt), gt(registryUploadLinks.expiresAt, now));
-  const link = await db.select({ versionId: registryUploadLinks.versionId }).from(registryUploadLinks).where(linkUsable).get();
+  const linkUsable = and(
+    eq(registryUploadLinks.tokenHash, tokenHash),
+    isNull(registryUploadLinks.usedAt),
+    gt(registryUploadLinks.expiresAt, now),
+  );
+  const link = await db
+    .select({ versionId: registryUploadLinks.versionId })
+    .from(registryUploadLinks)
+    .where(linkUsable)
+    .get();
   if (!link) throw notFound();
   const version = await findModuleVersionById(db, link.versionId);
   if (version?.status !== "pending") throw notFound();
@@ -124,7 +134,13 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
       db
         .update(registryModuleVersions)
         .set({ status: "reg_ingress_failed", error, summary: null, tarballKey: null, updatedAt: now, ingestedAt: now })
-        .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "pending"), exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable)))),
+        .where(
+          and(
+            eq(registryModuleVersions.id, version.id),
+            eq(registryModuleVersions.status, "pending"),
+            exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable)),
+          ),
+        ),
       spendLink,
     ]);
     throw new NocodeError("payload_too_large", error);
@@ -139,8 +155,20 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
     [stored] = await db.batch([
       db
         .update(registryModuleVersions)
-        .set({ status: "reg_ingressing", tarballKey: key, tarballBytes: bytes.byteLength, uploadedAt: now, updatedAt: now })
-        .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "pending"), exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable))))
+        .set({
+          status: "reg_ingressing",
+          tarballKey: key,
+          tarballBytes: bytes.byteLength,
+          uploadedAt: now,
+          updatedAt: now,
+        })
+        .where(
+          and(
+            eq(registryModuleVersions.id, version.id),
+            eq(registryModuleVersions.status, "pending"),
+            exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable)),
+          ),
+        )
         .returning({ id: registryModuleVersions.id }),
       spendLink,
     ]);
@@ -164,8 +192,17 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
       db
         .update(registryModuleVersions)
         .set({ status: "pending", tarballKey: null, tarballBytes: null, uploadedAt: null, updatedAt: Date.now() })
-        .where(and(eq(registryModuleVersions.id, version.id), eq(registryModuleVersions.status, "reg_ingressing"), eq(registryModuleVersions.uploadedAt, now))),
-      db.update(registryUploadLinks).set({ usedAt: null }).where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
+        .where(
+          and(
+            eq(registryModuleVersions.id, version.id),
+            eq(registryModuleVersions.status, "reg_ingressing"),
+            eq(registryModuleVersions.uploadedAt, now),
+          ),
+        ),
+      db
+        .update(registryUploadLinks)
+        .set({ usedAt: null })
+        .where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
     ]);
     await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
     throw err;
@@ -178,7 +215,13 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
  * meanwhile recorded it (a concurrent PUT of the same link won with the same key). Best
  * effort: a leftover is overwritten by the next successful upload of the version.
  */
-async function deleteIfStillPending(db: Db, env: Pick<Env, "MODULES">, versionId: string, key: string, requestId: string): Promise<void> {
+async function deleteIfStillPending(
+  db: Db,
+  env: Pick<Env, "MODULES">,
+  versionId: string,
+  key: string,
+  requestId: string,
+): Promise<void> {
   try {
     const now = await findModuleVersionById(db, versionId);
     if (now?.tarballKey !== key) await env.MODULES.delete(key);

@@ -45,17 +45,28 @@ const versionCreate = operation({
         v.nullable(
           v.pipe(
             v.string(`Commit SHA must be a string of at most ${MAX_COMMIT_SHA_LENGTH} characters`),
-            v.maxLength(MAX_COMMIT_SHA_LENGTH, `Commit SHA must be a string of at most ${MAX_COMMIT_SHA_LENGTH} characters`),
+            v.maxLength(
+              MAX_COMMIT_SHA_LENGTH,
+              `Commit SHA must be a string of at most ${MAX_COMMIT_SHA_LENGTH} characters`,
+            ),
           ),
         ),
       ),
     },
   }),
-  answers: { 201: { description: "The version (`pending`), with `links.upload`", schema: single(registryModuleVersionAnswer) } },
+  answers: {
+    201: { description: "The version (`pending`), with `links.upload`", schema: single(registryModuleVersionAnswer) },
+  },
 });
 
 /** Create a version of the addressed module; shared by the current and the deprecated path. */
-async function createVersion(c: Context<NocodeEnv>, db: Db, env: Env, caller: NocodeCaller, params: ModuleAddressParams) {
+async function createVersion(
+  c: Context<NocodeEnv>,
+  db: Db,
+  env: Env,
+  caller: NocodeCaller,
+  params: ModuleAddressParams,
+) {
   const request = c.req.raw;
   // N10: a registry-module write needs manage-modules.
   const module = await resolveModule(db, caller, params, "manage-registry-modules");
@@ -92,16 +103,24 @@ async function createVersion(c: Context<NocodeEnv>, db: Db, env: Env, caller: No
 /** Routes of registry module versions. */
 export const versionRoutes = new Hono<NocodeEnv>();
 
-versionRoutes.post("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), versionCreate, async (c) =>
-  createVersion(c, c.var.db, c.env, c.var.caller, c.req.param()),
+versionRoutes.post(
+  "/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions",
+  rights({ right: "manage-registry-modules" }),
+  versionCreate,
+  async (c) => createVersion(c, c.var.db, c.env, c.var.caller, c.req.param()),
 );
 
 // The deprecated path go-tfe still uses (reference §5.1): the namespace is the organization.
-versionRoutes.post("/registry-modules/:namespace/:name/:provider/versions", rights({ right: "manage-registry-modules" }), versionCreate, async (c) => {
-  const { namespace, name, provider } = c.req.param();
-  const params = { org: namespace, registry: PRIVATE_REGISTRY, namespace, name, provider };
-  return createVersion(c, c.var.db, c.env, c.var.caller, params);
-});
+versionRoutes.post(
+  "/registry-modules/:namespace/:name/:provider/versions",
+  rights({ right: "manage-registry-modules" }),
+  versionCreate,
+  async (c) => {
+    const { namespace, name, provider } = c.req.param();
+    const params = { org: namespace, registry: PRIVATE_REGISTRY, namespace, name, provider };
+    return createVersion(c, c.var.db, c.env, c.var.caller, params);
+  },
+);
 
 const MODULE_VERSION_REQUIRED = "the module_version query parameter is required";
 
@@ -116,11 +135,16 @@ const versionShow = operation({
   answers: { 200: { description: "The version", schema: single(registryModuleVersionAnswer) } },
 });
 
-versionRoutes.get("/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version", rights({ right: "member" }), versionShow, async (c) => {
-  const db = c.var.db;
-  const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
-  const wanted = versionShow.query(c).module_version;
-  const version = await findModuleVersion(db, module.id, wanted);
-  if (!version) throw notFound();
-  return jsonApi({ data: registryModuleVersionResource(module, version) });
-});
+versionRoutes.get(
+  "/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/version",
+  rights({ right: "member" }),
+  versionShow,
+  async (c) => {
+    const db = c.var.db;
+    const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
+    const wanted = versionShow.query(c).module_version;
+    const version = await findModuleVersion(db, module.id, wanted);
+    if (!version) throw notFound();
+    return jsonApi({ data: registryModuleVersionResource(module, version) });
+  },
+);

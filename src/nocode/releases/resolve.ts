@@ -13,7 +13,15 @@
 import type { Db } from "../../db/client";
 import { terraformVersions } from "../../db/schema";
 import { invalidAttribute, type NocodeError } from "../errors";
-import { compareVersions, EXACT_VERSION, MAX_CONSTRAINT_LENGTH, parseConstraint, parseVersion, satisfies, type Version } from "./version-constraints";
+import {
+  compareVersions,
+  EXACT_VERSION,
+  MAX_CONSTRAINT_LENGTH,
+  parseConstraint,
+  parseVersion,
+  satisfies,
+  type Version,
+} from "./version-constraints";
 
 /** A release as the resolver sees it. */
 export interface ReleaseCandidate {
@@ -75,10 +83,17 @@ function parsedReleases(releases: readonly ReleaseCandidate[]): ParsedReleases {
 }
 
 /** Resolve `input` against `releases` (pure; see the module comment for the rules). */
-export function pickEngineVersion(releases: readonly ReleaseCandidate[], input: string | null | undefined): EngineVersionResolution {
+export function pickEngineVersion(
+  releases: readonly ReleaseCandidate[],
+  input: string | null | undefined,
+): EngineVersionResolution {
   // B9: a length cap before any parsing (422 through engineVersionError).
   if (typeof input === "string" && input.length > MAX_CONSTRAINT_LENGTH) {
-    return { ok: false, reason: "invalid", detail: `engine version is longer than ${MAX_CONSTRAINT_LENGTH} characters` };
+    return {
+      ok: false,
+      reason: "invalid",
+      detail: `engine version is longer than ${MAX_CONSTRAINT_LENGTH} characters`,
+    };
   }
   const text = typeof input === "string" ? input.trim() : undefined;
 
@@ -99,8 +114,15 @@ export function pickEngineVersion(releases: readonly ReleaseCandidate[], input: 
   if (!constraint) {
     return { ok: false, reason: "invalid", detail: `"${text}" is not a valid engine version or version constraint` };
   }
-  const best = newest(parsedReleases(releases).parsed.filter((c) => usable(c.release) && satisfies(c.parsed, constraint)));
-  if (!best) return { ok: false, reason: "unsatisfiable", detail: `no available engine release satisfies the constraint "${text}"` };
+  const best = newest(
+    parsedReleases(releases).parsed.filter((c) => usable(c.release) && satisfies(c.parsed, constraint)),
+  );
+  if (!best)
+    return {
+      ok: false,
+      reason: "unsatisfiable",
+      detail: `no available engine release satisfies the constraint "${text}"`,
+    };
   return { ok: true, version: best.version, requested: text, kind: "constraint" };
 }
 
@@ -122,7 +144,10 @@ export function releasesQuery(db: Db) {
 }
 
 /** Resolve an engine version against the stored release list (N6). */
-export async function resolveEngineVersion(db: Db, constraintOrExact: string | null | undefined): Promise<EngineVersionResolution> {
+export async function resolveEngineVersion(
+  db: Db,
+  constraintOrExact: string | null | undefined,
+): Promise<EngineVersionResolution> {
   return pickEngineVersion(await loadReleases(db), constraintOrExact);
 }
 

@@ -39,7 +39,13 @@ const SEMVER = "Version must be a semantic version (X.Y.Z or X.Y.Z-prerelease)";
 
 /** A free-text attribute of at most TEXT_MAX characters, or null. */
 const longText = (name: string) =>
-  v.pipe(nullableText(name), v.check((t) => typeof t !== "string" || t.length <= TEXT_MAX, `${name} is too long (maximum is ${TEXT_MAX} characters)`));
+  v.pipe(
+    nullableText(name),
+    v.check(
+      (t) => typeof t !== "string" || t.length <= TEXT_MAX,
+      `${name} is too long (maximum is ${TEXT_MAX} characters)`,
+    ),
+  );
 
 /** The writable attributes; `version` (`X.Y.Z[-prerelease]`) is required on create only. */
 function releaseAttributes<V extends v.GenericSchema>(version: V) {
@@ -58,7 +64,10 @@ function releaseAttributes<V extends v.GenericSchema>(version: V) {
 const releaseCreate = operation({
   tag: "terraform-versions",
   summary: "Add a release to the engine release list (ADMIN_TOKEN: N6, N10)",
-  body: resourceDocument({ types: TYPES, attributes: releaseAttributes(v.pipe(requiredText("version"), v.regex(EXACT_VERSION, SEMVER))) }),
+  body: resourceDocument({
+    types: TYPES,
+    attributes: releaseAttributes(v.pipe(requiredText("version"), v.regex(EXACT_VERSION, SEMVER))),
+  }),
   answers: { 201: { description: "The release", schema: single(releaseAnswer) } },
 });
 
@@ -70,7 +79,9 @@ const releaseUpdate = operation({
     attributes: releaseAttributes(
       v.optional(
         v.pipe(
-          v.string((issue) => (issue.input === null ? "Version can't be blank" : `${attributeLabel("version")} must be a string`)),
+          v.string((issue) =>
+            issue.input === null ? "Version can't be blank" : `${attributeLabel("version")} must be a string`,
+          ),
           v.regex(EXACT_VERSION, SEMVER),
         ),
       ),
@@ -88,7 +99,11 @@ async function findRelease(db: Db, id: string): Promise<ReleaseRow> {
 }
 
 async function versionInUse(db: Db, version: string, exceptId?: string): Promise<boolean> {
-  const row = await db.select({ id: terraformVersions.id }).from(terraformVersions).where(eq(terraformVersions.version, version)).get();
+  const row = await db
+    .select({ id: terraformVersions.id })
+    .from(terraformVersions)
+    .where(eq(terraformVersions.version, version))
+    .get();
   return row !== undefined && row.id !== exceptId;
 }
 

@@ -1,6 +1,7 @@
 /** The `terraform-versions` resource (HCP Terraform Enterprise admin API shape). */
-import type { terraformVersions } from "../../db/schema";
+
 import * as v from "valibot";
+import type { terraformVersions } from "../../db/schema";
 import { orNull, resourceAnswer, timestamp } from "../request/answers";
 import { isoTime } from "../respond";
 

@@ -117,7 +117,8 @@ function samePrefix(v: Version, c: Version, length: number): boolean {
 
 /** go-version's pre-release rule for the comparison operators. */
 function prereleaseAllowed(v: Version, c: Version): boolean {
-  if (v.prerelease !== "" && c.prerelease !== "") return samePrefix(v, c, Math.max(v.segments.length, c.segments.length));
+  if (v.prerelease !== "" && c.prerelease !== "")
+    return samePrefix(v, c, Math.max(v.segments.length, c.segments.length));
   if (v.prerelease !== "" && c.prerelease === "") return false;
   return true;
 }

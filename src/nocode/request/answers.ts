@@ -30,7 +30,12 @@ export const linkAnswer = v.strictObject({ links: v.strictObject({ related: v.st
 export const selfLink = v.strictObject({ self: v.string() });
 
 /** A resource object of `type` with exactly these attributes and relationships. */
-export function resourceAnswer(type: string, attributes: v.ObjectEntries, relationships?: v.ObjectEntries, options: { links?: boolean } = {}): v.GenericSchema {
+export function resourceAnswer(
+  type: string,
+  attributes: v.ObjectEntries,
+  relationships?: v.ObjectEntries,
+  options: { links?: boolean } = {},
+): v.GenericSchema {
   const entries: v.ObjectEntries = { id: v.string(), type: v.literal(type), attributes: v.strictObject(attributes) };
   if (relationships) entries.relationships = v.strictObject(relationships);
   if (options.links !== false) entries.links = v.optional(selfLink);

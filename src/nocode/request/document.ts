@@ -33,7 +33,7 @@ export function members<E extends v.ObjectEntries>(entries: E, notObject: string
     const key = missingKey(issue);
     return key === undefined ? notObject : missing(key);
   });
-  const run: typeof base["~run"] = (dataset, config) => {
+  const run: (typeof base)["~run"] = (dataset, config) => {
     if (!Array.isArray(dataset.value)) return base["~run"](dataset, config);
     v._addIssue(base as never, "type", dataset, config);
     return dataset as never;
@@ -51,7 +51,11 @@ export const blank = (attribute: string) => `${attributeLabel(attribute)} can't 
 /** A required string attribute: absent, null or "" → `<Label> can't be blank`; another type → `<Label> must be a string`. */
 export function requiredText(attribute: string) {
   return v.pipe(
-    v.string((issue) => (issue.input === null || issue.input === undefined ? blank(attribute) : `${attributeLabel(attribute)} must be a string`)),
+    v.string((issue) =>
+      issue.input === null || issue.input === undefined
+        ? blank(attribute)
+        : `${attributeLabel(attribute)} must be a string`,
+    ),
     v.nonEmpty(blank(attribute)),
   );
 }
@@ -102,7 +106,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** The path item of `input[key]`, as valibot's objects and arrays write them. */
 function pathItem(input: unknown, key: string | number, value: unknown): v.IssuePathItem {
-  return (typeof key === "number" ? { type: "array", origin: "value", input, key, value } : { type: "object", origin: "value", input, key, value }) as v.IssuePathItem;
+  return (
+    typeof key === "number"
+      ? { type: "array", origin: "value", input, key, value }
+      : { type: "object", origin: "value", input, key, value }
+  ) as v.IssuePathItem;
 }
 
 /** A dataset as a schema's `~run` writes it. */
@@ -118,7 +126,13 @@ function setPath(issue: v.BaseIssue<unknown>, path: v.IssuePathItem[] | undefine
 }
 
 /** Record an issue of `schema` on `dataset` at `path` (relative to the schema's own place). */
-function fail(schema: v.GenericSchema, dataset: unknown, config: v.Config<v.BaseIssue<unknown>>, message: string, path?: v.IssuePathItem[]): void {
+function fail(
+  schema: v.GenericSchema,
+  dataset: unknown,
+  config: v.Config<v.BaseIssue<unknown>>,
+  message: string,
+  path?: v.IssuePathItem[],
+): void {
   v._addIssue(schema as never, "input", dataset as never, config, { message, path: path as never });
 }
 
@@ -163,7 +177,11 @@ export function toOne(name: string, types: Types) {
   const wrongType = `Relationship ${name} must have type "${types[0]}"`;
   // The shape the document describes (OpenAPI); `run` below validates it with the answers above.
   const described = v.optional(
-    v.nullable(v.looseObject({ data: v.nullable(v.looseObject({ type: v.optional(v.picklist(types)), id: v.pipe(v.string(), v.nonEmpty()) })) })),
+    v.nullable(
+      v.looseObject({
+        data: v.nullable(v.looseObject({ type: v.optional(v.picklist(types)), id: v.pipe(v.string(), v.nonEmpty()) })),
+      }),
+    ),
   );
   const run = (input: v.UnknownDataset, config: v.Config<v.BaseIssue<unknown>>) => {
     const dataset = input as Dataset;
@@ -174,7 +192,10 @@ export function toOne(name: string, types: Types) {
     } else if (!isObject(data) || typeof data.id !== "string" || data.id === "") {
       fail(described, dataset, config, shape);
     } else if (data.type !== undefined && !(types as readonly unknown[]).includes(data.type)) {
-      fail(described, dataset, config, wrongType, [pathItem(relationship, "data", data), pathItem(data, "type", data.type)]);
+      fail(described, dataset, config, wrongType, [
+        pathItem(relationship, "data", data),
+        pathItem(data, "type", data.type),
+      ]);
     } else {
       dataset.typed = true;
     }
@@ -216,7 +237,8 @@ export function toMany<M extends v.GenericSchema>(name: string, member: M, max?:
       return result();
     }
     const members = v.array(member)["~run"]({ value: relationship.data }, config) as Dataset;
-    for (const issue of members.issues ?? []) setPath(issue, [pathItem(relationship, "data", relationship.data), ...(issue.path ?? [])]);
+    for (const issue of members.issues ?? [])
+      setPath(issue, [pathItem(relationship, "data", relationship.data), ...(issue.path ?? [])]);
     dataset.value = { ...relationship, data: members.value };
     dataset.typed = members.typed;
     if (members.issues) dataset.issues = members.issues;
@@ -226,7 +248,11 @@ export function toMany<M extends v.GenericSchema>(name: string, member: M, max?:
 }
 
 /** The member of a to-many relationship `name`: `entries`, and a non-object is `Each member of <name> must be a resource object`. */
-export function relationshipMember<E extends v.ObjectEntries>(name: string, entries: E, missing: (key: string) => string) {
+export function relationshipMember<E extends v.ObjectEntries>(
+  name: string,
+  entries: E,
+  missing: (key: string) => string,
+) {
   return members(entries, `Each member of ${name} must be a resource object`, missing);
 }
 
@@ -246,15 +272,25 @@ export interface ResourceSpec<A extends v.ObjectEntries, R extends v.ObjectEntri
 const DATA_SHAPE = "data must be a JSON:API resource object";
 
 /** The primary resource object of a request document. */
-export function resource<A extends v.ObjectEntries = Record<never, never>, R extends v.ObjectEntries = Record<never, never>>(spec: ResourceSpec<A, R>) {
+export function resource<
+  A extends v.ObjectEntries = Record<never, never>,
+  R extends v.ObjectEntries = Record<never, never>,
+>(spec: ResourceSpec<A, R>) {
   return members(
     {
       type: v.optional(v.picklist(spec.types, `data.type must be "${spec.types[0]}"`)),
       // `id` is read only where a route says so (PATCH of HCP's documents); others ignore it.
       // Absent or null: none (as every reader before the kit read them, N1).
-      attributes: v.nullish(members((spec.attributes ?? {}) as A, "data.attributes must be an object", spec.missing ?? blank), {} as never),
+      attributes: v.nullish(
+        members((spec.attributes ?? {}) as A, "data.attributes must be an object", spec.missing ?? blank),
+        {} as never,
+      ),
       relationships: v.nullish(
-        members((spec.relationships ?? {}) as R, "data.relationships must be an object", (key) => `Relationship ${key} is required`),
+        members(
+          (spec.relationships ?? {}) as R,
+          "data.relationships must be an object",
+          (key) => `Relationship ${key} is required`,
+        ),
         {} as never,
       ),
     },
@@ -264,14 +300,18 @@ export function resource<A extends v.ObjectEntries = Record<never, never>, R ext
 }
 
 /** A document `{"data": {…}}` whose primary resource is required. */
-export function resourceDocument<A extends v.ObjectEntries = Record<never, never>, R extends v.ObjectEntries = Record<never, never>>(spec: ResourceSpec<A, R>) {
+export function resourceDocument<
+  A extends v.ObjectEntries = Record<never, never>,
+  R extends v.ObjectEntries = Record<never, never>,
+>(spec: ResourceSpec<A, R>) {
   return members({ data: resource(spec) }, DATA_SHAPE, () => DATA_SHAPE);
 }
 
 /** A document whose body may be empty or lack `data` (then `data` is undefined). */
-export function optionalResourceDocument<A extends v.ObjectEntries = Record<never, never>, R extends v.ObjectEntries = Record<never, never>>(
-  spec: ResourceSpec<A, R>,
-) {
+export function optionalResourceDocument<
+  A extends v.ObjectEntries = Record<never, never>,
+  R extends v.ObjectEntries = Record<never, never>,
+>(spec: ResourceSpec<A, R>) {
   return members({ data: v.optional(resource(spec)) }, DATA_SHAPE, () => DATA_SHAPE);
 }
 

@@ -26,7 +26,9 @@ export function pointerOf(issue: BaseIssue<unknown>): string {
 
 /** Errors of a request document: 422 `invalid attribute`, every failed member with its pointer. */
 export function documentError(issues: readonly BaseIssue<unknown>[]): NocodeError {
-  const errors = distinct(issues).map((issue) => new NocodeError("invalid_attribute", issue.message, pointerOf(issue) || "/data"));
+  const errors = distinct(issues).map(
+    (issue) => new NocodeError("invalid_attribute", issue.message, pointerOf(issue) || "/data"),
+  );
   const [first, ...more] = errors;
   return new NocodeError(first!.code, first!.detail, first!.pointer, more);
 }

@@ -52,7 +52,12 @@ function withoutConstraint(parameter: string): string {
 }
 
 function pathParameters(template: string): Json[] {
-  return pathTemplateParameters(template).map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
+  return pathTemplateParameters(template).map((name) => ({
+    name,
+    in: "path",
+    required: true,
+    schema: { type: "string" },
+  }));
 }
 
 const ERROR_CONTENT = { [JSONAPI_MEDIA_TYPE]: { schema: { $ref: "#/components/schemas/ErrorDocument" } } };
@@ -80,7 +85,8 @@ function answerObject(answer: AnswerSpec): Json {
       ]),
     );
   }
-  if (answer.schema) out.content = { [answer.contentType ?? JSONAPI_MEDIA_TYPE]: { schema: jsonSchemaOf(answer.schema) } };
+  if (answer.schema)
+    out.content = { [answer.contentType ?? JSONAPI_MEDIA_TYPE]: { schema: jsonSchemaOf(answer.schema) } };
   return out;
 }
 
@@ -103,7 +109,12 @@ function isPublic(rule: RouteRule | undefined): boolean {
   return rule !== undefined && "caller" in rule && rule.caller === "public";
 }
 
-function operationObject(method: string, template: string, spec: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined>, rule: RouteRule | undefined): Json {
+function operationObject(
+  method: string,
+  template: string,
+  spec: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined>,
+  rule: RouteRule | undefined,
+): Json {
   const responses: Json = {};
   for (const [status, answer] of Object.entries(spec.answers)) responses[status] = answerObject(answer);
   const errors = new Set<number>(spec.errors ?? []);
@@ -124,7 +135,10 @@ function operationObject(method: string, template: string, spec: OperationSpec<v
     const schema = jsonSchemaOf(spec.body, "input");
     // A document whose `data` is optional (./document.ts optionalResourceDocument) may be sent empty.
     const data = (spec.body as unknown as { entries?: Record<string, { type?: string }> }).entries?.data;
-    out.requestBody = { required: data?.type !== "optional", content: { [JSONAPI_MEDIA_TYPE]: { schema }, "application/json": { schema } } };
+    out.requestBody = {
+      required: data?.type !== "optional",
+      content: { [JSONAPI_MEDIA_TYPE]: { schema }, "application/json": { schema } },
+    };
   }
   if (isPublic(rule)) out.security = [];
   return out;
@@ -144,7 +158,10 @@ function undescribedOperation(method: string, template: string, rule: RouteRule 
 }
 
 function operationIdOf(method: string, template: string): string {
-  const words = template.replace(/[{}]/g, "").split(/[^A-Za-z0-9]/).filter(Boolean);
+  const words = template
+    .replace(/[{}]/g, "")
+    .split(/[^A-Za-z0-9]/)
+    .filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w.charAt(0).toUpperCase() + w.slice(1))].join("");
 }
 
@@ -168,7 +185,9 @@ export function buildApiV2Document(sources: readonly RouteSource[], info: { vers
     const spec = handlers.map(operationOf).find((s) => s !== undefined);
     const rule = handlers.map(ruleOf).find((r) => r !== undefined);
     paths[template] ??= {};
-    paths[template][method.toLowerCase()] = spec ? operationObject(method, template, spec, rule) : undescribedOperation(method, template, rule);
+    paths[template][method.toLowerCase()] = spec
+      ? operationObject(method, template, spec, rule)
+      : undescribedOperation(method, template, rule);
   }
   return {
     openapi: "3.1.0",
@@ -184,7 +203,11 @@ export function buildApiV2Document(sources: readonly RouteSource[], info: { vers
     components: {
       schemas: { ErrorDocument: jsonSchemaOf(errorDocument) },
       securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", description: "A user, team or organization token, or ADMIN_TOKEN (N9, N10)" },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "A user, team or organization token, or ADMIN_TOKEN (N9, N10)",
+        },
       },
     },
     security: [{ bearer: [] }],

@@ -41,7 +41,10 @@ export interface OperationSpec<B extends v.GenericSchema | undefined, Q extends 
 type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : never;
 
 /** A route description: a pass-through middleware carrying the spec, and the route's validators. */
-export type Operation<B extends v.GenericSchema | undefined, Q extends v.GenericSchema | undefined> = MiddlewareHandler & {
+export type Operation<
+  B extends v.GenericSchema | undefined,
+  Q extends v.GenericSchema | undefined,
+> = MiddlewareHandler & {
   readonly spec: OperationSpec<B, Q>;
   /** Read the body (B5's limit, B9's depth) and validate it: 400/413 for a body that is not a JSON object, 422 with pointers otherwise. */
   body(c: Context): Promise<Out<B>>;
@@ -65,9 +68,10 @@ export function validDocument<S extends v.GenericSchema>(schema: S, document: un
 }
 
 /** Describe a route (see the module comment). */
-export function operation<B extends v.GenericSchema | undefined = undefined, Q extends v.GenericSchema | undefined = undefined>(
-  spec: OperationSpec<B, Q>,
-): Operation<B, Q> {
+export function operation<
+  B extends v.GenericSchema | undefined = undefined,
+  Q extends v.GenericSchema | undefined = undefined,
+>(spec: OperationSpec<B, Q>): Operation<B, Q> {
   const handler: MiddlewareHandler = async (_c, next) => {
     await next();
   };
@@ -93,10 +97,15 @@ export function operation<B extends v.GenericSchema | undefined = undefined, Q e
  * of a mounted sub-app with its own error handler under `__COMPOSED_HANDLER`
  * (hono/utils/constants): unwrap that too (as ../route-rights.ts does).
  */
-export function operationOf(handler: unknown): OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined> | undefined {
+export function operationOf(
+  handler: unknown,
+): OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined> | undefined {
   let h: unknown = handler;
   for (let depth = 0; typeof h === "function" && depth < 8; depth++) {
-    const fn = h as { [DESCRIPTION]?: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined>; __COMPOSED_HANDLER?: unknown };
+    const fn = h as {
+      [DESCRIPTION]?: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined>;
+      __COMPOSED_HANDLER?: unknown;
+    };
     if (fn[DESCRIPTION]) return fn[DESCRIPTION];
     h = fn.__COMPOSED_HANDLER;
   }

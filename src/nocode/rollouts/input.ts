@@ -30,11 +30,16 @@ function integerAttribute(name: string, min: number, max: number) {
 const MEMBER = 'Each member must be {"type": "workspaces", "id": …}';
 
 /** A listed workspace: `{"type": "workspaces", "id"}` exactly (one error at the member otherwise). */
-const workspaceMember = reportedHere(relationshipMember("workspaces", { type: v.literal("workspaces", MEMBER), id: v.string(MEMBER) }, () => MEMBER));
+const workspaceMember = reportedHere(
+  relationshipMember("workspaces", { type: v.literal("workspaces", MEMBER), id: v.string(MEMBER) }, () => MEMBER),
+);
 
 /** `workspaces`: at least one, at most MAX_ROLLOUT_WORKSPACES, none twice. */
 const workspacesRelationship = v.pipe(
-  toMany("workspaces", workspaceMember, { count: MAX_ROLLOUT_WORKSPACES, message: `A rollout holds at most ${MAX_ROLLOUT_WORKSPACES} workspaces` }),
+  toMany("workspaces", workspaceMember, {
+    count: MAX_ROLLOUT_WORKSPACES,
+    message: `A rollout holds at most ${MAX_ROLLOUT_WORKSPACES} workspaces`,
+  }),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed || dataset.value === undefined) return;
     const listed = dataset.value.data;
@@ -45,7 +50,13 @@ const workspacesRelationship = v.pipe(
         addIssue({
           message: `Workspace ${member.id} is listed twice`,
           path: [
-            { type: "object", origin: "value", input: dataset.value as Record<string, unknown>, key: "data", value: listed },
+            {
+              type: "object",
+              origin: "value",
+              input: dataset.value as Record<string, unknown>,
+              key: "data",
+              value: listed,
+            },
             { type: "array", origin: "value", input: listed, key: i, value: member },
           ],
         });

@@ -5,7 +5,13 @@
  */
 import { and, asc, count, desc, eq, inArray, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, runs, upgradeRolloutItems, upgradeRollouts } from "../../db/schema";
+import {
+  type ROLLOUT_ITEM_STATUSES,
+  type ROLLOUT_STATUSES,
+  runs,
+  upgradeRolloutItems,
+  upgradeRollouts,
+} from "../../db/schema";
 import { type RunRow, TERMINAL_RUN_STATUSES } from "../runs/repo";
 
 /** A rollout row. */
@@ -24,7 +30,12 @@ export function findRollout(db: Db, id: string): Promise<RolloutRow | undefined>
 
 /** A rollout's items in order. */
 export function listRolloutItems(db: Db, rolloutId: string): Promise<RolloutItemRow[]> {
-  return db.select().from(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rolloutId)).orderBy(asc(upgradeRolloutItems.position)).all();
+  return db
+    .select()
+    .from(upgradeRolloutItems)
+    .where(eq(upgradeRolloutItems.rolloutId, rolloutId))
+    .orderBy(asc(upgradeRolloutItems.position))
+    .all();
 }
 
 /** The items of one batch of a rollout, in order. */
@@ -53,7 +64,10 @@ export async function hasBatch(db: Db, rolloutId: string, batch: number): Promis
  * for confirmation whose run is no longer `planned`; an applying item whose run ended),
  * with the run's status and error, in order. One query, however many items are applying.
  */
-export function listItemsBehindTheirRuns(db: Db, rolloutId: string): Promise<{ item: RolloutItemRow; run: Pick<RunRow, "id" | "status" | "error"> }[]> {
+export function listItemsBehindTheirRuns(
+  db: Db,
+  rolloutId: string,
+): Promise<{ item: RolloutItemRow; run: Pick<RunRow, "id" | "status" | "error"> }[]> {
   return db
     .select({ item: upgradeRolloutItems, run: { id: runs.id, status: runs.status, error: runs.error } })
     .from(upgradeRolloutItems)
@@ -126,7 +140,11 @@ export async function transitionItem(
     .update(upgradeRolloutItems)
     .set({ ...set, status: to, updatedAt: at })
     .where(
-      and(eq(upgradeRolloutItems.rolloutId, rolloutId), eq(upgradeRolloutItems.workspaceId, workspaceId), inArray(upgradeRolloutItems.status, [...from])),
+      and(
+        eq(upgradeRolloutItems.rolloutId, rolloutId),
+        eq(upgradeRolloutItems.workspaceId, workspaceId),
+        inArray(upgradeRolloutItems.status, [...from]),
+      ),
     )
     .returning({ id: upgradeRolloutItems.workspaceId })
     .get();
@@ -139,13 +157,17 @@ const ITEMS_PER_INSERT = 7;
 /** Statements that store a new rollout and its items (items chunked under D1's bound-parameter limit). */
 export function insertRolloutStatements(db: Db, rollout: RolloutRow, items: readonly RolloutItemRow[]) {
   const inserts = [];
-  for (let i = 0; i < items.length; i += ITEMS_PER_INSERT) inserts.push(db.insert(upgradeRolloutItems).values(items.slice(i, i + ITEMS_PER_INSERT)));
+  for (let i = 0; i < items.length; i += ITEMS_PER_INSERT)
+    inserts.push(db.insert(upgradeRolloutItems).values(items.slice(i, i + ITEMS_PER_INSERT)));
   return [db.insert(upgradeRollouts).values(rollout), ...inserts] as const;
 }
 
 /** Statements that delete a rollout and its items. */
 export function deleteRolloutStatements(db: Db, rolloutId: string) {
-  return [db.delete(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rolloutId)), db.delete(upgradeRollouts).where(eq(upgradeRollouts.id, rolloutId))] as const;
+  return [
+    db.delete(upgradeRolloutItems).where(eq(upgradeRolloutItems.rolloutId, rolloutId)),
+    db.delete(upgradeRollouts).where(eq(upgradeRollouts.id, rolloutId)),
+  ] as const;
 }
 
 /**
@@ -153,7 +175,13 @@ export function deleteRolloutStatements(db: Db, rolloutId: string) {
  * time stamp that step left, so of two deliveries at once only one takes it. Whether
  * this call did.
  */
-export async function takeOverPlanningItem(db: Db, rolloutId: string, workspaceId: string, leftAt: number, at: number): Promise<boolean> {
+export async function takeOverPlanningItem(
+  db: Db,
+  rolloutId: string,
+  workspaceId: string,
+  leftAt: number,
+  at: number,
+): Promise<boolean> {
   const claimed = await db
     .update(upgradeRolloutItems)
     .set({ updatedAt: at })
@@ -175,7 +203,13 @@ export async function moveToBatch(db: Db, rolloutId: string, from: number, to: n
   const moved = await db
     .update(upgradeRollouts)
     .set({ currentBatch: to, updatedAt: at })
-    .where(and(eq(upgradeRollouts.id, rolloutId), eq(upgradeRollouts.currentBatch, from), eq(upgradeRollouts.status, "running")))
+    .where(
+      and(
+        eq(upgradeRollouts.id, rolloutId),
+        eq(upgradeRollouts.currentBatch, from),
+        eq(upgradeRollouts.status, "running"),
+      ),
+    )
     .returning({ id: upgradeRollouts.id })
     .get();
   return moved !== undefined;

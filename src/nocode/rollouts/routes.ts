@@ -32,14 +32,19 @@ const rolloutCreate = operation({
   errors: [409],
 });
 
-rolloutRoutes.post("/no-code-modules/:id/upgrade-rollouts", rights({ right: "run-workspaces" }), rolloutCreate, async (c) => {
-  const db = c.var.db;
-  const module = await rolloutModule(db, c.var.caller, c.req.param("id"));
-  const input = rolloutInputOf(await rolloutCreate.body(c));
-  const rollout = await createRollout(db, c.var.caller, module, input, defaultUpgradeDeps(c.env));
-  const items = await listRolloutItems(db, rollout.id);
-  return jsonApi({ data: rolloutResource(rollout, items) }, 201);
-});
+rolloutRoutes.post(
+  "/no-code-modules/:id/upgrade-rollouts",
+  rights({ right: "run-workspaces" }),
+  rolloutCreate,
+  async (c) => {
+    const db = c.var.db;
+    const module = await rolloutModule(db, c.var.caller, c.req.param("id"));
+    const input = rolloutInputOf(await rolloutCreate.body(c));
+    const rollout = await createRollout(db, c.var.caller, module, input, defaultUpgradeDeps(c.env));
+    const items = await listRolloutItems(db, rollout.id);
+    return jsonApi({ data: rolloutResource(rollout, items) }, 201);
+  },
+);
 
 const rolloutShow = operation({
   tag: "upgrade-rollouts",
@@ -59,10 +64,15 @@ const rolloutActionOperation = operation({
   errors: [409],
 });
 
-rolloutRoutes.post("/upgrade-rollouts/:id/actions/:action", rights({ right: "run-workspaces" }), rolloutActionOperation, async (c) => {
-  const action = c.req.param("action") as RolloutAction;
-  if (!ACTIONS.includes(action)) throw notFound();
-  const rollout = await rolloutAction(c.var.db, c.var.caller, c.req.param("id"), action, defaultUpgradeDeps(c.env));
-  const items = await listRolloutItems(c.var.db, rollout.id);
-  return jsonApi({ data: rolloutResource(rollout, items) }, 202);
-});
+rolloutRoutes.post(
+  "/upgrade-rollouts/:id/actions/:action",
+  rights({ right: "run-workspaces" }),
+  rolloutActionOperation,
+  async (c) => {
+    const action = c.req.param("action") as RolloutAction;
+    if (!ACTIONS.includes(action)) throw notFound();
+    const rollout = await rolloutAction(c.var.db, c.var.caller, c.req.param("id"), action, defaultUpgradeDeps(c.env));
+    const items = await listRolloutItems(c.var.db, rollout.id);
+    return jsonApi({ data: rolloutResource(rollout, items) }, 202);
+  },
+);

@@ -18,13 +18,14 @@
  * Permissions (N10): `manage-workspaces`; the organization token → 404.
  */
 import { createDb, type Db } from "../../db/client";
+import { isUniqueViolation } from "../../db/unique";
 import { logInfo } from "../../lib/log";
 import type { NocodeCaller } from "../auth";
 import { conflict, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
+import { provisionableVersion } from "../no-code-modules/provisionable";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
 import { ACTIVE_ROLLOUT_STATUSES } from "../rollout-hooks";
@@ -33,8 +34,13 @@ import { planOf } from "../runs/serialize";
 import { confirmUpgradeRun } from "../upgrade/confirm";
 import type { UpgradeDeps } from "../upgrade/deps";
 import { planUpgrade } from "../upgrade/initiate";
-import { provisionableVersion } from "../no-code-modules/provisionable";
-import { findWorkspace, listModuleWorkspaces, listModuleWorkspaceVarStamps, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
+import {
+  findWorkspace,
+  listModuleWorkspaces,
+  listModuleWorkspaceVarStamps,
+  listWorkspaceVars,
+  type WorkspaceRow,
+} from "../workspaces/repo";
 import { MAX_ROLLOUT_WORKSPACES, type RolloutInput } from "./input";
 import {
   countErroredItems,
@@ -101,7 +107,13 @@ async function rolloutFor(db: Db, caller: NocodeCaller, rolloutId: string): Prom
  * @example
  * const rollout = await createRollout(db, caller, module, rolloutInputOf(await rolloutCreate.body(c)), defaultUpgradeDeps(c.env));
  */
-export async function createRollout(db: Db, caller: NocodeCaller, module: NoCodeModuleRow, input: RolloutInput, deps: UpgradeDeps): Promise<RolloutRow> {
+export async function createRollout(
+  db: Db,
+  caller: NocodeCaller,
+  module: NoCodeModuleRow,
+  input: RolloutInput,
+  deps: UpgradeDeps,
+): Promise<RolloutRow> {
   const { version } = await provisionableVersion(db, module);
 
   // A constant number of queries whatever the number of workspaces (D1 counts queries per invocation).
@@ -115,14 +127,18 @@ export async function createRollout(db: Db, caller: NocodeCaller, module: NoCode
     const byId = new Map(all.map((w) => [w.id, w] as const));
     targets = input.workspaceIds.map((id) => {
       const ws = byId.get(id);
-      if (!ws || ws.organization !== module.organization) throw unprocessable(`Workspace ${id} is not a workspace of this no-code module`);
+      if (!ws || ws.organization !== module.organization)
+        throw unprocessable(`Workspace ${id} is not a workspace of this no-code module`);
       return ws;
     });
   } else {
     // N8's no-code-upgrade-available, with the module's pin and option fingerprint read once.
     const fingerprint = await optionSetFingerprint(options);
     targets = all.filter((ws) => ws.noCodeVersion !== module.versionPin || ws.optionSetFingerprint !== fingerprint);
-    if (targets.length > MAX_ROLLOUT_WORKSPACES) throw unprocessable(`More than ${MAX_ROLLOUT_WORKSPACES} workspaces have an upgrade available; list the workspaces of each rollout`);
+    if (targets.length > MAX_ROLLOUT_WORKSPACES)
+      throw unprocessable(
+        `More than ${MAX_ROLLOUT_WORKSPACES} workspaces have an upgrade available; list the workspaces of each rollout`,
+      );
     if (targets.length === 0) throw unprocessable("No workspace of this no-code module has an upgrade available");
   }
   const varsOf = new Map<string, { id: string; updatedAt: number }[]>();
@@ -167,7 +183,8 @@ export async function createRollout(db: Db, caller: NocodeCaller, module: NoCode
     // One batch (a transaction): the partial unique index decides between concurrent creates.
     await db.batch(insertRolloutStatements(db, rollout, items));
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict("The no-code module already has an active upgrade rollout; wait for it to end or cancel it");
+    if (isUniqueViolation(err))
+      throw conflict("The no-code module already has an active upgrade rollout; wait for it to end or cancel it");
     throw err;
   }
   try {
@@ -176,18 +193,39 @@ export async function createRollout(db: Db, caller: NocodeCaller, module: NoCode
     await db.batch(deleteRolloutStatements(db, rollout.id));
     throw err;
   }
-  logInfo("rollout created", { rollout: rollout.id, module: module.id, target: version.version, workspaces: items.length, batchSize: input.batchSize });
+  logInfo("rollout created", {
+    rollout: rollout.id,
+    module: module.id,
+    target: version.version,
+    workspaces: items.length,
+    batchSize: input.batchSize,
+  });
   return rollout;
 }
 
 /** N15 read: the rollout and its items. */
-export async function readRollout(db: Db, caller: NocodeCaller, rolloutId: string): Promise<{ rollout: RolloutRow; items: RolloutItemRow[] }> {
+export async function readRollout(
+  db: Db,
+  caller: NocodeCaller,
+  rolloutId: string,
+): Promise<{ rollout: RolloutRow; items: RolloutItemRow[] }> {
   const rollout = await rolloutFor(db, caller, rolloutId);
   return { rollout, items: await listRolloutItems(db, rollout.id) };
 }
 
-function logItem(rollout: RolloutRow, workspaceId: string, status: RolloutItemStatus, fields: Record<string, unknown> = {}) {
-  logInfo("rollout item", { rollout: rollout.id, batch: rollout.currentBatch, workspace: workspaceId, status, ...fields });
+function logItem(
+  rollout: RolloutRow,
+  workspaceId: string,
+  status: RolloutItemStatus,
+  fields: Record<string, unknown> = {},
+) {
+  logInfo("rollout item", {
+    rollout: rollout.id,
+    batch: rollout.currentBatch,
+    workspace: workspaceId,
+    status,
+    ...fields,
+  });
 }
 
 /** The plan counts of a planned run. */
@@ -208,7 +246,13 @@ function meetsGate(gate: string, counts: ReturnType<typeof planCounts>): boolean
  * own conditional `planned → discarded` decides against a concurrent confirmation; a
  * run confirmed meanwhile leaves the item applying.
  */
-async function discardItemPlan(db: Db, rollout: RolloutRow, item: RolloutItemRow, reason: string, at: number): Promise<void> {
+async function discardItemPlan(
+  db: Db,
+  rollout: RolloutRow,
+  item: RolloutItemRow,
+  reason: string,
+  at: number,
+): Promise<void> {
   if (item.runId) {
     await db.batch(discardPlannedRunStatements(db, item.runId, at));
     const run = await findRun(db, item.runId);
@@ -217,30 +261,54 @@ async function discardItemPlan(db: Db, rollout: RolloutRow, item: RolloutItemRow
       return;
     }
   }
-  if (await transitionItem(db, rollout.id, item.workspaceId, ["pending", "planning", "waiting-confirmation"], "canceled", at, { reason })) {
+  if (
+    await transitionItem(
+      db,
+      rollout.id,
+      item.workspaceId,
+      ["pending", "planning", "waiting-confirmation"],
+      "canceled",
+      at,
+      { reason },
+    )
+  ) {
     logItem(rollout, item.workspaceId, "canceled", { reason });
   }
 }
 
 /** End the rollout as `status` (failed, canceled): every item that has not started applying is canceled. */
-async function endRollout(db: Db, rollout: RolloutRow, from: readonly RolloutStatus[], status: "failed" | "canceled", reason: string | null, at: number): Promise<boolean> {
+async function endRollout(
+  db: Db,
+  rollout: RolloutRow,
+  from: readonly RolloutStatus[],
+  status: "failed" | "canceled",
+  reason: string | null,
+  at: number,
+): Promise<boolean> {
   if (!(await transitionRollout(db, rollout.id, from, status, at, { reason }))) return false;
   logInfo("rollout ended", { rollout: rollout.id, status, reason });
   const itemReason = status === "canceled" ? "the rollout was canceled" : `the rollout failed: ${reason}`;
   for (const item of await listRolloutItems(db, rollout.id)) {
-    if (item.status === "pending" || item.status === "planning" || item.status === "waiting-confirmation") await discardItemPlan(db, rollout, item, itemReason, at);
+    if (item.status === "pending" || item.status === "planning" || item.status === "waiting-confirmation")
+      await discardItemPlan(db, rollout, item, itemReason, at);
   }
   return true;
 }
 
 /** Bring an item that holds a run up to date with the run (E7 by hand, applies finishing). */
-async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow, known?: Pick<RunRow, "id" | "status" | "error">): Promise<void> {
+async function syncItemWithRun(
+  db: Db,
+  rollout: RolloutRow,
+  item: RolloutItemRow,
+  known?: Pick<RunRow, "id" | "status" | "error">,
+): Promise<void> {
   if (!item.runId) return;
   const run = known ?? (await findRun(db, item.runId));
   const at = Date.now();
   if (!run) return;
   const move = async (from: RolloutItemStatus[], to: RolloutItemStatus, reason: string | null = null) => {
-    if (await transitionItem(db, rollout.id, item.workspaceId, from, to, at, { reason })) logItem(rollout, item.workspaceId, to, { run: run.id, reason });
+    if (await transitionItem(db, rollout.id, item.workspaceId, from, to, at, { reason }))
+      logItem(rollout, item.workspaceId, to, { run: run.id, reason });
   };
   switch (run.status) {
     case "confirmed":
@@ -253,12 +321,22 @@ async function syncItemWithRun(db: Db, rollout: RolloutRow, item: RolloutItemRow
       return move(["waiting-confirmation", "planning", "applying"], "errored", run.error ?? "the run errored");
     case "discarded":
     case "canceled":
-      return move(["waiting-confirmation", "planning", "applying"], "skipped", `the upgrade run was ${run.status} outside the rollout`);
+      return move(
+        ["waiting-confirmation", "planning", "applying"],
+        "skipped",
+        `the upgrade run was ${run.status} outside the rollout`,
+      );
   }
 }
 
 /** Confirm an item's planned run as E7 does; the item moves to applying, or records why not. */
-async function confirmItem(db: Db, rollout: RolloutRow, module: NoCodeModuleRow, item: RolloutItemRow & { runId: string }, deps: UpgradeDeps): Promise<void> {
+async function confirmItem(
+  db: Db,
+  rollout: RolloutRow,
+  module: NoCodeModuleRow,
+  item: RolloutItemRow & { runId: string },
+  deps: UpgradeDeps,
+): Promise<void> {
   const [workspace, run] = await Promise.all([findWorkspace(db, item.workspaceId), findRun(db, item.runId)]);
   if (!workspace || !run) return;
   try {
@@ -270,7 +348,11 @@ async function confirmItem(db: Db, rollout: RolloutRow, module: NoCodeModuleRow,
     if (after && after.status !== "planned" && after.status !== "discarded") return syncItemWithRun(db, rollout, item);
     // A stale plan means the workspace (or the module) changed under the rollout: skipped.
     const reason = `not confirmed: ${err.detail ?? err.message}`;
-    if (await transitionItem(db, rollout.id, item.workspaceId, ["waiting-confirmation"], "skipped", Date.now(), { reason })) {
+    if (
+      await transitionItem(db, rollout.id, item.workspaceId, ["waiting-confirmation"], "skipped", Date.now(), {
+        reason,
+      })
+    ) {
       await db.batch(discardPlannedRunStatements(db, item.runId, Date.now()));
       logItem(rollout, item.workspaceId, "skipped", { run: item.runId, reason });
     }
@@ -282,7 +364,14 @@ async function confirmItem(db: Db, rollout: RolloutRow, module: NoCodeModuleRow,
 }
 
 /** Plan one pending item of the current batch with E5's service (and confirm it when it meets the gate). */
-async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db, rollout: RolloutRow, module: NoCodeModuleRow, item: RolloutItemRow, deps: UpgradeDeps): Promise<void> {
+async function planItem(
+  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  db: Db,
+  rollout: RolloutRow,
+  module: NoCodeModuleRow,
+  item: RolloutItemRow,
+  deps: UpgradeDeps,
+): Promise<void> {
   const at = deps.now();
   if (item.status === "pending") {
     // Only one delivery of the step takes the item.
@@ -291,7 +380,8 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
     // A step that stopped mid-planning (redelivered after a crash): take the item over only
     // once its lease expired, by a conditional update on the time stamp it left, so two
     // deliveries running at once never plan the same workspace. Until then, retry later.
-    if (at - item.updatedAt < PLANNING_LEASE_MS) throw new Error(`rollout ${rollout.id}: workspace ${item.workspaceId} is being planned by another step`);
+    if (at - item.updatedAt < PLANNING_LEASE_MS)
+      throw new Error(`rollout ${rollout.id}: workspace ${item.workspaceId} is being planned by another step`);
     const claimed = await takeOverPlanningItem(db, rollout.id, item.workspaceId, item.updatedAt, at);
     if (!claimed) return;
   } else {
@@ -299,18 +389,23 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
   }
   const workspace = await findWorkspace(db, item.workspaceId);
   const skip = async (reason: string) => {
-    if (await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "skipped", at, { reason })) logItem(rollout, item.workspaceId, "skipped", { reason });
+    if (await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "skipped", at, { reason }))
+      logItem(rollout, item.workspaceId, "skipped", { reason });
   };
-  if (!workspace || workspace.noCodeModuleId !== module.id) return skip("the workspace no longer belongs to the no-code module");
+  if (!workspace || workspace.noCodeModuleId !== module.id)
+    return skip("the workspace no longer belongs to the no-code module");
 
   // A step redelivered after it planned but before it recorded the run: adopt that run.
   if (item.status === "planning" && workspace.latestRunId && workspace.latestRunId !== item.baselineRunId) {
     const latest = await findRun(db, workspace.latestRunId);
-    if (latest?.kind === "upgrade" && latest.message?.includes(rollout.id)) return recordPlan(db, rollout, module, item, latest, deps);
+    if (latest?.kind === "upgrade" && latest.message?.includes(rollout.id))
+      return recordPlan(db, rollout, module, item, latest, deps);
   }
   // N15: changed by someone else since the rollout began → skipped, never overwritten.
-  if (workspace.latestRunId !== item.baselineRunId) return skip(`a run (${workspace.latestRunId}) was started on the workspace after the rollout began`);
-  if ((await varsDigest(db, workspace.id)) !== item.baselineVars) return skip("the workspace's variables changed after the rollout began");
+  if (workspace.latestRunId !== item.baselineRunId)
+    return skip(`a run (${workspace.latestRunId}) was started on the workspace after the rollout began`);
+  if ((await varsDigest(db, workspace.id)) !== item.baselineVars)
+    return skip("the workspace's variables changed after the rollout began");
   // A run of someone else still in progress (say a manual E5's plan made before the rollout
   // began, waiting for its E7): the workspace is theirs to finish; planning here would
   // either discard their plan or fail on it, so it is skipped, never overwritten (N15).
@@ -319,11 +414,19 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
 
   let result: Awaited<ReturnType<typeof planUpgrade>>;
   try {
-    result = await planUpgrade(env, db, module, workspace, { vars: [], message: `Upgrade rollout ${rollout.id}: version ${rollout.targetVersion} of the no-code module` }, at);
+    result = await planUpgrade(
+      env,
+      db,
+      module,
+      workspace,
+      { vars: [], message: `Upgrade rollout ${rollout.id}: version ${rollout.targetVersion} of the no-code module` },
+      at,
+    );
   } catch (err) {
     if (!(err instanceof NocodeError)) throw err;
     const reason = err.detail ?? err.message;
-    if (await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "errored", at, { reason })) logItem(rollout, item.workspaceId, "errored", { reason });
+    if (await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "errored", at, { reason }))
+      logItem(rollout, item.workspaceId, "errored", { reason });
     return;
   }
   if (result.kind === "no-upgrade") return skip(result.message);
@@ -331,33 +434,56 @@ async function planItem(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, db: Db
 }
 
 /** Record a planned run on its item; confirm it when it meets the gate. */
-async function recordPlan(db: Db, rollout: RolloutRow, module: NoCodeModuleRow, item: RolloutItemRow, run: RunRow, deps: UpgradeDeps): Promise<void> {
+async function recordPlan(
+  db: Db,
+  rollout: RolloutRow,
+  module: NoCodeModuleRow,
+  item: RolloutItemRow,
+  run: RunRow,
+  deps: UpgradeDeps,
+): Promise<void> {
   const counts = planCounts(run);
-  const recorded = await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "waiting-confirmation", deps.now(), { runId: run.id, ...counts });
+  const recorded = await transitionItem(
+    db,
+    rollout.id,
+    item.workspaceId,
+    ["planning"],
+    "waiting-confirmation",
+    deps.now(),
+    { runId: run.id, ...counts },
+  );
   if (!recorded) {
     // The item ended meanwhile (cancel, failure): its plan must not wait for anyone.
     await db.batch(discardPlannedRunStatements(db, run.id, deps.now()));
     return;
   }
   logItem(rollout, item.workspaceId, "waiting-confirmation", { run: run.id, ...counts, gate: rollout.autoConfirm });
-  if (meetsGate(rollout.autoConfirm, counts)) await confirmItem(db, rollout, module, { ...item, runId: run.id, status: "waiting-confirmation" }, deps);
+  if (meetsGate(rollout.autoConfirm, counts))
+    await confirmItem(db, rollout, module, { ...item, runId: run.id, status: "waiting-confirmation" }, deps);
 }
 
 /** Errored items, and whether they exceed `max-failures`. */
 function overFailures(rollout: RolloutRow, errored: number): string | null {
-  return errored > rollout.maxFailures ? `${errored} workspace(s) errored, more than max-failures (${rollout.maxFailures})` : null;
+  return errored > rollout.maxFailures
+    ? `${errored} workspace(s) errored, more than max-failures (${rollout.maxFailures})`
+    : null;
 }
 
 /**
  * One step of a rollout (queue message `rollout-step`): see the file comment. Returns the
  * rollout's status afterwards.
  */
-export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, rolloutId: string, deps: UpgradeDeps): Promise<string> {
+export async function advanceRollout(
+  env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  rolloutId: string,
+  deps: UpgradeDeps,
+): Promise<string> {
   const db = createDb(env.DB);
   let rollout = await findRollout(db, rolloutId);
   if (!rollout) return "gone";
   // Items follow their runs even after the rollout ended (applies already running finish).
-  for (const { item, run } of await listItemsBehindTheirRuns(db, rollout.id)) await syncItemWithRun(db, rollout, item, run);
+  for (const { item, run } of await listItemsBehindTheirRuns(db, rollout.id))
+    await syncItemWithRun(db, rollout, item, run);
   if (rollout.status === "pending") await transitionRollout(db, rollout.id, ["pending"], "running", deps.now());
   rollout = (await findRollout(db, rolloutId))!;
   if (rollout.status !== "running" && rollout.status !== "waiting-confirmation") return rollout.status;
@@ -394,21 +520,33 @@ export async function advanceRollout(env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWA
     return "failed";
   }
   const batch = await listBatchItems(db, rollout.id, rollout.currentBatch);
-  const counts = Object.fromEntries(["applying", "applied", "skipped", "errored", "waiting-confirmation"].map((s) => [s, batch.filter((i) => i.status === s).length]));
+  const counts = Object.fromEntries(
+    ["applying", "applied", "skipped", "errored", "waiting-confirmation"].map((s) => [
+      s,
+      batch.filter((i) => i.status === s).length,
+    ]),
+  );
   if (batch.some((i) => i.status === "waiting-confirmation")) {
     if (await transitionRollout(db, rollout.id, ["running"], "waiting-confirmation", deps.now())) {
-      logInfo("rollout batch", { rollout: rollout.id, batch: rollout.currentBatch, status: "waiting-confirmation", ...counts });
+      logInfo("rollout batch", {
+        rollout: rollout.id,
+        batch: rollout.currentBatch,
+        status: "waiting-confirmation",
+        ...counts,
+      });
     }
     return "waiting-confirmation";
   }
   // Nothing waits any more (confirmed by hand or by the action): running again.
-  if (rollout.status === "waiting-confirmation") await transitionRollout(db, rollout.id, ["waiting-confirmation"], "running", deps.now());
+  if (rollout.status === "waiting-confirmation")
+    await transitionRollout(db, rollout.id, ["waiting-confirmation"], "running", deps.now());
   if (!batch.every((i) => ENDED.includes(i.status))) return "running"; // applies finishing will step again
 
   logInfo("rollout batch", { rollout: rollout.id, batch: rollout.currentBatch, status: "ended", ...counts });
   const next = rollout.currentBatch + 1;
   if (!(await hasBatch(db, rollout.id, next))) {
-    if (await transitionRollout(db, rollout.id, ["running"], "completed", deps.now())) logInfo("rollout ended", { rollout: rollout.id, status: "completed" });
+    if (await transitionRollout(db, rollout.id, ["running"], "completed", deps.now()))
+      logInfo("rollout ended", { rollout: rollout.id, status: "completed" });
     return "completed";
   }
   // Conditional on the batch number: a duplicated step moves the rollout on once.
@@ -426,13 +564,20 @@ export type RolloutAction = "confirm" | "pause" | "resume" | "cancel";
  * @example
  * await rolloutAction(c.env, c.var.caller, id, "pause", defaultUpgradeDeps(c.env));
  */
-export async function rolloutAction(db: Db, caller: NocodeCaller, rolloutId: string, action: RolloutAction, deps: UpgradeDeps): Promise<RolloutRow> {
+export async function rolloutAction(
+  db: Db,
+  caller: NocodeCaller,
+  rolloutId: string,
+  action: RolloutAction,
+  deps: UpgradeDeps,
+): Promise<RolloutRow> {
   const rollout = await rolloutFor(db, caller, rolloutId);
   const refuse = () => conflict(`Cannot ${action} a rollout that is ${rollout.status}`);
   const at = deps.now();
   switch (action) {
     case "pause":
-      if (!(await transitionRollout(db, rollout.id, ["pending", "running", "waiting-confirmation"], "paused", at))) throw refuse();
+      if (!(await transitionRollout(db, rollout.id, ["pending", "running", "waiting-confirmation"], "paused", at)))
+        throw refuse();
       logInfo("rollout paused", { rollout: rollout.id });
       break;
     case "resume":
@@ -447,9 +592,12 @@ export async function rolloutAction(db: Db, caller: NocodeCaller, rolloutId: str
       if (rollout.status !== "waiting-confirmation") throw refuse();
       const module = await findNoCodeModule(db, rollout.noCodeModuleId);
       if (!module) throw refuse();
-      const waiting = (await listRolloutItems(db, rollout.id)).filter((i) => i.batch === rollout.currentBatch && i.status === "waiting-confirmation");
+      const waiting = (await listRolloutItems(db, rollout.id)).filter(
+        (i) => i.batch === rollout.currentBatch && i.status === "waiting-confirmation",
+      );
       if (waiting.length === 0) throw refuse();
-      for (const item of waiting) if (item.runId) await confirmItem(db, rollout, module, { ...item, runId: item.runId }, deps);
+      for (const item of waiting)
+        if (item.runId) await confirmItem(db, rollout, module, { ...item, runId: item.runId }, deps);
       logInfo("rollout batch confirmed", { rollout: rollout.id, batch: rollout.currentBatch, items: waiting.length });
       await deps.send(rolloutStepMessage(rollout.id));
       break;

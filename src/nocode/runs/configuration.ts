@@ -12,8 +12,8 @@
 import type { Db } from "../../db/client";
 import type { workspaceVars } from "../../db/schema";
 import type { ModuleSummary, VariableSummary } from "../../lib/terraform/types";
-import { optionSetFingerprint, workspaceVarsFingerprint } from "../no-code-modules/fingerprint";
 import { cachedNocode } from "../cache";
+import { optionSetFingerprint, workspaceVarsFingerprint } from "../no-code-modules/fingerprint";
 import type { NoCodeModuleRow, VariableOptionSet } from "../no-code-modules/repo";
 import { type EffectiveValue, type Plan, planRun } from "../planner";
 import { moduleVersionByIdQuery, type RegistryModuleVersionRow, versionSummary } from "../registry/repo";
@@ -70,14 +70,18 @@ function defaultOf(variable: VariableSummary): unknown {
  * (a sensitive one by its hash), else the version's default; a required variable with no
  * var is left out.
  */
-export function effectiveValues(summary: Pick<ModuleSummary, "variables">, vars: readonly EngineVarLike[]): Record<string, EffectiveValue> {
+export function effectiveValues(
+  summary: Pick<ModuleSummary, "variables">,
+  vars: readonly EngineVarLike[],
+): Record<string, EffectiveValue> {
   const engine = new Map(vars.filter((v) => v.category === "engine").map((v) => [v.key, v]));
   const out: Record<string, EffectiveValue> = {};
   for (const variable of summary.variables) {
     const given = engine.get(variable.name);
     if (given) {
-      out[variable.name] =
-        given.sensitive ? { sensitiveHash: given.sensitiveHash ?? "", isDefault: false } : { value: varValue(given.value, given.hcl), isDefault: false };
+      out[variable.name] = given.sensitive
+        ? { sensitiveHash: given.sensitiveHash ?? "", isDefault: false }
+        : { value: varValue(given.value, given.hcl), isDefault: false };
     } else if (variable.default !== null) {
       out[variable.name] = { value: defaultOf(variable), isDefault: true };
     }
@@ -164,7 +168,12 @@ export async function baselineConfiguration(db: Db, workspaceId: string): Promis
  * @example
  * const plan = await planConfiguration(db, workspace.id, configuration);
  */
-export async function planConfiguration(db: Db, workspaceId: string, configuration: RunConfiguration, planner: typeof planRun = planRun): Promise<Plan> {
+export async function planConfiguration(
+  db: Db,
+  workspaceId: string,
+  configuration: RunConfiguration,
+  planner: typeof planRun = planRun,
+): Promise<Plan> {
   return planConfigurationFrom(db, (await workspaceBaselineQuery(db, workspaceId))[0], configuration, planner);
 }
 

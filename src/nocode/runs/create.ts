@@ -12,7 +12,14 @@ import { requireEngineVersion } from "../releases/resolve";
 import { isoTime } from "../respond";
 import type { RunConfiguration } from "./configuration";
 import { errorRun } from "./lifecycle";
-import { discardPlannedRunStatements, insertLatestRunStatements, type RunRow, type RunStatus, statusTimestampKey, transitionRun } from "./repo";
+import {
+  discardPlannedRunStatements,
+  insertLatestRunStatements,
+  type RunRow,
+  type RunStatus,
+  statusTimestampKey,
+  transitionRun,
+} from "./repo";
 
 /** `plan-and-apply`: E4's first run and ordinary runs; `upgrade`: E5 (waits at `planned` for E7). */
 export type RunKind = RunRow["kind"];
@@ -36,7 +43,9 @@ export interface NewRunInput {
 
 /** The row of a new run (not stored). */
 export function newRunRow(input: NewRunInput, now = Date.now()): RunRow {
-  const statuses: RunStatus[] = input.planned ? ["pending", "plan_queued", "planning", input.planned.status] : ["pending"];
+  const statuses: RunStatus[] = input.planned
+    ? ["pending", "plan_queued", "planning", input.planned.status]
+    : ["pending"];
   const timestamps: Record<string, string> = {};
   for (const s of statuses) timestamps[statusTimestampKey(s)] = isoTime(now);
   return {
@@ -86,7 +95,12 @@ export async function resolveRunEngineVersion(db: Db, workspace: { engineVersion
  * Queue the plan of a `pending` run (N7, N11: the message carries the id only). If the
  * queue refuses, the run becomes `errored` (it could never start) and false is returned.
  */
-export async function enqueueRunPlan(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runId: string, requestId = ""): Promise<boolean> {
+export async function enqueueRunPlan(
+  env: Pick<Env, "PROVISION_QUEUE">,
+  db: Db,
+  runId: string,
+  requestId = "",
+): Promise<boolean> {
   try {
     await env.PROVISION_QUEUE.send(planRunMessage(runId), { contentType: "json" });
     return true;
@@ -103,7 +117,12 @@ export async function enqueueRunPlan(env: Pick<Env, "PROVISION_QUEUE">, db: Db, 
  * `planned` (409 for the caller). When the queue refuses, the run goes back to `planned`
  * (so it can be confirmed again) and the error is thrown.
  */
-export async function confirmRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runId: string, now = Date.now()): Promise<boolean> {
+export async function confirmRun(
+  env: Pick<Env, "PROVISION_QUEUE">,
+  db: Db,
+  runId: string,
+  now = Date.now(),
+): Promise<boolean> {
   if (!(await transitionRun(db, runId, ["planned"], ["confirmed", "apply_queued"], now))) return false;
   try {
     await env.PROVISION_QUEUE.send(applyRunMessage(runId), { contentType: "json" });

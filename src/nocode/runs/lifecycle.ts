@@ -24,7 +24,13 @@ import { createDb, type Db, nonEmptyBatch } from "../../db/client";
 import { newId } from "../ids";
 import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
-import { parseRunConfiguration, planConfiguration, planConfigurationFrom, RunFailure, summaryOfVersion } from "./configuration";
+import {
+  parseRunConfiguration,
+  planConfiguration,
+  planConfigurationFrom,
+  RunFailure,
+  summaryOfVersion,
+} from "./configuration";
 import {
   applyRunStatements,
   findRun,
@@ -55,7 +61,10 @@ export interface RunStepDeps {
 }
 
 /** Production dependencies, over `env.PROVISION_QUEUE`. */
-export function defaultRunStepDeps(env: Pick<Env, "PROVISION_QUEUE">, overrides: Partial<RunStepDeps> = {}): RunStepDeps {
+export function defaultRunStepDeps(
+  env: Pick<Env, "PROVISION_QUEUE">,
+  overrides: Partial<RunStepDeps> = {},
+): RunStepDeps {
   return {
     now: Date.now,
     planner: planRun,
@@ -73,7 +82,13 @@ export type RunStepOutcome =
   | { outcome: "skipped"; reason: string };
 
 /** Record a permanent failure: `errored` with `error`, if the run is still in one of `from`. */
-export async function errorRun(db: Db, runId: string, error: string, from: readonly RunStatus[], at = Date.now()): Promise<boolean> {
+export async function errorRun(
+  db: Db,
+  runId: string,
+  error: string,
+  from: readonly RunStatus[],
+  at = Date.now(),
+): Promise<boolean> {
   return transitionRun(db, runId, from, ["errored"], at, { error });
 }
 
@@ -82,7 +97,15 @@ export async function errorRun(db: Db, runId: string, error: string, from: reado
  * run already in `working` (a redelivery after a failed attempt). Returns false when the
  * run is elsewhere (the step was done, or the run was discarded or errored).
  */
-async function claim(db: Db, runId: string, status: RunStatus, from: RunStatus[], through: [RunStatus, ...RunStatus[]], working: RunStatus, at: number) {
+async function claim(
+  db: Db,
+  runId: string,
+  status: RunStatus,
+  from: RunStatus[],
+  through: [RunStatus, ...RunStatus[]],
+  working: RunStatus,
+  at: number,
+) {
   if (status === working) return true;
   if (!from.includes(status)) return false;
   if (await transitionRun(db, runId, [status], through, at)) return true;
@@ -138,10 +161,17 @@ function planTransition(
   run: RunRow,
   decision: { plan: Plan } | { failure: string },
 ): { through: [RunStatus, ...RunStatus[]]; set: RunTransitionSet; outcome: RunStepOutcome } {
-  if ("failure" in decision) return { through: ["errored"], set: { error: decision.failure }, outcome: { outcome: "errored", error: decision.failure } };
+  if ("failure" in decision)
+    return {
+      through: ["errored"],
+      set: { error: decision.failure },
+      outcome: { outcome: "errored", error: decision.failure },
+    };
   const set = { plan: JSON.stringify(decision.plan) };
-  if (!decision.plan.hasChanges && run.kind !== "upgrade") return { through: ["planned_and_finished"], set, outcome: { outcome: "planned_and_finished" } };
-  if (run.autoApply && run.kind === "plan-and-apply") return { through: ["planned", "confirmed", "apply_queued"], set, outcome: { outcome: "apply_queued" } };
+  if (!decision.plan.hasChanges && run.kind !== "upgrade")
+    return { through: ["planned_and_finished"], set, outcome: { outcome: "planned_and_finished" } };
+  if (run.autoApply && run.kind === "plan-and-apply")
+    return { through: ["planned", "confirmed", "apply_queued"], set, outcome: { outcome: "apply_queued" } };
   return { through: ["planned"], set, outcome: { outcome: "planned" } };
 }
 
@@ -217,7 +247,14 @@ export async function processPlanRuns(env: RunStepEnv, steps: readonly PlanRunSt
     nonEmptyBatch(
       toRecord.map(
         ({ index, run, transition }): BatchItem<"sqlite"> =>
-          transitionRunReturningQuery(db, run.id, ["planning"], transition.through, steps[index]!.deps.now(), transition.set),
+          transitionRunReturningQuery(
+            db,
+            run.id,
+            ["planning"],
+            transition.through,
+            steps[index]!.deps.now(),
+            transition.set,
+          ),
       ),
     ),
   );
@@ -265,7 +302,9 @@ export async function processApplyRun(env: RunStepEnv, runId: string, deps: RunS
   const stateVersionId = newId("sv");
   await db.batch(applyRunStatements(db, run, stateVersionId, resources, outputs, at));
   const after = await findRun(db, runId);
-  return after?.stateVersionId === stateVersionId ? { outcome: "applied" } : { outcome: "skipped", reason: "applied concurrently" };
+  return after?.stateVersionId === stateVersionId
+    ? { outcome: "applied" }
+    : { outcome: "skipped", reason: "applied concurrently" };
 }
 
 /** The error of a run whose message went to the dead-letter queue. */
@@ -276,7 +315,12 @@ export const RUN_GAVE_UP = "the run failed repeatedly because of an internal err
  * the run becomes `errored` if it is still in a state that step would have moved it out
  * of (a run waiting at `planned` for a person, or one already finished, is left alone).
  */
-export async function failRunAfterRetries(env: Pick<Env, "DB">, runId: string, kind: "plan-run" | "apply-run", at = Date.now()): Promise<boolean> {
+export async function failRunAfterRetries(
+  env: Pick<Env, "DB">,
+  runId: string,
+  kind: "plan-run" | "apply-run",
+  at = Date.now(),
+): Promise<boolean> {
   const db = createDb(env.DB);
   const run = await findRun(db, runId);
   if (!run) return false;
@@ -284,6 +328,11 @@ export async function failRunAfterRetries(env: Pick<Env, "DB">, runId: string, k
     kind === "apply-run"
       ? ["confirmed", "apply_queued", "applying"]
       : // A plan message of an auto-apply run also (re-)queues its apply.
-        ["pending", "plan_queued", "planning", ...(run.autoApply && run.kind === "plan-and-apply" ? (["apply_queued"] as const) : [])];
+        [
+          "pending",
+          "plan_queued",
+          "planning",
+          ...(run.autoApply && run.kind === "plan-and-apply" ? (["apply_queued"] as const) : []),
+        ];
   return errorRun(db, runId, RUN_GAVE_UP, from, at);
 }

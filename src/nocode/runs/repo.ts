@@ -35,10 +35,18 @@ export const RUN_STATUSES = [
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** N8: terminal states. */
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ["applied", "planned_and_finished", "errored", "discarded", "canceled"];
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = [
+  "applied",
+  "planned_and_finished",
+  "errored",
+  "discarded",
+  "canceled",
+];
 
 /** Every state a run can leave: the states of RUN_STATUSES that are not terminal, in its order. */
-export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter((status) => !TERMINAL_RUN_STATUSES.includes(status));
+export const NON_TERMINAL_RUN_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
+  (status) => !TERMINAL_RUN_STATUSES.includes(status),
+);
 
 /**
  * The `status-timestamps` key of a status, as HCP Terraform names them
@@ -72,7 +80,10 @@ export function insertRunQuery(db: Db, row: RunRow) {
 export function insertLatestRunStatements(db: Db, row: RunRow) {
   return [
     insertRunQuery(db, row),
-    db.update(workspaces).set({ latestRunId: row.id, currentRunId: row.id, updatedAt: row.createdAt }).where(eq(workspaces.id, row.workspaceId)),
+    db
+      .update(workspaces)
+      .set({ latestRunId: row.id, currentRunId: row.id, updatedAt: row.createdAt })
+      .where(eq(workspaces.id, row.workspaceId)),
   ] as const;
 }
 
@@ -82,7 +93,13 @@ export function insertLatestRunStatements(db: Db, row: RunRow) {
 export function workspaceRunsPageQueries(db: Db, workspaceId: string, page: { size: number; offset: number }) {
   const where = eq(runs.workspaceId, workspaceId);
   return [
-    db.select().from(runs).where(where).orderBy(desc(runs.createdAt), desc(runs.id)).limit(page.size).offset(page.offset),
+    db
+      .select()
+      .from(runs)
+      .where(where)
+      .orderBy(desc(runs.createdAt), desc(runs.id))
+      .limit(page.size)
+      .offset(page.offset),
     db.select({ n: count() }).from(runs).where(where),
   ] as const;
 }
@@ -164,7 +181,10 @@ export function runMovedBy(db: Db, runId: string, status: RunStatus, token: stri
 export function discardPlannedRunStatements(db: Db, runId: string, at: number) {
   return [
     transitionRunQuery(db, runId, ["planned"], ["discarded"], at).returning({ id: runs.id }),
-    db.update(runs).set({ configuration: configurationWithoutVarChanges }).where(and(eq(runs.id, runId), eq(runs.status, "discarded"))),
+    db
+      .update(runs)
+      .set({ configuration: configurationWithoutVarChanges })
+      .where(and(eq(runs.id, runId), eq(runs.status, "discarded"))),
   ] as const;
 }
 
@@ -178,7 +198,10 @@ export function dropVarChangesQuery(db: Db, runId: string, condition?: SQL) {
 
 /** Put back a run's stored configuration, if `condition` holds. */
 export function restoreConfigurationQuery(db: Db, runId: string, configuration: string, condition: SQL) {
-  return db.update(runs).set({ configuration }).where(and(eq(runs.id, runId), condition));
+  return db
+    .update(runs)
+    .set({ configuration })
+    .where(and(eq(runs.id, runId), condition));
 }
 
 /**
@@ -216,13 +239,21 @@ export function applyRunStatements(
       WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${run.id} AND state_version_id = ${stateVersionId})`),
     db
       .update(workspaces)
-      .set({ resourceCount: resources.length, currentStateVersionId: stateVersionId, latestChangeAt: at, updatedAt: at })
+      .set({
+        resourceCount: resources.length,
+        currentStateVersionId: stateVersionId,
+        latestChangeAt: at,
+        updatedAt: at,
+      })
       .where(and(eq(workspaces.id, run.workspaceId), won)),
   ] as const;
 }
 
 /** A state version by id, with the organization of its workspace (undefined when either is gone). */
-export function findStateVersionWithOrganization(db: Db, id: string): Promise<(StateVersionRow & { organization: string }) | undefined> {
+export function findStateVersionWithOrganization(
+  db: Db,
+  id: string,
+): Promise<(StateVersionRow & { organization: string }) | undefined> {
   return db
     .select({
       id: stateVersions.id,
@@ -241,7 +272,10 @@ export function findStateVersionWithOrganization(db: Db, id: string): Promise<(S
 }
 
 /** A run of the workspace that has not ended (at most one exists: N7 refuses a second), if any. */
-export function findActiveRun(db: Db, workspaceId: string): Promise<Pick<RunRow, "id" | "status" | "kind"> | undefined> {
+export function findActiveRun(
+  db: Db,
+  workspaceId: string,
+): Promise<Pick<RunRow, "id" | "status" | "kind"> | undefined> {
   return db
     .select({ id: runs.id, status: runs.status, kind: runs.kind })
     .from(runs)
@@ -256,11 +290,19 @@ export function findRunByPlanId(db: Db, planId: string): Promise<RunRow | undefi
 
 /** The runs of a workspace, newest first. */
 export function listWorkspaceRuns(db: Db, workspaceId: string, limit = 100): Promise<RunRow[]> {
-  return db.select().from(runs).where(eq(runs.workspaceId, workspaceId)).orderBy(desc(runs.createdAt), desc(runs.id)).limit(limit).all();
+  return db
+    .select()
+    .from(runs)
+    .where(eq(runs.workspaceId, workspaceId))
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(limit)
+    .all();
 }
 
 /** Columns a transition may set besides status, timestamps and updated_at. */
-export type RunTransitionSet = Partial<Pick<RunRow, "plan" | "error" | "stateVersionId" | "message" | "transitionToken">>;
+export type RunTransitionSet = Partial<
+  Pick<RunRow, "plan" | "error" | "stateVersionId" | "message" | "transitionToken">
+>;
 
 /**
  * The conditional UPDATE of a transition: from any of `from` to the last of `through`,

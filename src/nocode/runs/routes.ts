@@ -8,11 +8,14 @@
  */
 import { Hono } from "hono";
 import type { Db } from "../../db/client";
-import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
 import { conflict, notFound } from "../errors";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
+import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
+import { notifyRolloutOfRun } from "../rollout-hooks";
+import { rights } from "../route-rights";
 import { confirmRun, discardRun } from "./create";
 import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow } from "./repo";
 import {
@@ -26,9 +29,6 @@ import {
   stateVersionDocumentAnswer,
   stateVersionResource,
 } from "./serialize";
-import { operation } from "../request/operation";
-import { rights } from "../route-rights";
-import { notifyRolloutOfRun } from "../rollout-hooks";
 
 /** A run the caller may read (read-workspaces); 404 otherwise. */
 async function readableRun(db: Db, caller: NocodeCaller, run: RunRow | undefined): Promise<RunRow> {
@@ -93,7 +93,9 @@ runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }), planShow, asyn
 const planJsonOutputShow = operation({
   tag: "runs",
   summary: "A finished plan in Terraform's JSON plan format (N7; read-workspaces); 409 before the plan finished",
-  answers: { 200: { description: "The plan's JSON output", schema: planJsonOutputAnswer, contentType: "application/json" } },
+  answers: {
+    200: { description: "The plan's JSON output", schema: planJsonOutputAnswer, contentType: "application/json" },
+  },
   errors: [409],
 });
 

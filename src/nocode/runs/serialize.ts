@@ -142,7 +142,11 @@ function splitAddress(address: string): { moduleAddress: string | null; type: st
     const name = modules.pop()!.slice("module.".length);
     return { moduleAddress: modules.length > 0 ? modules.join(".") : null, type: null, name };
   }
-  return { moduleAddress: modules.length > 0 ? modules.join(".") : null, type: rest[0] ?? null, name: rest.slice(1).join(".") };
+  return {
+    moduleAddress: modules.length > 0 ? modules.join(".") : null,
+    type: rest[0] ?? null,
+    name: rest.slice(1).join("."),
+  };
 }
 
 /**
@@ -161,7 +165,14 @@ export function planJsonOutput(run: RunRow, plan: Plan) {
       out.mode = "managed";
       if (type) out.type = type;
       out.name = name;
-      out.change = { actions: c.actions, before: null, after: null, after_unknown: {}, before_sensitive: false, after_sensitive: false };
+      out.change = {
+        actions: c.actions,
+        before: null,
+        after: null,
+        after_unknown: {},
+        before_sensitive: false,
+        after_sensitive: false,
+      };
       return out;
     }),
     applyable: plan.hasChanges,
@@ -246,7 +257,11 @@ export const planDocumentAnswer = single(
     type: v.literal("plans"),
     attributes: v.strictObject({
       status: v.picklist(["pending", "queued", "running", "errored", "finished", "unreachable"]),
-      "status-timestamps": v.strictObject({ "queued-at": v.optional(timestamp), "started-at": v.optional(timestamp), "finished-at": v.optional(timestamp) }),
+      "status-timestamps": v.strictObject({
+        "queued-at": v.optional(timestamp),
+        "started-at": v.optional(timestamp),
+        "finished-at": v.optional(timestamp),
+      }),
       "has-changes": v.boolean(),
       "resource-additions": v.number(),
       "resource-changes": v.number(),

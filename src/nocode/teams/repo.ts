@@ -36,9 +36,20 @@ export async function memberIds(db: Db, teamIds: string[]): Promise<Map<string, 
 }
 
 /** A page of an organization's teams, by name, and the total count. */
-export async function listTeams(db: Db, organization: string, page: { offset: number; size: number }): Promise<{ rows: TeamRow[]; total: number }> {
+export async function listTeams(
+  db: Db,
+  organization: string,
+  page: { offset: number; size: number },
+): Promise<{ rows: TeamRow[]; total: number }> {
   const [rows, totals] = await Promise.all([
-    db.select().from(teams).where(eq(teams.organization, organization)).orderBy(teams.name).limit(page.size).offset(page.offset).all(),
+    db
+      .select()
+      .from(teams)
+      .where(eq(teams.organization, organization))
+      .orderBy(teams.name)
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
     db.select({ n: count() }).from(teams).where(eq(teams.organization, organization)).all(),
   ]);
   return { rows, total: totals[0]?.n ?? 0 };
@@ -56,7 +67,11 @@ export async function resolveUsers(db: Db, names: string[]): Promise<{ ids: stri
   const byName = new Map(rows.map((r) => [r.username, r.id]));
   const leftover = unique.filter((n) => !byName.has(n));
   const byId = leftover.length
-    ? new Set((await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(inJsonList(nocodeUsers.id, leftover)).all()).map((r) => r.id))
+    ? new Set(
+        (
+          await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(inJsonList(nocodeUsers.id, leftover)).all()
+        ).map((r) => r.id),
+      )
     : new Set<string>();
   const ids: string[] = [];
   const missing: string[] = [];
@@ -84,5 +99,7 @@ export async function addMembers(db: Db, teamId: string, userIds: string[]): Pro
 /** Remove users from a team (absent members are ignored). */
 export async function removeMembers(db: Db, teamId: string, userIds: string[]): Promise<void> {
   if (userIds.length === 0) return;
-  await db.delete(teamMemberships).where(and(eq(teamMemberships.teamId, teamId), inJsonList(teamMemberships.userId, userIds)));
+  await db
+    .delete(teamMemberships)
+    .where(and(eq(teamMemberships.teamId, teamId), inJsonList(teamMemberships.userId, userIds)));
 }

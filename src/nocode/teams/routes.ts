@@ -18,12 +18,27 @@ import { newId } from "../ids";
 import { findOrganization } from "../organizations/repo";
 import { hasOrgPermission, mayDelegateTeam, type OrgPermission, orgCallerPermissions } from "../permissions";
 import { pagedList, single } from "../request/answers";
-import { identifierListDocument, members, optionalResourceDocument, requiredName, resourceDocument } from "../request/document";
+import {
+  identifierListDocument,
+  members,
+  optionalResourceDocument,
+  requiredName,
+  resourceDocument,
+} from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
-import { addMembers, findTeam, listTeams, memberIds, ORGANIZATION_ACCESS, removeMembers, resolveUsers, type TeamRow } from "./repo";
+import {
+  addMembers,
+  findTeam,
+  listTeams,
+  memberIds,
+  ORGANIZATION_ACCESS,
+  removeMembers,
+  resolveUsers,
+  type TeamRow,
+} from "./repo";
 import { serializeTeam, teamAnswer } from "./serialize";
 
 /** Team names: letters, digits, `-`, `_` and `.`, at most 64 characters (our choice). */
@@ -40,7 +55,8 @@ function canManageTeams(db: Db, caller: NocodeCaller, organization: string): Pro
 /** The team `id` when the caller may manage its tokens and membership (else 404, N10, N10a). */
 export async function manageableTeam(db: Db, caller: NocodeCaller, id: string): Promise<TeamRow> {
   const team = await findTeam(db, id);
-  if (!team || !mayDelegateTeam(caller, await orgCallerPermissions(db, caller, team.organization), team)) throw notFound();
+  if (!team || !mayDelegateTeam(caller, await orgCallerPermissions(db, caller, team.organization), team))
+    throw notFound();
   return team;
 }
 
@@ -49,8 +65,14 @@ const organizationAccessAttribute = v.optional(
   v.nullable(
     members(
       Object.fromEntries(
-        Object.keys(ORGANIZATION_ACCESS).map((key) => [key, v.optional(v.nullable(v.boolean(`Organization access ${key} must be true or false`)))]),
-      ) as Record<keyof typeof ORGANIZATION_ACCESS, v.OptionalSchema<v.NullableSchema<v.BooleanSchema<string>, undefined>, undefined>>,
+        Object.keys(ORGANIZATION_ACCESS).map((key) => [
+          key,
+          v.optional(v.nullable(v.boolean(`Organization access ${key} must be true or false`))),
+        ]),
+      ) as Record<
+        keyof typeof ORGANIZATION_ACCESS,
+        v.OptionalSchema<v.NullableSchema<v.BooleanSchema<string>, undefined>, undefined>
+      >,
       "Organization access must be an object",
       () => "Organization access must be an object",
     ),
@@ -63,7 +85,12 @@ const teamCreate = operation({
   body: resourceDocument({
     types: ["teams", "team"],
     attributes: {
-      name: requiredName("name", TEAM_NAME_MAX, TEAM_NAME, "Name may only contain letters, numbers, dashes (-), underscores (_), and periods (.)"),
+      name: requiredName(
+        "name",
+        TEAM_NAME_MAX,
+        TEAM_NAME,
+        "Name may only contain letters, numbers, dashes (-), underscores (_), and periods (.)",
+      ),
       "organization-access": organizationAccessAttribute,
     },
   }),
@@ -73,7 +100,8 @@ const teamCreate = operation({
 teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), teamCreate, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  if (!(await findOrganization(db, organization)) || !(await canManageTeams(db, c.var.caller, organization))) throw notFound();
+  if (!(await findOrganization(db, organization)) || !(await canManageTeams(db, c.var.caller, organization)))
+    throw notFound();
   const { name, "organization-access": requested } = (await teamCreate.body(c)).data.attributes;
   const access: Partial<Record<(typeof ORGANIZATION_ACCESS)[keyof typeof ORGANIZATION_ACCESS], boolean>> = {};
   for (const [key, column] of Object.entries(ORGANIZATION_ACCESS)) {
@@ -99,7 +127,16 @@ teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), 
     if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
     throw err;
   }
-  return jsonApi({ data: serializeTeam(team, [], mayDelegateTeam(c.var.caller, await callerRights(db, c.var.caller, organization), team)) }, 201);
+  return jsonApi(
+    {
+      data: serializeTeam(
+        team,
+        [],
+        mayDelegateTeam(c.var.caller, await callerRights(db, c.var.caller, organization), team),
+      ),
+    },
+    201,
+  );
 });
 
 async function callerRights(db: Db, caller: NocodeCaller, organization: string): Promise<Set<OrgPermission>> {
@@ -121,8 +158,14 @@ teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), teamLis
   const url = new URL(c.req.url);
   const page = pageOf(teamList.query(c));
   const { rows, total } = await listTeams(db, organization, page);
-  const members = await memberIds(db, rows.map((t) => t.id));
-  return jsonApi({ data: rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], mayDelegateTeam(c.var.caller, rights, t))), ...pageDocument(url, page, total) });
+  const members = await memberIds(
+    db,
+    rows.map((t) => t.id),
+  );
+  return jsonApi({
+    data: rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], mayDelegateTeam(c.var.caller, rights, t))),
+    ...pageDocument(url, page, total),
+  });
 });
 
 const teamShow = operation({
@@ -138,23 +181,39 @@ teamRoutes.get("/teams/:id", rights({ right: "member" }), teamShow, async (c) =>
   const rights = await callerRights(db, c.var.caller, team.organization);
   if (!rights.has("member")) throw notFound();
   const members = await memberIds(db, [team.id]);
-  return jsonApi({ data: serializeTeam(team, members.get(team.id) ?? [], mayDelegateTeam(c.var.caller, rights, team)) });
+  return jsonApi({
+    data: serializeTeam(team, members.get(team.id) ?? [], mayDelegateTeam(c.var.caller, rights, team)),
+  });
 });
 
 const teamTokenCreate = operation({
   tag: "teams",
   summary: "Issue the team token, replacing the previous one (N9, N10a)",
-  body: optionalResourceDocument({ types: ["authentication-tokens", "authentication-token"], attributes: tokenCreateAttributes }),
+  body: optionalResourceDocument({
+    types: ["authentication-tokens", "authentication-token"],
+    attributes: tokenCreateAttributes,
+  }),
   answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
 });
 
-teamRoutes.post("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), teamTokenCreate, async (c) => {
-  const db = c.var.db;
-  const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
-  const expiredAt = (await teamTokenCreate.body(c)).data?.attributes["expired-at"] ?? null;
-  const { token, row } = await issueToken(c.env, db, { kind: "team", teamId: team.id, organization: team.organization }, null, expiredAt);
-  return jsonApi(serializeToken(row, token), 201);
-});
+teamRoutes.post(
+  "/teams/:id/authentication-token",
+  rights({ right: "manage-teams", team: "delegate" }),
+  teamTokenCreate,
+  async (c) => {
+    const db = c.var.db;
+    const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
+    const expiredAt = (await teamTokenCreate.body(c)).data?.attributes["expired-at"] ?? null;
+    const { token, row } = await issueToken(
+      c.env,
+      db,
+      { kind: "team", teamId: team.id, organization: team.organization },
+      null,
+      expiredAt,
+    );
+    return jsonApi(serializeToken(row, token), 201);
+  },
+);
 
 const teamTokenDelete = operation({
   tag: "teams",
@@ -162,12 +221,17 @@ const teamTokenDelete = operation({
   answers: { 204: { description: "Revoked" } },
 });
 
-teamRoutes.delete("/teams/:id/authentication-token", rights({ right: "manage-teams", team: "delegate" }), teamTokenDelete, async (c) => {
-  const db = c.var.db;
-  const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
-  if (!(await revokeToken(db, "team", team.id))) throw notFound();
-  return noContent();
-});
+teamRoutes.delete(
+  "/teams/:id/authentication-token",
+  rights({ right: "manage-teams", team: "delegate" }),
+  teamTokenDelete,
+  async (c) => {
+    const db = c.var.db;
+    const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
+    if (!(await revokeToken(db, "team", team.id))) throw notFound();
+    return noContent();
+  },
+);
 
 /** The users a membership change names, by id or username (N9). */
 const membershipDocument = identifierListDocument(["users", "user"]);
@@ -201,9 +265,15 @@ async function membershipChange(
   return noContent();
 }
 
-teamRoutes.post("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), membershipAdd, (c) =>
-  membershipChange(c, membershipAdd, addMembers),
+teamRoutes.post(
+  "/teams/:id/relationships/users",
+  rights({ right: "manage-teams", team: "delegate" }),
+  membershipAdd,
+  (c) => membershipChange(c, membershipAdd, addMembers),
 );
-teamRoutes.delete("/teams/:id/relationships/users", rights({ right: "manage-teams", team: "delegate" }), membershipRemove, (c) =>
-  membershipChange(c, membershipRemove, removeMembers),
+teamRoutes.delete(
+  "/teams/:id/relationships/users",
+  rights({ right: "manage-teams", team: "delegate" }),
+  membershipRemove,
+  (c) => membershipChange(c, membershipRemove, removeMembers),
 );

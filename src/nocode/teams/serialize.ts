@@ -48,7 +48,9 @@ export const teamAnswer = resourceAnswer(
     "users-count": v.number(),
     visibility: v.literal("organization"),
     "allow-member-token-management": v.literal(true),
-    "organization-access": v.strictObject(Object.fromEntries(Object.keys(ORGANIZATION_ACCESS).map((key) => [key, v.boolean()]))),
+    "organization-access": v.strictObject(
+      Object.fromEntries(Object.keys(ORGANIZATION_ACCESS).map((key) => [key, v.boolean()])),
+    ),
     permissions: v.strictObject({
       "can-update-membership": v.boolean(),
       "can-destroy": v.boolean(),

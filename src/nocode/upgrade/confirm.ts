@@ -6,12 +6,12 @@
  * idempotent by run id).
  */
 import type { Db } from "../../db/client";
+import { isUniqueViolation } from "../../db/unique";
 import type { NocodeCaller } from "../auth";
 import { conflict } from "../errors";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { sourceModuleIdOf } from "../no-code-modules/provisionable";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../../db/unique";
 import { applyRunMessage } from "../queue/messages";
 import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
 import { notifyRolloutOfRun } from "../rollout-hooks";
@@ -52,19 +52,29 @@ export async function confirmUpgrade(
  * also what a rollout does to confirm a plan (N15). Throws 409 when the run is not
  * `planned` or is stale.
  */
-export async function confirmUpgradeRun(db: Db, module: NoCodeModuleRow, workspace: WorkspaceRow, run: RunRow, deps: UpgradeDeps): Promise<void> {
+export async function confirmUpgradeRun(
+  db: Db,
+  module: NoCodeModuleRow,
+  workspace: WorkspaceRow,
+  run: RunRow,
+  deps: UpgradeDeps,
+): Promise<void> {
   const notAwaiting = (status: string) => conflict(`The upgrade run is ${status}, not awaiting confirmation`);
   if (run.status !== "planned") throw notAwaiting(run.status);
   const configuration = parseRunConfiguration(run.configuration) as UpgradeRunConfiguration;
   const reasons = await upgradeStaleness(db, run, configuration, workspace);
-  if (reasons.length > 0) throw conflict(`The upgrade plan is stale: ${reasons.join("; ")}. Start a new upgrade to plan again.`);
+  if (reasons.length > 0)
+    throw conflict(`The upgrade plan is stale: ${reasons.join("; ")}. Start a new upgrade to plan again.`);
 
   const [version, registryModule, before] = await Promise.all([
     findModuleVersionById(db, configuration.moduleVersionId),
     findRegistryModuleById(db, configuration.registryModuleId),
     listWorkspaceVars(db, workspace.id),
   ]);
-  if (!version || !registryModule) throw conflict("The upgrade plan is stale: the planned module version no longer exists. Start a new upgrade to plan again.");
+  if (!version || !registryModule)
+    throw conflict(
+      "The upgrade plan is stale: the planned module version no longer exists. Start a new upgrade to plan again.",
+    );
   const changes = configuration.varChanges ?? [];
 
   // One D1 batch (a transaction): see confirmUpgradeStatements. The token, not the time,

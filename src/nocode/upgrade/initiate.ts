@@ -17,7 +17,15 @@ import { checkProvisionable, provisionableVersionQueries } from "../no-code-modu
 import { type NoCodeModuleRow, optionSetOf, variableOptionsQuery } from "../no-code-modules/repo";
 import { changedVariables, type PlannedConfiguration } from "../planner";
 import { activeRolloutItemOf } from "../rollout-hooks";
-import { baselineConfiguration, buildRunConfiguration, effectiveValues, parseRunConfiguration, planConfiguration, type RunConfiguration, RunFailure } from "../runs/configuration";
+import {
+  baselineConfiguration,
+  buildRunConfiguration,
+  effectiveValues,
+  parseRunConfiguration,
+  planConfiguration,
+  type RunConfiguration,
+  RunFailure,
+} from "../runs/configuration";
 import { newRunRow, resolveRunEngineVersion } from "../runs/create";
 import { discardPlannedRunStatements, findRun, hasActiveRun, listActiveRuns, type RunRow } from "../runs/repo";
 import { type WorkspaceRow, workspaceVarsQuery } from "../workspaces/repo";
@@ -38,9 +46,14 @@ export type InitiateResult =
  */
 async function discardStaleUpgradePlans(db: Db, workspace: WorkspaceRow, now: number): Promise<void> {
   for (const run of await listActiveRuns(db, workspace.id)) {
-    const stale = run.kind === "upgrade" && run.status === "planned" && (await upgradeStaleness(db, run, parseRunConfiguration(run.configuration), workspace)).length > 0;
+    const stale =
+      run.kind === "upgrade" &&
+      run.status === "planned" &&
+      (await upgradeStaleness(db, run, parseRunConfiguration(run.configuration), workspace)).length > 0;
     if (!stale) {
-      throw conflict(`The workspace has a run in progress (${run.id} is ${run.status}); wait for it to finish or discard it before starting an upgrade`);
+      throw conflict(
+        `The workspace has a run in progress (${run.id} is ${run.status}); wait for it to finish or discard it before starting an upgrade`,
+      );
     }
     // Conditional: if E7 confirmed it meanwhile, this changes nothing and E5 answers 409 below.
     await db.batch(discardPlannedRunStatements(db, run.id, now));
@@ -60,7 +73,12 @@ function sameValues(a: RunConfiguration["values"], b: RunConfiguration["values"]
  * attempt failed or was discarded, and E5 plans again: N8 says when E5 may create
  * nothing, and a workspace whose upgrade apply errored must keep a way to retry.
  */
-async function settled(db: Db, workspace: WorkspaceRow, versionId: string, values: RunConfiguration["values"]): Promise<boolean> {
+async function settled(
+  db: Db,
+  workspace: WorkspaceRow,
+  versionId: string,
+  values: RunConfiguration["values"],
+): Promise<boolean> {
   let baseline: RunConfiguration | null;
   try {
     baseline = await baselineConfiguration(db, workspace.id);
@@ -89,7 +107,10 @@ export async function initiateUpgrade(
 ): Promise<InitiateResult> {
   // N15: a workspace whose rollout item has not ended is the rollout's to upgrade.
   const item = await activeRolloutItemOf(db, workspace.id);
-  if (item) throw conflict(`The workspace is part of upgrade rollout ${item.rolloutId} (its item is ${item.status}); wait for that item to end or cancel the rollout`);
+  if (item)
+    throw conflict(
+      `The workspace is part of upgrade rollout ${item.rolloutId} (its item is ${item.status}); wait for that item to end or cancel the rollout`,
+    );
   return planUpgrade(env, db, module, workspace, input, now);
 }
 
@@ -171,7 +192,9 @@ export async function planUpgrade(
   // One D1 batch decides between concurrent E5s (and any run created meanwhile).
   await db.batch(insertUpgradeRunStatements(db, row, now));
   if (!(await findRun(db, row.id))) {
-    throw conflict("The workspace has a run in progress; wait for it to finish or discard it before starting an upgrade");
+    throw conflict(
+      "The workspace has a run in progress; wait for it to finish or discard it before starting an upgrade",
+    );
   }
   return { kind: "planned", workspace, run: row };
 }

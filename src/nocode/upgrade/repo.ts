@@ -10,8 +10,8 @@ import {
   deleteRunUnlessQuery,
   dropVarChangesQuery,
   insertRunQuery,
-  restoreConfigurationQuery,
   type RunRow,
+  restoreConfigurationQuery,
   runMovedBy,
   transitionRunQuery,
   workspaceBusy,
@@ -34,14 +34,24 @@ import { type PendingVarChange, withoutFlag } from "./vars";
  */
 export function insertUpgradeRunStatements(db: Db, row: RunRow, now: number) {
   return [
-    updateWorkspaceQuery(db, row.workspaceId, { latestRunId: row.id, currentRunId: row.id, updatedAt: now }, not(workspaceBusy(db, row.workspaceId))),
+    updateWorkspaceQuery(
+      db,
+      row.workspaceId,
+      { latestRunId: row.id, currentRunId: row.id, updatedAt: now },
+      not(workspaceBusy(db, row.workspaceId)),
+    ),
     insertRunQuery(db, row),
     deleteRunUnlessQuery(db, row.id, workspaceLatestRunIs(db, row.workspaceId, row.id)),
   ] as const;
 }
 
 /** Statements that write E7's vars, each only if `won` (this request confirmed the run). */
-function varWrites(db: Db, workspaceId: string, changes: readonly PendingVarChange[], won: ReturnType<typeof runMovedBy>): BatchItem<"sqlite">[] {
+function varWrites(
+  db: Db,
+  workspaceId: string,
+  changes: readonly PendingVarChange[],
+  won: ReturnType<typeof runMovedBy>,
+): BatchItem<"sqlite">[] {
   return changes.flatMap((change): BatchItem<"sqlite">[] => {
     const row = withoutFlag(change);
     if (change.replaces) {

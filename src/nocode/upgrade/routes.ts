@@ -20,9 +20,16 @@ import { confirmUpgrade } from "./confirm";
 import { defaultUpgradeDeps } from "./deps";
 import { initiateUpgrade } from "./initiate";
 import { upgradeDocument, upgradeInputOf } from "./input";
+import {
+  noUpgradeAnswer,
+  noUpgradeResource,
+  planUrl,
+  WORKSPACE_UPDATE_COMPLETED,
+  workspaceUpgradeAnswer,
+  workspaceUpgradeResource,
+} from "./serialize";
 import { findUpgradeRun } from "./status";
 import { upgradeTarget } from "./target";
-import { noUpgradeAnswer, noUpgradeResource, planUrl, WORKSPACE_UPDATE_COMPLETED, workspaceUpgradeAnswer, workspaceUpgradeResource } from "./serialize";
 
 /** Routes of E5–E7, mounted under /api/v2. */
 export const upgradeRoutes = new Hono<NocodeEnv>();
@@ -45,7 +52,13 @@ const initiate = operation({
 
 upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }, { cache: "unchanged" }), initiate, async (c) => {
   const db = c.var.db;
-  const { module, workspace } = await upgradeTarget(db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), "run-workspaces");
+  const { module, workspace } = await upgradeTarget(
+    db,
+    c.var.caller,
+    c.req.param("id"),
+    c.req.param("workspace_id"),
+    "run-workspaces",
+  );
   const input = upgradeInputOf(await initiate.body(c));
   const result = await initiateUpgrade(c.env, db, module, workspace, input);
   if (result.kind === "no-upgrade") return jsonApi({ data: noUpgradeResource(result.workspace.id, result.message) });
@@ -61,7 +74,13 @@ const status = operation({
 });
 
 upgradeRoutes.get(`${BASE}/:run_id`, rights({ right: "read-upgrades" }), status, async (c) => {
-  const { workspace, run } = await findUpgradeRun(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"));
+  const { workspace, run } = await findUpgradeRun(
+    c.var.db,
+    c.var.caller,
+    c.req.param("id"),
+    c.req.param("workspace_id"),
+    c.req.param("run_id"),
+  );
   const url = await planUrl(c.env, new URL(c.req.url).origin, workspace, run.id);
   return jsonApi({ data: workspaceUpgradeResource(run, workspace.id, url) });
 });
@@ -74,7 +93,19 @@ const confirm = operation({
   errors: [409],
 });
 
-upgradeRoutes.post(`${BASE}/:run_id`, rights({ right: "run-workspaces" }, { cache: "unchanged" }), confirm, async (c) => {
-  await confirmUpgrade(c.var.db, c.var.caller, c.req.param("id"), c.req.param("workspace_id"), c.req.param("run_id"), defaultUpgradeDeps(c.env));
-  return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
-});
+upgradeRoutes.post(
+  `${BASE}/:run_id`,
+  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
+  confirm,
+  async (c) => {
+    await confirmUpgrade(
+      c.var.db,
+      c.var.caller,
+      c.req.param("id"),
+      c.req.param("workspace_id"),
+      c.req.param("run_id"),
+      defaultUpgradeDeps(c.env),
+    );
+    return c.text(WORKSPACE_UPDATE_COMPLETED, 200);
+  },
+);

@@ -28,7 +28,9 @@ export async function planUrl(
   return `${origin}${planPagePath(workspace.organization, workspace.name, runId)}?view=${token}`;
 }
 
-const workspaceRelationship = (workspaceId: string) => ({ workspace: { data: { id: workspaceId, type: "workspaces" } } });
+const workspaceRelationship = (workspaceId: string) => ({
+  workspace: { data: { id: workspaceId, type: "workspaces" } },
+});
 
 /** A `workspace-upgrade` resource for an upgrade run. */
 export function workspaceUpgradeResource(run: { id: string; status: string }, workspaceId: string, url: string) {

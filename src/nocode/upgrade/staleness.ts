@@ -33,18 +33,26 @@ export async function upgradeStaleness(
   const module = await findNoCodeModule(db, configuration.noCodeModuleId);
   if (!module) return ["the no-code module was deleted"];
   const reasons: string[] = [];
-  if (module.registryModuleId !== configuration.registryModuleId) reasons.push("the no-code module now uses another registry module");
+  if (module.registryModuleId !== configuration.registryModuleId)
+    reasons.push("the no-code module now uses another registry module");
   if (module.versionPin !== configuration.modulePin) {
-    reasons.push(`the module's version pin changed from ${configuration.modulePin ?? "none"} to ${module.versionPin ?? "none"}`);
+    reasons.push(
+      `the module's version pin changed from ${configuration.modulePin ?? "none"} to ${module.versionPin ?? "none"}`,
+    );
   }
-  if (module.enabled !== configuration.moduleEnabled) reasons.push(module.enabled ? "the module was enabled" : "the module was disabled");
+  if (module.enabled !== configuration.moduleEnabled)
+    reasons.push(module.enabled ? "the module was enabled" : "the module was disabled");
   const [options, vars, state] = await Promise.all([
     listVariableOptions(db, module.id),
     listWorkspaceVars(db, workspace.id),
-    workspace.currentStateVersionId ? findStateVersion(db, workspace.currentStateVersionId) : Promise.resolve(undefined),
+    workspace.currentStateVersionId
+      ? findStateVersion(db, workspace.currentStateVersionId)
+      : Promise.resolve(undefined),
   ]);
-  if ((await optionSetFingerprint(options)) !== configuration.optionSetFingerprint) reasons.push("the module's variable options changed");
-  if ((await workspaceVarsFingerprint(vars)) !== configuration.workspaceVarsFingerprint) reasons.push("a workspace variable changed");
+  if ((await optionSetFingerprint(options)) !== configuration.optionSetFingerprint)
+    reasons.push("the module's variable options changed");
+  if ((await workspaceVarsFingerprint(vars)) !== configuration.workspaceVarsFingerprint)
+    reasons.push("a workspace variable changed");
   if (state && state.createdAt > run.createdAt) reasons.push("another run was applied to the workspace");
   return reasons;
 }

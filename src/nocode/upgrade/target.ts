@@ -30,7 +30,8 @@ export async function upgradeTarget(
   await requireOrgPermission(db, caller, module.organization, permission);
   const workspace = await findWorkspace(db, workspaceId);
   // A workspace not created from this module is not one of its workspaces: 404.
-  if (!workspace || workspace.organization !== module.organization || workspace.noCodeModuleId !== module.id) throw notFound();
+  if (!workspace || workspace.organization !== module.organization || workspace.noCodeModuleId !== module.id)
+    throw notFound();
   return { module, workspace };
 }
 

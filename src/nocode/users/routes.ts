@@ -27,7 +27,13 @@ import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
 import { hasOrgPermission } from "../permissions";
 import { pagedList } from "../request/answers";
-import { nullableText, optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
+import {
+  nullableText,
+  optionalResourceDocument,
+  requiredName,
+  requiredText,
+  resourceDocument,
+} from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
@@ -50,7 +56,12 @@ const userCreate = operation({
   body: resourceDocument({
     types: ["users", "user"],
     attributes: {
-      username: requiredName("username", USERNAME_MAX, USERNAME, "Username may only contain letters, numbers, dashes (-), and underscores (_)"),
+      username: requiredName(
+        "username",
+        USERNAME_MAX,
+        USERNAME,
+        "Username may only contain letters, numbers, dashes (-), and underscores (_)",
+      ),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },
   }),
@@ -63,7 +74,8 @@ userRoutes.post("/admin/users", rights({ caller: "admin" }), userCreate, async (
 
   const db = c.var.db;
   const taken = () => invalidAttribute("username", "Username has already been taken");
-  if (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get()) throw taken();
+  if (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get())
+    throw taken();
   const user: UserRow = { id: newId("user"), username: username, email, createdAt: Date.now() };
   try {
     await db.insert(nocodeUsers).values(user);
@@ -139,7 +151,10 @@ userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" 
   const user = await selfOrAdmin(db, c.var.caller, c.req.param("id"));
   const url = new URL(c.req.url);
   const page = pageOf(userTokenList.query(c));
-  const { rows, total } = await listUserTokens(db, user.id, { offset: (page.number - 1) * page.size, limit: page.size });
+  const { rows, total } = await listUserTokens(db, user.id, {
+    offset: (page.number - 1) * page.size,
+    limit: page.size,
+  });
   return jsonApi({ data: rows.map((row) => serializeToken(row, null).data), ...pageDocument(url, page, total) });
 });
 

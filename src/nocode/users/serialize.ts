@@ -23,7 +23,9 @@ export function serializeUser(user: UserRow, options: { showEmail: boolean; self
       id: user.id,
       type: "users",
       attributes,
-      relationships: { "authentication-tokens": { links: { related: `/api/v2/users/${user.id}/authentication-tokens` } } },
+      relationships: {
+        "authentication-tokens": { links: { related: `/api/v2/users/${user.id}/authentication-tokens` } },
+      },
       links: { self: `/api/v2/users/${user.id}` },
     },
   };

@@ -13,15 +13,15 @@
  * N11). With a warm per-isolate cache that batch is E4's only D1 call (issue 19).
  */
 import type { Db } from "../../db/client";
+import { isUniqueViolation } from "../../db/unique";
 import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
 import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
+import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../no-code-modules/cached";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { checkProvisionable, sourceModuleIdOf } from "../no-code-modules/provisionable";
-import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../no-code-modules/cached";
 import type { NoCodeModuleWithOptions } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../../db/unique";
 import { requireOrgPermission } from "../permissions";
 import { cachedWorkspaceProjectId } from "../projects/cached";
 import { cachedReleases } from "../releases/cached";
@@ -45,7 +45,8 @@ function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoo
     throw unprocessable("Agent pool must not be specified unless using 'agent' execution mode");
   }
   if (input.agentPoolId === null) return;
-  if (!pool) throw invalidAttribute("agent-pool-id", "Agent pool must be an agent pool of the workspace's organization");
+  if (!pool)
+    throw invalidAttribute("agent-pool-id", "Agent pool must be an agent pool of the workspace's organization");
   if (!pool.organizationScoped && !storedIds(pool.allowedProjects).includes(projectId)) {
     throw invalidAttribute("agent-pool-id", "Agent pool is not available to the workspace's project");
   }
@@ -57,7 +58,11 @@ function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoo
  * lacks it). Checked before the body is read, so a caller who may not provision learns
  * nothing from validation errors.
  */
-export async function moduleToProvision(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleWithOptions> {
+export async function moduleToProvision(
+  db: Db,
+  caller: NocodeCaller,
+  noCodeModuleId: string,
+): Promise<NoCodeModuleWithOptions> {
   // E3's entry of the per-isolate cache (issue 19): the module and its option sets, so
   // neither is read again below. Like every cached read, at most NOCODE_CACHE_TTL_MS old
   // for another isolate's E2 or DELETE; this isolate's own clear the cache at once.
@@ -101,11 +106,20 @@ export async function provisionWorkspace(
 
   if (!projectId) {
     if (input.projectId === undefined) throw notFound();
-    throw new NocodeError("invalid_attribute", "Project must be a project of the workspace's organization", "/data/relationships/project");
+    throw new NocodeError(
+      "invalid_attribute",
+      "Project must be a project of the workspace's organization",
+      "/data/relationships/project",
+    );
   }
   checkAgentPool(input, projectId, pool);
 
-  const { registryModule, version, summary } = checkProvisionable(module, pinned.registryModule, pinned.version, pinned.summary);
+  const { registryModule, version, summary } = checkProvisionable(
+    module,
+    pinned.registryModule,
+    pinned.version,
+    pinned.summary,
+  );
   const engine = pickEngineVersion(releases, input.engineVersion.value);
   if (!engine.ok) throw engineVersionError(engine, input.engineVersion.attribute);
 
@@ -124,7 +138,13 @@ export async function provisionWorkspace(
   const workspaceId = newId("ws");
   const varRows = await Promise.all(input.vars.map((v) => newVarRow(env, workspaceId, v, now)));
   const [configuration, moduleVersionId] = await Promise.all([
-    buildRunConfiguration({ noCodeModule: module, version, values: effectiveValues(summary, varRows), options, storedVars: varRows }),
+    buildRunConfiguration({
+      noCodeModule: module,
+      version,
+      values: effectiveValues(summary, varRows),
+      options,
+      storedVars: varRows,
+    }),
     noCodeModuleVersionId(module.id, version.version),
   ]);
   const configurationVersionId = newId("cv");

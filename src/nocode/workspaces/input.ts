@@ -6,8 +6,8 @@
  */
 import * as v from "valibot";
 import { invalidAttribute } from "../errors";
-import { validDocument } from "../request/operation";
 import { attributeLabel, nullableFlag, relatedId, requiredText, resourceDocument, toOne } from "../request/document";
+import { validDocument } from "../request/operation";
 import { requireUniqueVarKeys, type VarInput, varInputsOf, varsRelationship } from "./vars";
 
 /** Accepted `data.type` of E4/E5 (N1: go-tfe sends `no-code-module-workspace`). */
@@ -38,7 +38,9 @@ export const workspaceDocument = resourceDocument({
     // N1: `auto-apply` (go-tfe) and `auto_apply` (the docs, pytfe).
     "auto-apply": nullableFlag("auto-apply"),
     auto_apply: nullableFlag("auto_apply"),
-    "execution-mode": v.nullish(v.picklist(["remote", "agent"], 'Execution mode must be "remote" or "agent" for a no-code workspace')),
+    "execution-mode": v.nullish(
+      v.picklist(["remote", "agent"], 'Execution mode must be "remote" or "agent" for a no-code workspace'),
+    ),
     "agent-pool-id": optionalString("agent-pool-id"),
     "source-name": optionalString("source-name"),
     "source-url": optionalString("source-url"),

@@ -14,7 +14,11 @@ export function findWorkspace(db: Db, id: string): Promise<WorkspaceRow | undefi
 }
 
 /** A workspace by organization and name. */
-export async function findWorkspaceByName(db: Db, organization: string, name: string): Promise<WorkspaceRow | undefined> {
+export async function findWorkspaceByName(
+  db: Db,
+  organization: string,
+  name: string,
+): Promise<WorkspaceRow | undefined> {
   return (await workspaceByNameQuery(db, organization, name))[0];
 }
 
@@ -34,7 +38,11 @@ export async function listWorkspaceVars(db: Db, workspaceId: string): Promise<Wo
 
 /** The select behind listWorkspaceVars, for a `db.batch` with other reads. */
 export function workspaceVarsQuery(db: Db, workspaceId: string) {
-  return db.select().from(workspaceVars).where(eq(workspaceVars.workspaceId, workspaceId)).orderBy(asc(workspaceVars.createdAt), asc(workspaceVars.id));
+  return db
+    .select()
+    .from(workspaceVars)
+    .where(eq(workspaceVars.workspaceId, workspaceId))
+    .orderBy(asc(workspaceVars.createdAt), asc(workspaceVars.id));
 }
 
 /** A variable of a workspace. */
@@ -66,9 +74,18 @@ export type WorkspaceVarChange = Omit<WorkspaceVarRow, "id" | "workspaceId" | "c
  * Update a variable of a workspace (not executed); with `condition`, only while it holds
  * (E7 writes its vars only if its run move won).
  */
-export function updateWorkspaceVarQuery(db: Db, workspaceId: string, varId: string, set: Partial<WorkspaceVarChange>, condition?: SQL) {
+export function updateWorkspaceVarQuery(
+  db: Db,
+  workspaceId: string,
+  varId: string,
+  set: Partial<WorkspaceVarChange>,
+  condition?: SQL,
+) {
   const where = and(eq(workspaceVars.id, varId), eq(workspaceVars.workspaceId, workspaceId));
-  return db.update(workspaceVars).set(set).where(condition ? and(where, condition) : where);
+  return db
+    .update(workspaceVars)
+    .set(set)
+    .where(condition ? and(where, condition) : where);
 }
 
 /** Delete a variable of a workspace (not executed); with `condition`, only while it holds. */
@@ -78,7 +95,12 @@ export function deleteWorkspaceVarQuery(db: Db, workspaceId: string, varId: stri
 }
 
 /** Update a workspace's columns (not executed); with `condition`, only while it holds. */
-export function updateWorkspaceQuery(db: Db, workspaceId: string, set: Partial<Omit<WorkspaceRow, "id">>, condition?: SQL) {
+export function updateWorkspaceQuery(
+  db: Db,
+  workspaceId: string,
+  set: Partial<Omit<WorkspaceRow, "id">>,
+  condition?: SQL,
+) {
   return db
     .update(workspaces)
     .set(set)
@@ -97,11 +119,20 @@ export function workspaceLatestRunIs(db: Db, workspaceId: string, runId: string)
 
 /** The workspaces created from a no-code module, oldest first (at most `limit`). */
 export function listModuleWorkspaces(db: Db, noCodeModuleId: string, limit: number): Promise<WorkspaceRow[]> {
-  return db.select().from(workspaces).where(eq(workspaces.noCodeModuleId, noCodeModuleId)).orderBy(workspaces.createdAt, workspaces.id).limit(limit).all();
+  return db
+    .select()
+    .from(workspaces)
+    .where(eq(workspaces.noCodeModuleId, noCodeModuleId))
+    .orderBy(workspaces.createdAt, workspaces.id)
+    .limit(limit)
+    .all();
 }
 
 /** Id and update time of every var of the module's workspaces (what a rollout's var digest covers), in one statement. */
-export function listModuleWorkspaceVarStamps(db: Db, noCodeModuleId: string): Promise<{ workspaceId: string; id: string; updatedAt: number }[]> {
+export function listModuleWorkspaceVarStamps(
+  db: Db,
+  noCodeModuleId: string,
+): Promise<{ workspaceId: string; id: string; updatedAt: number }[]> {
   return db
     .select({ workspaceId: workspaceVars.workspaceId, id: workspaceVars.id, updatedAt: workspaceVars.updatedAt })
     .from(workspaceVars)

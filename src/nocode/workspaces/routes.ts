@@ -10,19 +10,20 @@
  */
 import { Hono } from "hono";
 import type { Db } from "../../db/client";
+import { isUniqueViolation } from "../../db/unique";
 import type { ModuleSummary } from "../../lib/terraform/types";
-import type { NocodeEnv } from "../env";
 import type { NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
-import { isUniqueViolation } from "../../db/unique";
 import { hasOrgPermission, requireOrgPermission } from "../permissions";
-import { pageDocument, pageQuery, pageRequest } from "../request/query";
 import { findModuleVersionById, versionSummary } from "../registry/repo";
+import { operation } from "../request/operation";
+import { pageDocument, pageQuery, pageRequest } from "../request/query";
 import { jsonApi, noContent } from "../respond";
+import { rights } from "../route-rights";
 import { workspaceRunsPageQueries } from "../runs/repo";
 import { runResource } from "../runs/serialize";
-import { runListAnswer, varDocumentAnswer, varListAnswer, workspaceDocumentAnswer } from "./serialize";
 import { moduleToProvision, provisionWorkspace } from "./create";
 import { workspaceDocument, workspaceInputOf } from "./input";
 import { loadWorkspaceResource, provisionedWorkspaceResource } from "./load";
@@ -37,6 +38,7 @@ import {
   type WorkspaceRow,
   type WorkspaceVarRow,
 } from "./repo";
+import { runListAnswer, varDocumentAnswer, varListAnswer, workspaceDocumentAnswer } from "./serialize";
 import {
   checkRequiredVars,
   checkVarOptions,
@@ -50,11 +52,14 @@ import {
   varUpdateDocument,
   varValueTooDeep,
 } from "./vars";
-import { operation } from "../request/operation";
-import { rights } from "../route-rights";
 
 /** A workspace the caller holds `permission` on; 404 otherwise (N10). */
-async function workspaceForCaller(db: Db, caller: NocodeCaller, id: string, permission: "read-workspaces" | "write-vars"): Promise<WorkspaceRow> {
+async function workspaceForCaller(
+  db: Db,
+  caller: NocodeCaller,
+  id: string,
+  permission: "read-workspaces" | "write-vars",
+): Promise<WorkspaceRow> {
   const ws = await findWorkspace(db, id);
   if (!ws) throw notFound();
   await requireOrgPermission(db, caller, ws.organization, permission);
@@ -62,7 +67,10 @@ async function workspaceForCaller(db: Db, caller: NocodeCaller, id: string, perm
 }
 
 /** The module rules a workspace's vars follow (N5): its version's variables and the module's options. */
-async function moduleRules(db: Db, ws: WorkspaceRow): Promise<{ summary: ModuleSummary | null; options: VariableOptionSet[] }> {
+async function moduleRules(
+  db: Db,
+  ws: WorkspaceRow,
+): Promise<{ summary: ModuleSummary | null; options: VariableOptionSet[] }> {
   const version = ws.noCodeVersionId ? await findModuleVersionById(db, ws.noCodeVersionId) : undefined;
   const module = ws.noCodeModuleId ? await findNoCodeModule(db, ws.noCodeModuleId) : undefined;
   return {
@@ -87,13 +95,18 @@ const workspaceCreate = operation({
   answers: { 200: { description: "The workspace, its first run queued", schema: workspaceDocumentAnswer } },
 });
 
-workspaceRoutes.post("/no-code-modules/:id/workspaces", rights({ right: "run-workspaces" }, { cache: "unchanged" }), workspaceCreate, async (c) => {
-  const db = c.var.db;
-  const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
-  const input = workspaceInputOf(await workspaceCreate.body(c));
-  const created = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
-  return jsonApi({ data: await provisionedWorkspaceResource(db, c.var.caller, created) });
-});
+workspaceRoutes.post(
+  "/no-code-modules/:id/workspaces",
+  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
+  workspaceCreate,
+  async (c) => {
+    const db = c.var.db;
+    const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
+    const input = workspaceInputOf(await workspaceCreate.body(c));
+    const created = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
+    return jsonApi({ data: await provisionedWorkspaceResource(db, c.var.caller, created) });
+  },
+);
 
 const workspaceShow = operation({
   tag: "workspaces",
@@ -113,14 +126,19 @@ const workspaceShowByName = operation({
   answers: { 200: { description: "The workspace", schema: workspaceDocumentAnswer } },
 });
 
-workspaceRoutes.get("/organizations/:org/workspaces/:name", rights({ right: "read-workspaces" }), workspaceShowByName, async (c) => {
-  const db = c.var.db;
-  const org = c.req.param("org");
-  await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
-  const ws = await findWorkspaceByName(db, org, c.req.param("name"));
-  if (!ws) throw notFound();
-  return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
-});
+workspaceRoutes.get(
+  "/organizations/:org/workspaces/:name",
+  rights({ right: "read-workspaces" }),
+  workspaceShowByName,
+  async (c) => {
+    const db = c.var.db;
+    const org = c.req.param("org");
+    await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
+    const ws = await findWorkspaceByName(db, org, c.req.param("name"));
+    if (!ws) throw notFound();
+    return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
+  },
+);
 
 const varList = operation({
   tag: "workspaces",
@@ -142,23 +160,28 @@ const varCreate = operation({
   answers: { 201: { description: "The variable", schema: varDocumentAnswer } },
 });
 
-workspaceRoutes.post("/workspaces/:id/vars", rights({ right: "write-vars" }, { cache: "unchanged" }), varCreate, async (c) => {
-  const db = c.var.db;
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
-  const input = varInputOf((await varCreate.body(c)).data.attributes);
-  if (varValueTooDeep(input.hcl, input.value)) throw hclValueTooDeepError("/data/attributes/value");
-  const existing = await listWorkspaceVars(db, ws.id);
-  if (existing.some((v) => sameSlot(v, input))) throw keyTaken();
-  checkVarOptions([input], (await moduleRules(db, ws)).options);
-  const row = await newVarRow(c.env, ws.id, input, Date.now());
-  try {
-    await insertWorkspaceVarQuery(db, row).run();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw keyTaken();
-    throw err;
-  }
-  return jsonApi({ data: varResource(row, ws) }, 201);
-});
+workspaceRoutes.post(
+  "/workspaces/:id/vars",
+  rights({ right: "write-vars" }, { cache: "unchanged" }),
+  varCreate,
+  async (c) => {
+    const db = c.var.db;
+    const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
+    const input = varInputOf((await varCreate.body(c)).data.attributes);
+    if (varValueTooDeep(input.hcl, input.value)) throw hclValueTooDeepError("/data/attributes/value");
+    const existing = await listWorkspaceVars(db, ws.id);
+    if (existing.some((v) => sameSlot(v, input))) throw keyTaken();
+    checkVarOptions([input], (await moduleRules(db, ws)).options);
+    const row = await newVarRow(c.env, ws.id, input, Date.now());
+    try {
+      await insertWorkspaceVarQuery(db, row).run();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw keyTaken();
+      throw err;
+    }
+    return jsonApi({ data: varResource(row, ws) }, 201);
+  },
+);
 
 const varUpdate = operation({
   tag: "workspaces",
@@ -167,58 +190,68 @@ const varUpdate = operation({
   answers: { 200: { description: "The variable", schema: varDocumentAnswer } },
 });
 
-workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varUpdate, async (c) => {
-  const db = c.var.db;
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
-  const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
-  if (!current) throw notFound();
-  const attributes = (await varUpdate.body(c)).data.attributes;
-  // `hcl` and `sensitive` null read as absent.
-  const patch = { ...attributes, hcl: attributes.hcl ?? undefined, sensitive: attributes.sensitive ?? undefined };
-  // B9: the value as it will be, with `hcl` as it will be (the stored ones where the PATCH omits them).
-  if (varValueTooDeep(patch.hcl ?? current.hcl, patch.value ?? (current.sensitive ? null : current.value))) {
-    throw hclValueTooDeepError("/data/attributes/value");
-  }
+workspaceRoutes.patch(
+  "/workspaces/:id/vars/:var_id",
+  rights({ right: "write-vars" }, { cache: "unchanged" }),
+  varUpdate,
+  async (c) => {
+    const db = c.var.db;
+    const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
+    const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
+    if (!current) throw notFound();
+    const attributes = (await varUpdate.body(c)).data.attributes;
+    // `hcl` and `sensitive` null read as absent.
+    const patch = { ...attributes, hcl: attributes.hcl ?? undefined, sensitive: attributes.sensitive ?? undefined };
+    // B9: the value as it will be, with `hcl` as it will be (the stored ones where the PATCH omits them).
+    if (varValueTooDeep(patch.hcl ?? current.hcl, patch.value ?? (current.sensitive ? null : current.value))) {
+      throw hclValueTooDeepError("/data/attributes/value");
+    }
 
-  if (current.sensitive) {
-    // Reference §7.6: of a sensitive var only the value (and description) may change.
-    if (patch.sensitive === false) throw unprocessable("A sensitive variable cannot be made non-sensitive; delete and recreate it instead");
-    const changes = (patch.key !== undefined && patch.key !== current.key) || (patch.category !== undefined && patch.category !== current.category) ||
-      (patch.hcl !== undefined && patch.hcl !== current.hcl);
-    if (changes) throw unprocessable("Only the value and description of a sensitive variable can be changed; delete and recreate it instead");
-  }
-  const next = {
-    key: patch.key ?? current.key,
-    category: patch.category ?? current.category,
-    hcl: patch.hcl ?? current.hcl,
-    sensitive: patch.sensitive ?? current.sensitive,
-    description: patch.description !== undefined ? patch.description : current.description,
-  };
-  const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
-  if (others.some((v) => sameSlot(v, next))) throw keyTaken();
+    if (current.sensitive) {
+      // Reference §7.6: of a sensitive var only the value (and description) may change.
+      if (patch.sensitive === false)
+        throw unprocessable("A sensitive variable cannot be made non-sensitive; delete and recreate it instead");
+      const changes =
+        (patch.key !== undefined && patch.key !== current.key) ||
+        (patch.category !== undefined && patch.category !== current.category) ||
+        (patch.hcl !== undefined && patch.hcl !== current.hcl);
+      if (changes)
+        throw unprocessable(
+          "Only the value and description of a sensitive variable can be changed; delete and recreate it instead",
+        );
+    }
+    const next = {
+      key: patch.key ?? current.key,
+      category: patch.category ?? current.category,
+      hcl: patch.hcl ?? current.hcl,
+      sensitive: patch.sensitive ?? current.sensitive,
+      description: patch.description !== undefined ? patch.description : current.description,
+    };
+    const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
+    if (others.some((v) => sameSlot(v, next))) throw keyTaken();
 
-  // The value the rules see: the new one, or the current plaintext (unknown when sensitive).
-  const value = patch.value !== undefined ? patch.value : current.sensitive ? null : (current.value ?? "");
-  const rules = await moduleRules(db, ws);
-  checkVarOptions([{ ...next, value }], rules.options);
-  if (rules.summary) checkRequiredVars([...others, next], rules.summary, ws.noCodeVersion ?? "");
+    // The value the rules see: the new one, or the current plaintext (unknown when sensitive).
+    const value = patch.value !== undefined ? patch.value : current.sensitive ? null : (current.value ?? "");
+    const rules = await moduleRules(db, ws);
+    checkVarOptions([{ ...next, value }], rules.options);
+    if (rules.summary) checkRequiredVars([...others, next], rules.summary, ws.noCodeVersion ?? "");
 
-  let stored: Pick<WorkspaceVarRow, "value" | "valueEncrypted" | "sensitiveHash"> = current;
-  if (patch.value !== undefined || next.sensitive !== current.sensitive || next.key !== current.key) {
-    stored = await storedValue(c.env, ws.id, current.id, next.key, value ?? "", next.sensitive);
-  }
-  const now = Date.now();
-  const updated: WorkspaceVarRow = {
-    ...current,
-    ...next,
-    value: stored.value,
-    valueEncrypted: stored.valueEncrypted,
-    sensitiveHash: stored.sensitiveHash,
-    versionId: newVarVersionId(),
-    updatedAt: now,
-  };
-  try {
-    await updateWorkspaceVarQuery(db, ws.id, current.id, {
+    let stored: Pick<WorkspaceVarRow, "value" | "valueEncrypted" | "sensitiveHash"> = current;
+    if (patch.value !== undefined || next.sensitive !== current.sensitive || next.key !== current.key) {
+      stored = await storedValue(c.env, ws.id, current.id, next.key, value ?? "", next.sensitive);
+    }
+    const now = Date.now();
+    const updated: WorkspaceVarRow = {
+      ...current,
+      ...next,
+      value: stored.value,
+      valueEncrypted: stored.valueEncrypted,
+      sensitiveHash: stored.sensitiveHash,
+      versionId: newVarVersionId(),
+      updatedAt: now,
+    };
+    try {
+      await updateWorkspaceVarQuery(db, ws.id, current.id, {
         key: updated.key,
         category: updated.category,
         hcl: updated.hcl,
@@ -228,14 +261,15 @@ workspaceRoutes.patch("/workspaces/:id/vars/:var_id", rights({ right: "write-var
         valueEncrypted: updated.valueEncrypted,
         sensitiveHash: updated.sensitiveHash,
         versionId: updated.versionId,
-      updatedAt: now,
-    }).run();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw keyTaken();
-    throw err;
-  }
-  return jsonApi({ data: varResource(updated, ws) });
-});
+        updatedAt: now,
+      }).run();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw keyTaken();
+      throw err;
+    }
+    return jsonApi({ data: varResource(updated, ws) });
+  },
+);
 
 const varDelete = operation({
   tag: "workspaces",
@@ -244,20 +278,25 @@ const varDelete = operation({
   errors: [422],
 });
 
-workspaceRoutes.delete("/workspaces/:id/vars/:var_id", rights({ right: "write-vars" }, { cache: "unchanged" }), varDelete, async (c) => {
-  const db = c.var.db;
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
-  const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
-  if (!current) throw notFound();
-  // N5: a required module variable must keep a value.
-  const { summary } = await moduleRules(db, ws);
-  if (summary) {
-    const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
-    checkRequiredVars(others, summary, ws.noCodeVersion ?? "");
-  }
-  await deleteWorkspaceVarQuery(db, ws.id, current.id).run();
-  return noContent();
-});
+workspaceRoutes.delete(
+  "/workspaces/:id/vars/:var_id",
+  rights({ right: "write-vars" }, { cache: "unchanged" }),
+  varDelete,
+  async (c) => {
+    const db = c.var.db;
+    const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
+    const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
+    if (!current) throw notFound();
+    // N5: a required module variable must keep a value.
+    const { summary } = await moduleRules(db, ws);
+    if (summary) {
+      const others = (await listWorkspaceVars(db, ws.id)).filter((v) => v.id !== current.id);
+      checkRequiredVars(others, summary, ws.noCodeVersion ?? "");
+    }
+    await deleteWorkspaceVarQuery(db, ws.id, current.id).run();
+    return noContent();
+  },
+);
 
 const workspaceRunList = operation({
   tag: "workspaces",

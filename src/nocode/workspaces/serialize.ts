@@ -6,9 +6,18 @@
  */
 import * as v from "valibot";
 import type { OrgPermission } from "../permissions";
-import { identifierOf, linkAnswer, orNull, pagedList, single, timestamp, toManyAnswer, toOneAnswer } from "../request/answers";
-import { runAnswer } from "../runs/serialize";
+import {
+  identifierOf,
+  linkAnswer,
+  orNull,
+  pagedList,
+  single,
+  timestamp,
+  toManyAnswer,
+  toOneAnswer,
+} from "../request/answers";
 import { isoTime } from "../respond";
+import { runAnswer } from "../runs/serialize";
 import type { WorkspaceRow } from "./repo";
 
 const API = "/api/v2";
@@ -121,11 +130,17 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "tag-names": [],
     },
     relationships: {
-      organization: related("organizations", ws.organization, `${API}/organizations/${encodeURIComponent(ws.organization)}`),
+      organization: related(
+        "organizations",
+        ws.organization,
+        `${API}/organizations/${encodeURIComponent(ws.organization)}`,
+      ),
       "current-run": related("runs", ws.currentRunId, ws.currentRunId ? `${API}/runs/${ws.currentRunId}` : undefined),
       "latest-run": related("runs", ws.latestRunId, ws.latestRunId ? `${API}/runs/${ws.latestRunId}` : undefined),
       outputs: { data: [] },
-      "remote-state-consumers": { links: { related: `${API}/workspaces/${ws.id}/relationships/remote-state-consumers` } },
+      "remote-state-consumers": {
+        links: { related: `${API}/workspaces/${ws.id}/relationships/remote-state-consumers` },
+      },
       "current-state-version": related(
         "state-versions",
         ws.currentStateVersionId,
@@ -134,7 +149,9 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "current-configuration-version": related(
         "configuration-versions",
         ws.currentConfigurationVersionId,
-        ws.currentConfigurationVersionId ? `${API}/configuration-versions/${ws.currentConfigurationVersionId}` : undefined,
+        ws.currentConfigurationVersionId
+          ? `${API}/configuration-versions/${ws.currentConfigurationVersionId}`
+          : undefined,
       ),
       "agent-pool": related("agent-pools", ws.agentPoolId),
       readme: { data: null },
@@ -143,13 +160,19 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "no-code-module-version": related("no-code-module-versions", ws.noCodeModuleVersionId),
       vars: { data: ctx.varIds.map((id) => ({ id, type: "vars" })) },
     },
-    links: { self: path, "self-html": `/app/${encodeURIComponent(ws.organization)}/workspaces/${encodeURIComponent(ws.name)}` },
+    links: {
+      self: path,
+      "self-html": `/app/${encodeURIComponent(ws.organization)}/workspaces/${encodeURIComponent(ws.name)}`,
+    },
   };
 }
 
 /** B14: the schema of {@link workspacePermissions}. */
 const workspacePermissionsAnswer = v.strictObject(
-  Object.fromEntries(Object.keys(workspacePermissions(new Set())).map((name) => [name, v.boolean()])) as Record<string, v.BooleanSchema<undefined>>,
+  Object.fromEntries(Object.keys(workspacePermissions(new Set())).map((name) => [name, v.boolean()])) as Record<
+    string,
+    v.BooleanSchema<undefined>
+  >,
 );
 
 /** B14: the schema of {@link workspaceResource} in answers. */

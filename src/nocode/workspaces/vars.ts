@@ -12,9 +12,9 @@
  *   is null). Of a sensitive var only the value and description may change.
  */
 import * as v from "valibot";
+import { randomBytes, toHex } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { encryptSecret } from "../../lib/crypto/kek";
-import { toHex, randomBytes } from "../../lib/bytes";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { NocodeError, unprocessable } from "../errors";
 import { newId } from "../ids";
@@ -92,17 +92,29 @@ const varCategory = v.pipe(
  */
 function varAttributes<R extends boolean>(required: R) {
   return {
-    key: (required ? varKey : v.optional(varKey)) as R extends true ? typeof varKey : v.OptionalSchema<typeof varKey, undefined>,
-    value: v.optional(v.pipe(v.nullable(v.string("Value must be a string")), v.transform((value) => value ?? ""))),
+    key: (required ? varKey : v.optional(varKey)) as R extends true
+      ? typeof varKey
+      : v.OptionalSchema<typeof varKey, undefined>,
+    value: v.optional(
+      v.pipe(
+        v.nullable(v.string("Value must be a string")),
+        v.transform((value) => value ?? ""),
+      ),
+    ),
     description: v.optional(
       v.nullable(
         v.pipe(
           v.string("Description must be a string"),
-          v.maxLength(MAX_VAR_DESCRIPTION_LENGTH, `Description is too long (maximum is ${MAX_VAR_DESCRIPTION_LENGTH} characters)`),
+          v.maxLength(
+            MAX_VAR_DESCRIPTION_LENGTH,
+            `Description is too long (maximum is ${MAX_VAR_DESCRIPTION_LENGTH} characters)`,
+          ),
         ),
       ),
     ),
-    category: (required ? varCategory : v.optional(varCategory)) as R extends true ? typeof varCategory : v.OptionalSchema<typeof varCategory, undefined>,
+    category: (required ? varCategory : v.optional(varCategory)) as R extends true
+      ? typeof varCategory
+      : v.OptionalSchema<typeof varCategory, undefined>,
     hcl: nullableFlag("hcl"),
     sensitive: nullableFlag("sensitive"),
   };
@@ -117,7 +129,11 @@ export function hclValueTooDeepError(pointer: string): NocodeError {
 }
 
 /** `POST /workspaces/:id/vars`: a var resource (the B9 nesting bound is the handler's, `checkVarCreate`). */
-export const varCreateDocument = resourceDocument({ types: VAR_TYPES, attributes: varAttributes(true), missing: missingVarAttribute });
+export const varCreateDocument = resourceDocument({
+  types: VAR_TYPES,
+  attributes: varAttributes(true),
+  missing: missingVarAttribute,
+});
 
 /** `PATCH /workspaces/:id/vars/:var_id`: the attributes to change. */
 export const varUpdateDocument = resourceDocument({ types: VAR_TYPES, attributes: varAttributes(false) });
@@ -197,7 +213,11 @@ export function checkVarOptions(vars: readonly VarForRules[], options: readonly 
 }
 
 /** N5: every required variable of the version (no default) needs an `engine` var → else 422. */
-export function checkRequiredVars(vars: readonly Pick<VarForRules, "key" | "category">[], summary: Pick<ModuleSummary, "variables">, version: string): void {
+export function checkRequiredVars(
+  vars: readonly Pick<VarForRules, "key" | "category">[],
+  summary: Pick<ModuleSummary, "variables">,
+  version: string,
+): void {
   const given = new Set(vars.filter((v) => v.category === "engine").map((v) => v.key));
   const missing = summary.variables.filter((v) => v.required && !given.has(v.name)).map((v) => v.name);
   if (missing.length === 0) return;
@@ -225,7 +245,11 @@ export function duplicateVarIndex(vars: readonly Pick<VarInput, "key" | "categor
 export function requireUniqueVarKeys(vars: readonly Pick<VarInput, "key" | "category">[]): void {
   const duplicate = duplicateVarIndex(vars);
   if (duplicate >= 0) {
-    throw new NocodeError("invalid_attribute", "Key has already been taken", `/data/relationships/vars/data/${duplicate}/attributes/key`);
+    throw new NocodeError(
+      "invalid_attribute",
+      "Key has already been taken",
+      `/data/relationships/vars/data/${duplicate}/attributes/key`,
+    );
   }
 }
 
@@ -243,7 +267,12 @@ export function sensitiveHashPurpose(workspaceId: string, key: string): string {
  * The keyed hash stored with a sensitive value, which the planner compares instead of
  * the value (B2, N7): `keyedHash(KEYWAY_HASH_KEY, "nocode-sensitive:<workspace id>:<key>", value)`.
  */
-export function sensitiveValueHash(env: Pick<Env, "KEYWAY_HASH_KEY">, workspaceId: string, key: string, value: string): Promise<string> {
+export function sensitiveValueHash(
+  env: Pick<Env, "KEYWAY_HASH_KEY">,
+  workspaceId: string,
+  key: string,
+  value: string,
+): Promise<string> {
   return keyedHash(env.KEYWAY_HASH_KEY, sensitiveHashPurpose(workspaceId, key), value);
 }
 
@@ -271,7 +300,12 @@ export async function storedValue(
 }
 
 /** The row of a new var. */
-export async function newVarRow(env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">, workspaceId: string, input: VarInput, now: number): Promise<WorkspaceVarRow> {
+export async function newVarRow(
+  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  workspaceId: string,
+  input: VarInput,
+  now: number,
+): Promise<WorkspaceVarRow> {
   const id = newId("var");
   return {
     id,

@@ -24,7 +24,7 @@ export function parsePolicy(text: string): PolicyRules {
     doc = JSON.parse(text);
   } catch {
     throw new PolicyParseError(
-      "failed to parse policy: only Vault's JSON policy syntax is supported, e.g. {\"path\":{\"ssh/sign/*\":{\"capabilities\":[\"create\",\"update\"]}}}",
+      'failed to parse policy: only Vault\'s JSON policy syntax is supported, e.g. {"path":{"ssh/sign/*":{"capabilities":["create","update"]}}}',
     );
   }
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
@@ -57,7 +57,9 @@ export function parsePolicy(text: string): PolicyRules {
     const set = new Set<Capability>(rules[pattern] ?? []);
     for (const cap of caps) {
       if (typeof cap !== "string" || !(CAPABILITIES as readonly string[]).includes(cap)) {
-        throw new PolicyParseError(`failed to parse policy: path "${rawPattern}": invalid capability ${JSON.stringify(cap)}`);
+        throw new PolicyParseError(
+          `failed to parse policy: path "${rawPattern}": invalid capability ${JSON.stringify(cap)}`,
+        );
       }
       set.add(cap as Capability);
     }
@@ -120,7 +122,10 @@ export class Acl {
         pattern,
         caps: effective,
         regex: compilePattern(pattern),
-        firstWildcard: Math.min(plus === -1 ? Number.POSITIVE_INFINITY : plus, star === -1 ? Number.POSITIVE_INFINITY : star),
+        firstWildcard: Math.min(
+          plus === -1 ? Number.POSITIVE_INFINITY : plus,
+          star === -1 ? Number.POSITIVE_INFINITY : star,
+        ),
         endsWithGlob: pattern.endsWith("*"),
         plusCount: pattern.split("/").filter((s) => s === "+").length,
       });
@@ -147,9 +152,9 @@ export class Acl {
 function compilePattern(pattern: string): RegExp {
   const glob = pattern.endsWith("*");
   const body = glob ? pattern.slice(0, -1) : pattern;
-  const segments = body.split("/").map((segment) =>
-    segment === "+" ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-  );
+  const segments = body
+    .split("/")
+    .map((segment) => (segment === "+" ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
   // lint-regex: escaped literals and `[^/]+` segments separated by `/`, at most one trailing `.*`, anchored: linear.
   return new RegExp(`^${segments.join("/")}${glob ? ".*" : ""}$`, "s");
 }

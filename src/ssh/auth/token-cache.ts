@@ -31,7 +31,10 @@ export const TOKEN_CONTEXT_TTL_MS = 1000;
 const MAX_ENTRIES = 1024;
 
 /** Keyed by the token's keyed hash (its row id). Entries are shared: readers copy before changing one. */
-export const tokenContextCache = new IsolateCache<TokenContext | null>({ ttlMs: TOKEN_CONTEXT_TTL_MS, maxEntries: MAX_ENTRIES });
+export const tokenContextCache = new IsolateCache<TokenContext | null>({
+  ttlMs: TOKEN_CONTEXT_TTL_MS,
+  maxEntries: MAX_ENTRIES,
+});
 
 /** Drop one token's entry (after a write that changed only that token, e.g. a renewal). */
 export function invalidateTokenContext(tokenId: string): void {

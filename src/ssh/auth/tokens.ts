@@ -3,10 +3,10 @@
  * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
  */
 import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
-import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
-import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
+import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
+import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
 import { Acl, type PolicyRules } from "./policy";
@@ -181,7 +181,12 @@ export async function resolveToken(env: Env, db: Db, token: string, now = Date.n
  * read from the cache: consumeTokenUse spends them in D1. Only found tokens are stored
  * (N2b). The context returned is the caller's own copy.
  */
-export async function resolveCallerToken(env: Env, db: Db, token: string, now = Date.now()): Promise<TokenContext | null> {
+export async function resolveCallerToken(
+  env: Env,
+  db: Db,
+  token: string,
+  now = Date.now(),
+): Promise<TokenContext | null> {
   // One HMAC of the presented token answers both questions: is it root (its keyed hash
   // against the root token's, kept per isolate, compared in constant time over equal
   // lengths, so the root token's length stays hidden as with secretsEqual), and else
@@ -215,9 +220,18 @@ async function resolveTokenId(db: Db, id: string, now: number, compileAcl = fals
   return (await loadTokenId(db, id, now, compileAcl)).context;
 }
 
-async function loadTokenId(db: Db, id: string, now: number, compileAcl: boolean): Promise<{ context: TokenContext | null; ruleChars: number }> {
+async function loadTokenId(
+  db: Db,
+  id: string,
+  now: number,
+  compileAcl: boolean,
+): Promise<{ context: TokenContext | null; ruleChars: number }> {
   // Token, entity and policy rules are all keyed by the token's id: one D1 round trip.
-  const [rows, entityRows, ruleRows] = await db.batch([tokenRowQuery(db, id), tokenEntityQuery(db, id), tokenPolicyRulesQuery(db, id)]);
+  const [rows, entityRows, ruleRows] = await db.batch([
+    tokenRowQuery(db, id),
+    tokenEntityQuery(db, id),
+    tokenPolicyRulesQuery(db, id),
+  ]);
   const row = rows[0];
   if (!row) return { context: null, ruleChars: 0 };
   if (row.expireAt !== null && row.expireAt <= now) {
@@ -301,7 +315,11 @@ function ancestorsQuery(db: Db, parentAccessor: string) {
  * ancestor expires; `"revoked"` when the parent no longer exists or has expired, so the
  * child must go too.
  */
-async function ancestorsExpireAt(db: Db, parentAccessor: string | null, now: number): Promise<number | null | "revoked"> {
+async function ancestorsExpireAt(
+  db: Db,
+  parentAccessor: string | null,
+  now: number,
+): Promise<number | null | "revoked"> {
   if (parentAccessor === null) return null;
   const rows = await ancestorsQuery(db, parentAccessor);
   if (!rows.some((r) => r.accessor === parentAccessor)) return "revoked";
@@ -365,7 +383,8 @@ export async function createToken(
     const missing = policies.filter((p) => p !== "default" && !held.has(p));
     if (missing.length > 0) throw badRequest("child policies must be subset of parent");
   }
-  if (policies.includes("root") && !parent.isRoot) throw badRequest("root tokens may not be created without parent token being root");
+  if (policies.includes("root") && !parent.isRoot)
+    throw badRequest("root tokens may not be created without parent token being root");
   if (!input.noDefaultPolicy && !policies.includes("root") && !policies.includes("default")) policies.push("default");
   if (input.noDefaultPolicy) policies = policies.filter((p) => p !== "default");
   policies.sort();
@@ -421,7 +440,12 @@ export async function createToken(
  * maxima and (S5b) by the remaining lifetime of every ancestor. A token whose parent is
  * gone or expired is revoked instead (with its subtree), and the answer is null.
  */
-export async function renewToken(db: Db, token: TokenContext, increment: number, now = Date.now()): Promise<TokenContext | null> {
+export async function renewToken(
+  db: Db,
+  token: TokenContext,
+  increment: number,
+  now = Date.now(),
+): Promise<TokenContext | null> {
   if (token.isRoot && token.id === "") return token;
   const requested = increment > 0 ? increment : token.ttl;
   let maxExpire = token.createdAt + TOKEN_MAX_TTL_SECONDS * 1000;

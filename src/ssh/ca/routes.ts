@@ -9,7 +9,7 @@
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "../issuers/key-material";
-import { deleteAllIssuers, defaultIssuerOf, issuersOfMount, type MountIssuers } from "../issuers/repo";
+import { defaultIssuerOf, deleteAllIssuers, issuersOfMount, type MountIssuers } from "../issuers/repo";
 import { cachedIssuersOfMount, checkIssuerName, createIssuer, noDefaultIssuer } from "../issuers/service";
 import { envelope, nullable, object, plainText, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
@@ -65,7 +65,10 @@ export const caRoutes: VaultRoute[] = [
     },
     docs: {
       operations: {
-        read: { summary: "Read the public key of the default issuer", responses: envelope("the CA public key", object({ public_key: str() })) },
+        read: {
+          summary: "Read the public key of the default issuer",
+          responses: envelope("the CA public key", object({ public_key: str() })),
+        },
         update: {
           summary: "Add a CA key (generated or supplied) as a new default issuer",
           body: CONFIG_CA_FIELDS,
@@ -93,6 +96,10 @@ export const caRoutes: VaultRoute[] = [
         return new Response(issuer.publicKey, { status: 200, headers: { "Content-Type": "text/plain" } });
       },
     },
-    docs: { operations: { read: { summary: "The default issuer's public key, as stored", responses: plainText("an OpenSSH public key") } } },
+    docs: {
+      operations: {
+        read: { summary: "The default issuer's public key, as stored", responses: plainText("an OpenSSH public key") },
+      },
+    },
   },
 ];

@@ -9,7 +9,19 @@ import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { arrayOf, bool, dateTime, envelope, listData, nullable, object, str, stringMap, strings, written } from "../openapi-schemas";
+import {
+  arrayOf,
+  bool,
+  dateTime,
+  envelope,
+  listData,
+  nullable,
+  object,
+  str,
+  stringMap,
+  strings,
+  written,
+} from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
@@ -189,13 +201,24 @@ export const identityRoutes: VaultRoute[] = [
   {
     pattern: "identity/entity",
     operations: { update: (req) => writeEntity(req, null) },
-    docs: { operations: { update: { summary: "Create an entity", body: ENTITY_FIELDS, responses: envelope("the entity's id and name", entityWrittenSchema) } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Create an entity",
+          body: ENTITY_FIELDS,
+          responses: envelope("the entity's id and name", entityWrittenSchema),
+        },
+      },
+    },
   },
   {
     pattern: "identity/entity/id",
     docs: {
       operations: {
-        list: { summary: "List entity ids", responses: envelope("entity ids", listData(object({ name: str(), aliases: arrayOf(true) }))) },
+        list: {
+          summary: "List entity ids",
+          responses: envelope("entity ids", listData(object({ name: str(), aliases: arrayOf(true) }))),
+        },
       },
     },
     operations: {
@@ -214,7 +237,11 @@ export const identityRoutes: VaultRoute[] = [
       params: { id: "the entity id" },
       operations: {
         read: { summary: "Read an entity", responses: envelope("the entity", entityDataSchema) },
-        update: { summary: "Update an entity", body: ENTITY_FIELDS, responses: envelope("the entity's id and name", entityWrittenSchema) },
+        update: {
+          summary: "Update an entity",
+          body: ENTITY_FIELDS,
+          responses: envelope("the entity's id and name", entityWrittenSchema),
+        },
         delete: { summary: "Delete an entity and its aliases", responses: written("deleted") },
       },
     },
@@ -233,11 +260,16 @@ export const identityRoutes: VaultRoute[] = [
   },
   {
     pattern: "identity/entity/name/:name",
-    docs: { params: { name: "the entity name" }, operations: { read: { summary: "Read an entity by name", responses: envelope("the entity", entityDataSchema) } } },
+    docs: {
+      params: { name: "the entity name" },
+      operations: { read: { summary: "Read an entity by name", responses: envelope("the entity", entityDataSchema) } },
+    },
     params: { name: "[^/]+" },
     operations: {
       read: async (req) => {
-        const row = await req.db.query.identityEntities.findFirst({ where: eq(identityEntities.name, req.params.name ?? "") });
+        const row = await req.db.query.identityEntities.findFirst({
+          where: eq(identityEntities.name, req.params.name ?? ""),
+        });
         const entity = row ? await loadEntity(req.db, row.id) : null;
         if (!entity) throw notFound();
         return vaultJson(req, { data: entityData(entity) });

@@ -5,11 +5,16 @@
  * been validated. Errors are Vault's texts as 400s (S4).
  */
 import { bytesEqual } from "../../lib/bytes";
-import { generateSshKeyPair, importSigningKey, SshKeyError, type SshSigningKey } from "../../lib/crypto/ssh-keys-and-certificates";
+import {
+  generateSshKeyPair,
+  importSigningKey,
+  SshKeyError,
+  type SshSigningKey,
+} from "../../lib/crypto/ssh-keys-and-certificates";
 import { WireError } from "../../lib/sshwire/errors";
 import { parsePublicKeyText } from "../../lib/sshwire/public-key";
-import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { badRequest } from "../errors";
+import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 
 /** The key fields shared by config/ca and issuers/import (OpenBao's common issuer fields). */
 export const KEY_MATERIAL_FIELDS = {
@@ -83,12 +88,20 @@ export async function keyMaterialFrom(values: Record<string, unknown>, provided:
   } else if (!anyKey) {
     useSupplied = false;
   } else {
-    throw badRequest("only one of public_key and private_key set; both must be set to use, or both must be blank to auto-generate");
+    throw badRequest(
+      "only one of public_key and private_key set; both must be set to use, or both must be blank to auto-generate",
+    );
   }
 
   if (useSupplied) {
     const signingKey = await importSuppliedPair(publicKey, privateKey);
-    return { publicKeyText: publicKey, privateKeyPem: privateKey, keyType: signingKey.keyType, signingKey, generated: false };
+    return {
+      publicKeyText: publicKey,
+      privateKeyPem: privateKey,
+      keyType: signingKey.keyType,
+      signingKey,
+      generated: false,
+    };
   }
 
   let spec: ReturnType<typeof caKeySpec>;

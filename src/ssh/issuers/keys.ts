@@ -40,17 +40,25 @@ export function rememberSigningKey(row: IssuerRow, key: SshSigningKey): void {
  * The signing key of an issuer row: cached when the row's ciphertext is the one cached,
  * else decrypted and imported once (concurrent callers share the import).
  */
-export function signingKeyFor(env: Env, row: IssuerRow, waitUntil?: (work: Promise<unknown>) => void): Promise<SshSigningKey> {
+export function signingKeyFor(
+  env: Env,
+  row: IssuerRow,
+  waitUntil?: (work: Promise<unknown>) => void,
+): Promise<SshSigningKey> {
   // B11: a CA key still under an older KEYWAY_KEK key is rewrapped under the primary one
   // after this request; the read itself uses the old ciphertext, which still decrypts.
   if (waitUntil && needsRewrap(env.KEYWAY_KEK, row.privateKeyEncrypted)) {
     waitUntil(
-      rewrapStoredSecret(env, "ssh_issuers", row.id, row.privateKeyEncrypted, row.mount).then(() => invalidateMountContexts(row.mount)),
+      rewrapStoredSecret(env, "ssh_issuers", row.id, row.privateKeyEncrypted, row.mount).then(() =>
+        invalidateMountContexts(row.mount),
+      ),
     );
   }
   const hit = cache.get(row.id);
   if (hit && hit.ciphertext === row.privateKeyEncrypted) return hit.key;
-  const key = decryptSecret(env.KEYWAY_KEK, issuerKekContext(row.mount), row.privateKeyEncrypted).then(importSigningKey);
+  const key = decryptSecret(env.KEYWAY_KEK, issuerKekContext(row.mount), row.privateKeyEncrypted).then(
+    importSigningKey,
+  );
   const entry = { ciphertext: row.privateKeyEncrypted, key };
   remember(row.id, entry);
   // A failed import must not stay cached.

@@ -37,16 +37,27 @@ export function issuerKekContext(mount: string): string {
 
 /** Select every issuer of a mount, oldest first (for a `db.batch`; decode with mountIssuersFromRows). */
 export function issuersOfMountQuery(db: Db, mount: string) {
-  return db.select().from(sshIssuers).where(eq(sshIssuers.mount, mount)).orderBy(asc(sshIssuers.createdAt), asc(sshIssuers.id));
+  return db
+    .select()
+    .from(sshIssuers)
+    .where(eq(sshIssuers.mount, mount))
+    .orderBy(asc(sshIssuers.createdAt), asc(sshIssuers.id));
 }
 
 /** Select a mount's issuer configuration row (for a `db.batch`). */
 export function issuerConfigQuery(db: Db, mount: string) {
-  return db.select({ defaultIssuerId: sshIssuerConfig.defaultIssuerId }).from(sshIssuerConfig).where(eq(sshIssuerConfig.mount, mount)).limit(1);
+  return db
+    .select({ defaultIssuerId: sshIssuerConfig.defaultIssuerId })
+    .from(sshIssuerConfig)
+    .where(eq(sshIssuerConfig.mount, mount))
+    .limit(1);
 }
 
 /** Decode the rows of issuersOfMountQuery and issuerConfigQuery. A default id naming no issuer reads as none. */
-export function mountIssuersFromRows(issuerRows: IssuerRow[], configRows: { defaultIssuerId: string | null }[]): MountIssuers {
+export function mountIssuersFromRows(
+  issuerRows: IssuerRow[],
+  configRows: { defaultIssuerId: string | null }[],
+): MountIssuers {
   const id = configRows[0]?.defaultIssuerId ?? null;
   const defaultId = id !== null && issuerRows.some((i) => i.id === id) ? id : null;
   return { issuers: issuerRows, defaultId };
@@ -86,7 +97,13 @@ export interface NewIssuer {
  * default in the same batch. A name already taken fails the unique index; callers check
  * names first so that race is the only way to reach it.
  */
-export async function insertIssuer(env: Env, db: Db, mount: string, issuer: NewIssuer, makeDefault: boolean): Promise<IssuerRow> {
+export async function insertIssuer(
+  env: Env,
+  db: Db,
+  mount: string,
+  issuer: NewIssuer,
+  makeDefault: boolean,
+): Promise<IssuerRow> {
   const now = Date.now();
   const row: IssuerRow = {
     id: crypto.randomUUID(),
@@ -107,7 +124,12 @@ export async function insertIssuer(env: Env, db: Db, mount: string, issuer: NewI
 }
 
 /** Change an issuer's name and/or trust (S20 update, S21 `trusted`). */
-export async function updateIssuer(db: Db, mount: string, id: string, change: { name?: string | null; trusted?: boolean }): Promise<void> {
+export async function updateIssuer(
+  db: Db,
+  mount: string,
+  id: string,
+  change: { name?: string | null; trusted?: boolean },
+): Promise<void> {
   await db
     .update(sshIssuers)
     .set({ ...change, updatedAt: Date.now() })
@@ -145,7 +167,10 @@ export async function deleteIssuer(db: Db, mount: string, id: string): Promise<v
 
 /** Delete every issuer of a mount and its default (`DELETE config/ca`, S20). */
 export async function deleteAllIssuers(db: Db, mount: string): Promise<void> {
-  await db.batch([db.delete(sshIssuers).where(eq(sshIssuers.mount, mount)), db.delete(sshIssuerConfig).where(eq(sshIssuerConfig.mount, mount))]);
+  await db.batch([
+    db.delete(sshIssuers).where(eq(sshIssuers.mount, mount)),
+    db.delete(sshIssuerConfig).where(eq(sshIssuerConfig.mount, mount)),
+  ]);
   invalidateMountContexts(mount);
 }
 

@@ -40,7 +40,12 @@ import {
 
 /** OpenBao's issuer answer, plus S21's `trusted`. */
 function issuerData(issuer: IssuerRow) {
-  return { issuer_id: issuer.id, issuer_name: issuer.name ?? "", public_key: issuer.publicKey, trusted: issuer.trusted };
+  return {
+    issuer_id: issuer.id,
+    issuer_name: issuer.name ?? "",
+    public_key: issuer.publicKey,
+    trusted: issuer.trusted,
+  };
 }
 
 /** OpenBao's warning when roles still name an issuer by a reference that changes or goes. */
@@ -72,7 +77,12 @@ async function listIssuers(req: VaultRequest): Promise<Response> {
   const keyInfo: Record<string, unknown> = {};
   for (const id of ids) {
     const issuer = set.issuers.find((i) => i.id === id)!;
-    keyInfo[id] = { issuer_name: issuer.name ?? "", is_default: id === set.defaultId, public_key: issuer.publicKey, trusted: issuer.trusted };
+    keyInfo[id] = {
+      issuer_name: issuer.name ?? "",
+      is_default: id === set.defaultId,
+      public_key: issuer.publicKey,
+      trusted: issuer.trusted,
+    };
   }
   return vaultJson(req, { data: { keys: ids, key_info: keyInfo } });
 }
@@ -89,7 +99,9 @@ async function importIssuer(req: VaultRequest): Promise<Response> {
   const warnings = unknownFieldWarnings(f.unknown);
   const pathName = req.params.issuer_name;
   if (pathName !== undefined && Object.hasOwn(req.body, "issuer_name")) {
-    warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [issuer_name]");
+    warnings.push(
+      "Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [issuer_name]",
+    );
   }
   const name = pathName ?? (f.values.issuer_name as string);
   // Refuse a bad or taken name before paying for key generation.
@@ -253,7 +265,12 @@ const ISSUER_REF_PARAMS = { issuer_ref: ISSUER_NAME_PATTERN };
 
 /** Mount-relative routes of the issuer API (S20) and the trust bundle (S21). */
 /** B14: OpenBao's issuer answer (`issuerData`). */
-const issuerSchema = object({ issuer_id: str(), issuer_name: str("empty when unnamed"), public_key: str(), trusted: bool() });
+const issuerSchema = object({
+  issuer_id: str(),
+  issuer_name: str("empty when unnamed"),
+  public_key: str(),
+  trusted: bool(),
+});
 const ISSUER_REF_DOC = { issuer_ref: "an issuer id, name, or `default`" };
 
 export const issuerRoutes: VaultRoute[] = [
@@ -281,7 +298,15 @@ export const issuerRoutes: VaultRoute[] = [
     pattern: "issuers/import",
     mounted: true,
     operations: { update: importIssuer },
-    docs: { operations: { update: { summary: "Import or generate an issuer", body: IMPORT_FIELDS, responses: envelope("the issuer", issuerSchema) } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Import or generate an issuer",
+          body: IMPORT_FIELDS,
+          responses: envelope("the issuer", issuerSchema),
+        },
+      },
+    },
   },
   {
     pattern: "issuers/import/:issuer_name",
@@ -290,7 +315,13 @@ export const issuerRoutes: VaultRoute[] = [
     operations: { update: importIssuer },
     docs: {
       params: { issuer_name: "the new issuer's name" },
-      operations: { update: { summary: "Import or generate a named issuer", body: IMPORT_FIELDS, responses: envelope("the issuer", issuerSchema) } },
+      operations: {
+        update: {
+          summary: "Import or generate a named issuer",
+          body: IMPORT_FIELDS,
+          responses: envelope("the issuer", issuerSchema),
+        },
+      },
     },
   },
   {
@@ -302,8 +333,16 @@ export const issuerRoutes: VaultRoute[] = [
       params: ISSUER_REF_DOC,
       operations: {
         read: { summary: "Read an issuer", responses: envelope("the issuer", issuerSchema) },
-        update: { summary: "Rename, retire or restore an issuer", body: UPDATE_FIELDS, responses: envelope("the issuer", issuerSchema) },
-        patch: { summary: "Rename, retire or restore an issuer", body: UPDATE_FIELDS, responses: envelope("the issuer", issuerSchema) },
+        update: {
+          summary: "Rename, retire or restore an issuer",
+          body: UPDATE_FIELDS,
+          responses: envelope("the issuer", issuerSchema),
+        },
+        patch: {
+          summary: "Rename, retire or restore an issuer",
+          body: UPDATE_FIELDS,
+          responses: envelope("the issuer", issuerSchema),
+        },
         delete: { summary: "Delete an issuer", responses: written("deleted (also when unknown)") },
       },
     },
@@ -315,7 +354,12 @@ export const issuerRoutes: VaultRoute[] = [
     // S16a: served without a token; other methods need one (and are then 405).
     unauthenticated: ["read"],
     operations: { read: issuerPublicKey },
-    docs: { params: ISSUER_REF_DOC, operations: { read: { summary: "An issuer's public key, as stored", responses: plainText("an OpenSSH public key") } } },
+    docs: {
+      params: ISSUER_REF_DOC,
+      operations: {
+        read: { summary: "An issuer's public key, as stored", responses: plainText("an OpenSSH public key") },
+      },
+    },
   },
   {
     pattern: "config/issuers",
@@ -323,8 +367,15 @@ export const issuerRoutes: VaultRoute[] = [
     operations: { read: readIssuersConfig, update: writeIssuersConfig },
     docs: {
       operations: {
-        read: { summary: "Read the default issuer", responses: envelope("the default issuer's id", object({ default: str() })) },
-        update: { summary: "Set the default issuer", body: ISSUERS_CONFIG_FIELDS, responses: envelope("the default issuer's id", object({ default: str() })) },
+        read: {
+          summary: "Read the default issuer",
+          responses: envelope("the default issuer's id", object({ default: str() })),
+        },
+        update: {
+          summary: "Set the default issuer",
+          body: ISSUERS_CONFIG_FIELDS,
+          responses: envelope("the default issuer's id", object({ default: str() })),
+        },
       },
     },
   },
@@ -351,7 +402,12 @@ export const issuerRoutes: VaultRoute[] = [
       operations: {
         read: {
           summary: "`@cert-authority` lines for the trusted issuers (known_hosts)",
-          query: { domain: { description: "the host domain: letters, digits, `-`, `.`, at most 253 characters", required: true } },
+          query: {
+            domain: {
+              description: "the host domain: letters, digits, `-`, `.`, at most 253 characters",
+              required: true,
+            },
+          },
           responses: cacheableFile("one `@cert-authority *.D,D <key>` line per trusted issuer", "text/plain"),
         },
       },

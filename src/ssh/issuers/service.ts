@@ -91,21 +91,28 @@ export function resolveIssuer(set: MountIssuers, ref: string): IssuerRow {
  * not already naming (or being the id of) another issuer of the mount. Returns the
  * trimmed name, or null for none.
  */
-export function checkIssuerName(set: MountIssuers, raw: string, options: { emptyAllowed: boolean; self?: IssuerRow }): string | null {
+export function checkIssuerName(
+  set: MountIssuers,
+  raw: string,
+  options: { emptyAllowed: boolean; self?: IssuerRow },
+): string | null {
   const name = raw.trim();
   if (name === "") {
     if (options.emptyAllowed) return null;
     throw badRequest("expected non-empty issuer name");
   }
-  if (name.toLowerCase() === DEFAULT_ISSUER_REF) throw badRequest("reserved keyword 'default' can not be used as issuer name");
-  if (name.length > MAX_ISSUER_NAME_LENGTH || !ISSUER_NAME.test(name)) throw badRequest("issuer name contained invalid characters");
+  if (name.toLowerCase() === DEFAULT_ISSUER_REF)
+    throw badRequest("reserved keyword 'default' can not be used as issuer name");
+  if (name.length > MAX_ISSUER_NAME_LENGTH || !ISSUER_NAME.test(name))
+    throw badRequest("issuer name contained invalid characters");
   const holder = issuerByRef(set, name);
   if (holder && holder.id !== options.self?.id) throw badRequest("issuer name already in use");
   return name;
 }
 
 /** OpenBao's warning when the submitted key pair is one the mount already holds. */
-export const EXISTING_ISSUER_WARNING = "An issuer with the provided public key already exists, returning the existing issuer";
+export const EXISTING_ISSUER_WARNING =
+  "An issuer with the provided public key already exists, returning the existing issuer";
 
 /** The issuer already holding this public key, if any. */
 function issuerHolding(set: MountIssuers, material: KeyMaterial): IssuerRow | null {
@@ -122,7 +129,10 @@ function issuerHolding(set: MountIssuers, material: KeyMaterial): IssuerRow | nu
 
 /** Is a D1 failure the (mount, name) unique index refusing a concurrent duplicate? */
 export function isNameConflict(e: unknown): boolean {
-  return e instanceof Error && /UNIQUE constraint failed: ssh_issuers\.mount, ssh_issuers\.name/.test(`${e.message} ${String(e.cause ?? "")}`);
+  return (
+    e instanceof Error &&
+    /UNIQUE constraint failed: ssh_issuers\.mount, ssh_issuers\.name/.test(`${e.message} ${String(e.cause ?? "")}`)
+  );
 }
 
 /**

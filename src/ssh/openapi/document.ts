@@ -20,9 +20,9 @@ import type {
   PathItem,
   ResponseObject,
 } from "../../lib/openapi/types";
+import { bool, COMPONENT, fieldsBodySchema, int, nullable, object, str, stringMap, strings } from "../openapi-schemas";
 import { NAME_PATTERN, type Operation, type VaultRoute } from "../router";
 import { KEYWAY_VERSION } from "../sys/health";
-import { bool, COMPONENT, fieldsBodySchema, int, nullable, object, str, stringMap, strings } from "../openapi-schemas";
 
 /** The spellings `GET ?list=` accepts for true (strconv.ParseBool, S2). */
 const LIST_TRUE = ["true", "1", "t", "T", "TRUE", "True"];
@@ -99,7 +99,7 @@ export function buildOpenApiDocument(routes: readonly VaultRoute[], mounts: read
       schemas: { VaultResponse: vaultResponse, VaultAuth: vaultAuth, VaultErrors: vaultErrors },
       responses: {
         VaultError: {
-          description: "Vault's error answer (`{\"errors\": [...]}`)",
+          description: 'Vault\'s error answer (`{"errors": [...]}`)',
           content: { "application/json": { schema: { $ref: "#/components/schemas/VaultErrors" } } },
         },
       },
@@ -133,7 +133,13 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
       schema: q.schema ?? { type: "string" },
     }));
     if (operation === "list") {
-      query.unshift({ name: "list", in: "query", required: true, description: "must be true: a list", schema: { type: "string", enum: LIST_TRUE } });
+      query.unshift({
+        name: "list",
+        in: "query",
+        required: true,
+        description: "must be true: a list",
+        schema: { type: "string", enum: LIST_TRUE },
+      });
     }
     paths[key] ??= { parameters };
     const item = paths[key];
@@ -150,7 +156,10 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
         const schema = fieldsBodySchema(docs.body);
         op.requestBody = {
           required: false,
-          content: operation === "patch" ? { "application/merge-patch+json": { schema }, "application/json": { schema } } : { "application/json": { schema } },
+          content:
+            operation === "patch"
+              ? { "application/merge-patch+json": { schema }, "application/json": { schema } }
+              : { "application/json": { schema } },
         };
       }
       if (unauthenticated) op.security = [];
@@ -160,7 +169,10 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
     if (operation === "read" && route.head) {
       const headResponses: Record<string, ResponseObject | { $ref: string }> = {};
       for (const [status, response] of Object.entries(responses)) {
-        headResponses[status] = "$ref" in response ? response : { description: response.description, ...(response.headers ? { headers: response.headers } : {}) };
+        headResponses[status] =
+          "$ref" in response
+            ? response
+            : { description: response.description, ...(response.headers ? { headers: response.headers } : {}) };
       }
       item.head = { ...item.get!, operationId: operationId(route, operation, "head"), responses: headResponses };
     }

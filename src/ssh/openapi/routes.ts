@@ -2,8 +2,9 @@
  * `GET /v1/sys/internal/specs/openapi` (decisions B14, S16a): the /v1 OpenAPI document,
  * unauthenticated, at Vault's path and, as Vault serves it, outside the envelope.
  */
-import { configuredMounts, type VaultRoute } from "../router";
+
 import { rawJson } from "../openapi-schemas";
+import { configuredMounts, type VaultRoute } from "../router";
 import { buildOpenApiDocument } from "./document";
 
 /**
@@ -38,7 +39,11 @@ export function openApiRoutes(table: () => readonly VaultRoute[]): VaultRoute[] 
             responses: rawJson("the document", {
               type: "object",
               required: ["openapi", "info", "paths"],
-              properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, paths: { type: "object" } },
+              properties: {
+                openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" },
+                info: { type: "object" },
+                paths: { type: "object" },
+              },
             }),
           },
         },
@@ -46,4 +51,3 @@ export function openApiRoutes(table: () => readonly VaultRoute[]): VaultRoute[] 
     },
   ];
 }
-

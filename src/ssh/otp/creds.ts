@@ -7,11 +7,11 @@ import { parseIp } from "../../lib/net/ip";
 import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { type MountTtls, mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
 import { vaultJson } from "../respond";
-import type { VaultRequest } from "../router";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
-import { type MountTtls, mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
+import type { VaultRequest } from "../router";
 import { checkRoleCidrs, formatIp } from "./ip-match";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "./shard";
 import { zeroAddressFromRows, zeroAddressQuery } from "./zeroaddress";
@@ -57,7 +57,9 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   const f = parseFields(body, CREDS_FIELDS);
   const warnings = unknownFieldWarnings(f.unknown);
   if ("role" in req.body) {
-    warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]");
+    warnings.push(
+      "Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]",
+    );
   }
 
   // Reference §3.6, in Vault's order.

@@ -31,7 +31,11 @@ export function formatIp(addr: Uint8Array): string {
     }
     i = j;
   }
-  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => g.toString(16)).join(":");
+  const hex = (from: number, to: number) =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(":");
   if (bestStart === -1) return hex(0, 8);
   return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
 }

@@ -102,7 +102,10 @@ function smallAnswer(roles: readonly string[]): boolean {
 
 /** The sorted, de-duplicated roles of `addr` in a mount: matched through the index, plus the zero-address roles. */
 async function rolesForAddress(db: Db, mount: string, addr: Uint8Array): Promise<readonly string[]> {
-  const [indexRows, zeroAddress] = await Promise.all([roleIndexQuery(db, mount, addr), readZeroAddressCached(db, mount)]);
+  const [indexRows, zeroAddress] = await Promise.all([
+    roleIndexQuery(db, mount, addr),
+    readZeroAddressCached(db, mount),
+  ]);
   return [...new Set([...rolesFromIndexRows(indexRows), ...(zeroAddress ?? [])])].sort(byteOrder);
 }
 

@@ -8,7 +8,12 @@ import { tidyRoutes } from "../tidy";
 import { CREDS_FIELDS, credsHandler } from "./creds";
 import { LOOKUP_FIELDS, lookupHandler } from "./lookup";
 import { VERIFY_FIELDS, verifyHandler } from "./verify";
-import { deleteZeroAddressHandler, readZeroAddressHandler, writeZeroAddressHandler, ZERO_ADDRESS_FIELDS } from "./zeroaddress";
+import {
+  deleteZeroAddressHandler,
+  readZeroAddressHandler,
+  writeZeroAddressHandler,
+  ZERO_ADDRESS_FIELDS,
+} from "./zeroaddress";
 
 export const otpRoutes: VaultRoute[] = [
   {
@@ -17,7 +22,10 @@ export const otpRoutes: VaultRoute[] = [
     operations: { read: readZeroAddressHandler, update: writeZeroAddressHandler, delete: deleteZeroAddressHandler },
     docs: {
       operations: {
-        read: { summary: "Read the roles allowed for any address", responses: envelope("role names", object({ roles: strings() })) },
+        read: {
+          summary: "Read the roles allowed for any address",
+          responses: envelope("role names", object({ roles: strings() })),
+        },
         update: { summary: "Set the roles allowed for any address", body: ZERO_ADDRESS_FIELDS, responses: written() },
         delete: { summary: "Clear the zero-address roles", responses: written("deleted") },
       },
@@ -35,7 +43,13 @@ export const otpRoutes: VaultRoute[] = [
           body: CREDS_FIELDS,
           responses: envelope(
             "the OTP; `lease_id` names it",
-            object({ key_type: { const: "otp" }, key: str("the one-time password"), username: str(), ip: str(), port: int() }),
+            object({
+              key_type: { const: "otp" },
+              key: str("the one-time password"),
+              username: str(),
+              ip: str(),
+              port: int(),
+            }),
           ),
         },
       },
@@ -47,7 +61,11 @@ export const otpRoutes: VaultRoute[] = [
     operations: { update: lookupHandler },
     docs: {
       operations: {
-        update: { summary: "The OTP roles whose CIDR lists hold an address", body: LOOKUP_FIELDS, responses: envelope("role names", object({ roles: strings() })) },
+        update: {
+          summary: "The OTP roles whose CIDR lists hold an address",
+          body: LOOKUP_FIELDS,
+          responses: envelope("role names", object({ roles: strings() })),
+        },
       },
     },
   },
@@ -62,7 +80,10 @@ export const otpRoutes: VaultRoute[] = [
           summary: "Verify (and spend) a one-time password",
           body: VERIFY_FIELDS,
           responses: envelope("the OTP's user, address and role (or the echo answer)", {
-            oneOf: [object({ username: str(), ip: str(), role_name: str() }), object({ message: { const: "verify-echo-response" } })],
+            oneOf: [
+              object({ username: str(), ip: str(), role_name: str() }),
+              object({ message: { const: "verify-echo-response" } }),
+            ],
           }),
         },
       },

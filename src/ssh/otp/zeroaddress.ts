@@ -35,7 +35,11 @@ export function readZeroAddressCached(db: Db, mount: string): Promise<string[] |
 
 /** The select behind readZeroAddress, for callers that batch it with other reads. */
 export function zeroAddressQuery(db: Db, mount: string) {
-  return db.select({ roles: sshZeroAddress.roles }).from(sshZeroAddress).where(eq(sshZeroAddress.mount, mount)).limit(1);
+  return db
+    .select({ roles: sshZeroAddress.roles })
+    .from(sshZeroAddress)
+    .where(eq(sshZeroAddress.mount, mount))
+    .limit(1);
 }
 
 /** Decode zeroAddressQuery's rows: the list, or null when not configured. */
@@ -50,7 +54,9 @@ async function existingRoles(db: Db, mount: string, names: string[]): Promise<Se
   const rows = await db
     .select({ name: sshRoles.name })
     .from(sshRoles)
-    .where(and(eq(sshRoles.mount, mount), sql`${sshRoles.name} IN (SELECT value FROM json_each(${JSON.stringify(unique)}))`));
+    .where(
+      and(eq(sshRoles.mount, mount), sql`${sshRoles.name} IN (SELECT value FROM json_each(${JSON.stringify(unique)}))`),
+    );
   return new Set(rows.map((r) => r.name));
 }
 

@@ -131,7 +131,10 @@ async function listCertificates(req: VaultRequest): Promise<Response> {
   const keyId = req.query.get("key_id");
   if (keyId) conditions.push(eq(sshCertificates.keyId, keyId));
   const principal = req.query.get("principal");
-  if (principal) conditions.push(sql`exists (select 1 from json_each(${sshCertificates.principals}) where json_each.value = ${principal})`);
+  if (principal)
+    conditions.push(
+      sql`exists (select 1 from json_each(${sshCertificates.principals}) where json_each.value = ${principal})`,
+    );
   const rows = await req.db
     .select()
     .from(sshCertificates)
@@ -141,7 +144,12 @@ async function listCertificates(req: VaultRequest): Promise<Response> {
   if (rows.length === 0) throw notFound();
   const keyInfo: Record<string, unknown> = {};
   for (const row of rows) {
-    keyInfo[row.serial] = { issuer_id: row.issuerId, role: row.role, key_id: row.keyId, valid_before: new Date(row.validBefore * 1000).toISOString() };
+    keyInfo[row.serial] = {
+      issuer_id: row.issuerId,
+      role: row.role,
+      key_id: row.keyId,
+      valid_before: new Date(row.validBefore * 1000).toISOString(),
+    };
   }
   return vaultJson(req, { data: { keys: rows.map((r) => r.serial), key_info: keyInfo } });
 }
@@ -152,8 +160,13 @@ async function readCertificate(req: VaultRequest): Promise<Response> {
   if (!serial) throw badRequest(`invalid serial number: ${req.params.serial}`);
   const conditions = [eq(sshCertificates.mount, req.mount), eq(sshCertificates.serial, serial)];
   const ref = req.query.get("issuer_ref");
-  if (ref !== null) conditions.push(eq(sshCertificates.issuerId, resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id));
-  const rows = await req.db.select().from(sshCertificates).where(and(...conditions)).limit(2);
+  if (ref !== null)
+    conditions.push(eq(sshCertificates.issuerId, resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id));
+  const rows = await req.db
+    .select()
+    .from(sshCertificates)
+    .where(and(...conditions))
+    .limit(2);
   if (rows.length === 0) throw notFound();
   if (rows.length > 1) throw badRequest(`serial number ${serial} was issued by more than one issuer; give issuer_ref`);
   return vaultJson(req, { data: certData(rows[0]!) });
@@ -165,14 +178,24 @@ const DEFAULT_SAFETY_BUFFER = 72 * 3600;
 const TIDY_FIELDS: FieldSchema = { safety_buffer: { type: "duration", default: DEFAULT_SAFETY_BUFFER } };
 
 /** Remove a mount's certificates that expired more than `bufferSeconds` ago. */
-export async function tidyCertificates(db: Db, mount: string, bufferSeconds: number, nowMs = Date.now()): Promise<number> {
+export async function tidyCertificates(
+  db: Db,
+  mount: string,
+  bufferSeconds: number,
+  nowMs = Date.now(),
+): Promise<number> {
   const cutoff = Math.floor(nowMs / 1000) - bufferSeconds;
   const where = and(eq(sshCertificates.mount, mount), lt(sshCertificates.validBefore, cutoff));
   const [[total], removed] = await db.batch([
     db.select({ n: count() }).from(sshCertificates).where(eq(sshCertificates.mount, mount)),
     db.delete(sshCertificates).where(where).returning({ serial: sshCertificates.serial }),
   ]);
-  logInfo("ssh certificate inventory tidied", { mount, removed: removed.length, of: total?.n ?? 0, safety_buffer: bufferSeconds });
+  logInfo("ssh certificate inventory tidied", {
+    mount,
+    removed: removed.length,
+    of: total?.n ?? 0,
+    safety_buffer: bufferSeconds,
+  });
   return removed.length;
 }
 
@@ -222,7 +245,10 @@ export const inventoryRoutes: VaultRoute[] = [
             key_id: { description: "only certificates with this key id" },
             principal: { description: "only certificates valid for this principal" },
           },
-          responses: envelope("serials in order", listData(object({ issuer_id: str(), role: str(), key_id: str(), valid_before: dateTime() }))),
+          responses: envelope(
+            "serials in order",
+            listData(object({ issuer_id: str(), role: str(), key_id: str(), valid_before: dateTime() })),
+          ),
         },
       },
     },

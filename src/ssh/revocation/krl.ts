@@ -41,7 +41,10 @@ export function krlChangeStatement(db: Db, mount: string, nowMs: number) {
   return db
     .insert(sshKrlState)
     .values({ mount, krlVersion: 1, changedAt, builtVersion: 0 })
-    .onConflictDoUpdate({ target: sshKrlState.mount, set: { krlVersion: sql`${sshKrlState.krlVersion} + 1`, changedAt } });
+    .onConflictDoUpdate({
+      target: sshKrlState.mount,
+      set: { krlVersion: sql`${sshKrlState.krlVersion} + 1`, changedAt },
+    });
 }
 
 /**
@@ -71,8 +74,12 @@ function krlBytes(
   const live = revocations.filter((r) => r.expiresAt === null || r.expiresAt > nowSeconds);
   const certificates: KrlCertificateSection[] = [];
   for (const issuer of issuers.issuers) {
-    const serials = live.filter((r) => r.kind === "serial" && r.issuerId === issuer.id).map((r) => BigInt(`0x${r.serial}`));
-    const keyIds = live.filter((r) => r.kind === "key_id" && (r.issuerId === null || r.issuerId === issuer.id)).map((r) => r.keyId!);
+    const serials = live
+      .filter((r) => r.kind === "serial" && r.issuerId === issuer.id)
+      .map((r) => BigInt(`0x${r.serial}`));
+    const keyIds = live
+      .filter((r) => r.kind === "key_id" && (r.issuerId === null || r.issuerId === issuer.id))
+      .map((r) => r.keyId!);
     if (serials.length === 0 && keyIds.length === 0) continue;
     certificates.push({
       caKey: parsePublicKeyText(issuer.publicKey).blob,
@@ -103,7 +110,9 @@ export async function rebuildKrl(env: Env, db: Db, mount: string, force = false)
   if (!force && state.builtVersion >= state.krlVersion) return null;
   const issuers = issuerSetFromRows(issuerRows, configRows);
   const bytes = krlBytes(state.krlVersion, state.changedAt, issuers, revocations, Math.floor(Date.now() / 1000));
-  await env.SSH_KRLS.put(objectKey(mount, state.krlVersion), bytes, { httpMetadata: { contentType: "application/octet-stream" } });
+  await env.SSH_KRLS.put(objectKey(mount, state.krlVersion), bytes, {
+    httpMetadata: { contentType: "application/octet-stream" },
+  });
   await db
     .update(sshKrlState)
     .set({ builtVersion: state.krlVersion, builtIssuers: issuerIds(issuers.issuers) })
@@ -127,7 +136,11 @@ function issuerIds(issuers: { id: string }[]): string {
 async function loadServed(env: Env, db: Db, mount: string): Promise<BuiltKrl> {
   const [stateRows, issuerRows] = await db.batch([
     db.select().from(sshKrlState).where(eq(sshKrlState.mount, mount)).limit(1),
-    db.select({ id: sshIssuers.id }).from(sshIssuers).where(eq(sshIssuers.mount, mount)).orderBy(asc(sshIssuers.createdAt), asc(sshIssuers.id)),
+    db
+      .select({ id: sshIssuers.id })
+      .from(sshIssuers)
+      .where(eq(sshIssuers.mount, mount))
+      .orderBy(asc(sshIssuers.createdAt), asc(sshIssuers.id)),
   ]);
   const state = stateRows[0];
   if (!state) return EMPTY_KRL;
@@ -140,7 +153,11 @@ async function loadServed(env: Env, db: Db, mount: string): Promise<BuiltKrl> {
   if (state.builtVersion < state.krlVersion) return (await rebuildKrl(env, db, mount)) ?? loadServed(env, db, mount);
   const object = await env.SSH_KRLS.get(objectKey(mount, state.builtVersion));
   if (!object) return (await rebuildKrl(env, db, mount, true)) ?? EMPTY_KRL;
-  return { version: state.builtVersion, etag: etagOf(state.builtVersion), bytes: new Uint8Array(await object.arrayBuffer()) };
+  return {
+    version: state.builtVersion,
+    etag: etagOf(state.builtVersion),
+    bytes: new Uint8Array(await object.arrayBuffer()),
+  };
 }
 
 /** `GET <mount>/krl` (S23, unauthenticated per S16a). */

@@ -10,16 +10,16 @@ import type { Db } from "../../db/client";
 import { sshCertificates, sshRevocations } from "../../db/schema";
 import { utf8 } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
+import { WireError } from "../../lib/sshwire/errors";
 import { isCertificateTypeName } from "../../lib/sshwire/key-types";
 import { formatPublicKeyText, parsePublicKeyText } from "../../lib/sshwire/public-key";
-import { WireError } from "../../lib/sshwire/errors";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, listData, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
 import { parseSerialText, sha256Fingerprint } from "./inventory";
+import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
 import { krlChangeIfDeletedStatement, krlChangeStatement, rebuildKrl } from "./krl";
 
 /** S23: the longest key id that can be revoked, in bytes. */
@@ -39,7 +39,8 @@ type RevocationRow = typeof sshRevocations.$inferSelect;
 function parseExpiresAt(text: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(text);
   const ms = m ? Date.parse(text) : Number.NaN;
-  if (!m || Number.isNaN(ms)) throw badRequest(`expires_at must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z: ${JSON.stringify(text)}`);
+  if (!m || Number.isNaN(ms))
+    throw badRequest(`expires_at must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z: ${JSON.stringify(text)}`);
   return Math.floor(ms / 1000);
 }
 
@@ -76,20 +77,33 @@ const revocationSchema = object({
 });
 
 /** The revocation a request describes (before its id, time and requester are added). */
-type Revocation = Pick<RevocationRow, "kind" | "issuerId" | "serial" | "keyId" | "publicKey" | "publicKeyFingerprint" | "expiresAt">;
+type Revocation = Pick<
+  RevocationRow,
+  "kind" | "issuerId" | "serial" | "keyId" | "publicKey" | "publicKeyFingerprint" | "expiresAt"
+>;
 
-async function describeRevocation(req: VaultRequest, values: Record<string, unknown>, provided: Set<string>): Promise<Revocation> {
+async function describeRevocation(
+  req: VaultRequest,
+  values: Record<string, unknown>,
+  provided: Set<string>,
+): Promise<Revocation> {
   const given = ["serial_number", "key_id", "public_key"].filter((k) => provided.has(k) && values[k] !== "");
   if (given.length !== 1) throw badRequest("exactly one of serial_number, key_id or public_key must be given");
-  const expiresAt = provided.has("expires_at") && values.expires_at !== "" ? parseExpiresAt(values.expires_at as string) : null;
-  if (expiresAt !== null && expiresAt * 1000 <= Date.now()) throw badRequest("expires_at is in the past: the revocation would never be in the KRL");
+  const expiresAt =
+    provided.has("expires_at") && values.expires_at !== "" ? parseExpiresAt(values.expires_at as string) : null;
+  if (expiresAt !== null && expiresAt * 1000 <= Date.now())
+    throw badRequest("expires_at is in the past: the revocation would never be in the KRL");
   const ref = provided.has("issuer_ref") && values.issuer_ref !== "" ? (values.issuer_ref as string) : null;
   const base = { issuerId: null, serial: null, keyId: null, publicKey: null, publicKeyFingerprint: null, expiresAt };
 
   if (given[0] === "serial_number") {
     const serial = parseSerialText(values.serial_number as string);
-    if (!serial) throw badRequest(`invalid serial_number: ${JSON.stringify(values.serial_number)}: expected hex as in the sign answer`);
-    if (/^0+$/.test(serial)) throw badRequest("serial_number 0 cannot be revoked: OpenSSH ignores serial 0; revoke by key_id or public_key");
+    if (!serial)
+      throw badRequest(
+        `invalid serial_number: ${JSON.stringify(values.serial_number)}: expected hex as in the sign answer`,
+      );
+    if (/^0+$/.test(serial))
+      throw badRequest("serial_number 0 cannot be revoked: OpenSSH ignores serial 0; revoke by key_id or public_key");
     const issuer = resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref ?? DEFAULT_ISSUER_REF);
     let defaultExpiry = expiresAt;
     if (defaultExpiry === null) {
@@ -107,7 +121,8 @@ async function describeRevocation(req: VaultRequest, values: Record<string, unkn
   if (given[0] === "key_id") {
     const keyId = values.key_id as string;
     if (keyId.includes("\0")) throw badRequest("key_id must not contain NUL");
-    if (utf8(keyId).length > MAX_REVOKED_KEY_ID_BYTES) throw badRequest(`key_id is longer than ${MAX_REVOKED_KEY_ID_BYTES} bytes`);
+    if (utf8(keyId).length > MAX_REVOKED_KEY_ID_BYTES)
+      throw badRequest(`key_id is longer than ${MAX_REVOKED_KEY_ID_BYTES} bytes`);
     // Without issuer_ref: every issuer of the mount, present and future (never the KRL wildcard).
     const issuerId = ref === null ? null : resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id;
     return { ...base, kind: "key_id", issuerId, keyId };
@@ -118,11 +133,13 @@ async function describeRevocation(req: VaultRequest, values: Record<string, unkn
   try {
     parsed = parsePublicKeyText(values.public_key as string);
   } catch (e) {
-    if (e instanceof WireError && e.code === "CERTIFICATE") throw badRequest("public_key must be a plain public key, not a certificate");
+    if (e instanceof WireError && e.code === "CERTIFICATE")
+      throw badRequest("public_key must be a plain public key, not a certificate");
     if (e instanceof WireError) throw badRequest(`failed to parse public_key as SSH key: ${e.message}`);
     throw e;
   }
-  if (isCertificateTypeName(parsed.key.type)) throw badRequest("public_key must be a plain public key, not a certificate");
+  if (isCertificateTypeName(parsed.key.type))
+    throw badRequest("public_key must be a plain public key, not a certificate");
   return {
     ...base,
     kind: "public_key",
@@ -136,7 +153,11 @@ async function rebuildAfterChange(req: VaultRequest): Promise<void> {
   try {
     await rebuildKrl(req.env, req.db, req.mount);
   } catch (e) {
-    logInfo("ssh krl rebuild deferred to the next read", { request_id: req.requestId, mount: req.mount, error: e instanceof Error ? e.message : String(e) });
+    logInfo("ssh krl rebuild deferred to the next read", {
+      request_id: req.requestId,
+      mount: req.mount,
+      error: e instanceof Error ? e.message : String(e),
+    });
   }
 }
 
@@ -180,7 +201,14 @@ async function listRevocations(req: VaultRequest): Promise<Response> {
   const keyInfo: Record<string, unknown> = {};
   for (const row of rows) {
     const d = revocationData(row);
-    keyInfo[row.id] = { kind: d.kind, issuer_id: d.issuer_id, serial_number: d.serial_number, key_id: d.key_id, public_key_fingerprint: d.public_key_fingerprint, expires_at: d.expires_at };
+    keyInfo[row.id] = {
+      kind: d.kind,
+      issuer_id: d.issuer_id,
+      serial_number: d.serial_number,
+      key_id: d.key_id,
+      public_key_fingerprint: d.public_key_fingerprint,
+      expires_at: d.expires_at,
+    };
   }
   return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
 }
@@ -212,7 +240,13 @@ async function deleteRevocation(req: VaultRequest): Promise<Response> {
     krlChangeIfDeletedStatement(req.db, req.mount, now),
   ]);
   if (removed.length > 0) {
-    logInfo("ssh revocation deleted", { request_id: req.requestId, mount: req.mount, revocation_id: id, kind: removed[0]!.kind, accessor: req.token?.accessor ?? "" });
+    logInfo("ssh revocation deleted", {
+      request_id: req.requestId,
+      mount: req.mount,
+      revocation_id: id,
+      kind: removed[0]!.kind,
+      accessor: req.token?.accessor ?? "",
+    });
     await rebuildAfterChange(req);
   }
   return vaultNoContent(req);
@@ -285,7 +319,10 @@ export const revocationRoutes: VaultRoute[] = [
       params: { id: "the revocation id" },
       operations: {
         read: { summary: "Read a revocation", responses: envelope("the revocation", revocationSchema) },
-        delete: { summary: "Delete a revocation (its certificates are accepted again after the next KRL sync)", responses: written("deleted") },
+        delete: {
+          summary: "Delete a revocation (its certificates are accepted again after the next KRL sync)",
+          responses: written("deleted"),
+        },
       },
     },
   },

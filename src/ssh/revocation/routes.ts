@@ -31,7 +31,10 @@ export const revocationFeatureRoutes: VaultRoute[] = [
       operations: {
         read: {
           summary: "The mount's OpenSSH KRL (sshd's RevokedKeys), covering every issuer",
-          responses: cacheableFile("an OpenSSH KRL (PROTOCOL.krl, format version 1, unsigned)", "application/octet-stream"),
+          responses: cacheableFile(
+            "an OpenSSH KRL (PROTOCOL.krl, format version 1, unsigned)",
+            "application/octet-stream",
+          ),
         },
       },
     },

@@ -79,7 +79,8 @@ const SK_GO_TYPES: Record<string, string> = {
 
 function classify(key: KeyFacts): { cls: KeyClass; bits: number } {
   const goType = SK_GO_TYPES[key.type];
-  if (goType) throw new KeyLengthError(`pubkey not suitable for crypto (expected ssh.CryptoPublicKey but found ${goType})`);
+  if (goType)
+    throw new KeyLengthError(`pubkey not suitable for crypto (expected ssh.CryptoPublicKey but found ${goType})`);
   if (key.type === "ssh-rsa") return { cls: "rsa", bits: key.bits };
   if (key.type === "ssh-dss") return { cls: "dsa", bits: key.bits };
   if (key.type.startsWith("ecdsa-sha2-")) return { cls: "ecdsa", bits: key.bits };
@@ -104,7 +105,10 @@ function mapKeysFor(cls: KeyClass, bits: number): string[] {
 /** Outcome of matching a key against the role's map. */
 export type KeyLengthVerdict = "ok" | "type_not_allowed" | "size_not_allowed";
 
-function verdict(allowed: Record<string, number[]>, key: KeyFacts): { verdict: KeyLengthVerdict; cls: KeyClass; bits: number } {
+function verdict(
+  allowed: Record<string, number[]>,
+  key: KeyFacts,
+): { verdict: KeyLengthVerdict; cls: KeyClass; bits: number } {
   const { cls, bits } = classify(key);
   let present = false;
   for (const mapKey of mapKeysFor(cls, bits)) {
@@ -139,6 +143,8 @@ export function checkSubjectKey(allowed: Record<string, number[]>, key: KeyFacts
 export function checkIssueKey(allowed: Record<string, number[]>, key: KeyFacts): void {
   if (Object.keys(allowed).length === 0) return;
   const v = verdict(allowed, key);
-  if (v.verdict === "type_not_allowed") throw new KeyLengthError("provided key_type value not in allowed_user_key_types");
-  if (v.verdict === "size_not_allowed") throw new KeyLengthError("provided key_bits value not in list of role's allowed_user_key_types");
+  if (v.verdict === "type_not_allowed")
+    throw new KeyLengthError("provided key_type value not in allowed_user_key_types");
+  if (v.verdict === "size_not_allowed")
+    throw new KeyLengthError("provided key_bits value not in list of role's allowed_user_key_types");
 }

@@ -41,7 +41,9 @@ export function roleData(role: Role): Record<string, unknown> {
     default_critical_options: { ...role.defaultCriticalOptions },
     default_extensions: { ...role.defaultExtensions },
     default_extensions_template: role.defaultExtensionsTemplate,
-    allowed_user_key_lengths: Object.fromEntries(Object.entries(role.allowedUserKeyLengths).map(([k, v]) => [k, [...v]])),
+    allowed_user_key_lengths: Object.fromEntries(
+      Object.entries(role.allowedUserKeyLengths).map(([k, v]) => [k, [...v]]),
+    ),
     algorithm_signer: role.algorithmSigner,
     not_before_duration: formatDuration(role.notBeforeDuration),
     allow_empty_principals: role.allowEmptyPrincipals,

@@ -17,7 +17,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * field; anything else replaces. `role` (the path field) is passed through so the write
  * reports it as Vault does.
  */
-export function mergeRolePatch(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+export function mergeRolePatch(
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...current };
   for (const [field, value] of Object.entries(patch)) {
     if (value === null) {

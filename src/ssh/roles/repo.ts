@@ -74,7 +74,10 @@ export async function deleteRole(db: Db, mount: string, name: string): Promise<v
 }
 
 /** Names, key types and issuer references (S20) of every role of a mount, sorted by name (byte order). */
-export async function listRoles(db: Db, mount: string): Promise<{ name: string; keyType: string; issuerRef: string }[]> {
+export async function listRoles(
+  db: Db,
+  mount: string,
+): Promise<{ name: string; keyType: string; issuerRef: string }[]> {
   return db
     .select({
       name: sshRoles.name,

@@ -6,10 +6,10 @@ import type { Db } from "../../db/client";
 import { notFound } from "../errors";
 import { DEFAULT_ISSUER_REF, issuerByRef, issuersOfMount } from "../issuers/repo";
 import { unknownIssuer } from "../issuers/service";
+import { envelope, listData, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
 import type { Role } from "./model";
-import { envelope, listData, object, str, written } from "../openapi-schemas";
 import { roleData, roleDataSchema } from "./output";
 import { mergeRolePatch } from "./patch";
 import { deleteRole, getRole, listRoles, putRole } from "./repo";
@@ -37,7 +37,9 @@ export const roleRoutes: VaultRoute[] = [
         if (roles.length === 0) throw notFound();
         // S20: CA roles show the issuer they sign with.
         const keyInfo: Record<string, { key_type: string; issuer_ref?: string }> = {};
-        for (const r of roles) keyInfo[r.name] = r.keyType === "ca" ? { key_type: r.keyType, issuer_ref: r.issuerRef } : { key_type: r.keyType };
+        for (const r of roles)
+          keyInfo[r.name] =
+            r.keyType === "ca" ? { key_type: r.keyType, issuer_ref: r.issuerRef } : { key_type: r.keyType };
         return vaultJson(req, { data: { keys: roles.map((r) => r.name), key_info: keyInfo } });
       },
     },
@@ -45,7 +47,10 @@ export const roleRoutes: VaultRoute[] = [
       operations: {
         list: {
           summary: "List the roles of a mount",
-          responses: envelope("role names and key types", listData(object({ key_type: { enum: ["ca", "otp"] }, issuer_ref: str() }, ["issuer_ref"]))),
+          responses: envelope(
+            "role names and key types",
+            listData(object({ key_type: { enum: ["ca", "otp"] }, issuer_ref: str() }, ["issuer_ref"])),
+          ),
         },
       },
     },

@@ -50,7 +50,6 @@ export const MAX_DURATION_SECONDS = 9_223_372_036;
 /** Values `algorithm_signer` accepts (reference §3.1 7a); blank means `default`. */
 const ALGORITHM_SIGNERS = ["default", "ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"];
 
-
 /**
  * Vault's CIDR list validation (reference §3.1 steps 3–4; S4 makes its 500s 400s):
  * split on `,`, trim, drop empties, each must parse. Returns the trimmed entries, without
@@ -58,7 +57,14 @@ const ALGORITHM_SIGNERS = ["default", "ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"]
  */
 function cidrEntries(field: "cidr_list" | "exclude_cidr_list", raw: string): string[] {
   if (raw === "") return [];
-  const entries = [...new Set(raw.split(",").map((e) => e.trim()).filter((e) => e !== ""))];
+  const entries = [
+    ...new Set(
+      raw
+        .split(",")
+        .map((e) => e.trim())
+        .filter((e) => e !== ""),
+    ),
+  ];
   const prefix = field === "cidr_list" ? "failed to validate cidr_list" : "failed to validate exclude_cidr_list entry";
   if (entries.length === 0) throw badRequest(`${prefix}: missing CIDR blocks that needs validation`);
   for (const entry of entries) {
@@ -86,7 +92,9 @@ export function buildRole(name: string, body: Record<string, unknown>): BuiltRol
   const unknown = f.unknown.filter((k) => k !== "role");
   warnings.push(...unknownFieldWarnings(unknown));
   if (Object.hasOwn(body, "role")) {
-    warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]");
+    warnings.push(
+      "Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]",
+    );
   }
   for (const field of ["ttl", "max_ttl", "not_before_duration"]) {
     if ((v[field] as number) > MAX_DURATION_SECONDS) {

@@ -52,7 +52,9 @@ export function keyIdFor(role: Role, roleName: string, requestedKeyId: string, t
   return role.keyIdFormat
     .split("{{public_key_hash}}")
     .map((part) =>
-      part.replace(/\{\{(token_display_name|role_name)\}\}/g, (_, v: string) => (v === "role_name" ? roleName : tokenDisplayName)),
+      part.replace(/\{\{(token_display_name|role_name)\}\}/g, (_, v: string) =>
+        v === "role_name" ? roleName : tokenDisplayName,
+      ),
     );
 }
 
@@ -103,7 +105,9 @@ export function principalsFor(role: Role, input: PrincipalInput): string[] {
   // The default principal: the (rendered) default_user, for user certificates only.
   let defaultPrincipal = "";
   if (user) {
-    defaultPrincipal = role.defaultUserTemplate ? renderValue(role.defaultUser, input.entity, input.now) : role.defaultUser;
+    defaultPrincipal = role.defaultUserTemplate
+      ? renderValue(role.defaultUser, input.entity, input.now)
+      : role.defaultUser;
   }
   const allowedRaw = user ? role.allowedUsers : role.allowedDomains;
   const templated = user ? role.allowedUsersTemplate : role.allowedDomainsTemplate;

@@ -10,31 +10,31 @@ import {
   generateSshKeyPair,
   parseSubjectPublicKey,
   publicKeyHash,
-  signCertificate,
   SshKeyError,
   type SshSigningKey,
   SubjectKeyError,
+  signCertificate,
   WireError,
 } from "../../lib/crypto/ssh-keys-and-certificates";
 import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
-import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
 import { mountContextCache } from "../context-cache";
-import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { envelope, object, str } from "../openapi-schemas";
 import { loadEntity } from "../identity/entities";
 import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
 import { signingIssuer } from "../issuers/service";
+import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
+import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
+import { envelope, object, str } from "../openapi-schemas";
 import { vaultJson } from "../respond";
-import { poolFor } from "./key-pool";
-import type { VaultRequest, VaultRoute } from "../router";
+import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
-import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
+import type { VaultRequest, VaultRoute } from "../router";
 import { containsTemplate, type TemplateEntity } from "../templates";
+import { poolFor } from "./key-pool";
 import {
   certTypeFor,
   criticalOptionsFor,
@@ -59,10 +59,18 @@ const CERT_FIELDS: FieldSchema = {
 };
 
 const SIGN_FIELDS: FieldSchema = { ...CERT_FIELDS, public_key: { type: "string" } };
-const ISSUE_FIELDS: FieldSchema = { ...CERT_FIELDS, key_type: { type: "string", default: "rsa" }, key_bits: { type: "int" } };
+const ISSUE_FIELDS: FieldSchema = {
+  ...CERT_FIELDS,
+  key_type: { type: "string", default: "rsa" },
+  key_bits: { type: "int" },
+};
 
 /** B14: `data` of a sign answer. */
-const SIGNED_SCHEMA = object({ serial_number: str("16 lower-case hex digits"), signed_key: str("the OpenSSH certificate"), issuer_id: str() });
+const SIGNED_SCHEMA = object({
+  serial_number: str("16 lower-case hex digits"),
+  signed_key: str("the OpenSSH certificate"),
+  issuer_id: str(),
+});
 
 /** S11: the warning that comes with an `ssh-rsa` (SHA-1) signature. */
 export const SSH_RSA_WARNING =
@@ -88,7 +96,11 @@ async function readContext(db: Db, mount: string, name: string): Promise<SignCon
     issuerConfigQuery(db, mount),
     mountTuneQuery(db, mount),
   ]);
-  return { role: roleFromRows(roleRows), issuers: mountIssuersFromRows(issuerRows, configRows), ttls: mountTtlsFromRows(tuneRows) };
+  return {
+    role: roleFromRows(roleRows),
+    issuers: mountIssuersFromRows(issuerRows, configRows),
+    ttls: mountTtlsFromRows(tuneRows),
+  };
 }
 
 /** Does rendering this role need the caller's entity? (Only then is it loaded.) */
@@ -105,7 +117,9 @@ function usesTemplates(role: Role): boolean {
 function requestWarnings(body: Record<string, unknown>, unknown: string[]): string[] {
   const warnings = unknownFieldWarnings(unknown.filter((k) => k !== "role"));
   if (Object.hasOwn(body, "role")) {
-    warnings.push("Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]");
+    warnings.push(
+      "Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [role]",
+    );
   }
   return warnings;
 }
@@ -114,7 +128,8 @@ function policy<T>(fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof PolicyError || e instanceof KeyLengthError || e instanceof KeySpecError) throw badRequest(e.message);
+    if (e instanceof PolicyError || e instanceof KeyLengthError || e instanceof KeySpecError)
+      throw badRequest(e.message);
     throw e;
   }
 }
@@ -148,7 +163,9 @@ async function plan(
 ): Promise<CertificatePlan> {
   const now = Date.now();
   const warnings: string[] = [];
-  const keyIdParts = policy(() => keyIdFor(role, req.params.name!, values.key_id as string, req.token?.displayName ?? ""));
+  const keyIdParts = policy(() =>
+    keyIdFor(role, req.params.name!, values.key_id as string, req.token?.displayName ?? ""),
+  );
   const certType = policy(() => certTypeFor(role, values.cert_type as string));
   let entity: TemplateEntity | null = null;
   if (req.token?.entityId && usesTemplates(role)) entity = await loadEntity(req.db, req.token.entityId);
@@ -169,7 +186,17 @@ async function plan(
   const caKey = signingKeyFor(req.env, issuer, req.waitUntil);
   // Consumed by certify; a rejection before then must not go unhandled.
   caKey.catch(() => {});
-  return { keyIdParts, certType, principals, ttl, criticalOptions, extensions: ext.extensions, warnings, caKey, issuerId: issuer.id };
+  return {
+    keyIdParts,
+    certType,
+    principals,
+    ttl,
+    criticalOptions,
+    extensions: ext.extensions,
+    warnings,
+    caKey,
+    issuerId: issuer.id,
+  };
 }
 
 interface CertificateResult {
@@ -234,11 +261,17 @@ const MAX_SERIAL_DRAWS = 4;
  * the answer leaves only after its row commits, and a serial the issuer already recorded
  * is drawn again (and the certificate signed again).
  */
-async function certifyAndRecord(req: VaultRequest, role: Role, p: CertificatePlan, subjectKeyBlob: Uint8Array): Promise<CertificateResult> {
+async function certifyAndRecord(
+  req: VaultRequest,
+  role: Role,
+  p: CertificatePlan,
+  subjectKeyBlob: Uint8Array,
+): Promise<CertificateResult> {
   for (let draw = 1; ; draw++) {
     const cert = await certify(role, p, subjectKeyBlob);
     if (!role.storeCertificates) return cert;
-    if (await recordCertificate(req, { ...cert.record, mount: req.mount, issuerId: p.issuerId, role: role.name })) return cert;
+    if (await recordCertificate(req, { ...cert.record, mount: req.mount, issuerId: p.issuerId, role: role.name }))
+      return cert;
     if (draw >= MAX_SERIAL_DRAWS) throw new Error("no unused certificate serial after repeated draws");
   }
 }
@@ -375,7 +408,11 @@ export const signRoutes: VaultRoute[] = [
           body: ISSUE_FIELDS,
           responses: envelope(
             "the certificate and its private key",
-            object({ ...SIGNED_SCHEMA.properties, private_key: str("OpenSSH private key (PEM)"), private_key_type: str() }),
+            object({
+              ...SIGNED_SCHEMA.properties,
+              private_key: str("OpenSSH private key (PEM)"),
+              private_key_type: str(),
+            }),
           ),
         },
       },

@@ -7,8 +7,8 @@
  */
 import packageJson from "../../../package.json";
 import { storageUnavailable } from "../errors";
-import { jsonResponse } from "../respond";
 import { bool, int, object, rawJson, str } from "../openapi-schemas";
+import { jsonResponse } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
 /** Keyway's version, as Vault's `version` field reports it. */
@@ -88,12 +88,18 @@ export const healthRoutes: VaultRoute[] = [
       operations: {
         read: {
           summary: "Health of the service (also HEAD)",
-          query: { activecode: { description: "the status to answer when healthy (default 200)", schema: { type: "string" } } },
+          query: {
+            activecode: { description: "the status to answer when healthy (default 200)", schema: { type: "string" } },
+          },
           responses: {
             ...rawJson("healthy", healthSchema),
-            ...rawJson("healthy with `activecode`, or 503 `storage unavailable`", {
-              anyOf: [healthSchema, { $ref: "#/components/schemas/VaultErrors" }],
-            }, "default"),
+            ...rawJson(
+              "healthy with `activecode`, or 503 `storage unavailable`",
+              {
+                anyOf: [healthSchema, { $ref: "#/components/schemas/VaultErrors" }],
+              },
+              "default",
+            ),
           },
         },
       },

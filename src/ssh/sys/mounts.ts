@@ -5,14 +5,14 @@
  */
 import { sshMountTune } from "../../db/schema";
 import { trimTrailing } from "../../lib/bytes";
+import { invalidateMountContexts } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { type MountTtls, mountTtls, SYSTEM_LEASE_TTL_SECONDS } from "../mount-ttls";
 import { bool, envelope, int, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
-import { invalidateMountContexts } from "../context-cache";
-import { type MountTtls, mountTtls, SYSTEM_LEASE_TTL_SECONDS } from "../mount-ttls";
 
 function mountOf(req: VaultRequest): string {
   const mount = trimTrailing(req.params.mount ?? "", "/");
@@ -63,12 +63,14 @@ export const mountRoutes: VaultRoute[] = [
         const current = await mountTtls(req.db, mount);
         // An absent or zero value leaves that setting as it is.
         const next: MountTtls = {
-          defaultLeaseTtl: f.provided.has("default_lease_ttl") && (f.values.default_lease_ttl as number) > 0
-            ? (f.values.default_lease_ttl as number)
-            : current.defaultLeaseTtl,
-          maxLeaseTtl: f.provided.has("max_lease_ttl") && (f.values.max_lease_ttl as number) > 0
-            ? (f.values.max_lease_ttl as number)
-            : current.maxLeaseTtl,
+          defaultLeaseTtl:
+            f.provided.has("default_lease_ttl") && (f.values.default_lease_ttl as number) > 0
+              ? (f.values.default_lease_ttl as number)
+              : current.defaultLeaseTtl,
+          maxLeaseTtl:
+            f.provided.has("max_lease_ttl") && (f.values.max_lease_ttl as number) > 0
+              ? (f.values.max_lease_ttl as number)
+              : current.maxLeaseTtl,
         };
         if (next.maxLeaseTtl > SYSTEM_LEASE_TTL_SECONDS) {
           throw badRequest("the value for max_lease_ttl is greater than the system max");

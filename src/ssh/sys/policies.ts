@@ -4,8 +4,8 @@
  */
 import { asc, eq } from "drizzle-orm";
 import { vaultPolicies } from "../../db/schema";
-import { invalidateTokenContexts } from "../auth/token-cache";
 import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
+import { invalidateTokenContexts } from "../auth/token-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { envelope, object, str, strings, written } from "../openapi-schemas";
@@ -63,7 +63,10 @@ async function writePolicy(req: VaultRequest) {
   await req.db
     .insert(vaultPolicies)
     .values(row)
-    .onConflictDoUpdate({ target: vaultPolicies.name, set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt } });
+    .onConflictDoUpdate({
+      target: vaultPolicies.name,
+      set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt },
+    });
   invalidateTokenContexts(); // cached callers hold compiled policies (token-cache.ts)
   return vaultNoContent(req, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
 }
@@ -99,7 +102,12 @@ export const policyRoutes: VaultRoute[] = [
     pattern: "sys/policies/acl",
     operations: { list: listPolicies },
     docs: {
-      operations: { list: { summary: "List ACL policies", responses: envelope("policy names", object({ keys: strings(), policies: strings() })) } },
+      operations: {
+        list: {
+          summary: "List ACL policies",
+          responses: envelope("policy names", object({ keys: strings(), policies: strings() })),
+        },
+      },
     },
   },
   {
@@ -110,7 +118,10 @@ export const policyRoutes: VaultRoute[] = [
     docs: {
       params: { name: "the policy name (trimmed, lower-case)" },
       operations: {
-        read: { summary: "Read an ACL policy", responses: envelope("the policy text", object({ name: str(), policy: str() })) },
+        read: {
+          summary: "Read an ACL policy",
+          responses: envelope("the policy text", object({ name: str(), policy: str() })),
+        },
         update: { summary: "Create or replace an ACL policy (JSON syntax)", body: POLICY_FIELDS, responses: written() },
         delete: { summary: "Delete an ACL policy", responses: written("deleted") },
       },

@@ -9,7 +9,7 @@ import { parseFields } from "../fields";
 import { bool, envelope, envelopeWith, int, object, str, strings, written } from "../openapi-schemas";
 import { revokeOtpLease } from "../otp/leases";
 import { jsonResponse, vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
-import { NAME_PATTERN, type VaultRoute, configuredMounts } from "../router";
+import { configuredMounts, NAME_PATTERN, type VaultRoute } from "../router";
 
 const LEASE_REVOKE_FIELDS = { lease_id: { type: "string" }, sync: { type: "bool" } } as const;
 const CAPABILITIES_FIELDS = { paths: { type: "commaList" }, path: { type: "commaList" } } as const;
@@ -39,7 +39,10 @@ export const systemRoutes: VaultRoute[] = [
               description: "Vault's table of auth mounts, at the top level and under `data`",
               content: {
                 "application/json": {
-                  schema: envelopeWith({ "token/": authMountSchema, data: object({ "token/": authMountSchema }), auth: { type: "null" } }, { required: ["token/"] }),
+                  schema: envelopeWith(
+                    { "token/": authMountSchema, data: object({ "token/": authMountSchema }), auth: { type: "null" } },
+                    { required: ["token/"] },
+                  ),
                 },
               },
             },
@@ -70,14 +73,24 @@ export const systemRoutes: VaultRoute[] = [
   },
   {
     pattern: "sys/leases/revoke",
-    docs: { operations: { update: { summary: "Revoke a lease (an OTP's; sign and issue leases record nothing)", body: LEASE_REVOKE_FIELDS, responses: written("revoked") } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Revoke a lease (an OTP's; sign and issue leases record nothing)",
+          body: LEASE_REVOKE_FIELDS,
+          responses: written("revoked"),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, LEASE_REVOKE_FIELDS);
         const leaseId = String(f.values.lease_id).trim();
         if (!leaseId) throw badRequest("lease_id is required");
         // lint-regex: NAME_PATTERN is a constant character class; every part is delimited by `/`, anchored.
-        const m = new RegExp(`^([a-z0-9][a-z0-9_-]*)/(creds|sign|issue)/(${NAME_PATTERN})/([A-Za-z0-9-]+)$`).exec(leaseId);
+        const m = new RegExp(`^([a-z0-9][a-z0-9_-]*)/(creds|sign|issue)/(${NAME_PATTERN})/([A-Za-z0-9-]+)$`).exec(
+          leaseId,
+        );
         if (!m || !configuredMounts(req.env.SSH_MOUNTS).includes(m[1]!)) throw badRequest("invalid lease ID");
         // S18: sign and issue leases record nothing; revoking them is a no-op. S13: an OTP
         // lease deletes its OTP. Revocation is idempotent (204 either way).
@@ -93,10 +106,10 @@ export const systemRoutes: VaultRoute[] = [
         update: {
           summary: "The calling token's capabilities on paths",
           body: CAPABILITIES_FIELDS,
-          responses: envelope(
-            "capabilities per path (and `capabilities` when one path was asked)",
-            { type: "object", additionalProperties: strings() },
-          ),
+          responses: envelope("capabilities per path (and `capabilities` when one path was asked)", {
+            type: "object",
+            additionalProperties: strings(),
+          }),
         },
       },
     },

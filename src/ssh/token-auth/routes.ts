@@ -4,14 +4,8 @@
  */
 import { eq } from "drizzle-orm";
 import { vaultTokens } from "../../db/schema";
-import { vaultJson, vaultNoContent } from "../respond";
-import { badRequest, permissionDenied } from "../errors";
-import { parseFields, unknownFieldWarnings } from "../fields";
-import { authEnvelope, bool, dateTime, envelope, int, nullable, object, str, stringMap, strings, written } from "../openapi-schemas";
-import type { VaultRequest, VaultRoute } from "../router";
 import { invalidateTokenContext } from "../auth/token-cache";
 import {
-  type TokenContext,
   createToken,
   hashToken,
   presentedToken,
@@ -19,7 +13,25 @@ import {
   renewToken,
   resolveToken,
   revokeTokenTree,
+  type TokenContext,
 } from "../auth/tokens";
+import { badRequest, permissionDenied } from "../errors";
+import { parseFields, unknownFieldWarnings } from "../fields";
+import {
+  authEnvelope,
+  bool,
+  dateTime,
+  envelope,
+  int,
+  nullable,
+  object,
+  str,
+  stringMap,
+  strings,
+  written,
+} from "../openapi-schemas";
+import { vaultJson, vaultNoContent } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
 
 function requireToken(req: VaultRequest): TokenContext {
   if (!req.token) throw permissionDenied();
@@ -122,7 +134,15 @@ async function presentedTokenContext(req: VaultRequest, token: string): Promise<
 export const tokenRoutes: VaultRoute[] = [
   {
     pattern: "auth/token/create",
-    docs: { operations: { update: { summary: "Create a child token (or an orphan)", body: createSchema, responses: authEnvelope("the new token in `auth`") } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Create a child token (or an orphan)",
+          body: createSchema,
+          responses: authEnvelope("the new token in `auth`"),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         const parent = requireToken(req);
@@ -157,14 +177,20 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/lookup-self",
-    docs: { operations: { read: { summary: "Look up the calling token", responses: envelope("the token", lookupSchema) } } },
+    docs: {
+      operations: { read: { summary: "Look up the calling token", responses: envelope("the token", lookupSchema) } },
+    },
     operations: {
       read: async (req) => vaultJson(req, { data: lookupData(requireToken(req), presentedTokenOf(req)) }),
     },
   },
   {
     pattern: "auth/token/lookup",
-    docs: { operations: { update: { summary: "Look up a token", body: TOKEN_FIELDS, responses: envelope("the token", lookupSchema) } } },
+    docs: {
+      operations: {
+        update: { summary: "Look up a token", body: TOKEN_FIELDS, responses: envelope("the token", lookupSchema) },
+      },
+    },
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, TOKEN_FIELDS);
@@ -176,7 +202,15 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/renew-self",
-    docs: { operations: { update: { summary: "Renew the calling token", body: RENEW_SELF_FIELDS, responses: authEnvelope("the renewed token in `auth`") } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Renew the calling token",
+          body: RENEW_SELF_FIELDS,
+          responses: authEnvelope("the renewed token in `auth`"),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         const token = requireToken(req);
@@ -190,7 +224,15 @@ export const tokenRoutes: VaultRoute[] = [
   {
     // Vault's `vault token renew <token>`: renews the token named in the body, capped like renew-self (S5b).
     pattern: "auth/token/renew",
-    docs: { operations: { update: { summary: "Renew a token", body: RENEW_FIELDS, responses: authEnvelope("the renewed token in `auth`") } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Renew a token",
+          body: RENEW_FIELDS,
+          responses: authEnvelope("the renewed token in `auth`"),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, RENEW_FIELDS);
@@ -209,7 +251,9 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/revoke-self",
-    docs: { operations: { update: { summary: "Revoke the calling token and its children", responses: written("revoked") } } },
+    docs: {
+      operations: { update: { summary: "Revoke the calling token and its children", responses: written("revoked") } },
+    },
     operations: {
       update: async (req) => {
         const token = requireToken(req);
@@ -220,7 +264,15 @@ export const tokenRoutes: VaultRoute[] = [
   },
   {
     pattern: "auth/token/revoke",
-    docs: { operations: { update: { summary: "Revoke a token and its children", body: TOKEN_FIELDS, responses: written("revoked (also when unknown)") } } },
+    docs: {
+      operations: {
+        update: {
+          summary: "Revoke a token and its children",
+          body: TOKEN_FIELDS,
+          responses: written("revoked (also when unknown)"),
+        },
+      },
+    },
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, TOKEN_FIELDS);

@@ -93,7 +93,11 @@ describe("the console in Chromium (N14)", () => {
     await expect.poll(() => page.locator("h1").textContent()).toContain("Provision a workspace");
     // The form generated from the pinned version: a select for the option, a password field
     // for the sensitive variable, defaults filled in, required marked.
-    expect(await page.locator("select#var\\.region option").allTextContents()).toEqual(["eu-west-1", "us-east-1", "ap-south-1"]);
+    expect(await page.locator("select#var\\.region option").allTextContents()).toEqual([
+      "eu-west-1",
+      "us-east-1",
+      "ap-south-1",
+    ]);
     expect(await page.locator("input#var\\.db_password").getAttribute("type")).toBe("password");
     expect(await page.locator("input#var\\.length").inputValue()).toBe("8");
     expect(await page.locator("label[for='var.db_password']").textContent()).toContain("required");
@@ -107,7 +111,9 @@ describe("the console in Chromium (N14)", () => {
     await page.getByLabel("Workspace name").fill(workspace);
     await page.getByRole("button", { name: "Create workspace" }).click();
     // db_password is required and was left empty: E4 refuses; the message sits beside it.
-    await expect.poll(() => page.locator("[id='var.db_password-error']").textContent()).toContain("A value is required");
+    await expect
+      .poll(() => page.locator("[id='var.db_password-error']").textContent())
+      .toContain("A value is required");
     await checkPage("05-provision-error");
   });
 
@@ -127,7 +133,10 @@ describe("the console in Chromium (N14)", () => {
     await checkPage("06-workspace-applied");
 
     // The plan page opens with the session (no view token, no Bearer token).
-    await page.getByRole("link", { name: /View plan/ }).first().click();
+    await page
+      .getByRole("link", { name: /View plan/ })
+      .first()
+      .click();
     await expect.poll(() => page.locator("h1").textContent()).toContain(`Plan for workspace ${workspace}`);
     expect(await page.content()).not.toContain(PASSWORD);
     await screenshot(page, "07-plan-page");
@@ -169,9 +178,15 @@ describe("the console in Chromium (N14)", () => {
   it("works at phone width without sideways scrolling", async () => {
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
-    for (const path of [`/app/${org}`, `/app/${org}/modules/${module.id}/provision`, `/app/${org}/workspaces/${workspace}`]) {
+    for (const path of [
+      `/app/${org}`,
+      `/app/${org}/modules/${module.id}/provision`,
+      `/app/${org}/workspaces/${workspace}`,
+    ]) {
       await phone.goto(`${keyway.url}${path}`);
-      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await phone.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
       expect(overflow, path).toBeLessThanOrEqual(0);
     }
     await screenshot(phone, "12-phone-workspace");
@@ -188,7 +203,10 @@ describe("the console in Chromium (N14)", () => {
     await noJs.waitForURL(`${keyway.url}/app/${org}/workspaces/${workspace}`); // back where the person started
     expect(await noJs.locator("h1").textContent()).toBe(`Workspace ${workspace}`);
     expect(await noJs.locator("#runs .status").first().textContent()).toBe("applied");
-    await noJs.getByRole("link", { name: /View plan/ }).first().click();
+    await noJs
+      .getByRole("link", { name: /View plan/ })
+      .first()
+      .click();
     expect(await noJs.locator("h1").textContent()).toMatch(/plan for workspace/i);
     await screenshot(noJs, "12b-no-javascript-plan");
     await plain.close();
@@ -238,7 +256,10 @@ describe("the console in Chromium (N14)", () => {
     await goto(`/app/${org}`);
     expect(new URL(page.url()).pathname).toBe("/app/~/sign-in");
     // The cookie value itself, replayed, no longer opens a page.
-    const replay = await fetch(`${keyway.url}/app/${org}`, { headers: { Cookie: `keyway_console=${cookie.value}` }, redirect: "manual" });
+    const replay = await fetch(`${keyway.url}/app/${org}`, {
+      headers: { Cookie: `keyway_console=${cookie.value}` },
+      redirect: "manual",
+    });
     expect(replay.status).toBe(303);
     expect(replay.headers.get("location")).toMatch(/^\/app\/~\/sign-in/);
     await screenshot(page, "15-signed-out");

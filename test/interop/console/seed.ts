@@ -12,8 +12,14 @@ export interface Api {
   adminToken: string;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
-export async function tfe(api: Api, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: any }> {
+export async function tfe(
+  api: Api,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
+): Promise<{ status: number; json: any }> {
   const res = await fetch(`${api.url}/api/v2/${path}`, {
     method,
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
@@ -25,41 +31,77 @@ export async function tfe(api: Api, method: string, path: string, token: string,
 
 async function expectOk(p: ReturnType<typeof tfe>, status: number, what: string) {
   const res = await p;
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.json)}`);
+  if (res.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
 }
 
 export const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
 
 /** A user with a token. */
-export async function createUser(api: Api, username = unique("user")): Promise<{ id: string; username: string; token: string }> {
-  const user = await expectOk(tfe(api, "POST", "admin/users", api.adminToken, { data: { type: "users", attributes: { username, email: `${username}@example.test` } } }), 201, "user");
-  const token = await expectOk(tfe(api, "POST", `users/${user.data.id}/authentication-tokens`, api.adminToken, { data: { type: "authentication-tokens" } }), 201, "user token");
+export async function createUser(
+  api: Api,
+  username = unique("user"),
+): Promise<{ id: string; username: string; token: string }> {
+  const user = await expectOk(
+    tfe(api, "POST", "admin/users", api.adminToken, {
+      data: { type: "users", attributes: { username, email: `${username}@example.test` } },
+    }),
+    201,
+    "user",
+  );
+  const token = await expectOk(
+    tfe(api, "POST", `users/${user.data.id}/authentication-tokens`, api.adminToken, {
+      data: { type: "authentication-tokens" },
+    }),
+    201,
+    "user token",
+  );
   return { id: user.data.id, username, token: token.data.attributes.token };
 }
 
 /** An organization with a user in `owners`. */
 export async function createOrg(api: Api, name = unique("org")) {
   const org = await expectOk(
-    tfe(api, "POST", "organizations", api.adminToken, { data: { type: "organizations", attributes: { name, email: `admin@${name}.example.test` } } }),
+    tfe(api, "POST", "organizations", api.adminToken, {
+      data: { type: "organizations", attributes: { name, email: `admin@${name}.example.test` } },
+    }),
     201,
     "organization",
   );
   const owner = await createUser(api);
   const ownersTeamId = org.data.relationships["owners-team"].data.id as string;
-  await expectOk(tfe(api, "POST", `teams/${ownersTeamId}/relationships/users`, api.adminToken, { data: [{ type: "users", id: owner.username }] }), 204, "membership");
+  await expectOk(
+    tfe(api, "POST", `teams/${ownersTeamId}/relationships/users`, api.adminToken, {
+      data: [{ type: "users", id: owner.username }],
+    }),
+    204,
+    "membership",
+  );
   return { org: name, owner };
 }
 
 /** Publish a version of the upgrade fixture and wait until the Queue ingested it. */
-export async function publish(api: Api, org: string, token: string, module: string, version: string, fixture: "upgrade-v1" | "upgrade-v2"): Promise<void> {
+export async function publish(
+  api: Api,
+  org: string,
+  token: string,
+  module: string,
+  version: string,
+  fixture: "upgrade-v1" | "upgrade-v2",
+): Promise<void> {
   const base = `organizations/${org}/registry-modules/private/${org}/${module}/random`;
   const created = await expectOk(
-    tfe(api, "POST", `${base}/versions`, token, { data: { type: "registry-module-versions", attributes: { version } } }),
+    tfe(api, "POST", `${base}/versions`, token, {
+      data: { type: "registry-module-versions", attributes: { version } },
+    }),
     201,
     "version",
   );
-  const put = await fetch(created.data.links.upload, { method: "PUT", body: (await buildTarball(upgradeFixtureFiles(fixture))) as Uint8Array<ArrayBuffer> });
+  const put = await fetch(created.data.links.upload, {
+    method: "PUT",
+    body: (await buildTarball(upgradeFixtureFiles(fixture))) as Uint8Array<ArrayBuffer>,
+  });
   await put.text();
   if (put.status !== 200) throw new Error(`upload: ${put.status}`);
   await vi.waitFor(
@@ -77,10 +119,16 @@ export async function publish(api: Api, org: string, token: string, module: stri
 export const REGIONS = ["eu-west-1", "us-east-1", "ap-south-1"];
 
 /** A registry module with 1.0.0 ok, enabled for no-code pinned there, `region` limited to {@link REGIONS}. */
-export async function noCodeModule(api: Api, org: string, token: string): Promise<{ id: string; name: string; registryModuleId: string }> {
+export async function noCodeModule(
+  api: Api,
+  org: string,
+  token: string,
+): Promise<{ id: string; name: string; registryModuleId: string }> {
   const name = unique("network");
   const rm = await expectOk(
-    tfe(api, "POST", `organizations/${org}/registry-modules`, token, { data: { type: "registry-modules", attributes: { name, provider: "random", "registry-name": "private" } } }),
+    tfe(api, "POST", `organizations/${org}/registry-modules`, token, {
+      data: { type: "registry-modules", attributes: { name, provider: "random", "registry-name": "private" } },
+    }),
     201,
     "registry module",
   );
@@ -92,7 +140,14 @@ export async function noCodeModule(api: Api, org: string, token: string): Promis
         attributes: { enabled: true, "version-pin": "1.0.0" },
         relationships: {
           "registry-module": { data: { type: "registry-modules", id: rm.data.id } },
-          "variable-options": { data: [{ type: "variable-options", attributes: { "variable-name": "region", "variable-type": "string", options: REGIONS } }] },
+          "variable-options": {
+            data: [
+              {
+                type: "variable-options",
+                attributes: { "variable-name": "region", "variable-type": "string", options: REGIONS },
+              },
+            ],
+          },
         },
       },
     }),
@@ -103,7 +158,12 @@ export async function noCodeModule(api: Api, org: string, token: string): Promis
 }
 
 /** E2: move the pin. */
-export async function movePin(api: Api, token: string, module: { id: string; registryModuleId: string }, version: string): Promise<void> {
+export async function movePin(
+  api: Api,
+  token: string,
+  module: { id: string; registryModuleId: string },
+  version: string,
+): Promise<void> {
   await expectOk(
     tfe(api, "PATCH", `no-code-modules/${module.id}`, token, {
       data: {

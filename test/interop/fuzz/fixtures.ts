@@ -23,7 +23,12 @@ export interface FuzzFixtures {
 async function call(url: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(`${url}${path}`, {
     method,
-    headers: { ...headers, ...(body === undefined ? {} : { "Content-Type": path.startsWith("/api/") ? "application/vnd.api+json" : "application/json" }) },
+    headers: {
+      ...headers,
+      ...(body === undefined
+        ? {}
+        : { "Content-Type": path.startsWith("/api/") ? "application/vnd.api+json" : "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -33,23 +38,46 @@ async function call(url: string, method: string, path: string, headers: Record<s
 }
 
 /** Create what the generators point at: a CA, a CA role, an OTP role, a policy and token, an organization with an owner and its token. */
-export async function seedFixtures(keyway: { url: string; rootToken: string; adminToken: string }): Promise<FuzzFixtures> {
+export async function seedFixtures(keyway: {
+  url: string;
+  rootToken: string;
+  adminToken: string;
+}): Promise<FuzzFixtures> {
   const { url, rootToken, adminToken } = keyway;
   const root = { "X-Vault-Token": rootToken };
   const admin = { Authorization: `Bearer ${adminToken}` };
   await call(url, "POST", "/v1/ssh/config/ca", root, { key_type: "ed25519" });
-  await call(url, "POST", "/v1/ssh/roles/web", root, { key_type: "ca", allow_user_certificates: true, allowed_users: "*", ttl: "1h" });
-  await call(url, "POST", "/v1/ssh/roles/otp-role", root, { key_type: "otp", default_user: "ubuntu", cidr_list: "10.0.0.0/8" });
+  await call(url, "POST", "/v1/ssh/roles/web", root, {
+    key_type: "ca",
+    allow_user_certificates: true,
+    allowed_users: "*",
+    ttl: "1h",
+  });
+  await call(url, "POST", "/v1/ssh/roles/otp-role", root, {
+    key_type: "otp",
+    default_user: "ubuntu",
+    cidr_list: "10.0.0.0/8",
+  });
   await call(url, "POST", "/v1/sys/policies/acl/dev", root, {
-    policy: JSON.stringify({ path: { "ssh/sign/*": { capabilities: ["create", "update"] }, "ssh/sign/admin": { capabilities: ["deny"] } } }),
+    policy: JSON.stringify({
+      path: { "ssh/sign/*": { capabilities: ["create", "update"] }, "ssh/sign/admin": { capabilities: ["deny"] } },
+    }),
   });
   const limited = await call(url, "POST", "/v1/auth/token/create", root, { policies: ["dev"], ttl: "2h" });
   const org = `fuzz-${crypto.randomUUID().slice(0, 8)}`;
-  const created = await call(url, "POST", "/api/v2/organizations", admin, { data: { type: "organizations", attributes: { name: org, email: `a@${org}.example.test` } } });
+  const created = await call(url, "POST", "/api/v2/organizations", admin, {
+    data: { type: "organizations", attributes: { name: org, email: `a@${org}.example.test` } },
+  });
   const ownersTeam = created.data.relationships["owners-team"].data.id as string;
-  const user = await call(url, "POST", "/api/v2/admin/users", admin, { data: { type: "users", attributes: { username: `${org}-owner`, email: `o@${org}.example.test` } } });
-  const userToken = await call(url, "POST", `/api/v2/users/${user.data.id}/authentication-tokens`, admin, { data: { type: "authentication-tokens" } });
-  await call(url, "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, admin, { data: [{ type: "users", id: `${org}-owner` }] });
+  const user = await call(url, "POST", "/api/v2/admin/users", admin, {
+    data: { type: "users", attributes: { username: `${org}-owner`, email: `o@${org}.example.test` } },
+  });
+  const userToken = await call(url, "POST", `/api/v2/users/${user.data.id}/authentication-tokens`, admin, {
+    data: { type: "authentication-tokens" },
+  });
+  await call(url, "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, admin, {
+    data: [{ type: "users", id: `${org}-owner` }],
+  });
   const orgToken = await call(url, "POST", `/api/v2/organizations/${org}/authentication-token`, admin);
   return {
     url,

@@ -33,7 +33,9 @@ function report(stats: FuzzStats): string {
     `fuzz seed=${SEED}: ${stats.sent} requests sent, ${stats.serverErrors} 5xx, ${stats.badFormat} outside the error format, ${stats.timeouts} unanswered, ${stats.proxyFailures} dev-proxy transport failures, ${stats.connectionRetries} connections retried`,
   ];
   for (const f of stats.failures.slice(0, 20)) {
-    lines.push(`  ${f.status} ${f.why}: ${f.request.method} ${f.request.path.slice(0, 200)} body=${(f.request.body ?? "").slice(0, 120)} → ${f.body.slice(0, 160)}`);
+    lines.push(
+      `  ${f.status} ${f.why}: ${f.request.method} ${f.request.path.slice(0, 200)} body=${(f.request.body ?? "").slice(0, 120)} → ${f.body.slice(0, 160)}`,
+    );
   }
   return lines.join("\n");
 }
@@ -49,7 +51,9 @@ describe(`fuzz ${FULL ? "(full)" : "(seed-fixed slice)"}`, () => {
     await keyway?.stop();
   });
 
-  it(`${REQUESTS} generated requests over both APIs: no 5xx, every error in its API's format, every request answered`, { timeout: FULL ? 3_600_000 : 300_000 }, async () => {
+  it(`${REQUESTS} generated requests over both APIs: no 5xx, every error in its API's format, every request answered`, {
+    timeout: FULL ? 3_600_000 : 300_000,
+  }, async () => {
     const stats = await runApiFuzz(fixtures, { count: REQUESTS, seed: SEED, concurrency: 8, known: KNOWN });
     console.log(report(stats));
     expect(stats.sent).toBe(REQUESTS);
@@ -57,10 +61,14 @@ describe(`fuzz ${FULL ? "(full)" : "(seed-fixed slice)"}`, () => {
     const probe = await fetch(`${keyway.url}/v1/ssh/public_key`, { signal: AbortSignal.timeout(30_000) });
     expect(probe.status).toBe(200);
     expect(stats.failures, report(stats)).toEqual([]);
-    expect(stats.proxyFailures + stats.connectionRetries, "dev-proxy transport failures over 1%").toBeLessThanOrEqual(Math.ceil(REQUESTS / 100));
+    expect(stats.proxyFailures + stats.connectionRetries, "dev-proxy transport failures over 1%").toBeLessThanOrEqual(
+      Math.ceil(REQUESTS / 100),
+    );
   });
 
-  it(`${OTPS} OTPs each verified by ${CALLERS} concurrent callers: exactly one success each`, { timeout: FULL ? 3_600_000 : 300_000 }, async () => {
+  it(`${OTPS} OTPs each verified by ${CALLERS} concurrent callers: exactly one success each`, {
+    timeout: FULL ? 3_600_000 : 300_000,
+  }, async () => {
     const stats = await runOtpRaces(fixtures, { otps: OTPS, callers: CALLERS, concurrency: 16 });
     console.log(
       `OTP races: ${stats.otps} OTPs, ${stats.attempts} verify attempts, ${stats.wonTwice} won twice, ${stats.neverWon} never won, ${stats.otherAnswers} other answers, ${stats.proxyFailures} attempts lost in the dev proxy (${stats.indeterminate} OTPs undecided)`,
@@ -71,6 +79,8 @@ describe(`fuzz ${FULL ? "(full)" : "(seed-fixed slice)"}`, () => {
     expect(stats.otherAnswers).toBe(0);
     // Attempts lost in wrangler's dev proxy leave an OTP undecided (never a double win); at
     // most 5% may be, so the check keeps its power.
-    expect(stats.indeterminate, "OTPs left undecided by the dev proxy over 5%").toBeLessThanOrEqual(Math.ceil(OTPS / 20));
+    expect(stats.indeterminate, "OTPs left undecided by the dev proxy over 5%").toBeLessThanOrEqual(
+      Math.ceil(OTPS / 20),
+    );
   });
 });

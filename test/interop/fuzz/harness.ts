@@ -55,7 +55,12 @@ export function isDevProxyFailure(status: number, headers: Headers, body: string
 }
 
 /** Why an answer breaks the contract, or null when it is fine. */
-export function contractViolation(request: FuzzRequest, status: number, contentType: string, body: string): string | null {
+export function contractViolation(
+  request: FuzzRequest,
+  status: number,
+  contentType: string,
+  body: string,
+): string | null {
   if (status >= 500) return `status ${status}`;
   if (status < 400 || request.method === "HEAD") return null;
   // The URL parser resolves `..` segments before sending (`/v1/../x` is `/x`): judge the
@@ -89,15 +94,25 @@ export function contractViolation(request: FuzzRequest, status: number, contentT
 /** Send one request; the answer's status, content type and body, or why there was none. */
 async function send(f: FuzzFixtures, r: FuzzRequest, timeoutMs: number) {
   try {
-    const res = await fetch(`${f.url}${r.path}`, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${f.url}${r.path}`, {
+      method: r.method,
+      headers: r.headers,
+      body: r.body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const body = await res.text();
-    if (isDevProxyFailure(res.status, res.headers, body)) return { status: "dev proxy" as const, contentType: "", body };
+    if (isDevProxyFailure(res.status, res.headers, body))
+      return { status: "dev proxy" as const, contentType: "", body };
     return { status: res.status, contentType: res.headers.get("content-type") ?? "", body };
   } catch (err) {
     const name = (err as Error).name;
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const detail = `${String(err)}${cause ? ` (${cause.code ?? ""} ${cause.message ?? ""})` : ""}`;
-    return { status: name === "TimeoutError" || name === "AbortError" ? ("timeout" as const) : ("network error" as const), contentType: "", body: detail };
+    return {
+      status: name === "TimeoutError" || name === "AbortError" ? ("timeout" as const) : ("network error" as const),
+      contentType: "",
+      body: detail,
+    };
   }
 }
 
@@ -106,7 +121,15 @@ export async function runApiFuzz(
   f: FuzzFixtures,
   options: { count: number; seed: number; concurrency: number; known: KnownIssueSwitches; timeoutMs?: number },
 ): Promise<FuzzStats> {
-  const stats: FuzzStats = { sent: 0, serverErrors: 0, badFormat: 0, timeouts: 0, proxyFailures: 0, connectionRetries: 0, failures: [] };
+  const stats: FuzzStats = {
+    sent: 0,
+    serverErrors: 0,
+    badFormat: 0,
+    timeouts: 0,
+    proxyFailures: 0,
+    connectionRetries: 0,
+    failures: [],
+  };
   const requests = fc.sample(requestArb(f, options.known), { numRuns: options.count, seed: options.seed });
   let next = 0;
   const worker = async () => {

@@ -25,8 +25,19 @@ export interface OtpRaceStats {
  * Issue `otps` OTPs, then have `callers` concurrent callers verify each (all callers of one
  * OTP at once, `concurrency` OTPs in flight): exactly one may succeed (S13).
  */
-export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; callers: number; concurrency: number }): Promise<OtpRaceStats> {
-  const stats: OtpRaceStats = { otps: 0, attempts: 0, wonTwice: 0, neverWon: 0, proxyFailures: 0, indeterminate: 0, otherAnswers: 0 };
+export async function runOtpRaces(
+  f: FuzzFixtures,
+  options: { otps: number; callers: number; concurrency: number },
+): Promise<OtpRaceStats> {
+  const stats: OtpRaceStats = {
+    otps: 0,
+    attempts: 0,
+    wonTwice: 0,
+    neverWon: 0,
+    proxyFailures: 0,
+    indeterminate: 0,
+    otherAnswers: 0,
+  };
   let issued = 0;
   const worker = async () => {
     while (issued < options.otps) {
@@ -57,7 +68,11 @@ export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; call
       const answers = await Promise.all(
         Array.from({ length: options.callers }, async () => {
           try {
-            const res = await fetch(`${f.url}/v1/ssh/verify`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ otp }) });
+            const res = await fetch(`${f.url}/v1/ssh/verify`, {
+              method: "POST",
+              headers: { "Content-Type": "application/json" },
+              body: JSON.stringify({ otp }),
+            });
             const text = await res.text();
             return { status: res.status, text, proxy: isDevProxyFailure(res.status, res.headers, text) };
           } catch (err) {
@@ -74,7 +89,9 @@ export async function runOtpRaces(f: FuzzFixtures, options: { otps: number; call
       if (wins > 1) stats.wonTwice++;
       if (wins === 0 && proxied === 0) stats.neverWon++;
       if (wins === 0 && proxied > 0) stats.indeterminate++;
-      stats.otherAnswers += answers.filter((a) => !a.proxy && a.status !== 200 && !(a.status === 400 && a.text.includes("OTP not found"))).length;
+      stats.otherAnswers += answers.filter(
+        (a) => !a.proxy && a.status !== 200 && !(a.status === 400 && a.text.includes("OTP not found")),
+      ).length;
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));

@@ -109,7 +109,24 @@ const V2_TEMPLATES = [
 
 /** Hostile path segments, sent percent-encoded unless they are meant raw. */
 const hostileSegment = fc.oneof(
-  fc.constantFrom("", ".", "..", "%2F", "%2f", "%00", "%", "%zz", "%C0%AF", "a%20b", "*", "+", "~", "default", "root", "x".repeat(300)),
+  fc.constantFrom(
+    "",
+    ".",
+    "..",
+    "%2F",
+    "%2f",
+    "%00",
+    "%",
+    "%zz",
+    "%C0%AF",
+    "a%20b",
+    "*",
+    "+",
+    "~",
+    "default",
+    "root",
+    "x".repeat(300),
+  ),
   fc.string({ maxLength: 40 }).map(encodeURIComponent),
   fc.string({ unit: "grapheme", maxLength: 12 }).map(encodeURIComponent),
   fc.integer().map(String),
@@ -123,13 +140,20 @@ function segmentFor(name: string, f: FuzzFixtures): fc.Arbitrary<string> {
     policy: [f.policy, "default", "root"],
     org: [f.org],
   };
-  return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...(known[name] ?? ["x"])) }, { weight: 2, arbitrary: hostileSegment });
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...(known[name] ?? ["x"])) },
+    { weight: 2, arbitrary: hostileSegment },
+  );
 }
 
 /** A path from a template, then maybe respelled (S2b: trailing slash, `//`, case, `%2F`). */
 function pathArb(templates: string[], f: FuzzFixtures): fc.Arbitrary<string> {
   return fc
-    .tuple(fc.constantFrom(...templates), fc.infiniteStream(fc.nat()), fc.constantFrom("none", "none", "none", "trailing", "double", "upper", "encoded"))
+    .tuple(
+      fc.constantFrom(...templates),
+      fc.infiniteStream(fc.nat()),
+      fc.constantFrom("none", "none", "none", "trailing", "double", "upper", "encoded"),
+    )
     .chain(([template, , spelling]) => {
       const parts = template.split("/");
       const segments = parts.map((p) => (p.startsWith(":") ? segmentFor(p.slice(1), f) : fc.constant(p)));
@@ -151,26 +175,100 @@ const queryValue = fc.oneof(
 );
 
 function queryArb(known: KnownIssueSwitches): fc.Arbitrary<string> {
-  const keys = ["list", "page[size]", "filter[provider]", "filter[registry_name]", "filter[version]", "include", "q", "search[version]", "domain", "x"];
+  const keys = [
+    "list",
+    "page[size]",
+    "filter[provider]",
+    "filter[registry_name]",
+    "filter[version]",
+    "include",
+    "q",
+    "search[version]",
+    "domain",
+    "x",
+  ];
   const page = known.hugePageNumber
-    ? fc.tuple(fc.constant("page[number]"), fc.oneof(queryValue, fc.bigInt({ min: 100_001n, max: 10n ** 30n }).map(String)))
-    : fc.tuple(fc.constant("page[number]"), fc.oneof(fc.integer({ min: -5, max: 100_000 }).map(String), fc.constantFrom("", "x", "1.5", "-0")));
+    ? fc.tuple(
+        fc.constant("page[number]"),
+        fc.oneof(queryValue, fc.bigInt({ min: 100_001n, max: 10n ** 30n }).map(String)),
+      )
+    : fc.tuple(
+        fc.constant("page[number]"),
+        fc.oneof(fc.integer({ min: -5, max: 100_000 }).map(String), fc.constantFrom("", "x", "1.5", "-0")),
+      );
   const pair = fc.oneof(fc.tuple(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 10 })), queryValue), page);
-  return fc.array(pair, { maxLength: 4 }).map((pairs) => (pairs.length === 0 ? "" : `?${new URLSearchParams(pairs).toString()}`));
+  return fc
+    .array(pair, { maxLength: 4 })
+    .map((pairs) => (pairs.length === 0 ? "" : `?${new URLSearchParams(pairs).toString()}`));
 }
 
 /** Any JSON value, shallow enough for B9's bound unless the deep-JSON switch is on. */
 const anyJson = fc.jsonValue({ maxDepth: 4 });
 
 const V1_FIELDS = [
-  "public_key", "valid_principals", "ttl", "max_ttl", "key_type", "key_bits", "cert_type", "key_id", "extensions", "critical_options",
-  "ip", "username", "otp", "policies", "no_parent", "entity_id", "display_name", "num_uses", "period", "renewable", "explicit_max_ttl",
-  "token", "accessor", "increment", "policy", "paths", "path", "lease_id", "name", "metadata", "allowed_users", "default_user",
-  "cidr_list", "default_lease_ttl", "max_lease_ttl", "roles", "private_key", "generate_signing_key", "algorithm_signer", "allow_user_certificates",
+  "public_key",
+  "valid_principals",
+  "ttl",
+  "max_ttl",
+  "key_type",
+  "key_bits",
+  "cert_type",
+  "key_id",
+  "extensions",
+  "critical_options",
+  "ip",
+  "username",
+  "otp",
+  "policies",
+  "no_parent",
+  "entity_id",
+  "display_name",
+  "num_uses",
+  "period",
+  "renewable",
+  "explicit_max_ttl",
+  "token",
+  "accessor",
+  "increment",
+  "policy",
+  "paths",
+  "path",
+  "lease_id",
+  "name",
+  "metadata",
+  "allowed_users",
+  "default_user",
+  "cidr_list",
+  "default_lease_ttl",
+  "max_lease_ttl",
+  "roles",
+  "private_key",
+  "generate_signing_key",
+  "algorithm_signer",
+  "allow_user_certificates",
 ];
 const V2_ATTRIBUTES = [
-  "name", "email", "username", "enabled", "version-pin", "variable-options", "vars", "key", "value", "sensitive", "hcl", "category",
-  "description", "auto-apply", "no-code", "registry-name", "provider", "namespace", "organization-access", "visibility", "comment",
+  "name",
+  "email",
+  "username",
+  "enabled",
+  "version-pin",
+  "variable-options",
+  "vars",
+  "key",
+  "value",
+  "sensitive",
+  "hcl",
+  "category",
+  "description",
+  "auto-apply",
+  "no-code",
+  "registry-name",
+  "provider",
+  "namespace",
+  "organization-access",
+  "visibility",
+  "comment",
 ];
 
 function fieldsArb(names: string[]): fc.Arbitrary<Record<string, unknown>> {
@@ -180,12 +278,14 @@ function fieldsArb(names: string[]): fc.Arbitrary<Record<string, unknown>> {
 /** JSON nested deeper than B9's 64: bare, or as the value of a field the handler reads. */
 function deepJson(api: "v1" | "v2"): fc.Arbitrary<string> {
   const field = api === "v1" ? fc.constantFrom(...V1_FIELDS) : fc.constantFrom(...V2_ATTRIBUTES);
-  return fc.tuple(fc.integer({ min: 65, max: 30_000 }), fc.constantFrom("bare", "field"), field, fc.constantFrom("[", '{"a":')).map(([depth, where, name, open]) => {
-    const close = open === "[" ? "]" : "}";
-    const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
-    if (where === "bare") return deep;
-    return api === "v1" ? `{"${name}":${deep}}` : `{"data":{"type":"vars","attributes":{"${name}":${deep}}}}`;
-  });
+  return fc
+    .tuple(fc.integer({ min: 65, max: 30_000 }), fc.constantFrom("bare", "field"), field, fc.constantFrom("[", '{"a":'))
+    .map(([depth, where, name, open]) => {
+      const close = open === "[" ? "]" : "}";
+      const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
+      if (where === "bare") return deep;
+      return api === "v1" ? `{"${name}":${deep}}` : `{"data":{"type":"vars","attributes":{"${name}":${deep}}}}`;
+    });
 }
 
 function bodyArb(api: "v1" | "v2", known: KnownIssueSwitches): fc.Arbitrary<string | undefined> {
@@ -195,8 +295,13 @@ function bodyArb(api: "v1" | "v2", known: KnownIssueSwitches): fc.Arbitrary<stri
       : fc
           .record({
             data: fc.oneof(
-              fc.record({ type: fc.constantFrom("organizations", "teams", "users", "vars", "workspaces", "no-code-modules", "x"), attributes: fieldsArb(V2_ATTRIBUTES) }),
-              fc.array(fc.record({ type: fc.constantFrom("users", "x"), id: fc.string({ maxLength: 10 }) }), { maxLength: 3 }),
+              fc.record({
+                type: fc.constantFrom("organizations", "teams", "users", "vars", "workspaces", "no-code-modules", "x"),
+                attributes: fieldsArb(V2_ATTRIBUTES),
+              }),
+              fc.array(fc.record({ type: fc.constantFrom("users", "x"), id: fc.string({ maxLength: 10 }) }), {
+                maxLength: 3,
+              }),
               anyJson,
             ),
           })
@@ -207,7 +312,16 @@ function bodyArb(api: "v1" | "v2", known: KnownIssueSwitches): fc.Arbitrary<stri
     structured,
     anyJson.map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 60 }),
-    fc.constantFrom("{", "{}", "[]", "null", '{"a":', "\u0000", '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}'),
+    fc.constantFrom(
+      "{",
+      "{}",
+      "[]",
+      "null",
+      '{"a":',
+      "\u0000",
+      '{"__proto__":{"x":1}}',
+      '{"constructor":{"prototype":{}}}',
+    ),
   ];
   if (known.deepJson) options.push(deepJson(api));
   return fc.oneof(...options);
@@ -241,18 +355,39 @@ function v2Headers(f: FuzzFixtures): fc.Arbitrary<Record<string, string>> {
 export function requestArb(f: FuzzFixtures, known: KnownIssueSwitches): fc.Arbitrary<FuzzRequest> {
   const methods = fc.constantFrom("GET", "GET", "POST", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS");
   const v1 = fc
-    .record({ method: methods, path: pathArb(V1_TEMPLATES, f), query: queryArb(known), headers: v1Headers(f), body: bodyArb("v1", known) })
+    .record({
+      method: methods,
+      path: pathArb(V1_TEMPLATES, f),
+      query: queryArb(known),
+      headers: v1Headers(f),
+      body: bodyArb("v1", known),
+    })
     .map(
-      (r): FuzzRequest => ({ api: "v1", method: r.method, path: `/v1/${r.path}${r.query}`, headers: r.headers, body: hasBody(r.method) ? r.body : undefined }),
+      (r): FuzzRequest => ({
+        api: "v1",
+        method: r.method,
+        path: `/v1/${r.path}${r.query}`,
+        headers: r.headers,
+        body: hasBody(r.method) ? r.body : undefined,
+      }),
     );
   const v2 = fc
-    .record({ method: methods, path: pathArb(V2_TEMPLATES, f), query: queryArb(known), headers: v2Headers(f), body: bodyArb("v2", known) })
+    .record({
+      method: methods,
+      path: pathArb(V2_TEMPLATES, f),
+      query: queryArb(known),
+      headers: v2Headers(f),
+      body: bodyArb("v2", known),
+    })
     .map(
       (r): FuzzRequest => ({
         api: "v2",
         method: r.method,
         path: `/api/v2/${r.path}${r.query}`,
-        headers: { ...r.headers, ...(r.body !== undefined && hasBody(r.method) ? { "Content-Type": "application/vnd.api+json" } : {}) },
+        headers: {
+          ...r.headers,
+          ...(r.body !== undefined && hasBody(r.method) ? { "Content-Type": "application/vnd.api+json" } : {}),
+        },
         body: hasBody(r.method) ? r.body : undefined,
       }),
     );

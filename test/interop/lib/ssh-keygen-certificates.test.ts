@@ -40,9 +40,21 @@ const SUBJECTS: Record<string, string> = {
   "sk-ed25519": "ED25519-SK-CERT",
 };
 
-const CA_LABEL: Record<string, string> = { "ssh-rsa": "RSA", "ecdsa-sha2-nistp256": "ECDSA", "ecdsa-sha2-nistp384": "ECDSA", "ecdsa-sha2-nistp521": "ECDSA", "ssh-ed25519": "ED25519" };
+const CA_LABEL: Record<string, string> = {
+  "ssh-rsa": "RSA",
+  "ecdsa-sha2-nistp256": "ECDSA",
+  "ecdsa-sha2-nistp384": "ECDSA",
+  "ecdsa-sha2-nistp521": "ECDSA",
+  "ssh-ed25519": "ED25519",
+};
 
-const PERMIT_ALL = ["permit-X11-forwarding", "permit-agent-forwarding", "permit-port-forwarding", "permit-pty", "permit-user-rc"];
+const PERMIT_ALL = [
+  "permit-X11-forwarding",
+  "permit-agent-forwarding",
+  "permit-port-forwarding",
+  "permit-pty",
+  "permit-user-rc",
+];
 
 function fingerprint(blob: Uint8Array): string {
   return `SHA256:${createHash("sha256").update(blob).digest("base64").replace(/=+$/, "")}`;
@@ -68,7 +80,8 @@ const cas = new Map<string, SshSigningKey>();
 beforeAll(async () => {
   findBinary("ssh-keygen"); // throws with `apt-get install openssh-client` when missing
   sandbox = await OpensshSandbox.create();
-  for (const name of new Set(CA_CONFIGS.map((c) => c[1]))) cas.set(name, await importSigningKey(fixtureText(`keys/${name}`)));
+  for (const name of new Set(CA_CONFIGS.map((c) => c[1])))
+    cas.set(name, await importSigningKey(fixtureText(`keys/${name}`)));
 });
 
 afterAll(async () => {
@@ -161,7 +174,7 @@ describe("ssh-keygen -L refuses tampered certificates", () => {
     const cert = decodeCertificate(blob);
     const hex = Buffer.from(blob).toString("hex");
     const at = (needle: string) => hex.indexOf(Buffer.from(needle).toString("hex")) / 2;
-    const validBefore = hex.indexOf((1_700_003_600n).toString(16).padStart(16, "0")) / 2;
+    const validBefore = hex.indexOf(1_700_003_600n.toString(16).padStart(16, "0")) / 2;
     const offsets: Array<[string, number]> = [
       ["nonce", 4 + signed.typeName.length + 4 + 5],
       ["key id", at("keyway ed25519") + 3],

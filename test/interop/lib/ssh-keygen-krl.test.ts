@@ -9,8 +9,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeKrl, type KrlContents, krlVersionOf } from "../../../src/lib/sshwire/krl";
 import { WireError } from "../../../src/lib/sshwire/errors";
+import { encodeKrl, type KrlContents, krlVersionOf } from "../../../src/lib/sshwire/krl";
 import { OpensshSandbox } from "../../support/openssh";
 import { blobOfLine, fixtureText, seededRandom } from "../../unit/lib/support/fixtures";
 
@@ -37,7 +37,10 @@ afterAll(async () => {
 let counter = 0;
 
 /** `ssh-keygen -k` over a spec per CA (the first creates, the rest update with -u). */
-async function opensshKrl(version: number, parts: Array<{ ca?: string; spec: string | Uint8Array }>): Promise<Uint8Array> {
+async function opensshKrl(
+  version: number,
+  parts: Array<{ ca?: string; spec: string | Uint8Array }>,
+): Promise<Uint8Array> {
   const out = `krl-${++counter}`;
   if (parts.length === 0) {
     const r = await box.sshKeygen(["-k", "-z", String(version), "-f", out]);
@@ -45,7 +48,16 @@ async function opensshKrl(version: number, parts: Array<{ ca?: string; spec: str
   }
   for (const [i, part] of parts.entries()) {
     const spec = await box.write(`spec-${counter}-${i}`, part.spec);
-    const args = ["-k", ...(i > 0 ? ["-u"] : []), "-z", String(version), "-f", out, ...(part.ca ? ["-s", `ca-${part.ca}.pub`] : []), spec];
+    const args = [
+      "-k",
+      ...(i > 0 ? ["-u"] : []),
+      "-z",
+      String(version),
+      "-f",
+      out,
+      ...(part.ca ? ["-s", `ca-${part.ca}.pub`] : []),
+      spec,
+    ];
     const r = await box.sshKeygen(args);
     expect(r.code, r.stderr).toBe(0);
   }
@@ -69,7 +81,18 @@ async function dump(krl: Uint8Array): Promise<string> {
 async function cert(ca: string, serial: bigint, keyId: string): Promise<string> {
   const name = `cert-${++counter}`;
   await box.write(`${name}.pub`, await box.read("subject.pub"));
-  const r = await box.sshKeygen(["-q", "-s", `ca-${ca}`, "-I", keyId, "-z", serial.toString(), "-n", "u", `${name}.pub`]);
+  const r = await box.sshKeygen([
+    "-q",
+    "-s",
+    `ca-${ca}`,
+    "-I",
+    keyId,
+    "-z",
+    serial.toString(),
+    "-n",
+    "u",
+    `${name}.pub`,
+  ]);
   expect(r.code, r.stderr).toBe(0);
   return `${name}-cert.pub`;
 }
@@ -84,7 +107,11 @@ async function revoked(krl: Uint8Array, file: string): Promise<boolean> {
 }
 
 /** Ours, with OpenSSH's generated_date, then: same dump, and same bytes when `bytes`. */
-async function compare(theirs: Uint8Array, contents: Omit<KrlContents, "generatedDate">, bytes: boolean): Promise<Uint8Array> {
+async function compare(
+  theirs: Uint8Array,
+  contents: Omit<KrlContents, "generatedDate">,
+  bytes: boolean,
+): Promise<Uint8Array> {
   const ours = encodeKrl({ ...contents, generatedDate: generatedDateOf(theirs) });
   expect(await dump(ours)).toBe(await dump(theirs));
   if (bytes) expect(Buffer.from(ours).toString("hex")).toBe(Buffer.from(theirs).toString("hex"));
@@ -106,10 +133,14 @@ describe("KRL encoder against ssh-keygen -k", () => {
     for (let i = 0; i < 300; i++) {
       const hi = BigInt(rnd.int(0x100000000));
       const lo = BigInt(rnd.int(0x100000000));
-      serials.push(((hi << 32n) | lo) || 1n);
+      serials.push((hi << 32n) | lo || 1n);
     }
     const theirs = await opensshKrl(3, [{ ca: "ed25519", spec: serials.map((s) => `serial: ${s}\n`).join("") }]);
-    const ours = await compare(theirs, { krlVersion: 3n, certificates: [{ caKey: caBlob("ed25519"), serials: serials.map((s) => ({ lo: s, hi: s })) }] }, true);
+    const ours = await compare(
+      theirs,
+      { krlVersion: 3n, certificates: [{ caKey: caBlob("ed25519"), serials: serials.map((s) => ({ lo: s, hi: s })) }] },
+      true,
+    );
     expect(await revoked(ours, await cert("ed25519", serials[7]!, "x"))).toBe(true);
     expect(await revoked(ours, await cert("ed25519", serials[299]!, "x"))).toBe(true);
     expect(await revoked(ours, await cert("ed25519", serials[7]! ^ 1n, "x"))).toBe(false);
@@ -117,7 +148,13 @@ describe("KRL encoder against ssh-keygen -k", () => {
   });
 
   it("wide ranges between single serials, byte for byte; short runs semantically", async () => {
-    const spec = ["serial: 1", "serial: 1000-5000", "serial: 0x7fff000000000000-0x7fff0000ffffffff", "serial: 18446744073709551615", "serial: 900000000000"];
+    const spec = [
+      "serial: 1",
+      "serial: 1000-5000",
+      "serial: 0x7fff000000000000-0x7fff0000ffffffff",
+      "serial: 18446744073709551615",
+      "serial: 900000000000",
+    ];
     const ranges = [
       { lo: 1n, hi: 1n },
       { lo: 1000n, hi: 5000n },
@@ -126,7 +163,11 @@ describe("KRL encoder against ssh-keygen -k", () => {
       { lo: 900000000000n, hi: 900000000000n },
     ];
     const theirs = await opensshKrl(9, [{ ca: "ecdsa-256", spec: spec.map((l) => `${l}\n`).join("") }]);
-    const ours = await compare(theirs, { krlVersion: 9n, certificates: [{ caKey: caBlob("ecdsa-256"), serials: ranges }] }, true);
+    const ours = await compare(
+      theirs,
+      { krlVersion: 9n, certificates: [{ caKey: caBlob("ecdsa-256"), serials: ranges }] },
+      true,
+    );
     for (const [serial, expected] of [
       [999n, false],
       [1000n, true],
@@ -141,9 +182,21 @@ describe("KRL encoder against ssh-keygen -k", () => {
     }
 
     // Runs of 2..60 serials: OpenSSH writes bitmaps, we write lists and ranges; same meaning.
-    const short = [{ lo: 10n, hi: 11n }, { lo: 20n, hi: 40n }, { lo: 42n, hi: 42n }, { lo: 41n, hi: 41n }, { lo: 100n, hi: 102n }];
-    const theirsShort = await opensshKrl(10, [{ ca: "ecdsa-256", spec: "serial: 10-11\nserial: 20-40\nserial: 42\nserial: 41\nserial: 100-102\n" }]);
-    const oursShort = await compare(theirsShort, { krlVersion: 10n, certificates: [{ caKey: caBlob("ecdsa-256"), serials: short }] }, false);
+    const short = [
+      { lo: 10n, hi: 11n },
+      { lo: 20n, hi: 40n },
+      { lo: 42n, hi: 42n },
+      { lo: 41n, hi: 41n },
+      { lo: 100n, hi: 102n },
+    ];
+    const theirsShort = await opensshKrl(10, [
+      { ca: "ecdsa-256", spec: "serial: 10-11\nserial: 20-40\nserial: 42\nserial: 41\nserial: 100-102\n" },
+    ]);
+    const oursShort = await compare(
+      theirsShort,
+      { krlVersion: 10n, certificates: [{ caKey: caBlob("ecdsa-256"), serials: short }] },
+      false,
+    );
     expect(await revoked(oursShort, await cert("ecdsa-256", 42n, "x"))).toBe(true);
     expect(await revoked(oursShort, await cert("ecdsa-256", 43n, "x"))).toBe(false);
   });
@@ -160,9 +213,15 @@ describe("KRL encoder against ssh-keygen -k", () => {
       Uint8Array.of(0xff, 0xfe, 0x80, 0x41),
       "x".repeat(1024),
     ];
-    const spec = Buffer.concat(ids.map((id) => Buffer.concat([Buffer.from("id: "), Buffer.from(id), Buffer.from("\n")])));
+    const spec = Buffer.concat(
+      ids.map((id) => Buffer.concat([Buffer.from("id: "), Buffer.from(id), Buffer.from("\n")])),
+    );
     const theirs = await opensshKrl(5, [{ ca: "rsa-2048", spec }]);
-    const ours = await compare(theirs, { krlVersion: 5n, certificates: [{ caKey: caBlob("rsa-2048"), keyIds: ids }] }, true);
+    const ours = await compare(
+      theirs,
+      { krlVersion: 5n, certificates: [{ caKey: caBlob("rsa-2048"), keyIds: ids }] },
+      true,
+    );
     expect(await revoked(ours, await cert("rsa-2048", 77n, "ünïcødé ✓ 🔑"))).toBe(true);
     expect(await revoked(ours, await cert("rsa-2048", 77n, "%s %n $HOME `id` ;|&"))).toBe(true);
     expect(await revoked(ours, await cert("rsa-2048", 77n, "alice@example.co"))).toBe(false);
@@ -185,7 +244,14 @@ describe("KRL encoder against ssh-keygen -k", () => {
       {
         krlVersion: 77n,
         certificates: [
-          { caKey: caBlob("ed25519"), serials: [{ lo: 123456789n, hi: 123456789n }, { lo: 5n, hi: 5n }], keyIds: ["deploy"] },
+          {
+            caKey: caBlob("ed25519"),
+            serials: [
+              { lo: 123456789n, hi: 123456789n },
+              { lo: 5n, hi: 5n },
+            ],
+            keyIds: ["deploy"],
+          },
           { caKey: caBlob("rsa-2048"), serials: [{ lo: 5n, hi: 5n }], keyIds: ["deploy", "bob", "deploy"] },
           { caKey: caBlob("ecdsa-256"), serials: [{ lo: 40000n, hi: 90000n }] },
         ],

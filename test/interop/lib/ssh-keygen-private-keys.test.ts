@@ -17,8 +17,8 @@ import {
   verifyCertificate,
 } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { decodeCertificate } from "../../../src/lib/sshwire/certificate";
-import { blobOfLine, fixtureText } from "../../unit/lib/support/fixtures";
 import { findBinary, OpensshSandbox, parseCertificateListing } from "../../support/openssh";
+import { blobOfLine, fixtureText } from "../../unit/lib/support/fixtures";
 
 let sandbox: OpensshSandbox;
 
@@ -58,7 +58,18 @@ describe("keys we write load in OpenSSH", () => {
     expect(await sshKeygenPublic(file)).toBe(pair.publicKeyText.trim());
 
     // ssh-keygen uses our private key as a CA; we verify its certificate, it lists it.
-    const run = await sandbox.sshKeygen(["-q", "-s", file, "-I", `by-${file}`, "-n", "alice", "-z", "9", "subject.pub"]);
+    const run = await sandbox.sshKeygen([
+      "-q",
+      "-s",
+      file,
+      "-I",
+      `by-${file}`,
+      "-n",
+      "alice",
+      "-z",
+      "9",
+      "subject.pub",
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const certText = await sandbox.read("subject-cert.pub");
     const cert = decodeCertificate(blobOfLine(certText));
@@ -117,7 +128,16 @@ describe("keys written by ssh-keygen and openssl load in our reader", () => {
     const key = await importSigningKey(await sandbox.read(name));
     if (name === "openssl-ed25519") {
       // ssh-keygen 9.2 cannot read Ed25519 PKCS#8: compare with openssl's raw public key.
-      const der = await sandbox.run("openssl", ["pkey", "-in", name, "-pubout", "-outform", "DER", "-out", `${name}.der`]);
+      const der = await sandbox.run("openssl", [
+        "pkey",
+        "-in",
+        name,
+        "-pubout",
+        "-outform",
+        "DER",
+        "-out",
+        `${name}.der`,
+      ]);
       expect(der.code, der.stderr).toBe(0);
       const raw = await readFile(sandbox.path(`${name}.der`));
       expect(key.publicKeyBlob.subarray(-32)).toEqual(new Uint8Array(raw.subarray(-32)));

@@ -10,11 +10,20 @@ import { build } from "esbuild";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, OpensshSandbox, parseCertificateListing } from "../../support/openssh";
+import { compatibilityDate } from "../../support/wrangler-config";
 import { fixtureNames, fixtureText, privateKeyFixtureNames } from "../../unit/lib/support/fixtures";
 import type { WorkerInput, WorkerItem } from "./workerd/ssh-crypto-worker";
-import { compatibilityDate } from "../../support/wrangler-config";
 
-const CA_KEYS = ["rsa-2048-pkcs1", "openssl-rsa-2048-pkcs8", "ecdsa-256", "ecdsa-384-pkcs8", "ecdsa-521-sec1", "openssl-ec-256-sec1-params", "ed25519", "openssl-ed25519-pkcs8"];
+const CA_KEYS = [
+  "rsa-2048-pkcs1",
+  "openssl-rsa-2048-pkcs8",
+  "ecdsa-256",
+  "ecdsa-384-pkcs8",
+  "ecdsa-521-sec1",
+  "openssl-ec-256-sec1-params",
+  "ed25519",
+  "openssl-ed25519-pkcs8",
+];
 
 let sandbox: OpensshSandbox;
 let result: { hash: string; items: WorkerItem[] };
@@ -32,7 +41,13 @@ beforeAll(async () => {
     logLevel: "silent",
   });
   // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.
-  const mf = new Miniflare(convertV4MiniflareOptions({ modules: true, script: bundle.outputFiles[0]!.text, compatibilityDate: compatibilityDate() }));
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: bundle.outputFiles[0]!.text,
+      compatibilityDate: compatibilityDate(),
+    }),
+  );
   try {
     const input: WorkerInput = {
       keys: Object.fromEntries(CA_KEYS.map((k) => [k, fixtureText(`keys/${k}`)])),

@@ -38,12 +38,18 @@ describe("the /v1 document", () => {
     expect(roles?.parameters?.[0]).toMatchObject({ name: "mount", in: "path", schema: { enum: ["ssh", "ssh-two"] } });
     expect(Object.keys(roles ?? {}).sort()).toEqual(["delete", "get", "parameters", "patch", "post", "put"]);
     // Lists are GET ?list=true, also with Vault's trailing slash.
-    expect(document.paths?.["/{mount}/roles"]?.get?.parameters?.[0]).toMatchObject({ name: "list", in: "query", required: true });
+    expect(document.paths?.["/{mount}/roles"]?.get?.parameters?.[0]).toMatchObject({
+      name: "list",
+      in: "query",
+      required: true,
+    });
     expect(document.paths?.["/{mount}/roles/"]).toEqual({ $ref: "#/paths/~1%7Bmount%7D~1roles" });
     // S16a's unauthenticated operations carry no security requirement; the others the document's.
     const open = Object.entries(document.paths ?? {}).flatMap(([key, item]) =>
       Object.entries(item)
-        .filter(([, op]) => typeof op === "object" && op !== null && Array.isArray((op as { security?: unknown }).security))
+        .filter(
+          ([, op]) => typeof op === "object" && op !== null && Array.isArray((op as { security?: unknown }).security),
+        )
         .map(([method]) => `${method.toUpperCase()} ${key}`),
     );
     expect(open.sort()).toEqual(
@@ -63,6 +69,8 @@ describe("the /v1 document", () => {
       ].sort(),
     );
     expect(document.components?.responses?.VaultError).toBeDefined();
-    expect(document.paths?.["/{mount}/krl"]?.get?.responses["200"]).toMatchObject({ content: { "application/octet-stream": {} } });
+    expect(document.paths?.["/{mount}/krl"]?.get?.responses["200"]).toMatchObject({
+      content: { "application/octet-stream": {} },
+    });
   });
 });

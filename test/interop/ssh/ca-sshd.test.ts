@@ -30,7 +30,10 @@ let client: OpensshSandbox;
 async function api(method: string, p: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
   const res = await fetch(`${keyway.url}/v1/${p}`, {
     method,
-    headers: { "X-Vault-Token": keyway.rootToken, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+    headers: {
+      "X-Vault-Token": keyway.rootToken,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -96,7 +99,11 @@ async function loginRole(mount: string, extra: Record<string, unknown> = {}): Pr
 }
 
 async function login(keyPath: string, certPath?: string) {
-  return sshLogin(client, { port: sshd.port, identityFile: keyPath, ...(certPath ? { certificateFile: certPath } : {}) });
+  return sshLogin(client, {
+    port: sshd.port,
+    identityFile: keyPath,
+    ...(certPath ? { certificateFile: certPath } : {}),
+  });
 }
 
 beforeAll(async () => {
@@ -108,10 +115,12 @@ beforeAll(async () => {
     public_key: await readFile(path.join(FIXTURES, "rsa-4096.pub"), "utf8"),
   });
   expect(rsa.status).toBe(204);
-  expect((await ok("POST", `${MOUNTS.ecdsa}/config/ca`, { key_type: "ec", key_bits: 384 })).json.data.public_key).toMatch(
-    /^ecdsa-sha2-nistp384 /,
+  expect(
+    (await ok("POST", `${MOUNTS.ecdsa}/config/ca`, { key_type: "ec", key_bits: 384 })).json.data.public_key,
+  ).toMatch(/^ecdsa-sha2-nistp384 /);
+  expect((await ok("POST", `${MOUNTS.ed25519}/config/ca`, { key_type: "ed25519" })).json.data.public_key).toMatch(
+    /^ssh-ed25519 /,
   );
-  expect((await ok("POST", `${MOUNTS.ed25519}/config/ca`, { key_type: "ed25519" })).json.data.public_key).toMatch(/^ssh-ed25519 /);
   expect((await ok("POST", `${MOUNTS.rotated}/config/ca`, { key_type: "ed25519" })).status).toBe(200);
   sshd = await startSshd({ trustedUserCaKeys: await trustedKeysFor(Object.values(MOUNTS)) });
 });
@@ -142,7 +151,9 @@ describe.each([
       expect(res.stdout.trim()).toBe(OK);
       // sshd logs the certificate it accepted: our key ID (S7) and serial (decimal there).
       const serial = BigInt(`0x${signed.json.data.serial_number}`).toString();
-      expect(sshd.logSince(mark)).toMatch(new RegExp(`Accepted publickey for ${USER} .*ID root \\(serial ${serial}\\)`));
+      expect(sshd.logSince(mark)).toMatch(
+        new RegExp(`Accepted publickey for ${USER} .*ID root \\(serial ${serial}\\)`),
+      );
     }
   });
 
@@ -163,10 +174,16 @@ describe("principals", () => {
   it("a principal the role does not allow is never certified", async () => {
     const role = await loginRole(MOUNTS.ed25519);
     const { publicKey } = await newKey("ed25519");
-    const signed = await api("POST", `${MOUNTS.ed25519}/sign/${role}`, { public_key: publicKey, valid_principals: `${USER}-not` });
+    const signed = await api("POST", `${MOUNTS.ed25519}/sign/${role}`, {
+      public_key: publicKey,
+      valid_principals: `${USER}-not`,
+    });
     expect(signed.status).toBe(400);
     expect(signed.json).toEqual({ errors: [`${USER}-not is not a valid value for valid_principals`] });
-    const issued = await api("POST", `${MOUNTS.ed25519}/issue/${role}`, { key_type: "ed25519", valid_principals: "admin" });
+    const issued = await api("POST", `${MOUNTS.ed25519}/issue/${role}`, {
+      key_type: "ed25519",
+      valid_principals: "admin",
+    });
     expect(issued.status).toBe(400);
     expect(issued.json.data).toBeUndefined();
   });
@@ -174,7 +191,10 @@ describe("principals", () => {
   it("sshd refuses a certificate whose principals do not name the login user", async () => {
     const role = await loginRole(MOUNTS.ed25519, { allowed_users: "*" });
     const { keyPath, publicKey } = await newKey("ed25519");
-    const signed = await ok("POST", `${MOUNTS.ed25519}/sign/${role}`, { public_key: publicKey, valid_principals: `${USER}-other` });
+    const signed = await ok("POST", `${MOUNTS.ed25519}/sign/${role}`, {
+      public_key: publicKey,
+      valid_principals: `${USER}-other`,
+    });
     const certPath = await writeCert(keyPath, signed.json.data.signed_key);
     const mark = sshd.log().length;
     expect((await login(keyPath, certPath)).code).toBe(255);
@@ -203,7 +223,10 @@ describe("a replaced CA (S9)", () => {
     const others = [MOUNTS.rsa, MOUNTS.ecdsa, MOUNTS.ed25519];
     const role = await loginRole(mount);
     const { keyPath, publicKey } = await newKey("ed25519");
-    const oldCert = await writeCert(keyPath, (await ok("POST", `${mount}/sign/${role}`, { public_key: publicKey })).json.data.signed_key);
+    const oldCert = await writeCert(
+      keyPath,
+      (await ok("POST", `${mount}/sign/${role}`, { public_key: publicKey })).json.data.signed_key,
+    );
     expect((await login(keyPath, oldCert)).code).toBe(0);
 
     const oldCa = await caPublicKey(mount);
@@ -278,7 +301,10 @@ describe("host certificates", () => {
   async function hostLogin(knownHosts: string, alias: string) {
     const role = await loginRole(MOUNTS.ed25519);
     const { keyPath, publicKey } = await newKey("ed25519");
-    const certPath = await writeCert(keyPath, (await ok("POST", `${MOUNTS.ed25519}/sign/${role}`, { public_key: publicKey })).json.data.signed_key);
+    const certPath = await writeCert(
+      keyPath,
+      (await ok("POST", `${MOUNTS.ed25519}/sign/${role}`, { public_key: publicKey })).json.data.signed_key,
+    );
     const knownHostsFile = await client.write(`known_hosts-${++keyCounter}`, knownHosts, 0o644);
     return sshLogin(client, {
       port: hostSshd.port,

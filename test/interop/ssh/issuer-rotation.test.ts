@@ -27,11 +27,18 @@ let keyway: RunningKeyway;
 let client: OpensshSandbox;
 const servers: RunningSshd[] = [];
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked field by field
-async function api(method: string, p: string, body?: unknown): Promise<{ status: number; json: any; text: string; headers: Headers }> {
+async function api(
+  method: string,
+  p: string,
+  body?: unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked field by field
+): Promise<{ status: number; json: any; text: string; headers: Headers }> {
   const res = await fetch(`${keyway.url}/v1/${p}`, {
     method,
-    headers: { "X-Vault-Token": keyway.rootToken, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+    headers: {
+      "X-Vault-Token": keyway.rootToken,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -74,7 +81,11 @@ async function newKey(): Promise<{ keyPath: string; publicKey: string }> {
 }
 
 /** A key and a certificate for it from `mount`'s role; checks the issuer that signed. */
-async function certified(mount: string, role: string, issuerId: string): Promise<{ keyPath: string; certPath: string }> {
+async function certified(
+  mount: string,
+  role: string,
+  issuerId: string,
+): Promise<{ keyPath: string; certPath: string }> {
   const { keyPath, publicKey } = await newKey();
   const signed = await ok("POST", `${mount}/sign/${role}`, { public_key: publicKey });
   expect(signed.json.data.issuer_id).toBe(issuerId);
@@ -231,7 +242,10 @@ describe("host CA rotation through known_hosts", () => {
   }
 
   it("hosts certified by the old and the new issuer are both accepted until the old one is retired", async () => {
-    const old = (await ok("GET", `${MOUNTS.hosts}/issuer/default`)).json.data as { issuer_id: string; public_key: string };
+    const old = (await ok("GET", `${MOUNTS.hosts}/issuer/default`)).json.data as {
+      issuer_id: string;
+      public_key: string;
+    };
     const oldHost = await startHost(old.issuer_id);
     expect(await trustFile(`${MOUNTS.hosts}/known_hosts?domain=${DOMAIN}`)).toBe(
       `@cert-authority *.${DOMAIN},${DOMAIN} ${keyOf(old.public_key)}\n`,

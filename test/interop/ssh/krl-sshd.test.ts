@@ -28,7 +28,10 @@ let role: string;
 async function api(method: string, p: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
   const res = await fetch(`${keyway.url}/v1/${p}`, {
     method,
-    headers: { "X-Vault-Token": keyway.rootToken, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+    headers: {
+      "X-Vault-Token": keyway.rootToken,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -56,7 +59,10 @@ async function certifiedKey(keyId?: string) {
   const gen = await client.sshKeygen(["-q", "-t", "ed25519", "-N", "", "-C", "krl-e2e", "-f", keyPath]);
   expect(gen.code, gen.stderr).toBe(0);
   const publicKey = await readFile(`${keyPath}.pub`, "utf8");
-  const signed = await ok("POST", `${MOUNT}/sign/${role}`, { public_key: publicKey, ...(keyId ? { key_id: keyId } : {}) });
+  const signed = await ok("POST", `${MOUNT}/sign/${role}`, {
+    public_key: publicKey,
+    ...(keyId ? { key_id: keyId } : {}),
+  });
   const certPath = `${keyPath}-cert.pub`;
   await client.write(path.basename(certPath), signed.json.data.signed_key, 0o644);
   return { keyPath, certPath, publicKey, serial: signed.json.data.serial_number as string };
@@ -85,7 +91,10 @@ beforeAll(async () => {
   // The operator's order (host/README.md): install the (empty) KRL, then enable RevokedKeys.
   await sync();
   const caKey = await (await fetch(`${keyway.url}/v1/${MOUNT}/public_key`)).text();
-  sshd = await startSshd({ trustedUserCaKeys: caKey.endsWith("\n") ? caKey : `${caKey}\n`, extraConfig: [`RevokedKeys ${krlFile()}`] });
+  sshd = await startSshd({
+    trustedUserCaKeys: caKey.endsWith("\n") ? caKey : `${caKey}\n`,
+    extraConfig: [`RevokedKeys ${krlFile()}`],
+  });
 }, 180_000);
 
 afterAll(async () => {

@@ -26,7 +26,9 @@ function krl(version: bigint, serials: bigint[] = []): Uint8Array {
   return encodeKrl({
     krlVersion: version,
     generatedDate: 1_800_000_000n,
-    certificates: serials.length ? [{ caKey: blobOfLine(fixtureText("keys/ed25519.pub")), serials: serials.map((s) => ({ lo: s, hi: s })) }] : [],
+    certificates: serials.length
+      ? [{ caKey: blobOfLine(fixtureText("keys/ed25519.pub")), serials: serials.map((s) => ({ lo: s, hi: s })) }]
+      : [],
   });
 }
 
@@ -43,7 +45,10 @@ beforeAll(async () => {
   findBinary("ssh-keygen");
   box = await OpensshSandbox.create("keyway-krl-sync-");
   server = createServer((_req, res) => {
-    res.writeHead(answer.status, { "Content-Type": "application/octet-stream", "Content-Length": String(answer.body.length) });
+    res.writeHead(answer.status, {
+      "Content-Type": "application/octet-stream",
+      "Content-Length": String(answer.body.length),
+    });
     res.end(Buffer.from(answer.body));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -135,7 +140,9 @@ describe("keyway-krl-sync", () => {
     expect((await readdir(box.dir)).filter((f) => f.startsWith(".keyway-krl"))).toEqual([]);
 
     expect((await runCommand(SYNC, [base], { env: { PATH: process.env.PATH } })).code).toBe(2);
-    expect((await runCommand(SYNC, ["ftp://x/krl", box.path("d.krl")], { env: { PATH: process.env.PATH } })).code).toBe(2);
+    expect((await runCommand(SYNC, ["ftp://x/krl", box.path("d.krl")], { env: { PATH: process.env.PATH } })).code).toBe(
+      2,
+    );
     expect((await sync("no-such-dir/e.krl")).code).toBe(6);
   });
 });

@@ -6,9 +6,9 @@
  */
 import NodeVault from "node-vault";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bytesEqual, fromBase64 } from "../../../src/lib/bytes";
 import { decodeCertificate } from "../../../src/lib/sshwire/certificate";
 import { parsePublicKeyText } from "../../../src/lib/sshwire/public-key";
-import { fromBase64, bytesEqual } from "../../../src/lib/bytes";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 
 let keyway: RunningKeyway;
@@ -34,7 +34,12 @@ describe("node-vault and the issuer API", () => {
     expect(list.data.key_info[first.data.issuer_id].is_default).toBe(true);
     expect(list.data.key_info[named.data.issuer_id]).toMatchObject({ issuer_name: "team-b", is_default: false });
 
-    await vault.write("ssh/roles/team-b", { key_type: "ca", allow_user_certificates: true, allowed_users: "*", issuer_ref: "team-b" });
+    await vault.write("ssh/roles/team-b", {
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users: "*",
+      issuer_ref: "team-b",
+    });
     expect((await vault.read("ssh/roles/team-b")).data.issuer_ref).toBe("team-b");
     const roles = await vault.list("ssh/roles");
     expect(roles.data.key_info["team-b"]).toEqual({ key_type: "ca", issuer_ref: "team-b" });

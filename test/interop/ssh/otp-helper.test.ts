@@ -64,7 +64,9 @@ afterAll(async () => {
 describe("keyway-ssh-helper", () => {
   it("-verify-only exits 0 on verify-echo-response, 1 when Keyway is not there", async () => {
     expect((await helper(conf(), { args: ["-verify-only"] })).code).toBe(0);
-    const wrongMount = await helper(`keyway_addr = "${keyway.url}"\nssh_mount_point = "nope"\n`, { args: ["-verify-only"] });
+    const wrongMount = await helper(`keyway_addr = "${keyway.url}"\nssh_mount_point = "nope"\n`, {
+      args: ["-verify-only"],
+    });
     expect(wrongMount.code).toBe(1);
     const down = await helper(`keyway_addr = "http://127.0.0.1:9"\n`, { args: ["-verify-only"] });
     expect(down.code).toBe(1);
@@ -119,12 +121,18 @@ describe("keyway-ssh-helper", () => {
     expect(res.stderr).toContain("the OTP was issued for user other");
 
     const otp = await otpFor("10.1.1.2");
-    const roles = await helper(conf('allowed_cidr_list = "10.0.0.0/8"\nallowed_roles = "a, b"\n'), { otp, user: "deploy" });
+    const roles = await helper(conf('allowed_cidr_list = "10.0.0.0/8"\nallowed_roles = "a, b"\n'), {
+      otp,
+      user: "deploy",
+    });
     expect(roles.code).toBe(1);
     expect(roles.stderr).toContain(`role ${ROLE} is not in allowed_roles`);
 
     const listed = await otpFor("10.1.1.3");
-    const ok = await helper(conf(`allowed_cidr_list = "10.0.0.0/8"\nallowed_roles = "a, ${ROLE}"\n`), { otp: listed, user: "deploy" });
+    const ok = await helper(conf(`allowed_cidr_list = "10.0.0.0/8"\nallowed_roles = "a, ${ROLE}"\n`), {
+      otp: listed,
+      user: "deploy",
+    });
     expect(ok.code, ok.stderr).toBe(0);
   });
 

@@ -10,13 +10,7 @@ import { networkInterfaces } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findBinary, OpensshSandbox, runCommand } from "../../support/openssh";
-import {
-  ensureUser,
-  type PamSshd,
-  passwordLogin,
-  removeUser,
-  startPamSshd,
-} from "../../support/sshd-pam";
+import { ensureUser, type PamSshd, passwordLogin, removeUser, startPamSshd } from "../../support/sshd-pam";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 
 const HELPER = path.resolve(import.meta.dirname, "../../../host/keyway-ssh-helper");
@@ -82,7 +76,9 @@ beforeAll(async () => {
   configPath = client.path("keyway-ssh-helper.conf");
   await writeHelperConfig(defaultConfig());
   sshd = await startPamSshd({
-    authLines: [`auth requisite pam_exec.so quiet expose_authtok log=${client.path("helper.log")} ${HELPER} -config=${configPath}`],
+    authLines: [
+      `auth requisite pam_exec.so quiet expose_authtok log=${client.path("helper.log")} ${HELPER} -config=${configPath}`,
+    ],
   });
   const host = hostAddress();
   const role = await api("POST", `ssh/roles/${ROLE}`, {
@@ -92,7 +88,11 @@ beforeAll(async () => {
     cidr_list: ["127.0.0.0/8", `${FOREIGN_IP}/32`, ...(host ? [`${host}/32`] : [])].join(","),
   });
   expect(role.status, role.text).toBe(204);
-  const other = await api("POST", `ssh/roles/${OTHER_ROLE}`, { key_type: "otp", default_user: USER_A, cidr_list: "127.0.0.0/8" });
+  const other = await api("POST", `ssh/roles/${OTHER_ROLE}`, {
+    key_type: "otp",
+    default_user: USER_A,
+    cidr_list: "127.0.0.0/8",
+  });
   expect(other.status, other.text).toBe(204);
 }, 180_000);
 

@@ -6,8 +6,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cachedDeploymentProblem, deploymentProblem, type DeploymentSecrets } from "../../../src/lib/deployment-config";
 import { parseKek } from "../../../src/lib/crypto/kek";
+import { cachedDeploymentProblem, type DeploymentSecrets, deploymentProblem } from "../../../src/lib/deployment-config";
 
 const key = (fill: number) => Buffer.alloc(32, fill).toString("base64");
 const GOOD: DeploymentSecrets = {
@@ -60,8 +60,15 @@ describe("deploymentProblem", () => {
   it("refuses keys that are not 32 bytes, bad base64 and bad key ids", () => {
     const short = Buffer.alloc(16, 1).toString("base64");
     const long = Buffer.alloc(33, 1).toString("base64");
-    for (const hashKey of [short, long, "not base64!", key(0)]) expect(deploymentProblem({ ...GOOD, KEYWAY_HASH_KEY: hashKey })).toMatch(/^KEYWAY_HASH_KEY: /);
-    for (const kek of [`k1:${short}`, `k1:${key(1)},k2:${long}`, `k1:${key(1)},bad id:${key(2)}`, ",", `k1:${key(1)},k2:${key(0)}`]) {
+    for (const hashKey of [short, long, "not base64!", key(0)])
+      expect(deploymentProblem({ ...GOOD, KEYWAY_HASH_KEY: hashKey })).toMatch(/^KEYWAY_HASH_KEY: /);
+    for (const kek of [
+      `k1:${short}`,
+      `k1:${key(1)},k2:${long}`,
+      `k1:${key(1)},bad id:${key(2)}`,
+      ",",
+      `k1:${key(1)},k2:${key(0)}`,
+    ]) {
       expect(deploymentProblem({ ...GOOD, KEYWAY_KEK: kek }), kek).toMatch(/^KEYWAY_KEK: /);
     }
   });

@@ -34,7 +34,10 @@ describe("IsolateCache", () => {
     const stuck = deferred<string>();
     const first = cache.get("k", () => stuck.promise, { now: 1 });
     // Before the fix these awaited the first caller's promise and never settled.
-    const others = await Promise.all([cache.get("k", async () => "a", { now: 1 }), cache.get("k", async () => "b", { now: 1 })]);
+    const others = await Promise.all([
+      cache.get("k", async () => "a", { now: 1 }),
+      cache.get("k", async () => "b", { now: 1 }),
+    ]);
     expect(others).toEqual(["a", "b"]);
     // Later callers are served the settled value one of them stored.
     expect(["a", "b"]).toContain(await cache.get("k", async () => "c", { now: 2 }));
@@ -83,14 +86,17 @@ describe("IsolateCache", () => {
 
   it("keeps no failed load", async () => {
     const cache = newCache<string>();
-    await expect(cache.get("k", async () => Promise.reject(new Error("d1 down")), { now: 1 })).rejects.toThrow("d1 down");
+    await expect(cache.get("k", async () => Promise.reject(new Error("d1 down")), { now: 1 })).rejects.toThrow(
+      "d1 down",
+    );
     expect(cache.size).toBe(0);
     expect(await cache.get("k", async () => "ok", { now: 1 })).toBe("ok");
   });
 
   it("keep: a value the caller does not want kept (a failed token lookup) is returned, not stored (N2b)", async () => {
     const cache = newCache<string | null>(4);
-    for (let i = 0; i < 3; i++) await cache.get(`known${i}`, async () => `caller${i}`, { now: 1, keep: (v) => v !== null });
+    for (let i = 0; i < 3; i++)
+      await cache.get(`known${i}`, async () => `caller${i}`, { now: 1, keep: (v) => v !== null });
     for (let i = 0; i < 100; i++) {
       expect(await cache.get(`unknown${i}`, async () => null, { now: 1, keep: (v) => v !== null })).toBeNull();
     }

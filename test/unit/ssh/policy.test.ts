@@ -27,12 +27,13 @@ describe("principal lists", () => {
 describe("keyIdFor (S7)", () => {
   it("defaults to the display name and splits around {{public_key_hash}}", () => {
     expect(keyIdFor(caRole(), "role", "", "root")).toEqual(["root"]);
-    expect(keyIdFor(caRole({ keyIdFormat: "{{role_name}}-{{public_key_hash}}-{{token_display_name}}" }), "web", "", "root")).toEqual([
-      "web-",
-      "-root",
-    ]);
+    expect(
+      keyIdFor(caRole({ keyIdFormat: "{{role_name}}-{{public_key_hash}}-{{token_display_name}}" }), "web", "", "root"),
+    ).toEqual(["web-", "-root"]);
     // A display name holding a variable stays literal.
-    expect(keyIdFor(caRole({ keyIdFormat: "{{token_display_name}}" }), "web", "", "{{role_name}}")).toEqual(["{{role_name}}"]);
+    expect(keyIdFor(caRole({ keyIdFormat: "{{token_display_name}}" }), "web", "", "{{role_name}}")).toEqual([
+      "{{role_name}}",
+    ]);
   });
 });
 
@@ -47,7 +48,9 @@ describe("principalsFor (S8)", () => {
     const role = caRole({ allowedUsers: "{{identity.entity.name}}", allowedUsersTemplate: true });
     const entity = { id: "1", name: "ann", metadata: {}, aliases: [] };
     expect(principalsFor(role, { ...base, validPrincipals: "ann", entity })).toEqual(["ann"]);
-    expect(() => principalsFor(role, { ...base, validPrincipals: "bob", entity })).toThrow("bob is not a valid value for valid_principals");
+    expect(() => principalsFor(role, { ...base, validPrincipals: "bob", entity })).toThrow(
+      "bob is not a valid value for valid_principals",
+    );
   });
 });
 
@@ -73,7 +76,9 @@ describe("options and extensions", () => {
     );
   });
   it("does not trim allowed lists (Vault splits on ',' only)", () => {
-    expect(() => extensionsFor(caRole({ allowedExtensions: "a, b" }), { b: "" }, null, 0)).toThrow("extensions [b] are not on allowed list");
+    expect(() => extensionsFor(caRole({ allowedExtensions: "a, b" }), { b: "" }, null, 0)).toThrow(
+      "extensions [b] are not on allowed list",
+    );
   });
   it("copies templated defaults literally when templating is off", () => {
     const role = caRole({ defaultExtensions: { x: "{{identity.entity.name}}" } });
@@ -83,9 +88,19 @@ describe("options and extensions", () => {
 
 describe("mergeRolePatch (S12, RFC 7396)", () => {
   it("merges object fields, removes null keys, resets null fields, replaces the rest", () => {
-    const current = { ttl: "1h", default_extensions: { a: "", b: "" }, allowed_users: "x", default_critical_options: {} };
+    const current = {
+      ttl: "1h",
+      default_extensions: { a: "", b: "" },
+      allowed_users: "x",
+      default_critical_options: {},
+    };
     expect(
-      mergeRolePatch(current, { ttl: null, default_extensions: { b: null, c: "1" }, allowed_users: "y", default_critical_options: [{ f: "1" }] }),
+      mergeRolePatch(current, {
+        ttl: null,
+        default_extensions: { b: null, c: "1" },
+        allowed_users: "y",
+        default_critical_options: [{ f: "1" }],
+      }),
     ).toEqual({ default_extensions: { a: "", c: "1" }, allowed_users: "y", default_critical_options: [{ f: "1" }] });
   });
 });

@@ -3,7 +3,13 @@
  * syntax check used when a role is written.
  */
 import { describe, expect, it } from "vitest";
-import { containsTemplate, renderFailure, renderTemplate, type TemplateEntity, templateSyntaxError } from "../../../src/ssh/templates";
+import {
+  containsTemplate,
+  renderFailure,
+  renderTemplate,
+  type TemplateEntity,
+  templateSyntaxError,
+} from "../../../src/ssh/templates";
 
 const entity: TemplateEntity = {
   id: "0b4c-entity",

@@ -16,9 +16,9 @@ describe("the D1 guard (B8)", () => {
       .bind(...Array.from({ length: 100 }, (_, i) => i))
       .all();
     expect(ok.results).toHaveLength(1);
-    expect(() => env.DB.prepare(`SELECT 1 WHERE 1 IN (${placeholders(101)})`).bind(...Array.from({ length: 101 }, (_, i) => i))).toThrow(
-      /too many SQL variables/,
-    );
+    expect(() =>
+      env.DB.prepare(`SELECT 1 WHERE 1 IN (${placeholders(101)})`).bind(...Array.from({ length: 101 }, (_, i) => i)),
+    ).toThrow(/too many SQL variables/);
   });
 
   it("refuses more than 100,000 bytes of SQL and more than 2 MB of bound values", () => {
@@ -31,12 +31,17 @@ describe("the D1 guard (B8)", () => {
     await expect(env.DB.prepare("SELECT 42").all()).rejects.toThrow(/injected failure/);
     expect((await env.DB.prepare("SELECT 42 AS v").all()).results).toEqual([{ v: 42 }]);
     injectD1Failure("SELECT 43");
-    await expect(env.DB.batch([env.DB.prepare("SELECT 41"), env.DB.prepare("SELECT 43")])).rejects.toThrow(/injected failure/);
+    await expect(env.DB.batch([env.DB.prepare("SELECT 41"), env.DB.prepare("SELECT 43")])).rejects.toThrow(
+      /injected failure/,
+    );
   });
 
   it("covers requests through the Worker's own entry point (exports.default.fetch)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
-    const get = () => exports.default.fetch(`http://keyway.test/api/v2/organizations/${org}`, { headers: { Authorization: `Bearer ${ownerToken}` } });
+    const get = () =>
+      exports.default.fetch(`http://keyway.test/api/v2/organizations/${org}`, {
+        headers: { Authorization: `Bearer ${ownerToken}` },
+      });
     expect((await get()).status).toBe(200);
     const remove = injectD1Failure(/from "organizations"/i, 1_000);
     const res = await get();

@@ -14,16 +14,30 @@ function nested(key: string, arrays: number, inner = '"x"'): string {
 
 describe("JSON nesting on /v1 (B9)", () => {
   it("answers 400 in Vault's format to the review's unauthenticated verify with 20,000 levels", async () => {
-    const res = await vault("POST", "ssh/verify", { token: null, rawBody: nested("otp", 20_000), headers: { "Content-Type": "application/json" } });
+    const res = await vault("POST", "ssh/verify", {
+      token: null,
+      rawBody: nested("otp", 20_000),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ errors: ["failed to parse JSON input: JSON nesting is deeper than the limit of 64 levels"] });
+    expect(res.json).toEqual({
+      errors: ["failed to parse JSON input: JSON nesting is deeper than the limit of 64 levels"],
+    });
   });
 
   it("accepts 64 levels (the handler then judges the value) and refuses 65", async () => {
-    const at = await vault("POST", "ssh/verify", { token: null, rawBody: nested("otp", 63), headers: { "Content-Type": "application/json" } });
+    const at = await vault("POST", "ssh/verify", {
+      token: null,
+      rawBody: nested("otp", 63),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(at.status).toBe(400);
     expect(at.json.errors[0]).toMatch(/^Field validation failed: error converting input \[\[/);
-    const over = await vault("POST", "ssh/verify", { token: null, rawBody: nested("otp", 64), headers: { "Content-Type": "application/json" } });
+    const over = await vault("POST", "ssh/verify", {
+      token: null,
+      rawBody: nested("otp", 64),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(over.status).toBe(400);
     expect(over.json.errors[0]).toContain("deeper than the limit of 64 levels");
   });
@@ -35,7 +49,10 @@ describe("JSON nesting on /v1 (B9)", () => {
   });
 
   it("refuses deep bodies on authenticated writes too, and changes nothing", async () => {
-    const res = await vault("POST", "ssh/roles/deep", { rawBody: nested("default_critical_options", 5_000), headers: { "Content-Type": "application/json" } });
+    const res = await vault("POST", "ssh/roles/deep", {
+      rawBody: nested("default_critical_options", 5_000),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(res.status).toBe(400);
     expect((await vault("GET", "ssh/roles/deep")).status).toBe(404);
   });

@@ -33,7 +33,13 @@ const document: OpenApiDocument = {
 
 describe("OpenAPI answer check in workerd", () => {
   const checker = new ContractChecker([{ source: { name: "/v1", documentPath: "/x", prefixes: ["/v1/"] }, document }]);
-  const observe = (text: string) => ({ method: "GET", path: "/v1/sys/thing", status: 200, text, headers: new Headers({ "content-type": "application/json" }) });
+  const observe = (text: string) => ({
+    method: "GET",
+    path: "/v1/sys/thing",
+    status: 200,
+    text,
+    headers: new Headers({ "content-type": "application/json" }),
+  });
 
   it("validates with $ref and reports the pointer", () => {
     expect(checker.violation(observe('{"n":2}'))).toBeNull();

@@ -21,7 +21,16 @@ import { nocodeApp } from "../../../src/nocode/app";
 import { clearNocodeCache } from "../../../src/nocode/cache";
 import { type RouteRule, ruleOf } from "../../../src/nocode/route-rights";
 import { isUnauthenticatedRoute, UNAUTHENTICATED_ROUTES } from "../../../src/nocode/unauthenticated";
-import { ADMIN, bootstrapOrg, createOrgToken, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
+import {
+  ADMIN,
+  bootstrapOrg,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../helpers/nocode";
 import { createRegistryModule, enableNoCode, noCodeModuleDoc } from "../../helpers/nocode-modules";
 import { e5, UPGRADE_TEST_TIMEOUT, upgradeReady } from "./upgrade/upgrade-helpers";
 
@@ -34,7 +43,15 @@ const EXPECTED_RIGHTS: Record<CallerName, ReadonlySet<string>> = {
   otherOrgToken: new Set(),
   otherOwner: new Set(),
   // N10: everything except E1, E2, E4–E7 and run actions; N10a: not owner.
-  orgToken: new Set(["member", "read-workspaces", "write-vars", "manage-registry-modules", "manage-projects", "manage-agent-pools", "manage-teams"]),
+  orgToken: new Set([
+    "member",
+    "read-workspaces",
+    "write-vars",
+    "manage-registry-modules",
+    "manage-projects",
+    "manage-agent-pools",
+    "manage-teams",
+  ]),
   // a team with read-workspaces only
   readOnlyTeam: new Set(["member", "read-workspaces", "read-upgrades"]),
   // N9, N10a: bootstrap only
@@ -148,7 +165,8 @@ function concretePath(path: string, params: Record<string, string>): string {
     if (!segment.startsWith(":")) return segment;
     const name = segment.slice(1);
     const value = params[`${segments[i - 1]}:${name}`] ?? params[name];
-    if (value === undefined) throw new Error(`the matrix has no fixture for ${segment} in ${path}: add one to the world`);
+    if (value === undefined)
+      throw new Error(`the matrix has no fixture for ${segment} in ${path}: add one to the world`);
     return encodeURIComponent(value);
   });
   const url = out.join("/");
@@ -161,7 +179,9 @@ async function snapshot(): Promise<string> {
   const tables = await env.DB.prepare(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations' ORDER BY name",
   ).all<{ name: string }>();
-  const results = await env.DB.batch(tables.results.map((t) => env.DB.prepare(`SELECT * FROM "${t.name}" ORDER BY rowid`)));
+  const results = await env.DB.batch(
+    tables.results.map((t) => env.DB.prepare(`SELECT * FROM "${t.name}" ORDER BY rowid`)),
+  );
   return JSON.stringify(
     tables.results.map((t, i) => [
       t.name,
@@ -235,14 +255,24 @@ async function freshTarget(route: MatrixRoute): Promise<Record<string, string>> 
   if (p.endsWith("/vars/:var_id")) {
     const created = await tfe("POST", `workspaces/${world.params["workspaces:id"]}/vars`, {
       token: owner,
-      body: { data: { type: "vars", attributes: { key: uniqueName("MATRIX").toUpperCase().replaceAll("-", "_"), value: "x", category: "env" } } },
+      body: {
+        data: {
+          type: "vars",
+          attributes: { key: uniqueName("MATRIX").toUpperCase().replaceAll("-", "_"), value: "x", category: "env" },
+        },
+      },
     });
     if (created.status !== 201) throw new Error(`var: ${created.status} ${created.text}`);
     return { var_id: created.json.data.id };
   }
   if (p.endsWith("/terraform-versions/:id")) {
     const created = await tfe("POST", "admin/terraform-versions", {
-      body: { data: { type: "terraform-versions", attributes: { version: `9.${Math.floor(Math.random() * 1e6)}.0`, enabled: false } } },
+      body: {
+        data: {
+          type: "terraform-versions",
+          attributes: { version: `9.${Math.floor(Math.random() * 1e6)}.0`, enabled: false },
+        },
+      },
     });
     if (created.status !== 201) throw new Error(`release: ${created.status} ${created.text}`);
     return { "terraform-versions:id": created.json.data.id };
@@ -272,7 +302,8 @@ describe("the /api/v2 authorization matrix (N2a, N10, N10a)", { timeout: UPGRADE
       expect(route.rule, `${route.method} ${route.path} has no rights(...) annotation`).toBeDefined();
       const rule = route.rule!;
       const exempt = isUnauthenticatedRoute(route.method, concretePath(route.path, world.params).split("?")[0]!);
-      if ("caller" in rule && rule.caller === "public") expect(exempt, "a public route must be listed in UNAUTHENTICATED_ROUTES").toBe(true);
+      if ("caller" in rule && rule.caller === "public")
+        expect(exempt, "a public route must be listed in UNAUTHENTICATED_ROUTES").toBe(true);
       for (const caller of CALLERS) {
         const allowed = permitted(rule, caller);
         const real = allowed && destructive(route);
@@ -295,7 +326,8 @@ describe("the /api/v2 authorization matrix (N2a, N10, N10a)", { timeout: UPGRADE
         if (!real) expect(await snapshot(), `${cell}: something changed`).toBe(before);
         else current = undefined;
         // The organization token revoked for real: the world needs one again.
-        if (real && route.path.endsWith("/organizations/:org/authentication-token")) world.tokens.orgToken = await createOrgToken(world.org);
+        if (real && route.path.endsWith("/organizations/:org/authentication-token"))
+          world.tokens.orgToken = await createOrgToken(world.org);
       }
     });
   }

@@ -19,15 +19,29 @@ import { createDb } from "../../../src/db/client";
 import { guardEnv, recordD1Statements } from "../../../src/db/d1-guard";
 import { nocodeApp } from "../../../src/nocode/app";
 import { hashNocodeToken, resolveStoredToken } from "../../../src/nocode/auth";
-import { cachedNocode, clearNocodeCache, NOCODE_CACHE_ENTRIES, NOCODE_CACHED_TABLES, type NocodeCacheKind } from "../../../src/nocode/cache";
+import {
+  cachedNocode,
+  clearNocodeCache,
+  NOCODE_CACHE_ENTRIES,
+  NOCODE_CACHED_TABLES,
+  type NocodeCacheKind,
+} from "../../../src/nocode/cache";
 import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../../../src/nocode/no-code-modules/cached";
 import { orgCallerPermissions } from "../../../src/nocode/permissions";
 import { cachedWorkspaceProjectId } from "../../../src/nocode/projects/cached";
 import { cachedReleases } from "../../../src/nocode/releases/cached";
-import { summaryOfVersion } from "../../../src/nocode/runs/configuration";
 import { cacheEffectOf } from "../../../src/nocode/route-rights";
+import { summaryOfVersion } from "../../../src/nocode/runs/configuration";
 import { fixtureFiles } from "../../fixtures/terraform";
-import { addTeamMembers, createMember, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
+import {
+  addTeamMembers,
+  createMember,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../helpers/nocode";
 import {
   createNoCodeWorkspace,
   createPendingVersion,
@@ -53,7 +67,10 @@ function tablesRead(sql: string): string[] {
 function tableWritten(sql: string): string | null {
   const text = sql.trim();
   if (!/^(insert|update|delete|replace|with)\b/i.test(text)) return null;
-  const m = /^(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/i.exec(text);
+  const m =
+    /^(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/i.exec(
+      text,
+    );
   if (!m?.[1]) throw new Error(`cannot tell which table this write touches: ${text.slice(0, 200)}`);
   return m[1].toLowerCase();
 }
@@ -64,7 +81,8 @@ function tableWritten(sql: string): string | null {
  * route's writes, and the one cached field it changes (`lastUsedAt`) is kept right by
  * auth.ts's own memory of the writes it made (recordUse). Exactly this statement is allowed.
  */
-const LAST_USED_WRITE = /^update "nocode_tokens" set "last_used_at" = \? where \("nocode_tokens"\."id" = \? and \("nocode_tokens"\."last_used_at" is null or "nocode_tokens"\."last_used_at" <= \?\)\)$/;
+const LAST_USED_WRITE =
+  /^update "nocode_tokens" set "last_used_at" = \? where \("nocode_tokens"\."id" = \? and \("nocode_tokens"\."last_used_at" is null or "nocode_tokens"\."last_used_at" <= \?\)\)$/;
 
 /** A D1 binding over the real one that records the SQL of every statement prepared on it. */
 function recordingD1(statements: string[]): D1Database {
@@ -112,13 +130,23 @@ describe("cached loaders read only the tables NOCODE_CACHE_ENTRIES lists", () =>
     // Every kind must be loaded here: a new kind in NOCODE_CACHE_ENTRIES fails typecheck until it is.
     const loaders: Record<NocodeCacheKind, (db: D1Database) => Promise<unknown>> = {
       token: async (DB) => {
-        expect(await resolveStoredToken({ DB }, await hashNocodeToken(env, member.token))).toMatchObject({ kind: "user" });
+        expect(await resolveStoredToken({ DB }, await hashNocodeToken(env, member.token))).toMatchObject({
+          kind: "user",
+        });
         expect(await resolveStoredToken({ DB }, teamHash)).toMatchObject({ kind: "team" });
       },
       perm: async (DB) => {
         const db = createDb(DB);
-        expect((await orgCallerPermissions(db, { kind: "user", userId: member.id, username: member.username }, ctx.org)).has("run-workspaces")).toBe(true);
-        expect((await orgCallerPermissions(db, { kind: "team", teamId: member.teamId, organization: ctx.org }, ctx.org)).has("run-workspaces")).toBe(true);
+        expect(
+          (await orgCallerPermissions(db, { kind: "user", userId: member.id, username: member.username }, ctx.org)).has(
+            "run-workspaces",
+          ),
+        ).toBe(true);
+        expect(
+          (await orgCallerPermissions(db, { kind: "team", teamId: member.teamId, organization: ctx.org }, ctx.org)).has(
+            "run-workspaces",
+          ),
+        ).toBe(true);
       },
       module: async (DB) => {
         const found = await cachedNoCodeModuleWithOptions(createDb(DB), ctx.noCodeModuleId);
@@ -128,7 +156,10 @@ describe("cached loaders read only the tables NOCODE_CACHE_ENTRIES lists", () =>
         expect((await cachedReleases(createDb(DB))).length).toBeGreaterThan(0);
       },
       pin: async (DB) => {
-        const pinned = await cachedPinnedVersion(createDb(DB), { registryModuleId: ctx.registryModule.id, versionPin: ctx.version });
+        const pinned = await cachedPinnedVersion(createDb(DB), {
+          registryModuleId: ctx.registryModule.id,
+          versionPin: ctx.version,
+        });
         expect(pinned.version?.id).toBe(ctx.versionId);
       },
       summary: async (DB) => {
@@ -167,17 +198,28 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
       let upgradeRunId = "";
 
       /** Each declared route's request, and a table its success must write (so the recording is not vacuous). */
-      const cases: Record<string, { writes: string; send: () => Promise<{ status: number; text: string }>; expected: number }> = {
+      const cases: Record<
+        string,
+        { writes: string; send: () => Promise<{ status: number; text: string }>; expected: number }
+      > = {
         "POST /api/v2/no-code-modules/:id/workspaces": {
           writes: "workspaces",
           expected: 200,
-          send: () => provisionWorkspace(ctx.noCodeModuleId, token, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "cat")])),
+          send: () =>
+            provisionWorkspace(
+              ctx.noCodeModuleId,
+              token,
+              workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "cat")]),
+            ),
         },
         "POST /api/v2/workspaces/:id/vars": {
           writes: "workspace_vars",
           expected: 201,
           send: async () => {
-            const res = await tfe("POST", `workspaces/${workspace.id}/vars`, { token, body: { data: { type: "vars", attributes: { key: "note", value: "a", category: "env" } } } });
+            const res = await tfe("POST", `workspaces/${workspace.id}/vars`, {
+              token,
+              body: { data: { type: "vars", attributes: { key: "note", value: "a", category: "env" } } },
+            });
             varId = res.json?.data?.id ?? "";
             return res;
           },
@@ -185,22 +227,37 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
         "PATCH /api/v2/workspaces/:id/vars/:var_id": {
           writes: "workspace_vars",
           expected: 200,
-          send: () => tfe("PATCH", `workspaces/${workspace.id}/vars/${varId}`, { token, body: { data: { type: "vars", id: varId, attributes: { value: "b" } } } }),
+          send: () =>
+            tfe("PATCH", `workspaces/${workspace.id}/vars/${varId}`, {
+              token,
+              body: { data: { type: "vars", id: varId, attributes: { value: "b" } } },
+            }),
         },
         "DELETE /api/v2/workspaces/:id/vars/:var_id": {
           writes: "workspace_vars",
           expected: 204,
           send: () => tfe("DELETE", `workspaces/${workspace.id}/vars/${varId}`, { token }),
         },
-        "POST /api/v2/runs/:id/actions/apply": { writes: "runs", expected: 202, send: () => tfe("POST", `runs/${runId}/actions/apply`, { token }) },
-        "POST /api/v2/runs/:id/actions/discard": { writes: "runs", expected: 202, send: () => tfe("POST", `runs/${other.runId}/actions/discard`, { token }) },
+        "POST /api/v2/runs/:id/actions/apply": {
+          writes: "runs",
+          expected: 202,
+          send: () => tfe("POST", `runs/${runId}/actions/apply`, { token }),
+        },
+        "POST /api/v2/runs/:id/actions/discard": {
+          writes: "runs",
+          expected: 202,
+          send: () => tfe("POST", `runs/${other.runId}/actions/discard`, { token }),
+        },
         "POST /api/v2/no-code-modules/:id/workspaces/:workspace_id/upgrade": {
           writes: "runs",
           expected: 200,
           send: async () => {
             const res = await e5(upgrade.noCodeModuleId, upgrade.workspaceId, upgrade.ownerToken);
             upgradeRunId = res.json?.data?.id ?? "";
-            if (upgradeRunId) await waitForUpgrade(upgrade.noCodeModuleId, upgrade.workspaceId, upgradeRunId, upgrade.ownerToken, ["planned"]);
+            if (upgradeRunId)
+              await waitForUpgrade(upgrade.noCodeModuleId, upgrade.workspaceId, upgradeRunId, upgrade.ownerToken, [
+                "planned",
+              ]);
             return res;
           },
         },
@@ -210,7 +267,9 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
           send: () => e7(upgrade.noCodeModuleId, upgrade.workspaceId, upgradeRunId, upgrade.ownerToken),
         },
       };
-      expect(new Set(Object.keys(cases)), 'routes declaring cache: "unchanged" (each needs a case here)').toEqual(declaredUnchanged());
+      expect(new Set(Object.keys(cases)), 'routes declaring cache: "unchanged" (each needs a case here)').toEqual(
+        declaredUnchanged(),
+      );
 
       for (const [route, c] of Object.entries(cases)) {
         const recording = recordD1Statements();
@@ -223,7 +282,9 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
         expect(res.status, `${route}: ${res.text}`).toBe(c.expected);
         const written = recording.statements.filter((sql) => !LAST_USED_WRITE.test(sql)).map(tableWritten);
         expect(written, `${route} writes ${c.writes}`).toContain(c.writes);
-        const cachedWrites = recording.statements.filter((sql) => !LAST_USED_WRITE.test(sql) && NOCODE_CACHED_TABLES.has(tableWritten(sql) ?? ""));
+        const cachedWrites = recording.statements.filter(
+          (sql) => !LAST_USED_WRITE.test(sql) && NOCODE_CACHED_TABLES.has(tableWritten(sql) ?? ""),
+        );
         expect(cachedWrites, `${route} writes a cached table`).toEqual([]);
       }
     },
@@ -237,7 +298,9 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
     expect(tableWritten('insert or replace into "teams" ("id") values (?)')).toBe("teams");
     expect(tableWritten('select "id" from "teams"')).toBeNull();
     expect(() => tableWritten("with x as (select 1) insert into teams select * from x")).toThrow();
-    expect(LAST_USED_WRITE.test('update "nocode_tokens" set "expired_at" = ? where ("nocode_tokens"."id" = ?)')).toBe(false);
+    expect(LAST_USED_WRITE.test('update "nocode_tokens" set "expired_at" = ? where ("nocode_tokens"."id" = ?)')).toBe(
+      false,
+    );
   });
 });
 
@@ -245,25 +308,51 @@ describe("clearing after writes, not before", () => {
   it('a route declaring cache: "unchanged" keeps the cache; a failed one too; any other write clears it', async () => {
     const token = ctx.ownerToken;
     let present = await sentinel();
-    expect((await provisionWorkspace(ctx.noCodeModuleId, token, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]))).status).toBe(200);
+    expect(
+      (
+        await provisionWorkspace(
+          ctx.noCodeModuleId,
+          token,
+          workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]),
+        )
+      ).status,
+    ).toBe(200);
     expect(await present()).toBe(true);
     // 422 (a value outside the module's options): still nothing cached changed.
-    expect((await provisionWorkspace(ctx.noCodeModuleId, token, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "cow")]))).status).toBe(422);
+    expect(
+      (
+        await provisionWorkspace(
+          ctx.noCodeModuleId,
+          token,
+          workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "cow")]),
+        )
+      ).status,
+    ).toBe(422);
     expect(await present()).toBe(true);
     // A default write (a project) clears everything after it ran.
-    const project = await tfe("POST", `organizations/${ctx.org}/projects`, { token, body: { data: { type: "projects", attributes: { name: uniqueName("p") } } } });
+    const project = await tfe("POST", `organizations/${ctx.org}/projects`, {
+      token,
+      body: { data: { type: "projects", attributes: { name: uniqueName("p") } } },
+    });
     expect(project.status, project.text).toBe(201);
     expect(await present()).toBe(false);
     // A refused write of a default route clears too (whatever it may have done before failing).
     present = await sentinel();
-    expect((await tfe("POST", `organizations/${ctx.org}/projects`, { token, body: { data: { type: "nope" } } })).status).toBeGreaterThanOrEqual(400);
+    expect(
+      (await tfe("POST", `organizations/${ctx.org}/projects`, { token, body: { data: { type: "nope" } } })).status,
+    ).toBeGreaterThanOrEqual(400);
     expect(await present()).toBe(false);
   });
 
   it("a team token primed by cache-keeping E4s is refused at once after its revocation through the API", async () => {
     const teamId = await createTeam(ctx.org, { "manage-workspaces": true });
     const teamToken = await createTeamToken(teamId);
-    const create = () => provisionWorkspace(ctx.noCodeModuleId, teamToken, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "dog")]));
+    const create = () =>
+      provisionWorkspace(
+        ctx.noCodeModuleId,
+        teamToken,
+        workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "dog")]),
+      );
     expect((await create()).status).toBe(200);
     expect((await create()).status).toBe(200); // served from the cache E4 kept
     expect((await tfe("DELETE", `teams/${teamId}/authentication-token`, { token: ctx.ownerToken })).status).toBe(204);
@@ -274,7 +363,10 @@ describe("clearing after writes, not before", () => {
     const user = await createUser();
     const teamId = await createTeam(ctx.org, { "manage-workspaces": true });
     await addTeamMembers(teamId, [user.username]);
-    const minted = await tfe("POST", `users/${user.id}/authentication-tokens`, { token: user.token, body: { data: { type: "authentication-tokens" } } });
+    const minted = await tfe("POST", `users/${user.id}/authentication-tokens`, {
+      token: user.token,
+      body: { data: { type: "authentication-tokens" } },
+    });
     expect(minted.status, minted.text).toBe(201);
     const own = minted.json.data.attributes.token as string;
     expect((await tfe("GET", `organizations/${ctx.org}`, { token: own })).status).toBe(200); // cached now
@@ -284,19 +376,32 @@ describe("clearing after writes, not before", () => {
 
   it("a member removed from its team loses E4 at once, though E4 keeps the cache", async () => {
     const member = await createMember(ctx.org, { "manage-workspaces": true });
-    const create = () => provisionWorkspace(ctx.noCodeModuleId, member.token, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]));
+    const create = () =>
+      provisionWorkspace(
+        ctx.noCodeModuleId,
+        member.token,
+        workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]),
+      );
     expect((await create()).status).toBe(200);
     const body = { data: [{ type: "users", id: member.username }] };
-    expect((await tfe("DELETE", `teams/${member.teamId}/relationships/users`, { token: ctx.ownerToken, body })).status).toBe(204);
+    expect(
+      (await tfe("DELETE", `teams/${member.teamId}/relationships/users`, { token: ctx.ownerToken, body })).status,
+    ).toBe(204);
     expect((await create()).status).toBe(404);
   });
 
   it("E4 reads the release list from the cache, and sees this isolate's release writes at once", async () => {
     const version = `7.${Math.floor(Math.random() * 1000)}.${Math.floor(Math.random() * 1000)}`;
     const create = () =>
-      provisionWorkspace(ctx.noCodeModuleId, ctx.ownerToken, workspaceDoc({ name: uniqueName("ws"), "terraform-version": version }, [varEntry("prefix", "pet")]));
+      provisionWorkspace(
+        ctx.noCodeModuleId,
+        ctx.ownerToken,
+        workspaceDoc({ name: uniqueName("ws"), "terraform-version": version }, [varEntry("prefix", "pet")]),
+      );
     expect((await create()).status).toBe(422); // unknown release; the list is cached now
-    const added = await tfe("POST", "admin/terraform-versions", { body: { data: { type: "terraform-versions", attributes: { version } } } });
+    const added = await tfe("POST", "admin/terraform-versions", {
+      body: { data: { type: "terraform-versions", attributes: { version } } },
+    });
     expect(added.status, added.text).toBe(201);
     expect((await create()).status).toBe(200);
     const disabled = await tfe("PATCH", `admin/terraform-versions/${added.json.data.id}`, {
@@ -316,7 +421,9 @@ describe("clearing after writes, not before", () => {
     const db = createDb(recordingD1(statements));
     expect((await cachedPinnedVersion(db, pin)).summary).toBeNull(); // pending: read, not kept
     // The upload is unauthenticated and ingestion runs on the Queue: neither clears the cache.
-    expect((await uploadVersion(ctx.org, module, "1.0.0", pending.upload, ctx.ownerToken, fixtureFiles(PET_FIXTURE))).status).toBe("ok");
+    expect(
+      (await uploadVersion(ctx.org, module, "1.0.0", pending.upload, ctx.ownerToken, fixtureFiles(PET_FIXTURE))).status,
+    ).toBe("ok");
     const before = statements.length;
     const ok = await cachedPinnedVersion(db, pin);
     expect(ok.version?.status).toBe("ok");
@@ -329,7 +436,12 @@ describe("clearing after writes, not before", () => {
 
   it("E4 reads the module from the cache E3 fills, and sees this isolate's E2 at once", async () => {
     const local = await noCodeOrg();
-    const create = () => provisionWorkspace(local.noCodeModuleId, local.ownerToken, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]));
+    const create = () =>
+      provisionWorkspace(
+        local.noCodeModuleId,
+        local.ownerToken,
+        workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]),
+      );
     expect((await tfe("GET", `no-code-modules/${local.noCodeModuleId}`, { token: local.ownerToken })).status).toBe(200);
     expect((await create()).status).toBe(200);
     const patched = await tfe("PATCH", `no-code-modules/${local.noCodeModuleId}`, {
@@ -340,7 +452,9 @@ describe("clearing after writes, not before", () => {
     const refused = await create();
     expect(refused.status, refused.text).toBe(422);
     expect(refused.json.errors[0].detail).toMatch(/not enabled/);
-    expect((await tfe("DELETE", `no-code-modules/${local.noCodeModuleId}`, { token: local.ownerToken })).status).toBe(204);
+    expect((await tfe("DELETE", `no-code-modules/${local.noCodeModuleId}`, { token: local.ownerToken })).status).toBe(
+      204,
+    );
     expect((await create()).status).toBe(404);
   });
 });

@@ -14,7 +14,13 @@ import { bootstrapOrg, createTeam, createTeamToken, tfe } from "../../helpers/no
 const FAR = Date.now() + 10 * 365 * 86_400_000;
 
 const WRITE_METHODS = ["POST", "PATCH", "PUT", "DELETE"] as const;
-const PATHS = ["organizations", "organizations/acme/teams", "no-code-modules/nocode-abc", "teams/team-x/authentication-token", "nowhere"];
+const PATHS = [
+  "organizations",
+  "organizations/acme/teams",
+  "no-code-modules/nocode-abc",
+  "teams/team-x/authentication-token",
+  "nowhere",
+];
 
 /** Store a sentinel the next reads must find; answers whether it is still there. */
 async function sentinel(): Promise<() => Promise<boolean>> {
@@ -27,7 +33,12 @@ async function sentinel(): Promise<() => Promise<boolean>> {
 describe("N2b: unauthenticated requests leave the no-code cache alone", () => {
   it("writes without a token, with an unknown token or a malformed one clear nothing", async () => {
     const stillCached = await sentinel();
-    const credentials: (string | null)[] = [null, `AAAAAAAAAAAAAA.atlasv1.${"x".repeat(67)}`, "not-a-token", "test-admin-token-wrong"];
+    const credentials: (string | null)[] = [
+      null,
+      `AAAAAAAAAAAAAA.atlasv1.${"x".repeat(67)}`,
+      "not-a-token",
+      "test-admin-token-wrong",
+    ];
     for (const method of WRITE_METHODS) {
       for (const path of PATHS) {
         for (const token of credentials) {
@@ -41,7 +52,10 @@ describe("N2b: unauthenticated requests leave the no-code cache alone", () => {
 
   it("a failed token lookup is not kept: unknown tokens neither fill the cache nor evict entries", async () => {
     const stillCached = await sentinel();
-    const unknown = Array.from({ length: 40 }, (_, i) => `${String(i).padStart(14, "u")}.atlasv1.${crypto.randomUUID().replaceAll("-", "")}`);
+    const unknown = Array.from(
+      { length: 40 },
+      (_, i) => `${String(i).padStart(14, "u")}.atlasv1.${crypto.randomUUID().replaceAll("-", "")}`,
+    );
     for (const token of unknown) expect((await tfe("GET", "organizations", { token })).status).toBe(401);
     for (const token of unknown.slice(0, 5)) {
       const hash = await hashNocodeToken(env, token);

@@ -4,7 +4,16 @@
  * Every case warms the cache first, then writes, then reads again immediately.
  */
 import { describe, expect, it } from "vitest";
-import { addTeamMembers, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, createUser, tfe } from "../../helpers/nocode";
+import {
+  addTeamMembers,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+} from "../../helpers/nocode";
 import { createRegistryModule, enableNoCode, noCodeModuleDoc } from "../../helpers/nocode-modules";
 
 describe("per-isolate cache: this isolate's writes apply immediately", () => {

@@ -7,6 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { injectD1Failure } from "../../../src/db/d1-guard";
+import { fixtureFiles } from "../../fixtures/terraform";
 import { bootstrapOrg, tfe } from "../../helpers/nocode";
 import {
   createPendingVersion,
@@ -16,22 +17,25 @@ import {
   noCodeOrg,
   publishVersion,
 } from "../../helpers/nocode-modules";
-import { buildTarball } from "../../support/tarball";
-import { fixtureFiles } from "../../fixtures/terraform";
 import { workerRequest } from "../../helpers/worker-request";
+import { buildTarball } from "../../support/tarball";
 import { upload } from "./registry/registry-fixtures";
 
 /** The registry module's legacy flag, as stored. */
 async function noCodeFlag(registryModuleId: string): Promise<number | undefined> {
-  const row = await env.DB.prepare("SELECT no_code FROM registry_modules WHERE id = ?").bind(registryModuleId).first<{ no_code: number }>();
+  const row = await env.DB.prepare("SELECT no_code FROM registry_modules WHERE id = ?")
+    .bind(registryModuleId)
+    .first<{ no_code: number }>();
   return row?.no_code;
 }
 
 async function noCodeModulesOf(registryModuleId: string): Promise<{ id: string; enabled: number }[]> {
-  const { results } = await env.DB.prepare("SELECT id, enabled FROM no_code_modules WHERE registry_module_id = ?").bind(registryModuleId).all<{
-    id: string;
-    enabled: number;
-  }>();
+  const { results } = await env.DB.prepare("SELECT id, enabled FROM no_code_modules WHERE registry_module_id = ?")
+    .bind(registryModuleId)
+    .all<{
+      id: string;
+      enabled: number;
+    }>();
   return results;
 }
 
@@ -92,7 +96,9 @@ describe("an upload spends its link only with the stored tarball (finding 13)", 
     return { mod, version, key: `registry-modules/${mod.id}/${version.id}.tar.gz` };
   }
   const versionRow = (id: string) =>
-    env.DB.prepare("SELECT status, tarball_key FROM registry_module_versions WHERE id = ?").bind(id).first<{ status: string; tarball_key: string | null }>();
+    env.DB.prepare("SELECT status, tarball_key FROM registry_module_versions WHERE id = ?")
+      .bind(id)
+      .first<{ status: string; tarball_key: string | null }>();
 
   it("a failed D1 write leaves the version pending, no object in R2 and the link usable", async () => {
     const { version, key } = await pendingVersion();

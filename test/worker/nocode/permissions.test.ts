@@ -8,19 +8,43 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
 import type { NocodeCaller } from "../../../src/nocode/auth";
 import { NocodeError } from "../../../src/nocode/errors";
-import { ADMIN_BOOTSTRAP_RIGHTS, ALL_ORG_PERMISSIONS, hasOrgPermission, ORGANIZATION_TOKEN_RIGHTS, orgCallerPermissions, requireOrgPermission } from "../../../src/nocode/permissions";
-import { ADMIN, addTeamMembers, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../helpers/nocode";
+import {
+  ADMIN_BOOTSTRAP_RIGHTS,
+  ALL_ORG_PERMISSIONS,
+  hasOrgPermission,
+  ORGANIZATION_TOKEN_RIGHTS,
+  orgCallerPermissions,
+  requireOrgPermission,
+} from "../../../src/nocode/permissions";
+import {
+  ADMIN,
+  addTeamMembers,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../helpers/nocode";
 
 const db = () => createDb(env.DB);
 const sorted = (set: Set<string>) => [...set].sort();
-const userCaller = (u: { id: string; username: string }): NocodeCaller => ({ kind: "user", userId: u.id, username: u.username });
+const userCaller = (u: { id: string; username: string }): NocodeCaller => ({
+  kind: "user",
+  userId: u.id,
+  username: u.username,
+});
 
 describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
   it("owners may do everything in their organization, and nothing in another", async () => {
     const { org, owner, ownersTeamId } = await bootstrapOrg();
     const other = await bootstrapOrg();
     expect(sorted(await orgCallerPermissions(db(), userCaller(owner), org))).toEqual([...ALL_ORG_PERMISSIONS].sort());
-    expect(sorted(await orgCallerPermissions(db(), { kind: "team", teamId: ownersTeamId, organization: org }, org))).toEqual([...ALL_ORG_PERMISSIONS].sort());
+    expect(
+      sorted(await orgCallerPermissions(db(), { kind: "team", teamId: ownersTeamId, organization: org }, org)),
+    ).toEqual([...ALL_ORG_PERMISSIONS].sort());
     expect(await orgCallerPermissions(db(), userCaller(owner), other.org)).toEqual(new Set());
   });
 
@@ -29,7 +53,11 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     const user = await createUser();
     await addTeamMembers(await createTeam(org, { "manage-projects": true }), [user.username]);
     await addTeamMembers(await createTeam(org, { "manage-agent-pools": true }), [user.username]);
-    expect(sorted(await orgCallerPermissions(db(), userCaller(user), org))).toEqual(["manage-agent-pools", "manage-projects", "member"]);
+    expect(sorted(await orgCallerPermissions(db(), userCaller(user), org))).toEqual([
+      "manage-agent-pools",
+      "manage-projects",
+      "member",
+    ]);
     expect(await hasOrgPermission(db(), userCaller(user), org, "manage-registry-modules")).toBe(false);
     expect(await hasOrgPermission(db(), userCaller(user), org, "owner")).toBe(false);
   });
@@ -40,7 +68,13 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     const readers = await createTeam(org, { "read-workspaces": true });
     const m = { kind: "team", teamId: managers, organization: org } as const;
     const r = { kind: "team", teamId: readers, organization: org } as const;
-    expect(sorted(await orgCallerPermissions(db(), m, org))).toEqual(["member", "read-upgrades", "read-workspaces", "run-workspaces", "write-vars"]);
+    expect(sorted(await orgCallerPermissions(db(), m, org))).toEqual([
+      "member",
+      "read-upgrades",
+      "read-workspaces",
+      "run-workspaces",
+      "write-vars",
+    ]);
     expect(sorted(await orgCallerPermissions(db(), r, org))).toEqual(["member", "read-upgrades", "read-workspaces"]);
   });
 
@@ -54,7 +88,9 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     ];
     for (const [flag, expected] of cases) {
       const teamId = await createTeam(org, { [flag]: true });
-      expect(sorted(await orgCallerPermissions(db(), { kind: "team", teamId, organization: org }, org))).toEqual(expected);
+      expect(sorted(await orgCallerPermissions(db(), { kind: "team", teamId, organization: org }, org))).toEqual(
+        expected,
+      );
     }
   });
 
@@ -88,7 +124,14 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     const modules = await createMember(org, { "manage-modules": true });
     expect(await hasOrgPermission(db(), userCaller(owner), org, "manage-no-code-modules")).toBe(true);
     expect(await hasOrgPermission(db(), userCaller(modules), org, "manage-no-code-modules")).toBe(true);
-    expect(await hasOrgPermission(db(), { kind: "team", teamId: modules.teamId, organization: org }, org, "manage-no-code-modules")).toBe(true);
+    expect(
+      await hasOrgPermission(
+        db(),
+        { kind: "team", teamId: modules.teamId, organization: org },
+        org,
+        "manage-no-code-modules",
+      ),
+    ).toBe(true);
   });
 
   it("ADMIN_TOKEN holds only the bootstrap right (manage-teams) in an organization (N10a)", async () => {
@@ -100,8 +143,12 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
   it("a team caller claiming another organization gets nothing", async () => {
     const { org, ownersTeamId } = await bootstrapOrg();
     const other = await bootstrapOrg();
-    expect(await orgCallerPermissions(db(), { kind: "team", teamId: ownersTeamId, organization: org }, other.org)).toEqual(new Set());
-    expect(await orgCallerPermissions(db(), { kind: "team", teamId: ownersTeamId, organization: other.org }, other.org)).toEqual(new Set());
+    expect(
+      await orgCallerPermissions(db(), { kind: "team", teamId: ownersTeamId, organization: org }, other.org),
+    ).toEqual(new Set());
+    expect(
+      await orgCallerPermissions(db(), { kind: "team", teamId: ownersTeamId, organization: other.org }, other.org),
+    ).toEqual(new Set());
   });
 
   it("requireOrgPermission throws 404 not found when not permitted, and passes otherwise", async () => {
@@ -111,7 +158,9 @@ describe("N10 via hasOrgPermission and orgCallerPermissions", () => {
     const err = await requireOrgPermission(db(), userCaller(member), org, "manage-projects").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NocodeError);
     expect((err as NocodeError).code).toBe("not_found");
-    await expect(requireOrgPermission(db(), { kind: "organization", organization: org }, org, "manage-no-code-modules")).rejects.toBeInstanceOf(NocodeError);
+    await expect(
+      requireOrgPermission(db(), { kind: "organization", organization: org }, org, "manage-no-code-modules"),
+    ).rejects.toBeInstanceOf(NocodeError);
   });
 });
 
@@ -176,11 +225,28 @@ describe("N10 over HTTP: 401 for token problems, 404 for not permitted", () => {
   it("the organization token can create teams, projects and agent pools and mint team tokens", async () => {
     const { org } = await bootstrapOrg();
     const token = await createOrgToken(org);
-    const team = await tfe("POST", `organizations/${org}/teams`, { token, body: { data: { attributes: { name: uniqueName("t") } } } });
+    const team = await tfe("POST", `organizations/${org}/teams`, {
+      token,
+      body: { data: { attributes: { name: uniqueName("t") } } },
+    });
     expect(team.status).toBe(201);
     expect((await tfe("POST", `teams/${team.json.data.id}/authentication-token`, { token })).status).toBe(201);
-    expect((await tfe("POST", `organizations/${org}/projects`, { token, body: { data: { attributes: { name: uniqueName("p") } } } })).status).toBe(201);
-    expect((await tfe("POST", `organizations/${org}/agent-pools`, { token, body: { data: { attributes: { name: uniqueName("a") } } } })).status).toBe(201);
+    expect(
+      (
+        await tfe("POST", `organizations/${org}/projects`, {
+          token,
+          body: { data: { attributes: { name: uniqueName("p") } } },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await tfe("POST", `organizations/${org}/agent-pools`, {
+          token,
+          body: { data: { attributes: { name: uniqueName("a") } } },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it("ADMIN_TOKEN works on the bootstrap endpoints and the release list only", async () => {
@@ -188,14 +254,24 @@ describe("N10 over HTTP: 401 for token problems, 404 for not permitted", () => {
     const name = uniqueName("org");
     const org = await tfe("POST", "organizations", { body: { data: { attributes: { name, email: "a@b.c" } } } });
     expect(org.status).toBe(201);
-    const user = await tfe("POST", "admin/users", { body: { data: { attributes: { username: uniqueName("u"), email: "u@b.c" } } } });
+    const user = await tfe("POST", "admin/users", {
+      body: { data: { attributes: { username: uniqueName("u"), email: "u@b.c" } } },
+    });
     expect(user.status).toBe(201);
     expect((await tfe("POST", `users/${user.json.data.id}/authentication-tokens`)).status).toBe(201);
     expect((await tfe("POST", `organizations/${name}/authentication-token`)).status).toBe(201);
-    const team = await tfe("POST", `organizations/${name}/teams`, { body: { data: { attributes: { name: "admins-team" } } } });
+    const team = await tfe("POST", `organizations/${name}/teams`, {
+      body: { data: { attributes: { name: "admins-team" } } },
+    });
     expect(team.status).toBe(201);
     expect((await tfe("POST", `teams/${team.json.data.id}/authentication-token`)).status).toBe(201);
-    expect((await tfe("POST", `teams/${team.json.data.id}/relationships/users`, { body: { data: [{ type: "users", id: user.json.data.id }] } })).status).toBe(204);
+    expect(
+      (
+        await tfe("POST", `teams/${team.json.data.id}/relationships/users`, {
+          body: { data: [{ type: "users", id: user.json.data.id }] },
+        })
+      ).status,
+    ).toBe(204);
     expect((await tfe("GET", "admin/terraform-versions")).status).toBe(200);
     // Everything else: 404.
     const projectId = org.json.data.relationships["default-project"].data.id;
@@ -224,7 +300,16 @@ describe("N10 over HTTP: 401 for token problems, 404 for not permitted", () => {
     expect((await tfe("POST", `organizations/${org}/projects`, { token: user.token, body })).status).toBe(404);
     await addTeamMembers(teamId, [user.username]);
     expect((await tfe("POST", `organizations/${org}/projects`, { token: user.token, body })).status).toBe(201);
-    await tfe("DELETE", `teams/${teamId}/relationships/users`, { body: { data: [{ type: "users", id: user.username }] } });
-    expect((await tfe("POST", `organizations/${org}/projects`, { token: user.token, body: { data: { attributes: { name: uniqueName("p") } } } })).status).toBe(404);
+    await tfe("DELETE", `teams/${teamId}/relationships/users`, {
+      body: { data: [{ type: "users", id: user.username }] },
+    });
+    expect(
+      (
+        await tfe("POST", `organizations/${org}/projects`, {
+          token: user.token,
+          body: { data: { attributes: { name: uniqueName("p") } } },
+        })
+      ).status,
+    ).toBe(404);
   });
 });

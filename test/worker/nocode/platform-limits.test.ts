@@ -26,17 +26,27 @@ describe("team membership with many users (B8)", () => {
     const { org, ownerToken } = await bootstrapOrg();
     const teamId = await createTeam(org);
     const names = await createUsers(120);
-    const add = await tfe("POST", `teams/${teamId}/relationships/users`, { body: { data: names.map((id) => ({ type: "users", id })) } });
+    const add = await tfe("POST", `teams/${teamId}/relationships/users`, {
+      body: { data: names.map((id) => ({ type: "users", id })) },
+    });
     expect(add.status).toBe(204);
     // Idempotent: the same 120 again change nothing.
-    expect((await tfe("POST", `teams/${teamId}/relationships/users`, { body: { data: names.map((id) => ({ type: "users", id })) } })).status).toBe(204);
+    expect(
+      (
+        await tfe("POST", `teams/${teamId}/relationships/users`, {
+          body: { data: names.map((id) => ({ type: "users", id })) },
+        })
+      ).status,
+    ).toBe(204);
     const team = await tfe("GET", `teams/${teamId}`, { token: ownerToken });
     expect(team.status).toBe(200);
     expect(team.json.data.attributes["users-count"]).toBe(120);
     expect(team.json.data.relationships.users.data).toHaveLength(120);
 
     const gone = names.slice(0, 101);
-    const remove = await tfe("DELETE", `teams/${teamId}/relationships/users`, { body: { data: gone.map((id) => ({ type: "users", id })) } });
+    const remove = await tfe("DELETE", `teams/${teamId}/relationships/users`, {
+      body: { data: gone.map((id) => ({ type: "users", id })) },
+    });
     expect(remove.status).toBe(204);
     const after = await tfe("GET", `teams/${teamId}`, { token: ownerToken });
     expect(after.json.data.attributes["users-count"]).toBe(19);
@@ -46,7 +56,9 @@ describe("team membership with many users (B8)", () => {
     const { org, ownerToken } = await bootstrapOrg();
     const teamId = await createTeam(org);
     const names = [...(await createUsers(149)), uniqueName("nobody")];
-    const res = await tfe("POST", `teams/${teamId}/relationships/users`, { body: { data: names.map((id) => ({ type: "users", id })) } });
+    const res = await tfe("POST", `teams/${teamId}/relationships/users`, {
+      body: { data: names.map((id) => ({ type: "users", id })) },
+    });
     expect(res.status).toBe(404);
     expect((await tfe("GET", `teams/${teamId}`, { token: ownerToken })).json.data.attributes["users-count"]).toBe(0);
   });
@@ -85,7 +97,11 @@ describe("agent pools with many allowed projects (B8)", () => {
         data: {
           type: "agent-pools",
           attributes: { name: "mixed" },
-          relationships: { "allowed-projects": { data: [...projectIds, other.defaultProjectId].map((id) => ({ type: "projects", id })) } },
+          relationships: {
+            "allowed-projects": {
+              data: [...projectIds, other.defaultProjectId].map((id) => ({ type: "projects", id })),
+            },
+          },
         },
       },
     });

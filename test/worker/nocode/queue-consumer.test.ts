@@ -11,8 +11,8 @@ import { createDb } from "../../../src/db/client";
 import { registryModules, registryModuleVersions } from "../../../src/db/schema";
 import type { ModuleSummary } from "../../../src/lib/terraform/types";
 import { newId } from "../../../src/nocode/ids";
-import { retryDelaySeconds } from "../../../src/nocode/queue-consumer";
 import { ingestModuleVersionMessage, parseProvisionMessage } from "../../../src/nocode/queue/messages";
+import { retryDelaySeconds } from "../../../src/nocode/queue-consumer";
 import type { IngestFn } from "../../../src/nocode/registry/ingestion";
 import { INGESTION_GAVE_UP } from "../../../src/nocode/registry/ingestion";
 import { createQueueHandler, handleQueue, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
@@ -96,7 +96,8 @@ async function seedVersion(status: Status = "reg_ingressing") {
   return { moduleId, versionId, tarballKey };
 }
 
-const versionRow = async (id: string) => db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).get();
+const versionRow = async (id: string) =>
+  db.select().from(registryModuleVersions).where(eq(registryModuleVersions.id, id)).get();
 
 /** Run one batch through a queue handler; returns the ack/retry result. */
 function runBatch(queue: string, bodies: unknown[], ingest?: IngestFn, attempts = 1) {
@@ -165,7 +166,12 @@ describe("ingest consumer", () => {
     const { result, ids } = await runBatch(PROVISION_QUEUE_NAME, [ingestModuleVersionMessage(versionId)], ingest);
     expect(result.explicitAcks).toEqual(ids);
     const row = await versionRow(versionId);
-    expect(row).toMatchObject({ status: "reg_ingress_failed", error: "the archive is not gzip-compressed", summary: null, tarballKey: null });
+    expect(row).toMatchObject({
+      status: "reg_ingress_failed",
+      error: "the archive is not gzip-compressed",
+      summary: null,
+      tarballKey: null,
+    });
     expect(await env.MODULES.head(tarballKey!)).toBeNull();
     // Nothing else changed: the module row is as seeded.
     const module = await db.select().from(registryModules).where(eq(registryModules.id, moduleId)).get();
@@ -187,7 +193,11 @@ describe("ingest consumer", () => {
 
   it("a redelivery never overturns a failure either", async () => {
     const { versionId } = await seedVersion();
-    await runBatch(PROVISION_QUEUE_NAME, [ingestModuleVersionMessage(versionId)], counting({ ok: false, error: "no .tf" }).ingest);
+    await runBatch(
+      PROVISION_QUEUE_NAME,
+      [ingestModuleVersionMessage(versionId)],
+      counting({ ok: false, error: "no .tf" }).ingest,
+    );
     const okIngest = counting({ ok: true, summary: fakeSummary() });
     await runBatch(PROVISION_QUEUE_NAME, [ingestModuleVersionMessage(versionId)], okIngest.ingest);
     expect(okIngest.calls).toHaveLength(0);
@@ -204,14 +214,23 @@ describe("ingest consumer", () => {
       [3, 8],
       [9, 300],
     ] as const) {
-      const { result, ids, delays } = await runBatch(PROVISION_QUEUE_NAME, [ingestModuleVersionMessage(versionId)], failing, attempts);
+      const { result, ids, delays } = await runBatch(
+        PROVISION_QUEUE_NAME,
+        [ingestModuleVersionMessage(versionId)],
+        failing,
+        attempts,
+      );
       expect(result.explicitAcks).toEqual([]);
       expect(result.retryMessages).toEqual([{ msgId: ids[0] }]);
       expect(delays[ids[0]!]).toBe(delaySeconds);
     }
     expect((await versionRow(versionId))?.status).toBe("reg_ingressing");
     // Once the fault is gone, the next delivery succeeds.
-    await runBatch(PROVISION_QUEUE_NAME, [ingestModuleVersionMessage(versionId)], counting({ ok: true, summary: fakeSummary() }).ingest);
+    await runBatch(
+      PROVISION_QUEUE_NAME,
+      [ingestModuleVersionMessage(versionId)],
+      counting({ ok: true, summary: fakeSummary() }).ingest,
+    );
     expect((await versionRow(versionId))?.status).toBe("ok");
   });
 
@@ -277,7 +296,11 @@ describe("dead-letter consumer", () => {
 
   it("leaves a version that was decided meanwhile alone", async () => {
     const { versionId } = await seedVersion();
-    await runBatch(PROVISION_QUEUE_NAME, [ingestModuleVersionMessage(versionId)], counting({ ok: true, summary: fakeSummary() }).ingest);
+    await runBatch(
+      PROVISION_QUEUE_NAME,
+      [ingestModuleVersionMessage(versionId)],
+      counting({ ok: true, summary: fakeSummary() }).ingest,
+    );
     const before = await versionRow(versionId);
     const { result, ids } = await runBatch(PROVISION_DLQ_NAME, [ingestModuleVersionMessage(versionId)]);
     expect(result.explicitAcks).toEqual(ids);

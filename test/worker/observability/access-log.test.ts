@@ -4,7 +4,7 @@
  * or `cf-ray` when B15 allows, and queue messages carrying the id the consumer logs.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
-import { noCodeOrg, type NoCodeOrg, varEntry } from "../../helpers/nocode-modules";
+import { type NoCodeOrg, noCodeOrg, varEntry } from "../../helpers/nocode-modules";
 import { uniqueName, vault } from "../../helpers/vault";
 import { workerRequest } from "../../helpers/worker-request";
 import { CA_KEYS, SUBJECT_KEYS } from "../ssh/ca-fixtures";
@@ -34,7 +34,12 @@ afterEach(() => {
 });
 
 /** The one access line of a request, checked for its fields and for absent secrets. */
-function expectOneAccessLine(answer: { status: number; headers: Headers }, method: string, route: string, secrets: string[]) {
+function expectOneAccessLine(
+  answer: { status: number; headers: Headers },
+  method: string,
+  route: string,
+  secrets: string[],
+) {
   const lines = accessLines();
   expect(lines).toHaveLength(1);
   const line = lines[0];
@@ -57,21 +62,37 @@ function expectOneAccessLine(answer: { status: number; headers: Headers }, metho
 
 describe("access log (issue 15)", () => {
   beforeAll(async () => {
-    const res = await vault("POST", "ssh/config/ca", { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+    const res = await vault("POST", "ssh/config/ca", {
+      body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+    });
     expect(res.status).toBe(204);
   });
 
   it("a sign request: route pattern, no token, no key", async () => {
     const role = uniqueName("sign");
-    expect((await vault("POST", `ssh/roles/${role}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" } })).status).toBe(204);
+    expect(
+      (
+        await vault("POST", `ssh/roles/${role}`, {
+          body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" },
+        })
+      ).status,
+    ).toBe(204);
     const token = await vault("POST", "auth/token/create", { body: { policies: ["root"] } });
     const clientToken = token.json.auth.client_token as string;
     logSpy.mockClear();
     errorSpy.mockClear();
-    const res = await vault("POST", `ssh/sign/${role}`, { token: clientToken, body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" } });
+    const res = await vault("POST", `ssh/sign/${role}`, {
+      token: clientToken,
+      body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" },
+    });
     expect(res.status).toBe(200);
     const keyBlob = SUBJECT_KEYS.ed25519.split(" ")[1]!;
-    expectOneAccessLine(res, "POST", "/v1/ssh/sign/:name", [clientToken, keyBlob, res.json.data.signed_key.split(" ")[1], role]);
+    expectOneAccessLine(res, "POST", "/v1/ssh/sign/:name", [
+      clientToken,
+      keyBlob,
+      res.json.data.signed_key.split(" ")[1],
+      role,
+    ]);
   });
 
   it("a creds request and the verify of its OTP: neither line holds the token or the OTP", async () => {
@@ -120,12 +141,18 @@ describe("access log of the no-code API, request ids across the queue (issue 15,
     const requestId = `e4-${crypto.randomUUID()}`;
     const res = await workerRequest(`http://keyway.test/api/v2/no-code-modules/${ctx.noCodeModuleId}/workspaces`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${ctx.ownerToken}`, "Content-Type": "application/vnd.api+json", "X-Request-Id": requestId },
+      headers: {
+        Authorization: `Bearer ${ctx.ownerToken}`,
+        "Content-Type": "application/vnd.api+json",
+        "X-Request-Id": requestId,
+      },
       body: JSON.stringify({
         data: {
           type: "workspaces",
           attributes: { name: uniqueName("ws") },
-          relationships: { vars: { data: [varEntry("prefix", "pet"), varEntry("greeting", sensitive, { sensitive: true })] } },
+          relationships: {
+            vars: { data: [varEntry("prefix", "pet"), varEntry("greeting", sensitive, { sensitive: true })] },
+          },
         },
       }),
     });
@@ -146,11 +173,12 @@ describe("access log of the no-code API, request ids across the queue (issue 15,
   });
 
   it("keeps an acceptable X-Request-Id or cf-ray and replaces anything else (B15)", async () => {
-    const call = (headers: Record<string, string>) => workerRequest("http://keyway.test/api/v2/ping", { method: "GET", headers });
+    const call = (headers: Record<string, string>) =>
+      workerRequest("http://keyway.test/api/v2/ping", { method: "GET", headers });
     expect((await call({ "X-Request-Id": "abc.DEF_1:2-3" })).headers.get("X-Request-Id")).toBe("abc.DEF_1:2-3");
     expect((await call({ "cf-ray": "8a1b2c3d4e5f6789-AMS" })).headers.get("X-Request-Id")).toBe("8a1b2c3d4e5f6789-AMS");
     expect((await call({ "X-Request-Id": "ok-id", "cf-ray": "ray-id" })).headers.get("X-Request-Id")).toBe("ok-id");
-    for (const bad of ["has space", "quote\"", "x".repeat(129), "a/b", "<script>"]) {
+    for (const bad of ["has space", 'quote"', "x".repeat(129), "a/b", "<script>"]) {
       const id = (await call({ "X-Request-Id": bad })).headers.get("X-Request-Id")!;
       expect(id).not.toBe(bad);
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -171,4 +199,3 @@ describe("access log of the no-code API, request ids across the queue (issue 15,
     expect(logged().join("\n")).not.toMatch(/\/api\/v2\/uploads\/[A-Za-z0-9_-]{43}/);
   });
 });
-

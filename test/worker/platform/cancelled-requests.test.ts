@@ -29,7 +29,11 @@ const PER_ROUND = 8;
  * Fire `count` requests at once; abort every other one (the first of all: the one that
  * starts the load) after `delay` ms; the answers of the rest (or "hung").
  */
-async function raceWithCancellations(count: number, request: () => Request, delay = 1): Promise<(number | "aborted" | "hung")[]> {
+async function raceWithCancellations(
+  count: number,
+  request: () => Request,
+  delay = 1,
+): Promise<(number | "aborted" | "hung")[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const controller = new AbortController();
@@ -54,14 +58,19 @@ async function raceWithCancellations(count: number, request: () => Request, dela
 }
 
 describe("finding 15: a cancelled request never strands the others waiting on the same cache key", () => {
-  it("/api/v2: concurrent first uses of a token, half of them cancelled, the rest all answer 200", { timeout: 120_000 }, async () => {
+  it("/api/v2: concurrent first uses of a token, half of them cancelled, the rest all answer 200", {
+    timeout: 120_000,
+  }, async () => {
     const { org } = await bootstrapOrg();
     const teamId = await createTeam(org);
     for (let round = 0; round < ROUNDS; round++) {
       const token = await createTeamToken(teamId); // a new token: a cold cache key each round
       const answers = await raceWithCancellations(
         PER_ROUND,
-        () => new Request(`http://keyway.test/api/v2/organizations/${org}`, { headers: { Authorization: `Bearer ${token}` } }),
+        () =>
+          new Request(`http://keyway.test/api/v2/organizations/${org}`, {
+            headers: { Authorization: `Bearer ${token}` },
+          }),
         round % 5,
       );
       const kept = answers.filter((_, i) => i % 2 === 1);
@@ -70,11 +79,21 @@ describe("finding 15: a cancelled request never strands the others waiting on th
     }
   });
 
-  it("/v1 sign: concurrent first signs of a role, half of them cancelled, the rest all answer 200", { timeout: 120_000 }, async () => {
-    expect((await vault("POST", "ssh/config/ca", { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } })).status).toBe(204);
+  it("/v1 sign: concurrent first signs of a role, half of them cancelled, the rest all answer 200", {
+    timeout: 120_000,
+  }, async () => {
+    expect(
+      (
+        await vault("POST", "ssh/config/ca", {
+          body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+        })
+      ).status,
+    ).toBe(204);
     for (let round = 0; round < ROUNDS; round++) {
       const role = uniqueName("cancel"); // a new role: a cold (mount, role) key each round
-      await vault("POST", `ssh/roles/${role}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" } });
+      await vault("POST", `ssh/roles/${role}`, {
+        body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" },
+      });
       const answers = await raceWithCancellations(
         PER_ROUND,
         () =>

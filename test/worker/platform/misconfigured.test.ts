@@ -14,13 +14,48 @@ const OTHER_KEY = btoa("another-32-byte-key-for-tests-ok");
 const SHORT_KEY = btoa("only-16-bytes-ab");
 
 const CASES: { name: string; change: Partial<Env>; setting: string; secret?: string }[] = [
-  { name: "placeholder ROOT_TOKEN", change: { ROOT_TOKEN: "change-me-root-token" }, setting: "ROOT_TOKEN", secret: "change-me-root-token" },
-  { name: "placeholder ADMIN_TOKEN", change: { ADMIN_TOKEN: "change-me-admin-token" }, setting: "ADMIN_TOKEN", secret: "change-me-admin-token" },
-  { name: "ROOT_TOKEN equal to ADMIN_TOKEN", change: { ROOT_TOKEN: env.ADMIN_TOKEN }, setting: "ROOT_TOKEN", secret: env.ADMIN_TOKEN },
-  { name: "all-zero KEYWAY_HASH_KEY", change: { KEYWAY_HASH_KEY: ZERO_KEY }, setting: "KEYWAY_HASH_KEY", secret: ZERO_KEY },
-  { name: "KEYWAY_HASH_KEY of 16 bytes", change: { KEYWAY_HASH_KEY: SHORT_KEY }, setting: "KEYWAY_HASH_KEY", secret: SHORT_KEY },
-  { name: "all-zero KEYWAY_KEK (the example's)", change: { KEYWAY_KEK: `k1:${ZERO_KEY}` }, setting: "KEYWAY_KEK", secret: ZERO_KEY },
-  { name: "KEYWAY_KEK key of 16 bytes", change: { KEYWAY_KEK: `k1:${OTHER_KEY},k2:${SHORT_KEY}` }, setting: "KEYWAY_KEK", secret: SHORT_KEY },
+  {
+    name: "placeholder ROOT_TOKEN",
+    change: { ROOT_TOKEN: "change-me-root-token" },
+    setting: "ROOT_TOKEN",
+    secret: "change-me-root-token",
+  },
+  {
+    name: "placeholder ADMIN_TOKEN",
+    change: { ADMIN_TOKEN: "change-me-admin-token" },
+    setting: "ADMIN_TOKEN",
+    secret: "change-me-admin-token",
+  },
+  {
+    name: "ROOT_TOKEN equal to ADMIN_TOKEN",
+    change: { ROOT_TOKEN: env.ADMIN_TOKEN },
+    setting: "ROOT_TOKEN",
+    secret: env.ADMIN_TOKEN,
+  },
+  {
+    name: "all-zero KEYWAY_HASH_KEY",
+    change: { KEYWAY_HASH_KEY: ZERO_KEY },
+    setting: "KEYWAY_HASH_KEY",
+    secret: ZERO_KEY,
+  },
+  {
+    name: "KEYWAY_HASH_KEY of 16 bytes",
+    change: { KEYWAY_HASH_KEY: SHORT_KEY },
+    setting: "KEYWAY_HASH_KEY",
+    secret: SHORT_KEY,
+  },
+  {
+    name: "all-zero KEYWAY_KEK (the example's)",
+    change: { KEYWAY_KEK: `k1:${ZERO_KEY}` },
+    setting: "KEYWAY_KEK",
+    secret: ZERO_KEY,
+  },
+  {
+    name: "KEYWAY_KEK key of 16 bytes",
+    change: { KEYWAY_KEK: `k1:${OTHER_KEY},k2:${SHORT_KEY}` },
+    setting: "KEYWAY_KEK",
+    secret: SHORT_KEY,
+  },
   {
     name: "duplicate KEYWAY_KEK key id (k1:NEW,k1:OLD)",
     change: { KEYWAY_KEK: `t1:${OTHER_KEY},${env.KEYWAY_KEK}` },
@@ -31,7 +66,11 @@ const CASES: { name: string; change: Partial<Env>; setting: string; secret?: str
 
 async function fetchWith(change: Partial<Env>, method: string, path: string, headers: Record<string, string> = {}) {
   const ctx = createExecutionContext();
-  const res = await handleFetch(new Request(`http://keyway.test${path}`, { method, headers }), { ...env, ...change }, ctx);
+  const res = await handleFetch(
+    new Request(`http://keyway.test${path}`, { method, headers }),
+    { ...env, ...change },
+    ctx,
+  );
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   return { status: res.status, text, type: res.headers.get("content-type") ?? "" };
@@ -74,14 +113,20 @@ describe("B10: a misconfigured deployment answers 503 everywhere", () => {
         expect(answer.text.startsWith(expected)).toBe(true);
       }
       // Never the secret itself, in any answer.
-      const all = await Promise.all([fetchWith(c.change, "GET", "/v1/sys/policies/acl"), fetchWith(c.change, "GET", "/api/v2/ping"), fetchWith(c.change, "GET", "/")]);
+      const all = await Promise.all([
+        fetchWith(c.change, "GET", "/v1/sys/policies/acl"),
+        fetchWith(c.change, "GET", "/api/v2/ping"),
+        fetchWith(c.change, "GET", "/"),
+      ]);
       if (c.secret) for (const answer of all) expect(answer.text).not.toContain(c.secret);
     });
   }
 
   it("the test runtime's own configuration is accepted (requests are served)", async () => {
     expect((await fetchWith({}, "GET", "/v1/ssh/public_key")).status).not.toBe(503);
-    expect((await fetchWith({}, "GET", "/api/v2/ping", { Authorization: `Bearer ${env.ADMIN_TOKEN}` })).status).toBe(204);
+    expect((await fetchWith({}, "GET", "/api/v2/ping", { Authorization: `Bearer ${env.ADMIN_TOKEN}` })).status).toBe(
+      204,
+    );
   });
 
   it("a configuration fixed after a bad one is served again (checked per distinct configuration)", async () => {

@@ -14,7 +14,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CAPABILITIES, type Capability } from "../../../src/ssh/auth/policy";
-import { NAME_PATTERN, type Operation, type VaultRoute, requiredCapability } from "../../../src/ssh/router";
+import { NAME_PATTERN, type Operation, requiredCapability, type VaultRoute } from "../../../src/ssh/router";
 import { vaultRoutes } from "../../../src/ssh/routes";
 import { vault } from "../../helpers/vault";
 import { workerRequest } from "../../helpers/worker-request";
@@ -40,7 +40,13 @@ interface Cell {
   params: Record<string, string>;
 }
 
-const METHOD: Record<Operation, string> = { read: "GET", list: "GET", update: "POST", delete: "DELETE", patch: "PATCH" };
+const METHOD: Record<Operation, string> = {
+  read: "GET",
+  list: "GET",
+  update: "POST",
+  delete: "DELETE",
+  patch: "PATCH",
+};
 
 function cells(): Cell[] {
   const out: Cell[] = [];
@@ -82,7 +88,12 @@ function variants(cell: Cell): Variant[] {
     { name: "trailing slash", raw: `${path}/`, canonical: operation === "list", refusal: 404 },
     { name: "empty segment", raw: `${path.slice(0, first)}//${path.slice(first + 1)}`, canonical: false, refusal: 404 },
     { name: "leading empty segment", raw: `/${path}`, canonical: false, refusal: 404 },
-    { name: "encoded slash", raw: `${path.slice(0, slash)}%2F${path.slice(slash + 1)}`, canonical: false, refusal: 404 },
+    {
+      name: "encoded slash",
+      raw: `${path.slice(0, slash)}%2F${path.slice(slash + 1)}`,
+      canonical: false,
+      refusal: 404,
+    },
     { name: "another case", raw: path.toUpperCase(), canonical: false, refusal: 404 },
   ];
   // Parameters the handler would normalise: another spelling of the value is 400 (S2b).
@@ -90,7 +101,12 @@ function variants(cell: Cell): Variant[] {
     const value = cell.params[name]!;
     const respell = (other: string) => path.replace(new RegExp(`(^|/)${value}(?=/|$)`), `$1${other}`);
     list.push({ name: `:${name} in another case`, raw: respell(value.toUpperCase()), canonical: false, refusal: 400 });
-    list.push({ name: `:${name} with surrounding spaces`, raw: respell(`%20${value}%20`), canonical: false, refusal: 400 });
+    list.push({
+      name: `:${name} with surrounding spaces`,
+      raw: respell(`%20${value}%20`),
+      canonical: false,
+      refusal: 400,
+    });
   }
   return list;
 }
@@ -100,13 +116,17 @@ type TokenKind = "no token" | "bad token" | "lacks the capability" | "denied exa
 /** Everything in the database, table by table: a cell changed nothing when this is equal. */
 async function snapshot(): Promise<string> {
   if (tableNames.length === 0) {
-    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all<{ name: string }>();
+    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all<{
+      name: string;
+    }>();
     for (const { name } of tables.results) {
       if (!name.startsWith("_cf") && !name.startsWith("sqlite_") && name !== "d1_migrations") tableNames.push(name);
     }
   }
   // One round trip for every table.
-  const results = await env.DB.batch(tableNames.map((name) => env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`)));
+  const results = await env.DB.batch(
+    tableNames.map((name) => env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`)),
+  );
   return JSON.stringify(results.map((r, i) => [tableNames[i], r.results]));
 }
 const tableNames: string[] = [];
@@ -232,13 +252,17 @@ describe("the /v1 authorization matrix (S2b, S16a), generated from the route tab
               // Not the vault() helper: it would drop the leading slash of a variant.
               const res = await workerRequest(`http://keyway.test/v1/${variant.raw}${query}`, {
                 method: METHOD[cell.operation],
-                headers: { ...(token ? { "X-Vault-Token": token } : {}), ...(write ? { "Content-Type": "application/json" } : {}) },
+                headers: {
+                  ...(token ? { "X-Vault-Token": token } : {}),
+                  ...(write ? { "Content-Type": "application/json" } : {}),
+                },
                 body: write ? JSON.stringify(BODY) : undefined,
               });
               const label = `${METHOD[cell.operation]} /v1/${variant.raw}${query} [${variant.name}] with ${kind}`;
               if (res.status >= 200 && res.status < 300) return `${label}: ${res.status} (a 2xx for a refused request)`;
               if (res.status !== want) return `${label}: ${res.status} ${res.text}, expected ${want}`;
-              const message = want === 403 ? "permission denied" : want === 404 ? "unsupported path" : "not in canonical form";
+              const message =
+                want === 403 ? "permission denied" : want === 404 ? "unsupported path" : "not in canonical form";
               if (!JSON.stringify(res.json?.errors ?? []).includes(message)) return `${label}: body ${res.text}`;
               return null;
             })(),

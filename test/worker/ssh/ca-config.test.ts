@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { decryptSecret } from "../../../src/lib/crypto/kek";
 import { uniqueName, vault } from "../../helpers/vault";
-import { CA_KEYS, decodeSignedKey, ENCRYPTED_PRIVATE_KEY, SUBJECT_KEYS, blobOf } from "./ca-fixtures";
+import { blobOf, CA_KEYS, decodeSignedKey, ENCRYPTED_PRIVATE_KEY, SUBJECT_KEYS } from "./ca-fixtures";
 
 async function configure(mount: string, body: Record<string, unknown>) {
   return vault("POST", `${mount}/config/ca`, { body });
@@ -54,8 +54,11 @@ describe("§8 item 13: config/ca update and delete (S9: POST replaces)", () => {
   it("after a replacement, new certificates are signed by the new CA (S9)", async () => {
     const mount = "ssh";
     const role = uniqueName("rot");
-    await vault("POST", `${mount}/roles/${role}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" } });
-    const sign = () => vault("POST", `${mount}/sign/${role}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" } });
+    await vault("POST", `${mount}/roles/${role}`, {
+      body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" },
+    });
+    const sign = () =>
+      vault("POST", `${mount}/sign/${role}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" } });
 
     await importPair(mount, CA_KEYS.ed25519);
     const before = decodeSignedKey((await sign()).json.data.signed_key);
@@ -95,13 +98,21 @@ describe("§8 item 14: generated CA key types (TestSSH_ConfigCAKeyTypes)", () =>
     const mount = "ssh";
     const role = uniqueName("ca-issuance");
     await vault("POST", `${mount}/roles/${role}`, {
-      body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", ttl: "30s", not_before_duration: "2h" },
+      body: {
+        key_type: "ca",
+        allow_user_certificates: true,
+        allowed_users: "*",
+        ttl: "30s",
+        not_before_duration: "2h",
+      },
     });
     const gen = await configure(mount, { key_type: keyType, key_bits: keyBits });
     expect(gen.status).toBe(200);
     expect(gen.json.data.public_key.startsWith(`${sshType} `)).toBe(true);
     expect(gen.json.data.public_key.endsWith("\n")).toBe(true);
-    const signed = await vault("POST", `${mount}/sign/${role}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "u" } });
+    const signed = await vault("POST", `${mount}/sign/${role}`, {
+      body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "u" },
+    });
     expect(signed.status).toBe(200);
     const cert = decodeSignedKey(signed.json.data.signed_key);
     expect(cert.signatureKey).toEqual(blobOf(gen.json.data.public_key));
@@ -132,14 +143,26 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
       "only one of public_key and private_key set; both must be set to use, or both must be blank to auto-generate",
     ],
     ["generate_signing_key false, no keys", { generate_signing_key: false }, "missing public_key"],
-    ["generate_signing_key false, only a public key", { generate_signing_key: "false", public_key: CA_KEYS.ed25519.publicKey }, "missing private_key"],
-    ["garbage private key", { private_key: "garbage", public_key: CA_KEYS.ed25519.publicKey }, /^Unable to parse private_key as an SSH private key: /],
+    [
+      "generate_signing_key false, only a public key",
+      { generate_signing_key: "false", public_key: CA_KEYS.ed25519.publicKey },
+      "missing private_key",
+    ],
+    [
+      "garbage private key",
+      { private_key: "garbage", public_key: CA_KEYS.ed25519.publicKey },
+      /^Unable to parse private_key as an SSH private key: /,
+    ],
     [
       "passphrase-protected private key",
       { private_key: ENCRYPTED_PRIVATE_KEY, public_key: CA_KEYS.ed25519.publicKey },
       /^Unable to parse private_key as an SSH private key: .*(passphrase|encrypted)/i,
     ],
-    ["garbage public key", { private_key: CA_KEYS.ed25519.privateKey, public_key: "ssh-ed25519 !!!" }, /^Unable to parse public_key as an SSH public key: /],
+    [
+      "garbage public key",
+      { private_key: CA_KEYS.ed25519.privateKey, public_key: "ssh-ed25519 !!!" },
+      /^Unable to parse public_key as an SSH public key: /,
+    ],
     [
       "a certificate as the public key",
       { private_key: CA_KEYS.ed25519.privateKey, public_key: SUBJECT_KEYS.certificate },
@@ -153,12 +176,24 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
     ["key_type foo (S4: 400)", { key_type: "foo" }, "unknown ssh key pair algorithm: foo"],
     ["key types are case-sensitive", { key_type: "RSA" }, "unknown ssh key pair algorithm: RSA"],
     ["weak RSA", { key_bits: 1024 }, "refusing to generate weak ssh-rsa key: 1024 bits < 2048 bits"],
-    ["weak RSA by name rsa", { key_type: "rsa", key_bits: 1000 }, "refusing to generate weak rsa key: 1000 bits < 2048 bits"],
+    [
+      "weak RSA by name rsa",
+      { key_type: "rsa", key_bits: 1000 },
+      "refusing to generate weak rsa key: 1000 bits < 2048 bits",
+    ],
     ["huge RSA", { key_type: "rsa", key_bits: 1_000_000 }, /^refusing to generate rsa key of 1000000 bits/],
-    ["RSA size WebCrypto cannot generate", { key_type: "rsa", key_bits: 3000 }, /^refusing to generate rsa key of 3000 bits: the size must be a multiple of 128/],
+    [
+      "RSA size WebCrypto cannot generate",
+      { key_type: "rsa", key_bits: 3000 },
+      /^refusing to generate rsa key of 3000 bits: the size must be a multiple of 128/,
+    ],
     ["bad EC bits", { key_type: "ec", key_bits: 123 }, "unknown ECDSA key pair algorithm and bits: ec / 123"],
     ["key_bits not a number", { key_bits: "many" }, /^Field validation failed: .*"key_bits"/],
-    ["generate_signing_key not a bool", { generate_signing_key: "perhaps" }, /^Field validation failed: .*"generate_signing_key"/],
+    [
+      "generate_signing_key not a bool",
+      { generate_signing_key: "perhaps" },
+      /^Field validation failed: .*"generate_signing_key"/,
+    ],
   ];
 
   it.each(errors)("%s → 400, and the configured CA is unchanged", async (_what, body, message) => {
@@ -176,7 +211,13 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
   });
 
   it("imports every supported private key container", async () => {
-    for (const pair of [CA_KEYS.rsa2048Pkcs1, CA_KEYS.ecdsa256Sec1, CA_KEYS.ed25519Pkcs8, CA_KEYS.rsa2048, CA_KEYS.ecdsa384]) {
+    for (const pair of [
+      CA_KEYS.rsa2048Pkcs1,
+      CA_KEYS.ecdsa256Sec1,
+      CA_KEYS.ed25519Pkcs8,
+      CA_KEYS.rsa2048,
+      CA_KEYS.ecdsa384,
+    ]) {
       const res = await importPair("ssh-two", pair);
       expect(res.status, pair.publicKey).toBe(204);
     }
@@ -187,7 +228,11 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
     expect(res.status).toBe(200);
     expect(res.json.warnings).toEqual(["Endpoint ignored these unrecognized parameters: [colour]"]);
     // A supplied pair answers 204, or 200 with the warnings and null data.
-    const imported = await configure("ssh-two", { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey, x: 1 });
+    const imported = await configure("ssh-two", {
+      private_key: CA_KEYS.ed25519.privateKey,
+      public_key: CA_KEYS.ed25519.publicKey,
+      x: 1,
+    });
     expect(imported.status).toBe(200);
     expect(imported.json.data).toBeNull();
     expect(imported.json.warnings).toEqual(["Endpoint ignored these unrecognized parameters: [x]"]);
@@ -233,7 +278,7 @@ describe("§8 items 17–18: GET public_key (S16)", () => {
 });
 
 describe("§8 item 19: public_key before configuration and with other methods", () => {
-  it("is 404 {\"errors\":[]} before configuration", async () => {
+  it('is 404 {"errors":[]} before configuration', async () => {
     await vault("DELETE", "ssh-two/config/ca");
     const res = await publicKey("ssh-two");
     expect(res.status).toBe(404);
@@ -263,7 +308,9 @@ describe("the CA private key at rest and in answers (B2)", () => {
     const row = await env.DB.prepare(
       // S20: the mount's CA is its default issuer.
       "SELECT i.* FROM ssh_issuers i JOIN ssh_issuer_config c ON c.default_issuer_id = i.id WHERE i.mount = ?",
-    ).bind(mount).first<Record<string, string>>();
+    )
+      .bind(mount)
+      .first<Record<string, string>>();
     expect(row).not.toBeNull();
     const stored = row!.private_key_encrypted!;
     expect(stored).toMatch(/^v1\.t1\./);

@@ -4,32 +4,33 @@
  * openssl output, see its README) at bundle time, so no test generates an RSA key it only
  * needs to import.
  */
-import { decodeCertificate, optionsToRecord, type SshCertificate } from "../../../src/lib/sshwire/certificate";
+
 import { fromBase64 } from "../../../src/lib/bytes";
+import { decodeCertificate, optionsToRecord, type SshCertificate } from "../../../src/lib/sshwire/certificate";
 import { parsePublicKeyText } from "../../../src/lib/sshwire/public-key";
-import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
+import userCert from "../../fixtures/ssh/certs/user-ed25519-by-ed25519-cert.pub?raw";
+import encryptedEd25519 from "../../fixtures/ssh/encrypted/openssh-ed25519?raw";
 import dsa1024Pub from "../../fixtures/ssh/keys/dsa-1024.pub?raw";
 import ecdsa256 from "../../fixtures/ssh/keys/ecdsa-256?raw";
 import ecdsa256Pub from "../../fixtures/ssh/keys/ecdsa-256.pub?raw";
+import ecdsa256Sec1 from "../../fixtures/ssh/keys/ecdsa-256-sec1?raw";
+import ecdsa256Sec1Pub from "../../fixtures/ssh/keys/ecdsa-256-sec1.pub?raw";
 import ecdsa384 from "../../fixtures/ssh/keys/ecdsa-384?raw";
 import ecdsa384Pub from "../../fixtures/ssh/keys/ecdsa-384.pub?raw";
 import ecdsa521Pub from "../../fixtures/ssh/keys/ecdsa-521.pub?raw";
 import ed25519 from "../../fixtures/ssh/keys/ed25519?raw";
 import ed25519Pub from "../../fixtures/ssh/keys/ed25519.pub?raw";
+import openSslEd25519 from "../../fixtures/ssh/keys/openssl-ed25519-pkcs8?raw";
+import openSslEd25519Pub from "../../fixtures/ssh/keys/openssl-ed25519-pkcs8.pub?raw";
 import rsa2048 from "../../fixtures/ssh/keys/rsa-2048?raw";
+import rsa2048Pub from "../../fixtures/ssh/keys/rsa-2048.pub?raw";
 import rsa2048Pkcs1 from "../../fixtures/ssh/keys/rsa-2048-pkcs1?raw";
 import rsa2048Pkcs1Pub from "../../fixtures/ssh/keys/rsa-2048-pkcs1.pub?raw";
-import rsa2048Pub from "../../fixtures/ssh/keys/rsa-2048.pub?raw";
 import rsa3072Pub from "../../fixtures/ssh/keys/rsa-3072.pub?raw";
 import rsa4096 from "../../fixtures/ssh/keys/rsa-4096?raw";
 import rsa4096Pub from "../../fixtures/ssh/keys/rsa-4096.pub?raw";
 import skEcdsaPub from "../../fixtures/ssh/keys/sk-ecdsa.pub?raw";
-import userCert from "../../fixtures/ssh/certs/user-ed25519-by-ed25519-cert.pub?raw";
-import encryptedEd25519 from "../../fixtures/ssh/encrypted/openssh-ed25519?raw";
-import openSslEd25519 from "../../fixtures/ssh/keys/openssl-ed25519-pkcs8?raw";
-import openSslEd25519Pub from "../../fixtures/ssh/keys/openssl-ed25519-pkcs8.pub?raw";
-import ecdsa256Sec1 from "../../fixtures/ssh/keys/ecdsa-256-sec1?raw";
-import ecdsa256Sec1Pub from "../../fixtures/ssh/keys/ecdsa-256-sec1.pub?raw";
+import { tokenWithPolicy, uniqueName, vault } from "../../helpers/vault";
 
 /** Private/public pairs usable as an imported CA. */
 export const CA_KEYS = {
@@ -104,7 +105,9 @@ export async function entityToken(metadata: Record<string, string>, displayName 
   const auth = await vault("GET", "sys/auth");
   const accessor = auth.json.data["token/"].accessor as string;
   const aliasName = uniqueName("alias");
-  const alias = await vault("POST", "identity/entity-alias", { body: { name: aliasName, canonical_id: entityId, mount_accessor: accessor } });
+  const alias = await vault("POST", "identity/entity-alias", {
+    body: { name: aliasName, canonical_id: entityId, mount_accessor: accessor },
+  });
   if (alias.status !== 200) throw new Error(`alias create failed: ${alias.status} ${alias.text}`);
   const caps = ["create", "update"];
   const token = await tokenWithPolicy(

@@ -23,10 +23,14 @@ const ADMIN_ROLE = uniqueName("admin");
 const USER_ROLE = uniqueName("user");
 
 beforeAll(async () => {
-  const ca = await vault("POST", "ssh/config/ca", { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+  const ca = await vault("POST", "ssh/config/ca", {
+    body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+  });
   expect(ca.status).toBe(204);
   for (const role of [ADMIN_ROLE, USER_ROLE]) {
-    const res = await vault("POST", `ssh/roles/${role}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", default_user: "root" } });
+    const res = await vault("POST", `ssh/roles/${role}`, {
+      body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", default_user: "root" },
+    });
     expect(res.status).toBe(204);
   }
 });
@@ -63,7 +67,12 @@ describe("S2b: a trailing slash does not get around a deny", () => {
       ["POST", "ssh/config//ca"],
       ["DELETE", "ssh/config%2Fca/"],
     ] as const) {
-      const res = await raw(method, spelling, token, method === "POST" ? { generate_signing_key: true, key_type: "ed25519" } : undefined);
+      const res = await raw(
+        method,
+        spelling,
+        token,
+        method === "POST" ? { generate_signing_key: true, key_type: "ed25519" } : undefined,
+      );
       expect(res.status, `${method} ${spelling}`).toBe(404);
     }
     // An encoded `/` decodes to the denied path itself.
@@ -99,18 +108,34 @@ describe("S2b: policy names the handler would normalise are refused", () => {
     const name = uniqueName("dev");
     const original = '{"path":{"a/*":{"capabilities":["read"]}}}';
     expect((await vault("PUT", `sys/policies/acl/${name}`, { body: { policy: original } })).status).toBe(204);
-    const token = await tokenWithPolicy({ "sys/policies/acl/*": ["create", "read", "update", "delete"], [`sys/policies/acl/${name}`]: ["deny"] });
+    const token = await tokenWithPolicy({
+      "sys/policies/acl/*": ["create", "read", "update", "delete"],
+      [`sys/policies/acl/${name}`]: ["deny"],
+    });
     const replacement = { policy: '{"path":{"*":{"capabilities":["sudo","create","update","read","delete","list"]}}}' };
     expect((await raw("PUT", `sys/policies/acl/${name}`, token, replacement)).status).toBe(403);
-    for (const spelling of [name.toUpperCase(), `%20${name}`, `${name}%20`, `%09${name}`, `${name[0]!.toUpperCase()}${name.slice(1)}`]) {
+    for (const spelling of [
+      name.toUpperCase(),
+      `%20${name}`,
+      `${name}%20`,
+      `%09${name}`,
+      `${name[0]!.toUpperCase()}${name.slice(1)}`,
+    ]) {
       for (const method of ["PUT", "DELETE", "GET"]) {
-        const res = await raw(method, `sys/policies/acl/${spelling}`, token, method === "PUT" ? replacement : undefined);
+        const res = await raw(
+          method,
+          `sys/policies/acl/${spelling}`,
+          token,
+          method === "PUT" ? replacement : undefined,
+        );
         expect(res.status, `${method} ${spelling}`).toBe(400);
         expect(res.json.errors[0]).toContain("is not in canonical form");
       }
     }
     // Root too: never a rewrite through another spelling.
-    expect((await raw("PUT", `sys/policies/acl/${name.toUpperCase()}`, "test-root-token", replacement)).status).toBe(400);
+    expect((await raw("PUT", `sys/policies/acl/${name.toUpperCase()}`, "test-root-token", replacement)).status).toBe(
+      400,
+    );
     const read = await vault("GET", `sys/policies/acl/${name}`);
     expect(read.json.data.policy).toBe(original);
   });

@@ -13,7 +13,8 @@ describe("creds", () => {
     const role = uniqueName("allowed");
     const base = { key_type: "otp", default_user: "ubuntu", cidr_list: "52.207.235.245/16" };
     await writeRole(role, { ...base, allowed_users: "test" });
-    const creds = (username: string) => vault("POST", `ssh/creds/${role}`, { body: { ip: "52.207.235.245", username } });
+    const creds = (username: string) =>
+      vault("POST", `ssh/creds/${role}`, { body: { ip: "52.207.235.245", username } });
 
     const ubuntu = await creds("ubuntu");
     expect(ubuntu.status).toBe(200);
@@ -29,7 +30,9 @@ describe("creds", () => {
     expect((await creds("ubuntu")).status).toBe(200);
     const test = await creds("test");
     expect(test.status).toBe(400);
-    expect(test.json).toEqual({ errors: ["Username has to be either in allowed users list or has to be a default username"] });
+    expect(test.json).toEqual({
+      errors: ["Username has to be either in allowed users list or has to be a default username"],
+    });
 
     // `*` allows anyone.
     await writeRole(role, { ...base, allowed_users: "*" });

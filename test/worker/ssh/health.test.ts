@@ -14,7 +14,11 @@ import { vault } from "../../helpers/vault";
 /** Call /v1 with `DB` replaced by the unmigrated database. */
 async function withBrokenStorage(method: string, path: string) {
   const ctx = createExecutionContext();
-  const res = await handleFetch(new Request(`http://keyway.test/v1/${path}`, { method }), { ...env, DB: env.DB_UNMIGRATED }, ctx);
+  const res = await handleFetch(
+    new Request(`http://keyway.test/v1/${path}`, { method }),
+    { ...env, DB: env.DB_UNMIGRATED },
+    ctx,
+  );
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   return { status: res.status, text, headers: res.headers };

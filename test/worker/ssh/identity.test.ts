@@ -4,11 +4,19 @@ import { uniqueName, vault } from "../../helpers/vault";
 describe("identity entities and aliases (S5a)", () => {
   it("creates, reads by id and name, updates, lists and deletes an entity", async () => {
     const name = uniqueName("ent");
-    const created = await vault("POST", "identity/entity", { body: { name, metadata: { team: "ops" }, policies: ["default"] } });
+    const created = await vault("POST", "identity/entity", {
+      body: { name, metadata: { team: "ops" }, policies: ["default"] },
+    });
     expect(created.status).toBe(200);
     const id = created.json.data.id as string;
     const byId = await vault("GET", `identity/entity/id/${id}`);
-    expect(byId.json.data).toMatchObject({ id, name, metadata: { team: "ops" }, policies: ["default"], disabled: false });
+    expect(byId.json.data).toMatchObject({
+      id,
+      name,
+      metadata: { team: "ops" },
+      policies: ["default"],
+      disabled: false,
+    });
     expect((await vault("GET", `identity/entity/name/${name}`)).json.data.id).toBe(id);
     expect((await vault("POST", `identity/entity/id/${id}`, { body: { metadata: { team: "dev" } } })).status).toBe(200);
     expect((await vault("GET", `identity/entity/id/${id}`)).json.data.metadata).toEqual({ team: "dev" });
@@ -33,12 +41,16 @@ describe("identity entities and aliases (S5a)", () => {
     expect(accessor).toMatch(/^auth_token_[0-9a-f]{8}$/);
     expect(auth.json["token/"].accessor).toBe(accessor);
     const id = (await vault("POST", "identity/entity", { body: { name: uniqueName("al") } })).json.data.id;
-    const alias = await vault("POST", "identity/entity-alias", { body: { name: "alice", canonical_id: id, mount_accessor: accessor } });
+    const alias = await vault("POST", "identity/entity-alias", {
+      body: { name: "alice", canonical_id: id, mount_accessor: accessor },
+    });
     expect(alias.status).toBe(200);
     expect(alias.json.data.canonical_id).toBe(id);
     const entity = await vault("GET", `identity/entity/id/${id}`);
     expect(entity.json.data.aliases[0]).toMatchObject({ name: "alice", mount_accessor: accessor, canonical_id: id });
-    const bad = await vault("POST", "identity/entity-alias", { body: { name: "x", canonical_id: id, mount_accessor: "auth_nope" } });
+    const bad = await vault("POST", "identity/entity-alias", {
+      body: { name: "x", canonical_id: id, mount_accessor: "auth_nope" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0]).toBe("invalid mount accessor");
   });
@@ -48,7 +60,8 @@ describe("identity entities and aliases (S5a)", () => {
     await vault("PUT", `sys/policies/acl/${policy}`, {
       body: { policy: JSON.stringify({ path: { "sys/policies/acl/default": { capabilities: ["read"] } } }) },
     });
-    const id = (await vault("POST", "identity/entity", { body: { name: uniqueName("tok"), policies: [policy] } })).json.data.id;
+    const id = (await vault("POST", "identity/entity", { body: { name: uniqueName("tok"), policies: [policy] } })).json
+      .data.id;
     const created = await vault("POST", "auth/token/create", { body: { entity_id: id, policies: ["default"] } });
     expect(created.json.auth.entity_id).toBe(id);
     expect(created.json.auth.identity_policies).toEqual([policy]);
@@ -63,8 +76,10 @@ describe("identity entities and aliases (S5a)", () => {
     await vault("PUT", `sys/policies/acl/${policy}`, {
       body: { policy: JSON.stringify({ path: { "sys/policies/acl/default": { capabilities: ["read"] } } }) },
     });
-    const id = (await vault("POST", "identity/entity", { body: { name: uniqueName("tok"), policies: [policy] } })).json.data.id;
-    const token = (await vault("POST", "auth/token/create", { body: { entity_id: id, policies: ["default"] } })).json.auth.client_token;
+    const id = (await vault("POST", "identity/entity", { body: { name: uniqueName("tok"), policies: [policy] } })).json
+      .data.id;
+    const token = (await vault("POST", "auth/token/create", { body: { entity_id: id, policies: ["default"] } })).json
+      .auth.client_token;
     expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(200);
 
     expect((await vault("POST", `identity/entity/id/${id}`, { body: { disabled: true } })).status).toBeLessThan(300);

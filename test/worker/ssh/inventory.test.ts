@@ -4,11 +4,12 @@
  * `ssh-two` holds two issuers: `default` (Ed25519, through config/ca) and `second`
  * (ECDSA-256, through issuers/import). Revocation and the KRL: revocation.test.ts.
  */
-import { env } from "cloudflare:workers";
+
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import worker from "../../../src/index";
 import { createDb } from "../../../src/db/client";
+import worker from "../../../src/index";
 import { recordCertificate } from "../../../src/ssh/revocation/inventory";
 import type { VaultRequest } from "../../../src/ssh/router";
 import { importRevocationIssuers, MOUNT, role, sign } from "../../helpers/ssh-revocation";
@@ -33,7 +34,11 @@ describe("S22 inventory", () => {
   it("records every field of a certificate signed through a storing role, never a private key", async () => {
     const name = await role({ store_certificates: true, key_id_format: "kid-{{role_name}}" });
     const token = await tokenWithPolicy({ [`${MOUNT}/sign/*`]: ["create", "update"] }, { display_name: "alice" });
-    const res = await sign(name, { valid_principals: "alice,ops", ttl: "1h" }, { token, headers: { "CF-Connecting-IP": "203.0.113.7" } });
+    const res = await sign(
+      name,
+      { valid_principals: "alice,ops", ttl: "1h" },
+      { token, headers: { "CF-Connecting-IP": "203.0.113.7" } },
+    );
     const cert = decodeSignedKey(res.json.data.signed_key);
     const serial = cert.serial.toString(16).padStart(16, "0");
 
@@ -54,12 +59,16 @@ describe("S22 inventory", () => {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", blobOf(SUBJECT_KEYS.ed25519)));
     const expected = `SHA256:${btoa(String.fromCharCode(...digest)).replace(/=+$/, "")}`;
     expect(read.json.data.public_key_fingerprint).toBe(expected);
-    const row = await env.DB.prepare("SELECT * FROM ssh_certificates WHERE serial = ?").bind(serial).first<Record<string, unknown>>();
+    const row = await env.DB.prepare("SELECT * FROM ssh_certificates WHERE serial = ?")
+      .bind(serial)
+      .first<Record<string, unknown>>();
     expect(row).not.toBeNull();
     expect(JSON.stringify(row)).not.toContain("PRIVATE");
 
     // issue: the generated private key is answered, never recorded.
-    const issued = await vault("POST", `${MOUNT}/issue/${name}`, { body: { key_type: "ed25519", valid_principals: "bob" } });
+    const issued = await vault("POST", `${MOUNT}/issue/${name}`, {
+      body: { key_type: "ed25519", valid_principals: "bob" },
+    });
     expect(issued.status, issued.text).toBe(200);
     const issuedRow = await vault("GET", `${MOUNT}/cert/${issued.json.data.serial_number}`);
     expect(issuedRow.status).toBe(200);
@@ -77,7 +86,15 @@ describe("S22 inventory", () => {
       [a, "p1", "k2"],
       [b, "p1", "k1"],
     ] as const) {
-      const r = await vault("POST", `${MOUNT}/roles/${name}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", allow_user_key_ids: true, store_certificates: true } });
+      const r = await vault("POST", `${MOUNT}/roles/${name}`, {
+        body: {
+          key_type: "ca",
+          allow_user_certificates: true,
+          allowed_users: "*",
+          allow_user_key_ids: true,
+          store_certificates: true,
+        },
+      });
       expect(r.status).toBe(204);
       const res = await sign(name, { valid_principals: principal, key_id: keyId });
       serials.push(res.json.data.serial_number.padStart(16, "0"));
@@ -164,6 +181,8 @@ describe("S22 inventory", () => {
     await waitOnExecutionContext(ctx);
     left = await vault("GET", `${MOUNT}/certs?list=true&role=tidy-role`);
     expect(left.json.data.keys).toEqual(["0000000000000b02", "0000000000000b03"]);
-    expect((await vault("POST", `${MOUNT}/tidy/certs`, { body: { safety_buffer: "1s" } })).json.data.certificates_removed).toBeGreaterThanOrEqual(1);
+    expect(
+      (await vault("POST", `${MOUNT}/tidy/certs`, { body: { safety_buffer: "1s" } })).json.data.certificates_removed,
+    ).toBeGreaterThanOrEqual(1);
   });
 });

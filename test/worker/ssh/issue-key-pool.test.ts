@@ -14,7 +14,9 @@ import { CA_KEYS, decodeSignedKey } from "./ca-fixtures";
 let roleName = "";
 
 beforeAll(async () => {
-  const ca = await vault("POST", "ssh/config/ca", { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+  const ca = await vault("POST", "ssh/config/ca", {
+    body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+  });
   if (ca.status !== 204) throw new Error(`CA import failed: ${ca.status} ${ca.text}`);
   roleName = uniqueName("pool");
   const role = await vault("POST", `ssh/roles/${roleName}`, {
@@ -23,7 +25,8 @@ beforeAll(async () => {
   if (role.status !== 204) throw new Error(`role write failed: ${role.status} ${role.text}`);
 });
 
-const issue = (body: Record<string, unknown>) => vault("POST", `ssh/issue/${roleName}`, { body: { valid_principals: "u", ...body } });
+const issue = (body: Record<string, unknown>) =>
+  vault("POST", `ssh/issue/${roleName}`, { body: { valid_principals: "u", ...body } });
 
 /** The answer's private key, after checking its certificate certifies that key's public half. */
 async function certifiedKey(res: Awaited<ReturnType<typeof issue>>): Promise<string> {
@@ -51,7 +54,9 @@ describe("issue's pool of pre-generated RSA-2048 keys", () => {
   it("hands every key out once: a burst larger than the pool gets distinct, certified keys", async () => {
     await certifiedKey(await issue({ key_type: "rsa" }));
     expect(rsa2048Pool.size).toBe(RSA_2048_POOL_CAPACITY);
-    const burst = await Promise.all(Array.from({ length: RSA_2048_POOL_CAPACITY + 2 }, () => issue({ key_type: "rsa", key_bits: 2048 })));
+    const burst = await Promise.all(
+      Array.from({ length: RSA_2048_POOL_CAPACITY + 2 }, () => issue({ key_type: "rsa", key_bits: 2048 })),
+    );
     const keys: string[] = [];
     for (const res of burst) keys.push(await certifiedKey(res));
     // And the ones after it.

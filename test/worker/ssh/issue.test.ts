@@ -10,7 +10,9 @@ import { uniqueName, vault } from "../../helpers/vault";
 import { CA_KEYS, decodeSignedKey } from "./ca-fixtures";
 
 beforeAll(async () => {
-  const res = await vault("POST", "ssh/config/ca", { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+  const res = await vault("POST", "ssh/config/ca", {
+    body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+  });
   if (res.status !== 204) throw new Error(`CA import failed: ${res.status} ${res.text}`);
 });
 
@@ -63,13 +65,20 @@ describe("§8 item 44: TestSSHBackend_IssueSign", () => {
   });
 
   it("principals follow S8 on issue too", async () => {
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "alice", default_user: "alice" });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users: "alice",
+      default_user: "alice",
+    });
     const byDefault = await issue(name, { key_type: "ed25519" });
     expect(decodeSignedKey(byDefault.json.data.signed_key).principals).toEqual(["alice"]);
     const refused = await issue(name, { key_type: "ed25519", valid_principals: "bob" });
     expect(refused.json).toEqual({ errors: ["bob is not a valid value for valid_principals"] });
     const none = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*" });
-    expect((await issue(none, { key_type: "ed25519" })).json).toEqual({ errors: ["empty valid principals not allowed by role"] });
+    expect((await issue(none, { key_type: "ed25519" })).json).toEqual({
+      errors: ["empty valid principals not allowed by role"],
+    });
   });
 });
 
@@ -98,7 +107,13 @@ describe("§8 item 46: private key formats (S10)", () => {
     const res = await issue(name, { key_type: keyType, key_bits: keyBits, valid_principals: "u" });
     expect(res.status).toBe(200);
     const data = res.json.data;
-    expect(Object.keys(data).sort()).toEqual(["issuer_id", "private_key", "private_key_type", "serial_number", "signed_key"]);
+    expect(Object.keys(data).sort()).toEqual([
+      "issuer_id",
+      "private_key",
+      "private_key_type",
+      "serial_number",
+      "signed_key",
+    ]);
     expect(data.private_key.startsWith(`-----BEGIN ${pem}-----\n`)).toBe(true);
     expect(data.private_key.endsWith(`-----END ${pem}-----\n`)).toBe(true);
     expect(data.private_key_type).toBe(keyType);
@@ -158,16 +173,21 @@ describe("issue shares sign's checks, before any key is generated", () => {
   });
 
   it("cert type, key ID, TTL, options and extensions", async () => {
-    const name = await role({ ...USER_ROLE, max_ttl: "1h", allowed_extensions: "permit-pty", allow_user_key_ids: true });
+    const name = await role({
+      ...USER_ROLE,
+      max_ttl: "1h",
+      allowed_extensions: "permit-pty",
+      allow_user_key_ids: true,
+    });
     expect((await issue(name, { key_type: "ed25519", valid_principals: "u", cert_type: "host" })).json.errors).toEqual([
       "cert_type 'host' is not allowed by role",
     ]);
     expect((await issue(name, { key_type: "ed25519", valid_principals: "u", ttl: "2h" })).json.errors).toEqual([
       "ttl is larger than maximum allowed 3600",
     ]);
-    expect((await issue(name, { key_type: "ed25519", valid_principals: "u", extensions: { x: "" } })).json.errors).toEqual([
-      "extensions [x] are not on allowed list",
-    ]);
+    expect(
+      (await issue(name, { key_type: "ed25519", valid_principals: "u", extensions: { x: "" } })).json.errors,
+    ).toEqual(["extensions [x] are not on allowed list"]);
     const ok = await issue(name, {
       key_type: "ed25519",
       valid_principals: "u",

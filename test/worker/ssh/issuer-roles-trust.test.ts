@@ -5,7 +5,16 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { bytesEqual } from "../../../src/lib/bytes";
-import { importIssuer, importOk, MOUNT, resetIssuerMount, role, sign, signerOf, USER_ROLE } from "../../helpers/ssh-issuers";
+import {
+  importIssuer,
+  importOk,
+  MOUNT,
+  resetIssuerMount,
+  role,
+  sign,
+  signerOf,
+  USER_ROLE,
+} from "../../helpers/ssh-issuers";
 import { uniqueName, vault } from "../../helpers/vault";
 import { blobOf, CA_KEYS } from "./ca-fixtures";
 
@@ -51,7 +60,9 @@ describe("roles bind an issuer (S20)", () => {
     const b = await sign(viaNamed);
     expect(b.json.data.issuer_id).toBe(named);
     expect(bytesEqual(signerOf(b.json.data.signed_key), blobOf(CA_KEYS.ecdsa256.publicKey))).toBe(true);
-    const issued = await vault("POST", `${MOUNT}/issue/${viaNamed}`, { body: { key_type: "ed25519", valid_principals: "alice" } });
+    const issued = await vault("POST", `${MOUNT}/issue/${viaNamed}`, {
+      body: { key_type: "ed25519", valid_principals: "alice" },
+    });
     expect(issued.status).toBe(200);
     expect(issued.json.data.issuer_id).toBe(named);
     expect(bytesEqual(signerOf(issued.json.data.signed_key), blobOf(CA_KEYS.ecdsa256.publicKey))).toBe(true);
@@ -82,7 +93,9 @@ describe("retirement and the trust bundle (S21)", () => {
     // The default can be neither retired nor replaced by a retired issuer.
     const retireDefault = await vault("POST", `${MOUNT}/issuer/old`, { body: { trusted: false } });
     expect(retireDefault.status).toBe(400);
-    expect(retireDefault.json).toEqual({ errors: ["the default issuer cannot be retired; make another issuer the default first"] });
+    expect(retireDefault.json).toEqual({
+      errors: ["the default issuer cannot be retired; make another issuer the default first"],
+    });
     await vault("POST", `${MOUNT}/config/issuers`, { body: { default: "new" } });
     // Default first in the bundle.
     expect((await vault("GET", `${MOUNT}/trusted_keys`, { token: null })).text).toBe(

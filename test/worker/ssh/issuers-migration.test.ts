@@ -40,7 +40,9 @@ describe("migration 0009: the existing CA becomes the default issuer, invisibly"
       body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*", ttl: "10m" },
     });
     expect(written.status).toBe(204);
-    await env.DB.prepare("UPDATE ssh_roles SET config = json_remove(config, '$.issuerRef') WHERE mount = 'ssh' AND name = ?")
+    await env.DB.prepare(
+      "UPDATE ssh_roles SET config = json_remove(config, '$.issuerRef') WHERE mount = 'ssh' AND name = ?",
+    )
       .bind(roleName)
       .run();
 
@@ -56,7 +58,9 @@ describe("migration 0009: the existing CA becomes the default issuer, invisibly"
     for (const query of migration("0009").queries) await env.DB.prepare(query).run();
 
     // The old table is gone; the issuer carries the same key text and ciphertext.
-    const tables = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'ssh_ca'").all();
+    const tables = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'ssh_ca'",
+    ).all();
     expect(tables.results).toEqual([]);
     const rows = await env.DB.prepare("SELECT * FROM ssh_issuers").all<Record<string, unknown>>();
     expect(rows.results).toHaveLength(1);
@@ -77,10 +81,14 @@ describe("migration 0009: the existing CA becomes the default issuer, invisibly"
     expect(pub.status).toBe(200);
     expect(pub.text).toBe(CA_KEYS.ed25519.publicKey);
     expect((await vault("GET", "ssh/config/ca")).json.data).toEqual({ public_key: CA_KEYS.ed25519.publicKey });
-    const signed = await vault("POST", `ssh/sign/${roleName}`, { body: { public_key: SUBJECT_KEYS.ecdsa256, valid_principals: "alice" } });
+    const signed = await vault("POST", `ssh/sign/${roleName}`, {
+      body: { public_key: SUBJECT_KEYS.ecdsa256, valid_principals: "alice" },
+    });
     expect(signed.status).toBe(200);
     expect(signed.json.data.issuer_id).toBe(row.id);
-    expect(bytesEqual(decodeSignedKey(signed.json.data.signed_key).signatureKey, blobOf(CA_KEYS.ed25519.publicKey))).toBe(true);
+    expect(
+      bytesEqual(decodeSignedKey(signed.json.data.signed_key).signatureKey, blobOf(CA_KEYS.ed25519.publicKey)),
+    ).toBe(true);
     expect((await vault("GET", `ssh/roles/${roleName}`)).json.data.issuer_ref).toBe("default");
 
     // The issuer API shows it as the default, unnamed and trusted; the other mount has none.

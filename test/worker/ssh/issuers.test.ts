@@ -10,7 +10,16 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
 import { insertIssuer } from "../../../src/ssh/issuers/repo";
 import { isNameConflict } from "../../../src/ssh/issuers/service";
-import { importIssuer, importOk, MOUNT, resetIssuerMount, role, sign, USER_ROLE, UUID } from "../../helpers/ssh-issuers";
+import {
+  importIssuer,
+  importOk,
+  MOUNT,
+  resetIssuerMount,
+  role,
+  sign,
+  USER_ROLE,
+  UUID,
+} from "../../helpers/ssh-issuers";
 import { tokenWithPolicy, vault } from "../../helpers/vault";
 import { CA_KEYS } from "./ca-fixtures";
 
@@ -55,7 +64,11 @@ describe("import and list (S20)", () => {
 
   it("lists page with after and limit (OpenBao), and an empty list is 404", async () => {
     expect((await vault("GET", `${MOUNT}/issuers?list=true`)).status).toBe(404);
-    const ids = [await importOk(CA_KEYS.ed25519), await importOk(CA_KEYS.ecdsa256), await importOk(CA_KEYS.ecdsa384)].sort();
+    const ids = [
+      await importOk(CA_KEYS.ed25519),
+      await importOk(CA_KEYS.ecdsa256),
+      await importOk(CA_KEYS.ecdsa384),
+    ].sort();
     expect((await vault("GET", `${MOUNT}/issuers?list=true&limit=2`)).json.data.keys).toEqual(ids.slice(0, 2));
     expect((await vault("GET", `${MOUNT}/issuers?list=true&after=${ids[0]}`)).json.data.keys).toEqual(ids.slice(1));
     expect((await vault("GET", `${MOUNT}/issuers/?list=true`)).json.data.keys).toEqual(ids);
@@ -78,7 +91,9 @@ describe("import and list (S20)", () => {
     expect(again.status).toBe(200);
     expect(again.json.data.issuer_id).toBe(id);
     expect(again.json.data.issuer_name).toBe("held");
-    expect(again.json.warnings).toEqual(["An issuer with the provided public key already exists, returning the existing issuer"]);
+    expect(again.json.warnings).toEqual([
+      "An issuer with the provided public key already exists, returning the existing issuer",
+    ]);
     expect((await vault("GET", `${MOUNT}/issuers?list=true`)).json.data.keys).toEqual([id]);
   });
 
@@ -86,8 +101,14 @@ describe("import and list (S20)", () => {
     await importOk(CA_KEYS.ed25519, { name: "taken" });
     const cases: [Promise<Awaited<ReturnType<typeof vault>>>, string][] = [
       [importIssuer(CA_KEYS.ecdsa256, { name: "taken" }), "issuer name already in use"],
-      [importIssuer(CA_KEYS.ecdsa256, { name: "default" }), "reserved keyword 'default' can not be used as issuer name"],
-      [importIssuer(CA_KEYS.ecdsa256, { body: { issuer_name: "DeFault" } }), "reserved keyword 'default' can not be used as issuer name"],
+      [
+        importIssuer(CA_KEYS.ecdsa256, { name: "default" }),
+        "reserved keyword 'default' can not be used as issuer name",
+      ],
+      [
+        importIssuer(CA_KEYS.ecdsa256, { body: { issuer_name: "DeFault" } }),
+        "reserved keyword 'default' can not be used as issuer name",
+      ],
       [importIssuer(CA_KEYS.ecdsa256, { body: { issuer_name: "a b" } }), "issuer name contained invalid characters"],
       [importIssuer(CA_KEYS.ecdsa256, { body: { issuer_name: "-lead" } }), "issuer name contained invalid characters"],
     ];
@@ -101,9 +122,20 @@ describe("import and list (S20)", () => {
 
   it("the unique index refuses a duplicate name that slips past the check (a race), recognised as such", async () => {
     const db = createDb(env.DB);
-    const issuer = { name: "racy", publicKeyText: CA_KEYS.ed25519.publicKey, privateKeyPem: CA_KEYS.ed25519.privateKey, keyType: "ssh-ed25519" };
+    const issuer = {
+      name: "racy",
+      publicKeyText: CA_KEYS.ed25519.publicKey,
+      privateKeyPem: CA_KEYS.ed25519.privateKey,
+      keyType: "ssh-ed25519",
+    };
     await insertIssuer(env, db, MOUNT, issuer, false);
-    const second = await insertIssuer(env, db, MOUNT, { ...issuer, publicKeyText: CA_KEYS.ecdsa256.publicKey }, false).catch((e: unknown) => e);
+    const second = await insertIssuer(
+      env,
+      db,
+      MOUNT,
+      { ...issuer, publicKeyText: CA_KEYS.ecdsa256.publicKey },
+      false,
+    ).catch((e: unknown) => e);
     expect(isNameConflict(second)).toBe(true);
     expect(isNameConflict(new Error("something else"))).toBe(false);
   });
@@ -123,7 +155,12 @@ describe("issuer/:issuer_ref (S20)", () => {
     for (const ref of [id, "main", "default"]) {
       const res = await vault("GET", `${MOUNT}/issuer/${ref}`);
       expect(res.status).toBe(200);
-      expect(res.json.data).toEqual({ issuer_id: id, issuer_name: "main", public_key: CA_KEYS.ed25519.publicKey, trusted: true });
+      expect(res.json.data).toEqual({
+        issuer_id: id,
+        issuer_name: "main",
+        public_key: CA_KEYS.ed25519.publicKey,
+        trusted: true,
+      });
     }
     const unknown = await vault("GET", `${MOUNT}/issuer/nope`);
     expect(unknown.status).toBe(400);
@@ -177,12 +214,18 @@ describe("issuer/:issuer_ref (S20)", () => {
       `Deleted issuer ${id} (via issuer_ref only); this was configured as the default issuer. Operations without an explicit issuer will not work until a new default is configured.`,
       "1 roles reference 'default'",
     ]);
-    expect((await vault("GET", `${MOUNT}/config/issuers`)).json).toEqual({ errors: ["no default issuer currently configured"] });
-    expect((await vault("GET", `${MOUNT}/issuer/default`)).json).toEqual({ errors: ["no default issuer currently configured"] });
+    expect((await vault("GET", `${MOUNT}/config/issuers`)).json).toEqual({
+      errors: ["no default issuer currently configured"],
+    });
+    expect((await vault("GET", `${MOUNT}/issuer/default`)).json).toEqual({
+      errors: ["no default issuer currently configured"],
+    });
     const signed = await sign(roleName);
     expect(signed.status).toBe(400);
     expect(signed.json).toEqual({ errors: ["no default issuer currently configured"] });
-    expect((await vault("GET", `${MOUNT}/config/ca`)).json).toEqual({ errors: ["no default issuer currently configured"] });
+    expect((await vault("GET", `${MOUNT}/config/ca`)).json).toEqual({
+      errors: ["no default issuer currently configured"],
+    });
     // Deleting what is not there is 204 (OpenBao).
     expect((await vault("DELETE", `${MOUNT}/issuer/only`)).status).toBe(204);
     expect((await vault("DELETE", `${MOUNT}/issuer/default`)).status).toBe(204);
@@ -228,7 +271,9 @@ describe("config/issuers (S20)", () => {
     const set = await vault("POST", `${MOUNT}/config/issuers`, { body: { default: "b" } });
     expect(set.status).toBe(200);
     expect(set.json.data).toEqual({ default: b });
-    expect(set.json.warnings).toEqual([`Previous default (${a}) has been updated with the issuer 'b' (resolved to ${b})`]);
+    expect(set.json.warnings).toEqual([
+      `Previous default (${a}) has been updated with the issuer 'b' (resolved to ${b})`,
+    ]);
     const again = await vault("POST", `${MOUNT}/config/issuers`, { body: { default: b } });
     expect(again.json.warnings).toEqual(["The default issuer is already set to the specified issuer."]);
     for (const value of ["", "default", " Default "]) {
@@ -244,22 +289,32 @@ describe("config/issuers (S20)", () => {
 
 describe("config/ca and public_key act on the default issuer (S20)", () => {
   it("POST config/ca adds a new default issuer and keeps the old; DELETE removes every issuer", async () => {
-    const first = await vault("POST", `${MOUNT}/config/ca`, { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+    const first = await vault("POST", `${MOUNT}/config/ca`, {
+      body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+    });
     expect(first.status).toBe(204);
     const generated = await vault("POST", `${MOUNT}/config/ca`, { body: { key_type: "ed25519" } });
     expect(generated.status).toBe(200);
     expect(Object.keys(generated.json.data)).toEqual(["public_key"]);
     const list = await vault("GET", `${MOUNT}/issuers?list=true`);
     expect(list.json.data.keys).toHaveLength(2);
-    const defaults = Object.values(list.json.data.key_info as Record<string, { is_default: boolean; public_key: string }>).filter((i) => i.is_default);
+    const defaults = Object.values(
+      list.json.data.key_info as Record<string, { is_default: boolean; public_key: string }>,
+    ).filter((i) => i.is_default);
     expect(defaults.map((i) => i.public_key)).toEqual([generated.json.data.public_key]);
-    expect((await vault("GET", `${MOUNT}/config/ca`)).json.data).toEqual({ public_key: generated.json.data.public_key });
+    expect((await vault("GET", `${MOUNT}/config/ca`)).json.data).toEqual({
+      public_key: generated.json.data.public_key,
+    });
     expect((await vault("GET", `${MOUNT}/public_key`, { token: null })).text).toBe(generated.json.data.public_key);
 
     // Supplying the first pair again makes that issuer the default again (no new issuer).
-    const back = await vault("POST", `${MOUNT}/config/ca`, { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+    const back = await vault("POST", `${MOUNT}/config/ca`, {
+      body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+    });
     expect(back.status).toBe(200);
-    expect(back.json.warnings).toEqual(["An issuer with the provided public key already exists, returning the existing issuer"]);
+    expect(back.json.warnings).toEqual([
+      "An issuer with the provided public key already exists, returning the existing issuer",
+    ]);
     expect((await vault("GET", `${MOUNT}/public_key`, { token: null })).text).toBe(CA_KEYS.ed25519.publicKey);
     expect((await vault("GET", `${MOUNT}/issuers?list=true`)).json.data.keys).toHaveLength(2);
 

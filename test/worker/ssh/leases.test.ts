@@ -6,7 +6,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { uniqueName, vault } from "../../helpers/vault";
-import { type StoredOtpRow, issueOtp, shardStubFor, writeOtpRole } from "./otp-helpers";
+import { issueOtp, type StoredOtpRow, shardStubFor, writeOtpRole } from "./otp-helpers";
 
 const verify = (otp: string, mount = "ssh") => vault("POST", `${mount}/verify`, { token: null, body: { otp } });
 const revoke = (leaseId: string) => vault("PUT", "sys/leases/revoke", { body: { lease_id: leaseId } });

@@ -233,7 +233,12 @@ async function bulkInsertRoles(mount: string, specs: { name: string; cidr: strin
   const roles: unknown[] = [];
   const cidrs: unknown[] = [];
   for (const s of specs) {
-    const role = otpRoleObject(s.name, { key_type: "otp", default_user: "ubuntu", cidr_list: s.cidr, exclude_cidr_list: s.exclude });
+    const role = otpRoleObject(s.name, {
+      key_type: "otp",
+      default_user: "ubuntu",
+      cidr_list: s.cidr,
+      exclude_cidr_list: s.exclude,
+    });
     roles.push({ name: s.name, config: JSON.stringify(role) });
     for (const [list, included] of [
       [role.cidrList, 1],
@@ -282,12 +287,16 @@ const INDEXED_SQL = `SELECT role, included FROM ssh_role_cidrs
 
 function indexedQuery(mount: string, ip: string) {
   const addr = parseIp(ip)!;
-  return env.DB.prepare(INDEXED_SQL).bind(mount, JSON.stringify(candidateStarts(addr)), ipKey(addr)).all();
+  return env.DB.prepare(INDEXED_SQL)
+    .bind(mount, JSON.stringify(candidateStarts(addr)), ipKey(addr))
+    .all();
 }
 
 function naiveQuery(mount: string, ip: string) {
   const key = ipKey(parseIp(ip)!);
-  return env.DB.prepare("SELECT role, included FROM ssh_role_cidrs WHERE mount = ?1 AND range_start <= ?2 AND range_end >= ?2")
+  return env.DB.prepare(
+    "SELECT role, included FROM ssh_role_cidrs WHERE mount = ?1 AND range_start <= ?2 AND range_end >= ?2",
+  )
     .bind(mount, key)
     .all();
 }

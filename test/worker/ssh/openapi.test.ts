@@ -9,10 +9,16 @@ import { toOpenApiPath } from "../../../src/lib/openapi/paths";
 import type { OpenApiDocument } from "../../../src/lib/openapi/types";
 import type { Operation } from "../../../src/ssh/router";
 import { vaultRoutes } from "../../../src/ssh/routes";
-import { ContractChecker, CONTRACT_SOURCES } from "../../helpers/openapi-check";
+import { CONTRACT_SOURCES, ContractChecker } from "../../helpers/openapi-check";
 import { vault } from "../../helpers/vault";
 
-const METHOD: Record<Operation, string> = { read: "get", list: "get", update: "post", patch: "patch", delete: "delete" };
+const METHOD: Record<Operation, string> = {
+  read: "get",
+  list: "get",
+  update: "post",
+  patch: "patch",
+  delete: "delete",
+};
 
 async function served(): Promise<OpenApiDocument> {
   const res = await vault("GET", "sys/internal/specs/openapi", { token: null });
@@ -26,7 +32,10 @@ describe("the /v1 OpenAPI document (B14)", () => {
     const document = await served();
     expect(document.openapi).toBe("3.1.0");
     expect(document.servers).toEqual([{ url: "/v1" }]);
-    expect(document.paths?.["/{mount}/krl"]?.parameters?.[0]).toMatchObject({ name: "mount", schema: { enum: ["ssh", "ssh-two"] } });
+    expect(document.paths?.["/{mount}/krl"]?.parameters?.[0]).toMatchObject({
+      name: "mount",
+      schema: { enum: ["ssh", "ssh-two"] },
+    });
   });
 
   it("has every operation of the route table, and nothing else", async () => {
@@ -43,7 +52,11 @@ describe("the /v1 OpenAPI document (B14)", () => {
       expect(Object.keys(route.docs.operations).sort(), route.pattern).toEqual(Object.keys(route.operations).sort());
     }
     const documented = Object.entries(document.paths ?? {}).flatMap(([key, item]) =>
-      "$ref" in item ? [] : Object.keys(item).filter((k) => k !== "parameters").map((method) => `${method} ${key}`),
+      "$ref" in item
+        ? []
+        : Object.keys(item)
+            .filter((k) => k !== "parameters")
+            .map((method) => `${method} ${key}`),
     );
     expect(documented.sort()).toEqual(expected.sort());
   });
@@ -57,21 +70,46 @@ describe("the /v1 OpenAPI document (B14)", () => {
       headers: new Headers({ "content-type": "application/json" }),
       text: JSON.stringify(body),
     });
-    const envelope = { request_id: "r", lease_id: "", renewable: false, lease_duration: 0, wrap_info: null, warnings: null, auth: null };
-    const otpRole = { default_user: "u", cidr_list: "10.0.0.0/8", exclude_cidr_list: "", key_type: "otp", port: 22, allowed_users: "" };
+    const envelope = {
+      request_id: "r",
+      lease_id: "",
+      renewable: false,
+      lease_duration: 0,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+    };
+    const otpRole = {
+      default_user: "u",
+      cidr_list: "10.0.0.0/8",
+      exclude_cidr_list: "",
+      key_type: "otp",
+      port: 22,
+      allowed_users: "",
+    };
     expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: otpRole }))).toBeNull();
     // A field too many, a field missing, a wrong type, a field outside the envelope.
-    expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: { ...otpRole, secret: "x" } }))).not.toBeNull();
+    expect(
+      checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: { ...otpRole, secret: "x" } })),
+    ).not.toBeNull();
     const { port: _port, ...withoutPort } = otpRole;
-    expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: withoutPort }))).not.toBeNull();
-    expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: { ...otpRole, port: "22" } }))).toContain("/data");
-    expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: otpRole, extra: 1 }))).not.toBeNull();
+    expect(
+      checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: withoutPort })),
+    ).not.toBeNull();
+    expect(
+      checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: { ...otpRole, port: "22" } })),
+    ).toContain("/data");
+    expect(
+      checker.violation(answer("GET", "/v1/ssh/roles/web", 200, { ...envelope, data: otpRole, extra: 1 })),
+    ).not.toBeNull();
     // Errors are Vault's `{"errors": [...]}`, documented paths or not.
     expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 404, { errors: [] }))).toBeNull();
     expect(checker.violation(answer("GET", "/v1/ssh/roles/web", 404, { error: "x" }))).not.toBeNull();
     expect(checker.violation(answer("GET", "/v1/ssh/nowhere", 404, { errors: ["unsupported path"] }))).toBeNull();
     // A success on a path the document lacks fails.
-    expect(checker.violation(answer("GET", "/v1/ssh/nowhere", 200, { ...envelope, data: null }))).toContain("no path matching");
+    expect(checker.violation(answer("GET", "/v1/ssh/nowhere", 200, { ...envelope, data: null }))).toContain(
+      "no path matching",
+    );
   });
 
   it("needs a token for any other method (S16a)", async () => {

@@ -13,7 +13,10 @@ describe("item 49: authentication of the OTP paths", () => {
   for (const path of PATHS) {
     it(`${path}: every method without a token is 403`, async () => {
       for (const method of ["GET", "POST", "PUT", "DELETE", "PATCH"]) {
-        const res = await vault(method, path, { token: null, body: method === "GET" || method === "DELETE" ? undefined : {} });
+        const res = await vault(method, path, {
+          token: null,
+          body: method === "GET" || method === "DELETE" ? undefined : {},
+        });
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(res.json).toEqual({ errors: ["permission denied"] });
       }

@@ -7,9 +7,9 @@ import { expect } from "vitest";
 import { keyedHash } from "../../../src/lib/crypto/hmac";
 import type { OtpStore } from "../../../src/ssh/otp/otp-store";
 import { SHARD_HEX_DIGITS } from "../../../src/ssh/otp/shard";
-import { vault } from "../../helpers/vault";
 import type { Role } from "../../../src/ssh/roles/model";
 import { defaultRole } from "../../../src/ssh/roles/model";
+import { vault } from "../../helpers/vault";
 
 /**
  * A stored OTP role (the roles repository's `Role` shape) built from Vault's field names,
@@ -61,7 +61,10 @@ export async function issueOtp(role: string, body: Record<string, unknown>, moun
 }
 
 /** The OtpStore instance an OTP lives in, found from its keyed hash as the Worker does (S13). */
-export async function shardStubFor(otp: string, mount = "ssh"): Promise<{ stub: DurableObjectStub<OtpStore>; hash: string }> {
+export async function shardStubFor(
+  otp: string,
+  mount = "ssh",
+): Promise<{ stub: DurableObjectStub<OtpStore>; hash: string }> {
   const hash = await keyedHash(env.KEYWAY_HASH_KEY, `ssh-otp:${mount}`, otp);
   const namespace = env.OTP_STORE as unknown as DurableObjectNamespace<OtpStore>;
   const stub = namespace.get(namespace.idFromName(`otp:${mount}:${hash.slice(0, SHARD_HEX_DIGITS)}`));

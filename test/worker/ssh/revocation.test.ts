@@ -65,9 +65,15 @@ describe("S23 revocation and the KRL", () => {
       [{ key_id: "x", issuer_ref: "nope" }, "unable to find issuer for reference: nope"],
       [{ public_key: "ssh-ed25519 AAAA" }, /failed to parse public_key/],
       [{ public_key: SUBJECT_KEYS.certificate }, "public_key must be a plain public key, not a certificate"],
-      [{ public_key: SUBJECT_KEYS.ed25519, issuer_ref: "default" }, "issuer_ref applies to serial_number and key_id only"],
+      [
+        { public_key: SUBJECT_KEYS.ed25519, issuer_ref: "default" },
+        "issuer_ref applies to serial_number and key_id only",
+      ],
       [{ key_id: "x", expires_at: "tomorrow" }, /expires_at must be an RFC 3339 time/],
-      [{ key_id: "x", expires_at: "2020-01-01T00:00:00Z" }, "expires_at is in the past: the revocation would never be in the KRL"],
+      [
+        { key_id: "x", expires_at: "2020-01-01T00:00:00Z" },
+        "expires_at is in the past: the revocation would never be in the KRL",
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await revoke(body);
@@ -100,7 +106,10 @@ describe("S23 revocation and the KRL", () => {
   });
 
   it("needs update to revoke and delete to delete a revocation; the KRL needs no token", async () => {
-    const reader = await tokenWithPolicy({ [`${MOUNT}/revoke`]: ["read"], [`${MOUNT}/revocation/*`]: ["read", "update"] });
+    const reader = await tokenWithPolicy({
+      [`${MOUNT}/revoke`]: ["read"],
+      [`${MOUNT}/revocation/*`]: ["read", "update"],
+    });
     expect((await revoke({ key_id: "perm" }, reader)).status).toBe(403);
     const updater = await tokenWithPolicy({ [`${MOUNT}/revoke`]: ["update"] });
     const made = await revoke({ key_id: "perm" }, updater);
@@ -130,10 +139,19 @@ describe("S23 revocation and the KRL", () => {
       expires_at: new Date(Number(cert.validBefore) * 1000).toISOString(),
     });
 
-    const byKeyIdOne = await revoke({ key_id: "deploy bot ✓", issuer_ref: "second", expires_at: "2099-01-02T03:04:05Z" });
+    const byKeyIdOne = await revoke({
+      key_id: "deploy bot ✓",
+      issuer_ref: "second",
+      expires_at: "2099-01-02T03:04:05Z",
+    });
     expect(byKeyIdOne.status).toBe(200);
     const keyIdRead = await vault("GET", `${MOUNT}/revocation/${byKeyIdOne.json.data.revocation_id}`);
-    expect(keyIdRead.json.data).toMatchObject({ kind: "key_id", issuer_id: secondIssuerId, key_id: "deploy bot ✓", expires_at: "2099-01-02T03:04:05.000Z" });
+    expect(keyIdRead.json.data).toMatchObject({
+      kind: "key_id",
+      issuer_id: secondIssuerId,
+      key_id: "deploy bot ✓",
+      expires_at: "2099-01-02T03:04:05.000Z",
+    });
     const byKeyIdAll = await revoke({ key_id: "everywhere" });
     const byKey = await revoke({ public_key: SUBJECT_KEYS.ecdsa256 });
     expect(byKey.status).toBe(200);
@@ -142,7 +160,8 @@ describe("S23 revocation and the KRL", () => {
     expect(keyRead.json.data.public_key_fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
 
     const list = await vault("GET", `${MOUNT}/revocations?list=true`);
-    for (const r of [bySerial, byKeyIdOne, byKeyIdAll, byKey]) expect(list.json.data.keys).toContain(r.json.data.revocation_id);
+    for (const r of [bySerial, byKeyIdOne, byKeyIdAll, byKey])
+      expect(list.json.data.keys).toContain(r.json.data.revocation_id);
 
     // The KRL: everything live, one section per CA key, ETag/304/Cache-Control.
     const res = await fetchKrlRaw();
@@ -152,20 +171,36 @@ describe("S23 revocation and the KRL", () => {
     const bytes = new Uint8Array(await res.arrayBuffer());
     const version = krlVersionOf(bytes);
     expect(res.headers.get("ETag")).toBe(`"krl-${version}"`);
-    const liveRows = await env.DB.prepare("SELECT * FROM ssh_revocations WHERE mount = ? AND (expires_at IS NULL OR expires_at > ?)")
+    const liveRows = await env.DB.prepare(
+      "SELECT * FROM ssh_revocations WHERE mount = ? AND (expires_at IS NULL OR expires_at > ?)",
+    )
       .bind(MOUNT, Math.floor(Date.now() / 1000))
       .all<Record<string, string | null>>();
     const rows = liveRows.results;
-    const keyIdsFor = (issuer: string) => rows.filter((r) => r.kind === "key_id" && (r.issuer_id === null || r.issuer_id === issuer)).map((r) => r.key_id!);
-    const serialsFor = (issuer: string) => rows.filter((r) => r.kind === "serial" && r.issuer_id === issuer).map((r) => ({ lo: BigInt(`0x${r.serial}`), hi: BigInt(`0x${r.serial}`) }));
+    const keyIdsFor = (issuer: string) =>
+      rows.filter((r) => r.kind === "key_id" && (r.issuer_id === null || r.issuer_id === issuer)).map((r) => r.key_id!);
+    const serialsFor = (issuer: string) =>
+      rows
+        .filter((r) => r.kind === "serial" && r.issuer_id === issuer)
+        .map((r) => ({ lo: BigInt(`0x${r.serial}`), hi: BigInt(`0x${r.serial}`) }));
     const expected = encodeKrl({
       krlVersion: version,
       generatedDate: generatedDateOf(bytes),
       certificates: [
-        { caKey: blobOf(CA_KEYS.ed25519.publicKey), serials: serialsFor(defaultIssuerId), keyIds: keyIdsFor(defaultIssuerId) },
-        { caKey: blobOf(CA_KEYS.ecdsa256.publicKey), serials: serialsFor(secondIssuerId), keyIds: keyIdsFor(secondIssuerId) },
+        {
+          caKey: blobOf(CA_KEYS.ed25519.publicKey),
+          serials: serialsFor(defaultIssuerId),
+          keyIds: keyIdsFor(defaultIssuerId),
+        },
+        {
+          caKey: blobOf(CA_KEYS.ecdsa256.publicKey),
+          serials: serialsFor(secondIssuerId),
+          keyIds: keyIdsFor(secondIssuerId),
+        },
       ],
-      sha256Fingerprints: rows.filter((r) => r.kind === "public_key").map((r) => fromBase64(r.public_key_fingerprint!.slice(7))),
+      sha256Fingerprints: rows
+        .filter((r) => r.kind === "public_key")
+        .map((r) => fromBase64(r.public_key_fingerprint!.slice(7))),
     });
     expect(bytes).toEqual(expected);
     expect(keyIdsFor(secondIssuerId)).toContain("deploy bot ✓");
@@ -200,7 +235,9 @@ describe("S23 revocation and the KRL", () => {
     expect(new Uint8Array(await (await fetchKrlRaw()).arrayBuffer())).toEqual(marker);
 
     // A new issuer: a key id revoked mount-wide reaches it at the next read.
-    const third = await vault("POST", `${MOUNT}/issuers/import/third`, { body: { private_key: CA_KEYS.ecdsa384.privateKey, public_key: CA_KEYS.ecdsa384.publicKey } });
+    const third = await vault("POST", `${MOUNT}/issuers/import/third`, {
+      body: { private_key: CA_KEYS.ecdsa384.privateKey, public_key: CA_KEYS.ecdsa384.publicKey },
+    });
     expect(third.status, third.text).toBe(200);
     await new Promise((r) => setTimeout(r, 1100));
     const rebuilt = new Uint8Array(await (await fetchKrlRaw()).arrayBuffer());

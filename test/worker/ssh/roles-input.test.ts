@@ -39,7 +39,11 @@ describe("§8 item 6: role write errors (Vault's texts; S4 makes the 500s 400)",
       { key_type: "otp", default_user: "u", cidr_list: "10.0.0.0/8", exclude_cidr_list: "10.0.0.1" },
       "failed to validate exclude_cidr_list entry: invalid CIDR address: 10.0.0.1",
     ],
-    ["cidr_list validated for CA roles too", { ...CA_ROLE, cidr_list: "nope" }, "failed to validate cidr_list: invalid CIDR address: nope"],
+    [
+      "cidr_list validated for CA roles too",
+      { ...CA_ROLE, cidr_list: "nope" },
+      "failed to validate cidr_list: invalid CIDR address: nope",
+    ],
   ];
   for (const [what, body, message] of cases) {
     it(what, async () => {
@@ -52,7 +56,9 @@ describe("§8 item 6: role write errors (Vault's texts; S4 makes the 500s 400)",
   }
 
   it("checks in Vault's order: cidr_list before key_type, algorithm_signer before the allow flags", async () => {
-    expect((await writeRole(uniqueName(), { cidr_list: "x" })).json.errors[0]).toContain("failed to validate cidr_list");
+    expect((await writeRole(uniqueName(), { cidr_list: "x" })).json.errors[0]).toContain(
+      "failed to validate cidr_list",
+    );
     expect((await writeRole(uniqueName(), { key_type: "ca", algorithm_signer: "x" })).json.errors[0]).toBe(
       'unknown algorithm signer "x"',
     );
@@ -133,21 +139,65 @@ describe("coercion of inputs as Vault's framework does (reference §1.6)", () =>
 
 describe("bad input: a 4xx in Vault's format that changes nothing", () => {
   const bad: [string, Record<string, unknown>, string | RegExp][] = [
-    ["bool from garbage", { allow_user_certificates: "maybe" }, /^Field validation failed: error converting input maybe for field "allow_user_certificates"/],
-    ["duration from garbage", { ttl: "abc" }, /^Field validation failed: error converting input abc for field "ttl": time: invalid duration/],
-    ["negative duration", { ttl: -5 }, "Field validation failed: error converting input -5 for field \"ttl\": cannot provide negative value '-5'"],
-    ["huge duration", { max_ttl: "99999999999" }, /^Field validation failed: error converting input 99999999999 for field "max_ttl": duration is larger than the maximum/],
+    [
+      "bool from garbage",
+      { allow_user_certificates: "maybe" },
+      /^Field validation failed: error converting input maybe for field "allow_user_certificates"/,
+    ],
+    [
+      "duration from garbage",
+      { ttl: "abc" },
+      /^Field validation failed: error converting input abc for field "ttl": time: invalid duration/,
+    ],
+    [
+      "negative duration",
+      { ttl: -5 },
+      "Field validation failed: error converting input -5 for field \"ttl\": cannot provide negative value '-5'",
+    ],
+    [
+      "huge duration",
+      { max_ttl: "99999999999" },
+      /^Field validation failed: error converting input 99999999999 for field "max_ttl": duration is larger than the maximum/,
+    ],
     ["huge not_before_duration", { not_before_duration: 1e13 }, /^Field validation failed: .*"not_before_duration"/],
-    ["string where a map goes", { default_extensions: "permit-pty" }, /^Field validation failed: error converting input permit-pty for field "default_extensions"/],
+    [
+      "string where a map goes",
+      { default_extensions: "permit-pty" },
+      /^Field validation failed: error converting input permit-pty for field "default_extensions"/,
+    ],
     ["object where a string goes", { allowed_users: { a: 1 } }, /^Field validation failed: .*"allowed_users"/],
     ["array where a string goes", { cidr_list: ["10.0.0.0/8"] }, /^Field validation failed: .*"cidr_list"/],
     ["port from garbage", { port: "ssh" }, /^Field validation failed: .*"port"/],
-    ["key lengths not numbers", { allowed_user_key_lengths: { rsa: "big" } }, 'error processing allowed_user_key_lengths: strconv.ParseInt: parsing "big": invalid syntax'],
-    ["key lengths not a map", { allowed_user_key_lengths: [2048] }, /^Field validation failed: .*"allowed_user_key_lengths"/],
-    ["key lengths with a fraction", { allowed_user_key_lengths: { rsa: 2048.5 } }, /^error processing allowed_user_key_lengths:/],
-    ["unbalanced template", { allowed_users_template: true, allowed_users: "{{identity.entity.name" }, /^invalid identity template in allowed_users: .*unbalanced templating characters$/],
-    ["unknown template directive", { default_user_template: true, default_user: "{{identity.nope}}" }, /^invalid identity template in default_user: .*unknown template directive/],
-    ["bogus extension template", { default_extensions_template: true, default_extensions: { "login@x": "{{ }}}" } }, /^invalid identity template in default_extensions/],
+    [
+      "key lengths not numbers",
+      { allowed_user_key_lengths: { rsa: "big" } },
+      'error processing allowed_user_key_lengths: strconv.ParseInt: parsing "big": invalid syntax',
+    ],
+    [
+      "key lengths not a map",
+      { allowed_user_key_lengths: [2048] },
+      /^Field validation failed: .*"allowed_user_key_lengths"/,
+    ],
+    [
+      "key lengths with a fraction",
+      { allowed_user_key_lengths: { rsa: 2048.5 } },
+      /^error processing allowed_user_key_lengths:/,
+    ],
+    [
+      "unbalanced template",
+      { allowed_users_template: true, allowed_users: "{{identity.entity.name" },
+      /^invalid identity template in allowed_users: .*unbalanced templating characters$/,
+    ],
+    [
+      "unknown template directive",
+      { default_user_template: true, default_user: "{{identity.nope}}" },
+      /^invalid identity template in default_user: .*unknown template directive/,
+    ],
+    [
+      "bogus extension template",
+      { default_extensions_template: true, default_extensions: { "login@x": "{{ }}}" } },
+      /^invalid identity template in default_extensions/,
+    ],
   ];
 
   it.each(bad)("%s → 400 and the previous role stays intact", async (_what, patch, message) => {
@@ -166,9 +216,15 @@ describe("bad input: a 4xx in Vault's format that changes nothing", () => {
 
   it("a body that is not a JSON object is 400", async () => {
     const name = uniqueName("json");
-    const res = await vault("POST", `ssh/roles/${name}`, { rawBody: "[1,2]", headers: { "Content-Type": "application/json" } });
+    const res = await vault("POST", `ssh/roles/${name}`, {
+      rawBody: "[1,2]",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(res.status).toBe(400);
-    const broken = await vault("POST", `ssh/roles/${name}`, { rawBody: "{nope", headers: { "Content-Type": "application/json" } });
+    const broken = await vault("POST", `ssh/roles/${name}`, {
+      rawBody: "{nope",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(broken.status).toBe(400);
     expect(broken.json.errors[0]).toMatch(/^failed to parse JSON input/);
     expect((await readRole(name)).status).toBe(404);

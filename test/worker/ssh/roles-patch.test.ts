@@ -69,7 +69,9 @@ describe("POST is a full replace; PATCH is a JSON merge patch (S12)", () => {
     expect(tooLong.status).toBe(400);
     expect(tooLong.json.errors).toEqual(['"ttl" value must be less than "max_ttl" when both are specified']);
     const noFlags = await vault("PATCH", `ssh/roles/${name}`, { body: { allow_user_certificates: null } });
-    expect(noFlags.json.errors).toEqual(["Either 'allow_user_certificates' or 'allow_host_certificates' must be set to 'true'"]);
+    expect(noFlags.json.errors).toEqual([
+      "Either 'allow_user_certificates' or 'allow_host_certificates' must be set to 'true'",
+    ]);
     const badType = await vault("PATCH", `ssh/roles/${name}`, { body: { ttl: "soon" } });
     expect(badType.status).toBe(400);
     expect((await readRole(name)).json.data).toEqual(before);

@@ -58,12 +58,20 @@ describe("§8 item 2: list (TestSSHBackend_RoleList, S2 list flag)", () => {
     expect(empty.status).toBe(404);
     expect(empty.json).toEqual({ errors: [] });
 
-    await writeRole("testOTPRoleName", { key_type: "otp", default_user: "vaultssh", cidr_list: "127.0.0.1/32" }, "ssh-two");
+    await writeRole(
+      "testOTPRoleName",
+      { key_type: "otp", default_user: "vaultssh", cidr_list: "127.0.0.1/32" },
+      "ssh-two",
+    );
     let list = await vault("GET", "ssh-two/roles?list=true");
     expect(list.status).toBe(200);
     expect(list.json.data).toEqual({ keys: ["testOTPRoleName"], key_info: { testOTPRoleName: { key_type: "otp" } } });
 
-    await writeRole("test@RoleName", { key_type: "otp", default_user: "vaultssh", cidr_list: "127.0.0.1/32" }, "ssh-two");
+    await writeRole(
+      "test@RoleName",
+      { key_type: "otp", default_user: "vaultssh", cidr_list: "127.0.0.1/32" },
+      "ssh-two",
+    );
     list = await vault("GET", "ssh-two/roles/?list=true");
     // Byte order: '@' (0x40) sorts before 'O' (0x4f).
     expect(list.json.data).toEqual({

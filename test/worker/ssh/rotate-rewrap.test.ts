@@ -22,7 +22,14 @@ const ROTATED = `n2:${NEW_KEY},${OLD_KEK}`; // the new key first: it encrypts, b
 const NEW_ONLY = `n2:${NEW_KEY}`; // the old key removed
 
 /** Call /v1 as root with another KEYWAY_KEK (and optionally another DB binding). */
-async function v1(kek: string, method: string, path: string, body?: unknown, extra: Partial<Env> = {}, token: string = env.ROOT_TOKEN) {
+async function v1(
+  kek: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  extra: Partial<Env> = {},
+  token: string = env.ROOT_TOKEN,
+) {
   const ctx = createExecutionContext();
   const res = await handleFetch(
     new Request(`http://keyway.test/v1/${path}`, {
@@ -39,16 +46,26 @@ async function v1(kek: string, method: string, path: string, body?: unknown, ext
 }
 
 async function caCiphertext(mount: string): Promise<string> {
-  const row = await env.DB.prepare("SELECT private_key_encrypted AS c FROM ssh_issuers WHERE mount = ?").bind(mount).first<{ c: string }>();
+  const row = await env.DB.prepare("SELECT private_key_encrypted AS c FROM ssh_issuers WHERE mount = ?")
+    .bind(mount)
+    .first<{ c: string }>();
   return row!.c;
 }
 
 async function setUpCaAndRole(mount: string): Promise<string> {
   // S20: a key pair the mount already holds would answer 200 with that issuer; start from none.
   expect((await vault("DELETE", `${mount}/config/ca`)).status).toBe(204);
-  expect((await vault("POST", `${mount}/config/ca`, { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } })).status).toBe(204);
+  expect(
+    (
+      await vault("POST", `${mount}/config/ca`, {
+        body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+      })
+    ).status,
+  ).toBe(204);
   const role = uniqueName("rw");
-  const made = await vault("POST", `${mount}/roles/${role}`, { body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" } });
+  const made = await vault("POST", `${mount}/roles/${role}`, {
+    body: { key_type: "ca", allow_user_certificates: true, allowed_users: "*" },
+  });
   expect(made.status).toBe(204);
   return role;
 }
@@ -82,7 +99,14 @@ async function insertOldPendingRun(): Promise<{ runId: string; varId: string; va
   const value = "pending-secret";
   const configuration = {
     varChanges: [
-      { id: varId, key: "password", value: null, valueEncrypted: await encryptSecret(OLD_KEK, `workspace-var:${varId}`, value), sensitive: true, replaces: false },
+      {
+        id: varId,
+        key: "password",
+        value: null,
+        valueEncrypted: await encryptSecret(OLD_KEK, `workspace-var:${varId}`, value),
+        sensitive: true,
+        replaces: false,
+      },
       { id: "var-plain", key: "region", value: "eu", valueEncrypted: null, sensitive: false, replaces: true },
     ],
   };
@@ -113,15 +137,22 @@ describe("B11: sys/rotate/rewrap", () => {
 
     // Everything is now under the new key and decrypts with it alone, to the same plaintext.
     expect(await caCiphertext("ssh")).toMatch(/^v1\.n2\./);
-    const { results } = await env.DB.prepare("SELECT id, value_encrypted AS c FROM workspace_vars").all<{ id: string; c: string }>();
+    const { results } = await env.DB.prepare("SELECT id, value_encrypted AS c FROM workspace_vars").all<{
+      id: string;
+      c: string;
+    }>();
     expect(results.length).toBe(vars.size);
     for (const row of results) {
       expect(row.c.startsWith("v1.n2.")).toBe(true);
       expect(await decryptSecret(NEW_ONLY, `workspace-var:${row.id}`, row.c)).toBe(vars.get(row.id));
     }
-    const run = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(pending.runId).first<{ configuration: string }>();
+    const run = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?")
+      .bind(pending.runId)
+      .first<{ configuration: string }>();
     const changes = JSON.parse(run!.configuration).varChanges;
-    expect(await decryptSecret(NEW_ONLY, `workspace-var:${pending.varId}`, changes[0].valueEncrypted)).toBe(pending.value);
+    expect(await decryptSecret(NEW_ONLY, `workspace-var:${pending.varId}`, changes[0].valueEncrypted)).toBe(
+      pending.value,
+    );
     expect(changes[1]).toMatchObject({ id: "var-plain", value: "eu", valueEncrypted: null });
 
     // The old key removed: signing works.
@@ -142,10 +173,14 @@ describe("B11: sys/rotate/rewrap", () => {
   it("needs root or sudo on the path; a token with update only is refused and nothing changes", async () => {
     await insertOldVars(2);
     const updateOnly = await tokenWithPolicy({ "sys/rotate/rewrap": ["update"] });
-    const before = await env.DB.prepare("SELECT count(*) AS n FROM workspace_vars WHERE value_encrypted LIKE 'v1.t1.%'").first<{ n: number }>();
+    const before = await env.DB.prepare(
+      "SELECT count(*) AS n FROM workspace_vars WHERE value_encrypted LIKE 'v1.t1.%'",
+    ).first<{ n: number }>();
     expect((await v1(ROTATED, "POST", "sys/rotate/rewrap", undefined, {}, updateOnly)).status).toBe(403);
     expect((await v1(ROTATED, "POST", "sys/rotate/rewrap", undefined, {}, "no-such-token")).status).toBe(403);
-    const after = await env.DB.prepare("SELECT count(*) AS n FROM workspace_vars WHERE value_encrypted LIKE 'v1.t1.%'").first<{ n: number }>();
+    const after = await env.DB.prepare(
+      "SELECT count(*) AS n FROM workspace_vars WHERE value_encrypted LIKE 'v1.t1.%'",
+    ).first<{ n: number }>();
     expect(after!.n).toBe(before!.n);
     const sudo = await tokenWithPolicy({ "sys/rotate/rewrap": ["update", "sudo"] });
     const answer = await v1(ROTATED, "POST", "sys/rotate/rewrap", undefined, {}, sudo);
@@ -155,11 +190,15 @@ describe("B11: sys/rotate/rewrap", () => {
 
   it("every encrypted column of the schema is listed for rewrap", async () => {
     // A column named like an encrypted value that is not in ENCRYPTED_COLUMNS would never be rewrapped.
-    const { results } = await env.DB.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%encrypted%'").all<{
+    const { results } = await env.DB.prepare(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%encrypted%'",
+    ).all<{
       name: string;
       sql: string;
     }>();
-    const found = results.flatMap(({ name, sql }) => [...sql.matchAll(/[`"]?(\w*encrypted\w*)[`"]?\s+text/gi)].map((m) => `${name}.${m[1]}`));
+    const found = results.flatMap(({ name, sql }) =>
+      [...sql.matchAll(/[`"]?(\w*encrypted\w*)[`"]?\s+text/gi)].map((m) => `${name}.${m[1]}`),
+    );
     expect(found.length).toBeGreaterThanOrEqual(2);
     const listed = new Set(ENCRYPTED_COLUMNS.map((c) => `${c.table}.${c.column}`));
     for (const column of found) expect(listed.has(column), column).toBe(true);
@@ -174,7 +213,9 @@ describe("B11: a CA key under an older key is rewrapped when read", () => {
     expect(signed.status).toBe(200);
     const after = await caCiphertext("ssh-two");
     expect(after).toMatch(/^v1\.n2\./);
-    expect(await decryptSecret(NEW_ONLY, "ssh-ca:ssh-two", after)).toBe(await decryptSecret(ROTATED, "ssh-ca:ssh-two", after));
+    expect(await decryptSecret(NEW_ONLY, "ssh-ca:ssh-two", after)).toBe(
+      await decryptSecret(ROTATED, "ssh-ca:ssh-two", after),
+    );
     expect((await v1(NEW_ONLY, "POST", `ssh-two/sign/${role}`, signBody)).status).toBe(200);
   });
 

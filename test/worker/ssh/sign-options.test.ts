@@ -41,7 +41,11 @@ describe("§8 item 21: caller options replace the defaults (TestBackend_OptionsO
 
 describe("§8 item 22: key_id_format (TestBackend_CustomKeyIDFormat, S7)", () => {
   it("substitutes role name, token display name and the SHA-256 of the key blob", async () => {
-    const name = await role({ ...USER_ROLE, key_id_format: "{{role_name}}-{{token_display_name}}-{{public_key_hash}}" }, "ssh", "customrole");
+    const name = await role(
+      { ...USER_ROLE, key_id_format: "{{role_name}}-{{token_display_name}}-{{public_key_hash}}" },
+      "ssh",
+      "customrole",
+    );
     const res = await sign(name, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "tuber" });
     expect(res.status).toBe(200);
     const hash = await sha256Hex(blobOf(SUBJECT_KEYS.rsa2048));
@@ -79,18 +83,34 @@ describe("§8 item 23: caller key IDs (TestBackend_DisallowUserProvidedKeyIDs)",
 describe("§8 item 26: empty allowed_extensions fails closed (TestBackend_EmptyAllowedExtensionFailsClosed)", () => {
   it("refuses any caller extension", async () => {
     const name = await role({ ...USER_ROLE, allowed_extensions: "" });
-    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", extensions: { "login@foobar.com": "x" } });
+    const res = await sign(name, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      extensions: { "login@foobar.com": "x" },
+    });
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ errors: ["extensions [login@foobar.com] are not on allowed list"] });
   });
 
   it("`*` allows any; a list allows its entries; defaults are not restricted", async () => {
     const any = await role({ ...USER_ROLE, allowed_extensions: "*" });
-    const a = await sign(any, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", extensions: { "permit-pty": "", "login@x": "y" } });
+    const a = await sign(any, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      extensions: { "permit-pty": "", "login@x": "y" },
+    });
     expect(optionsOf(decodeSignedKey(a.json.data.signed_key).extensions)).toEqual({ "permit-pty": "", "login@x": "y" });
 
-    const listed = await role({ ...USER_ROLE, allowed_extensions: "permit-pty,permit-X11-forwarding", default_extensions: { "permit-user-rc": "" } });
-    const refused = await sign(listed, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", extensions: { "permit-pty": "", zz: "", aa: "" } });
+    const listed = await role({
+      ...USER_ROLE,
+      allowed_extensions: "permit-pty,permit-X11-forwarding",
+      default_extensions: { "permit-user-rc": "" },
+    });
+    const refused = await sign(listed, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      extensions: { "permit-pty": "", zz: "", aa: "" },
+    });
     expect(refused.json.errors).toEqual(["extensions [aa zz] are not on allowed list"]);
     const defaults = await sign(listed, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" });
     expect(optionsOf(decodeSignedKey(defaults.json.data.signed_key).extensions)).toEqual({ "permit-user-rc": "" });
@@ -108,11 +128,21 @@ describe("§8 item 26: empty allowed_extensions fails closed (TestBackend_EmptyA
 describe("§8 item 40: critical options", () => {
   it("refuses options outside allowed_critical_options; an empty list allows any", async () => {
     const restricted = await role({ ...USER_ROLE, allowed_critical_options: "force-command" });
-    const res = await sign(restricted, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", critical_options: { "source-address": "10.0.0.0/8" } });
+    const res = await sign(restricted, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      critical_options: { "source-address": "10.0.0.0/8" },
+    });
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ errors: ["critical options not on allowed list: [source-address]"] });
-    const ok = await sign(restricted, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", critical_options: { "force-command": "/bin/true" } });
-    expect(optionsOf(decodeSignedKey(ok.json.data.signed_key).criticalOptions)).toEqual({ "force-command": "/bin/true" });
+    const ok = await sign(restricted, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      critical_options: { "force-command": "/bin/true" },
+    });
+    expect(optionsOf(decodeSignedKey(ok.json.data.signed_key).criticalOptions)).toEqual({
+      "force-command": "/bin/true",
+    });
 
     const open = await role(USER_ROLE);
     const any = await sign(open, {
@@ -128,7 +158,11 @@ describe("§8 item 40: critical options", () => {
 
   it("accepts the historical array-of-maps form and stringifies values like Go", async () => {
     const name = await role(USER_ROLE);
-    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", critical_options: [{ a: true }, { b: 1 }] });
+    const res = await sign(name, {
+      public_key: SUBJECT_KEYS.ed25519,
+      valid_principals: "a",
+      critical_options: [{ a: true }, { b: 1 }],
+    });
     expect(optionsOf(decodeSignedKey(res.json.data.signed_key).criticalOptions)).toEqual({ a: "true", b: "1" });
   });
 });

@@ -5,8 +5,8 @@
  * RSA-2048 CA and `ssh-two` an Ed25519 CA for the whole file.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { toBase64 } from "../../../src/lib/bytes";
+import { verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { importSignCas, role, sign, USER_ROLE } from "../../helpers/ssh-sign";
 import { blobOf, CA_KEYS, decodeSignedKey, optionsOf, SUBJECT_KEYS } from "./ca-fixtures";
 
@@ -24,7 +24,12 @@ describe("§8 item 20: host certificates (TestBackend_ValidPrincipalsValidatedFo
     });
     // Vault's publicKey2: the CA's own key as a bare base64 blob.
     const bare = toBase64(blobOf(CA_KEYS.rsa2048.publicKey));
-    const res = await sign(name, { public_key: bare, ttl: "2h", cert_type: "host", valid_principals: "dummy.example.org,second.example.com" });
+    const res = await sign(name, {
+      public_key: bare,
+      ttl: "2h",
+      cert_type: "host",
+      valid_principals: "dummy.example.org,second.example.com",
+    });
     expect(res.status).toBe(200);
     const cert = decodeSignedKey(res.json.data.signed_key);
     // S7: without key_id_format the key ID is the token display name (root).
@@ -73,7 +78,12 @@ describe("§8 item 35: principal errors (S8, current Vault)", () => {
   });
 
   it("absent or empty valid_principals falls back to default_user (S8)", async () => {
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "ubuntu", default_user: "ubuntu" });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users: "ubuntu",
+      default_user: "ubuntu",
+    });
     for (const body of [{}, { valid_principals: "" }]) {
       const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, ...body });
       expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual(["ubuntu"]);
@@ -81,7 +91,12 @@ describe("§8 item 35: principal errors (S8, current Vault)", () => {
   });
 
   it("default_user is not a principal of host certificates", async () => {
-    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "*", default_user: "ubuntu" });
+    const name = await role({
+      key_type: "ca",
+      allow_host_certificates: true,
+      allowed_domains: "*",
+      default_user: "ubuntu",
+    });
     const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, cert_type: "host" });
     expect(res.json).toEqual({ errors: ["empty valid principals not allowed by role"] });
   });
@@ -103,12 +118,19 @@ describe("§8 item 36: principal normalisation", () => {
 
 describe("§8 item 37: host certificate domain rules", () => {
   async function hostSign(flags: Record<string, unknown>, principal: string) {
-    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "example.com", ...flags });
+    const name = await role({
+      key_type: "ca",
+      allow_host_certificates: true,
+      allowed_domains: "example.com",
+      ...flags,
+    });
     return sign(name, { public_key: SUBJECT_KEYS.ed25519, cert_type: "host", valid_principals: principal });
   }
 
   it("a bare domain needs allow_bare_domains", async () => {
-    expect((await hostSign({}, "example.com")).json.errors).toEqual(["example.com is not a valid value for valid_principals"]);
+    expect((await hostSign({}, "example.com")).json.errors).toEqual([
+      "example.com is not a valid value for valid_principals",
+    ]);
     expect((await hostSign({ allow_subdomains: true }, "example.com")).status).toBe(400);
     expect((await hostSign({ allow_bare_domains: true }, "example.com")).status).toBe(200);
   });
@@ -125,7 +147,11 @@ describe("§8 item 37: host certificate domain rules", () => {
 
   it("allowed_domains * allows any host", async () => {
     const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "*" });
-    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, cert_type: "host", valid_principals: "anything.test,10.0.0.1" });
+    const res = await sign(name, {
+      public_key: SUBJECT_KEYS.ed25519,
+      cert_type: "host",
+      valid_principals: "anything.test,10.0.0.1",
+    });
     expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual(["10.0.0.1", "anything.test"]);
   });
 });
@@ -145,7 +171,9 @@ describe("§8 item 38: certificate type", () => {
       errors: ["cert_type 'user' is not allowed by role"],
     });
     const userOnly = await role(USER_ROLE);
-    expect((await sign(userOnly, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", cert_type: "host" })).json).toEqual({
+    expect(
+      (await sign(userOnly, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", cert_type: "host" })).json,
+    ).toEqual({
       errors: ["cert_type 'host' is not allowed by role"],
     });
   });

@@ -24,13 +24,20 @@ async function role(body: Record<string, unknown>, mount = "ssh"): Promise<strin
 }
 
 async function sign(name: string, body: Record<string, unknown>, token?: string, mount = "ssh") {
-  return vault("POST", `${mount}/sign/${name}`, { body: { public_key: SUBJECT_KEYS.ed25519, ...body }, ...(token ? { token } : {}) });
+  return vault("POST", `${mount}/sign/${name}`, {
+    body: { public_key: SUBJECT_KEYS.ed25519, ...body },
+    ...(token ? { token } : {}),
+  });
 }
 
 async function tune(mount: string, defaultTtl: string, maxTtl: string) {
-  const res = await vault("POST", `sys/mounts/${mount}/tune`, { body: { max_lease_ttl: "768h", default_lease_ttl: "1h" } });
+  const res = await vault("POST", `sys/mounts/${mount}/tune`, {
+    body: { max_lease_ttl: "768h", default_lease_ttl: "1h" },
+  });
   if (res.status !== 204) throw new Error(`tune failed: ${res.text}`);
-  const res2 = await vault("POST", `sys/mounts/${mount}/tune`, { body: { max_lease_ttl: maxTtl, default_lease_ttl: defaultTtl } });
+  const res2 = await vault("POST", `sys/mounts/${mount}/tune`, {
+    body: { max_lease_ttl: maxTtl, default_lease_ttl: defaultTtl },
+  });
   if (res2.status !== 204) throw new Error(`tune failed: ${res2.text}`);
 }
 
@@ -85,7 +92,11 @@ describe("§8 item 28: default extension templating enabled (TestBackend_DefExtT
       allowed_users: "*",
       allowed_extensions: "login@zipzap.com",
       default_extensions_template: true,
-      default_extensions: { "login@foobar.com": alias, "login@foobar2.com": `${alias}, ${alias}_foobar`, "permit-pty": "" },
+      default_extensions: {
+        "login@foobar.com": alias,
+        "login@foobar2.com": `${alias}, ${alias}_foobar`,
+        "permit-pty": "",
+      },
     });
   });
 
@@ -100,9 +111,19 @@ describe("§8 item 28: default extension templating enabled (TestBackend_DefExtT
   });
 
   it("an allowed caller extension replaces them all; a refused one is 400", async () => {
-    const ok = await sign(name, { valid_principals: "vaultssh", extensions: { "login@zipzap.com": "some_other_user_name" } }, who.token);
-    expect(optionsOf(decodeSignedKey(ok.json.data.signed_key).extensions)).toEqual({ "login@zipzap.com": "some_other_user_name" });
-    const refused = await sign(name, { valid_principals: "vaultssh", extensions: { "login@foobar.com": "x" } }, who.token);
+    const ok = await sign(
+      name,
+      { valid_principals: "vaultssh", extensions: { "login@zipzap.com": "some_other_user_name" } },
+      who.token,
+    );
+    expect(optionsOf(decodeSignedKey(ok.json.data.signed_key).extensions)).toEqual({
+      "login@zipzap.com": "some_other_user_name",
+    });
+    const refused = await sign(
+      name,
+      { valid_principals: "vaultssh", extensions: { "login@foobar.com": "x" } },
+      who.token,
+    );
     expect(refused.status).toBe(400);
     expect(refused.json.errors).toEqual(["extensions [login@foobar.com] are not on allowed list"]);
   });
@@ -131,7 +152,9 @@ describe("§8 item 28: default extension templating enabled (TestBackend_DefExtT
       default_extensions: { "login@x": "{{identity.entity.aliases.auth_userpass_0000.name}}" },
     });
     const res = await sign(other, { valid_principals: "a" }, who.token);
-    expect(res.json.errors).toEqual(["template '{{identity.entity.aliases.auth_userpass_0000.name}}' could not be rendered -> alias not found"]);
+    expect(res.json.errors).toEqual([
+      "template '{{identity.entity.aliases.auth_userpass_0000.name}}' could not be rendered -> alias not found",
+    ]);
   });
 });
 
@@ -156,7 +179,12 @@ describe("§8 item 29: templated default extensions without an entity", () => {
 describe("§8 item 30: allowed_users templates (TestBackend_AllowedUsersTemplate*)", () => {
   it("renders allowed_users from entity metadata (whitespace inside braces ignored)", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users_template: true, allowed_users: SPACED_META });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users_template: true,
+      allowed_users: SPACED_META,
+    });
     const ok = await sign(name, { valid_principals: "vaultssh" }, who.token);
     expect(ok.status).toBe(200);
     expect(decodeSignedKey(ok.json.data.signed_key).principals).toEqual(["vaultssh"]);
@@ -166,14 +194,24 @@ describe("§8 item 30: allowed_users templates (TestBackend_AllowedUsersTemplate
 
   it("keeps a static prefix", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users_template: true, allowed_users: `ssh-${SPACED_META}` });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users_template: true,
+      allowed_users: `ssh-${SPACED_META}`,
+    });
     const res = await sign(name, { valid_principals: "ssh-vaultssh" }, who.token);
     expect(decodeSignedKey(res.json.data.signed_key).principals).toEqual(["ssh-vaultssh"]);
   });
 
   it("a rendered value holding commas allows each name", async () => {
     const who = await entityToken({ ssh_username: "vaultssh,otherssh" });
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users_template: true, allowed_users: `${META},static` });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users_template: true,
+      allowed_users: `${META},static`,
+    });
     for (const principal of ["vaultssh", "otherssh", "static"]) {
       expect((await sign(name, { valid_principals: principal }, who.token)).status, principal).toBe(200);
     }
@@ -181,10 +219,17 @@ describe("§8 item 30: allowed_users templates (TestBackend_AllowedUsersTemplate
 
   it("a template whose value is missing is 400", async () => {
     const who = await entityToken({ other: "x" });
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users_template: true, allowed_users: META });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users_template: true,
+      allowed_users: META,
+    });
     const res = await sign(name, { valid_principals: "x" }, who.token);
     expect(res.status).toBe(400);
-    expect(res.json.errors).toEqual([`template '${META}' could not be rendered -> no value could be found for one of the template directives`]);
+    expect(res.json.errors).toEqual([
+      `template '${META}' could not be rendered -> no value could be found for one of the template directives`,
+    ]);
   });
 
   it("entity id and name render too", async () => {
@@ -249,10 +294,18 @@ describe("§8 item 32: default_user templates (TestBackend_DefaultUserTemplate)"
 
   it("a default_user template that cannot be rendered is 400 (B3: Vault's 500)", async () => {
     const who = await entityToken({});
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*", default_user_template: true, default_user: META });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users: "*",
+      default_user_template: true,
+      default_user: META,
+    });
     const res = await sign(name, {}, who.token);
     expect(res.status).toBe(400);
-    expect(res.json.errors[0]).toBe(`template '${META}' could not be rendered -> no value could be found for one of the template directives`);
+    expect(res.json.errors[0]).toBe(
+      `template '${META}' could not be rendered -> no value could be found for one of the template directives`,
+    );
   });
 
   it("without an entity (root) the template is used literally", async () => {
@@ -295,7 +348,12 @@ describe("§8 items 33–34: templates only where the flag is on", () => {
 
   it("identity templates are never applied to valid_principals or key_id_format", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*", key_id_format: "{{identity.entity.name}}" });
+    const name = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users: "*",
+      key_id_format: "{{identity.entity.name}}",
+    });
     const res = await sign(name, { valid_principals: META }, who.token);
     const cert = decodeSignedKey(res.json.data.signed_key);
     expect(cert.principals).toEqual([META]);
@@ -306,7 +364,10 @@ describe("§8 items 33–34: templates only where the flag is on", () => {
 describe("§8 item 39 (mount part): TTL fallbacks to the tuned mount (S1)", () => {
   it("a role ttl above the mount maximum is clamped silently when the caller sends none", async () => {
     await tune("ssh-two", "30m", "1h");
-    const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*", ttl: "2h" }, "ssh-two");
+    const name = await role(
+      { key_type: "ca", allow_user_certificates: true, allowed_users: "*", ttl: "2h" },
+      "ssh-two",
+    );
     const res = await sign(name, { valid_principals: "a" }, undefined, "ssh-two");
     expect(res.status).toBe(200);
     expect(res.json.lease_duration).toBe(3600);

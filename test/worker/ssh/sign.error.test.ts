@@ -31,18 +31,24 @@ describe("§8 item 41: sign errors", () => {
 
   it("garbage key → 400 starting `failed to parse public_key as SSH key:`", async () => {
     const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*" });
-    const res = await vault("POST", `ssh/sign/${name}`, { body: { public_key: "ssh-rsa AAAAgarbage", valid_principals: "a" } });
+    const res = await vault("POST", `ssh/sign/${name}`, {
+      body: { public_key: "ssh-rsa AAAAgarbage", valid_principals: "a" },
+    });
     expect(res.status).toBe(400);
     expect(res.json.errors[0]).toMatch(/^failed to parse public_key as SSH key: /);
   });
 
   it("a valid request without a CA → 400 `failed to read CA private key` (S4), after every other check", async () => {
     const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "alice" });
-    const res = await vault("POST", `ssh/sign/${name}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" } });
+    const res = await vault("POST", `ssh/sign/${name}`, {
+      body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "alice" },
+    });
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ errors: ["failed to read CA private key"] });
     // Role checks come first.
-    const refused = await vault("POST", `ssh/sign/${name}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "bob" } });
+    const refused = await vault("POST", `ssh/sign/${name}`, {
+      body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "bob" },
+    });
     expect(refused.json).toEqual({ errors: ["bob is not a valid value for valid_principals"] });
   });
 
@@ -50,7 +56,9 @@ describe("§8 item 41: sign errors", () => {
     const gen = await vault("POST", "ssh-two/config/ca", { body: { key_type: "ed25519" } });
     expect(gen.status).toBe(200);
     const name = await role({ key_type: "ca", allow_user_certificates: true, allowed_users: "*" });
-    const res = await vault("POST", `ssh/sign/${name}`, { body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" } });
+    const res = await vault("POST", `ssh/sign/${name}`, {
+      body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" },
+    });
     expect(res.json).toEqual({ errors: ["failed to read CA private key"] });
     await vault("DELETE", "ssh-two/config/ca");
   });

@@ -7,8 +7,8 @@
  * whole file.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { toBase64 } from "../../../src/lib/bytes";
+import { verifyCertificate } from "../../../src/lib/crypto/ssh-keys-and-certificates";
 import { importSignCas, role, sign, USER_ROLE } from "../../helpers/ssh-sign";
 import { tokenWithPolicy, vault } from "../../helpers/vault";
 import { blobOf, decodeSignedKey, SUBJECT_KEYS } from "./ca-fixtures";
@@ -31,7 +31,12 @@ describe("§8 item 24: allowed_user_key_lengths (TestBackend_AllowedUserKeyLengt
     ["ssh-rsa name", { "ssh-rsa": "2048,3072" }, "rsa3072", null],
     ["ed25519", { ed25519: 0 }, "ed25519", null],
     ["ssh-ed25519 empty list", { "ssh-ed25519": [] }, "ed25519", "key is of an invalid size: 0"],
-    ["sk keys", { rsa: 2048 }, "skEcdsa", "pubkey not suitable for crypto (expected ssh.CryptoPublicKey but found *ssh.skECDSAPublicKey)"],
+    [
+      "sk keys",
+      { rsa: 2048 },
+      "skEcdsa",
+      "pubkey not suitable for crypto (expected ssh.CryptoPublicKey but found *ssh.skECDSAPublicKey)",
+    ],
   ];
   it.each(cases)("%s %j with %s", async (_label, lengths, key, error) => {
     const name = await role({ ...USER_ROLE, allowed_user_key_lengths: lengths });
@@ -52,9 +57,20 @@ describe("§8 item 25: not_before_duration (TestSSHBackend_ValidateNotBeforeDura
     ["30s", 2 * 3600 + 30],
     [0, 2 * 3600],
   ] as const)("not_before_duration %s → window %i s", async (nbd, window) => {
-    const name = await role({ key_type: "ca", allow_host_certificates: true, allowed_domains: "example.com", allow_subdomains: true, not_before_duration: nbd });
+    const name = await role({
+      key_type: "ca",
+      allow_host_certificates: true,
+      allowed_domains: "example.com",
+      allow_subdomains: true,
+      not_before_duration: nbd,
+    });
     const before = Math.floor(Date.now() / 1000);
-    const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, ttl: "2h", cert_type: "host", valid_principals: "a.example.com" });
+    const res = await sign(name, {
+      public_key: SUBJECT_KEYS.ed25519,
+      ttl: "2h",
+      cert_type: "host",
+      valid_principals: "a.example.com",
+    });
     const cert = decodeSignedKey(res.json.data.signed_key);
     expect(cert.validBefore - cert.validAfter).toBe(BigInt(window));
     expect(Number(cert.validBefore) - before).toBeGreaterThanOrEqual(7200);
@@ -118,7 +134,9 @@ describe("§8 item 42: response shape (S18 lease)", () => {
     const name = await role(USER_ROLE);
     const serials = new Set<string>();
     for (let i = 0; i < 5; i++) {
-      serials.add((await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" })).json.data.serial_number);
+      serials.add(
+        (await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a" })).json.data.serial_number,
+      );
     }
     expect(serials.size).toBe(5);
   });
@@ -180,7 +198,9 @@ describe("subject keys decision S17 refuses, and other bad keys", () => {
     const name = await role(USER_ROLE);
     const res = await sign(name, { public_key: SUBJECT_KEYS.dsa1024, valid_principals: "a" });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ errors: ["public_key failed to meet the key requirements: ssh-dss keys are not supported"] });
+    expect(res.json).toEqual({
+      errors: ["public_key failed to meet the key requirements: ssh-dss keys are not supported"],
+    });
   });
 
   it("certificates sent as public_key", async () => {
@@ -232,7 +252,9 @@ describe("request coercion and warnings", () => {
     const name = await role(USER_ROLE);
     const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ...body });
     expect(res.status).toBe(400);
-    expect(res.json.errors[0]).toMatch(new RegExp(`^Field validation failed: error converting input .* for field "${field}"`));
+    expect(res.json.errors[0]).toMatch(
+      new RegExp(`^Field validation failed: error converting input .* for field "${field}"`),
+    );
   });
 });
 

@@ -10,7 +10,9 @@ import { vault } from "../../helpers/vault";
 async function seedLegacyKeys(mount: string, count: number): Promise<void> {
   const insert = env.DB.prepare("INSERT INTO ssh_legacy_host_keys (mount, name, key, created_at) VALUES (?, ?, ?, ?)");
   await env.DB.batch(
-    Array.from({ length: count }, (_, i) => insert.bind(mount, `host-key-${i}`, `legacy-key-material-${i}`, Date.now())),
+    Array.from({ length: count }, (_, i) =>
+      insert.bind(mount, `host-key-${i}`, `legacy-key-material-${i}`, Date.now()),
+    ),
   );
 }
 
@@ -27,8 +29,12 @@ describe("tidy/dynamic-keys", () => {
     const first = await vault("DELETE", "ssh/tidy/dynamic-keys");
     expect(first.status).toBe(200);
     expect(first.json.data).toEqual({ message: "Removed 15 of 15 host keys." });
-    expect((await vault("DELETE", "ssh/tidy/dynamic-keys")).json.data).toEqual({ message: "Removed 0 of 0 host keys." });
-    expect((await vault("DELETE", "ssh-two/tidy/dynamic-keys")).json.data).toEqual({ message: "Removed 3 of 3 host keys." });
+    expect((await vault("DELETE", "ssh/tidy/dynamic-keys")).json.data).toEqual({
+      message: "Removed 0 of 0 host keys.",
+    });
+    expect((await vault("DELETE", "ssh-two/tidy/dynamic-keys")).json.data).toEqual({
+      message: "Removed 3 of 3 host keys.",
+    });
   });
 
   it("only DELETE is an operation of this path (S2a)", async () => {

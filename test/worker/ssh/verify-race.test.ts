@@ -26,7 +26,9 @@ describe("verify races", () => {
     for (const a of answers.filter((x) => x.status !== 200)) expect(a.json).toEqual({ errors: ["OTP not found"] });
   });
 
-  it("S13: across 1,000 OTPs verified concurrently (twice each) none succeeds twice", { timeout: 600_000 }, async () => {
+  it("S13: across 1,000 OTPs verified concurrently (twice each) none succeeds twice", {
+    timeout: 600_000,
+  }, async () => {
     const role = uniqueName("many");
     await writeOtpRole(role);
     const keys: string[] = [];

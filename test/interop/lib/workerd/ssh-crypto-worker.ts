@@ -34,7 +34,10 @@ export interface WorkerItem {
   readonly publicKeyText?: string;
 }
 
-async function attempt(name: string, fn: () => Promise<Omit<WorkerItem, "name" | "ok"> & { ok?: boolean }>): Promise<WorkerItem> {
+async function attempt(
+  name: string,
+  fn: () => Promise<Omit<WorkerItem, "name" | "ok"> & { ok?: boolean }>,
+): Promise<WorkerItem> {
   try {
     const r = await fn();
     return { name, ok: r.ok ?? true, ...r };
@@ -61,7 +64,8 @@ export default {
     const items: WorkerItem[] = [];
     for (const [name, pem] of Object.entries(input.keys)) {
       const ca = await importSigningKey(pem);
-      const algorithms: Array<RsaSignatureAlgorithm | undefined> = ca.keyType === "ssh-rsa" ? ["ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"] : [undefined];
+      const algorithms: Array<RsaSignatureAlgorithm | undefined> =
+        ca.keyType === "ssh-rsa" ? ["ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"] : [undefined];
       for (const alg of algorithms) {
         items.push(
           await attempt(`sign ${name} ${alg ?? ca.keyType}`, async () => {
@@ -93,7 +97,11 @@ export default {
       );
     }
     for (const [i, line] of input.certificates.entries()) {
-      items.push(await attempt(`verify ssh-keygen certificate ${i}`, async () => ({ ok: await verifyCertificate(fromBase64(line.split(" ")[1]!)) })));
+      items.push(
+        await attempt(`verify ssh-keygen certificate ${i}`, async () => ({
+          ok: await verifyCertificate(fromBase64(line.split(" ")[1]!)),
+        })),
+      );
     }
     return Response.json({ hash: await publicKeyHash(subject.blob), items });
   },

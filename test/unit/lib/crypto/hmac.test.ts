@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { keyedHash, keyedHashesEqual, secretsEqual } from "../../../../src/lib/crypto/hmac";
 import { toBase64 } from "../../../../src/lib/bytes";
+import { keyedHash, keyedHashesEqual, secretsEqual } from "../../../../src/lib/crypto/hmac";
 
 describe("secretsEqual", () => {
   it("is true only for the same secret, also on repeated calls with one configured value", async () => {

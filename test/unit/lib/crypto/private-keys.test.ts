@@ -53,17 +53,22 @@ describe("DER", () => {
     expect(code([0x30, 0x81, 0x05], (r) => r.sequence("x"))).toBe("INVALID_ENCODING");
     expect(code([0x30, 0x80], (r) => r.sequence("x"))).toBe("INVALID_ENCODING");
     expect(code([0x30, 0x05, 0x00], (r) => r.sequence("x"))).toBe("EOF");
-    expect(code([0x30, 0x00, 0x00], (r) => {
-      r.sequence("x");
-      r.expectEnd();
-    })).toBe("TRAILING_DATA");
+    expect(
+      code([0x30, 0x00, 0x00], (r) => {
+        r.sequence("x");
+        r.expectEnd();
+      }),
+    ).toBe("TRAILING_DATA");
     expect(derSequence().length).toBe(2);
   });
 });
 
 describe("PEM", () => {
   it("parses several blocks, headers and CRLF", () => {
-    const text = formatPem("A", Uint8Array.of(1, 2, 3)).replace(/\n/g, "\r\n") + "junk\n" + formatPem("B C", new Uint8Array(100), 70);
+    const text =
+      formatPem("A", Uint8Array.of(1, 2, 3)).replace(/\n/g, "\r\n") +
+      "junk\n" +
+      formatPem("B C", new Uint8Array(100), 70);
     const blocks = parsePem(text);
     expect(blocks.map((b) => b.label)).toEqual(["A", "B C"]);
     expect(blocks[1]!.body.length).toBe(100);
@@ -79,9 +84,21 @@ describe("PEM", () => {
 
 describe("reading private keys written by ssh-keygen and openssl", () => {
   it("has every container", () => {
-    const labels = new Set(privateNames.map((n) => parsePem(fixtureText(`keys/${n}`)).map((b) => b.label).join("+")));
+    const labels = new Set(
+      privateNames.map((n) =>
+        parsePem(fixtureText(`keys/${n}`))
+          .map((b) => b.label)
+          .join("+"),
+      ),
+    );
     expect([...labels].sort()).toEqual(
-      ["EC PARAMETERS+EC PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "PRIVATE KEY", "RSA PRIVATE KEY"].sort(),
+      [
+        "EC PARAMETERS+EC PRIVATE KEY",
+        "EC PRIVATE KEY",
+        "OPENSSH PRIVATE KEY",
+        "PRIVATE KEY",
+        "RSA PRIVATE KEY",
+      ].sort(),
     );
   });
 
@@ -112,11 +129,18 @@ describe("reading private keys written by ssh-keygen and openssl", () => {
   it("refuses garbage, public keys, DSA and unsupported curves with typed errors", async () => {
     expect(await keyErrorCode(importSigningKey("not a key"))).toBe("INVALID_KEY");
     expect(await keyErrorCode(importSigningKey(fixtureText("keys/ed25519.pub")))).toBe("INVALID_KEY");
-    expect(await keyErrorCode(importSigningKey("-----BEGIN DSA PRIVATE KEY-----\nAAAA\n-----END DSA PRIVATE KEY-----\n"))).toBe(
-      "UNSUPPORTED_KEY_TYPE",
-    );
+    expect(
+      await keyErrorCode(importSigningKey("-----BEGIN DSA PRIVATE KEY-----\nAAAA\n-----END DSA PRIVATE KEY-----\n")),
+    ).toBe("UNSUPPORTED_KEY_TYPE");
     // secp256k1 (1.3.132.0.10) in a SEC1 container.
-    const k1 = formatPem("EC PRIVATE KEY", derSequence(derInteger(Uint8Array.of(1)), Uint8Array.of(4, 1, 1), new Uint8Array([0xa0, 7, ...derOid("1.3.132.0.10")])));
+    const k1 = formatPem(
+      "EC PRIVATE KEY",
+      derSequence(
+        derInteger(Uint8Array.of(1)),
+        Uint8Array.of(4, 1, 1),
+        new Uint8Array([0xa0, 7, ...derOid("1.3.132.0.10")]),
+      ),
+    );
     expect(await keyErrorCode(importSigningKey(k1))).toBe("UNSUPPORTED_KEY_TYPE");
   });
 
@@ -189,7 +213,11 @@ describe("fuzzing the private key reader", () => {
       const flips = 1 + rng.int(3);
       for (let f = 0; f < flips; f++) body[rng.int(body.length)] = rng.int(256);
       const cut = rng.int(3) === 0 ? body.subarray(0, rng.int(body.length)) : body;
-      const text = blocks.slice(0, -1).map((b) => formatPem(b.label, b.body)).join("") + formatPem(last.label, cut);
+      const text =
+        blocks
+          .slice(0, -1)
+          .map((b) => formatPem(b.label, b.body))
+          .join("") + formatPem(last.label, cut);
       try {
         readPrivateKeyPem(text);
       } catch (e) {

@@ -16,8 +16,8 @@ import {
 import { decodeCertificate, encodeCertificate, optionsToRecord } from "../../../../src/lib/sshwire/certificate";
 import { WireError } from "../../../../src/lib/sshwire/errors";
 import { EC_CURVES, type RsaSignatureAlgorithm } from "../../../../src/lib/sshwire/key-types";
-import { decodeSignature, ecdsaSignatureFromP1363, ecdsaSignatureToP1363 } from "../../../../src/lib/sshwire/signature";
 import { SshReader } from "../../../../src/lib/sshwire/reader";
+import { decodeSignature, ecdsaSignatureFromP1363, ecdsaSignatureToP1363 } from "../../../../src/lib/sshwire/signature";
 import { certificateFixture, fixtureNames, fixtureText, publicKeyFixture } from "../support/fixtures";
 
 /** CA configurations: fixture key and, for RSA, the signature algorithm. */
@@ -34,7 +34,8 @@ const SUBJECTS = ["rsa-3072", "ecdsa-256", "ecdsa-384", "ecdsa-521", "ed25519", 
 
 const cas = new Map<string, SshSigningKey>();
 beforeAll(async () => {
-  for (const name of new Set(CA_CONFIGS.map((c) => c[1]))) cas.set(name, await importSigningKey(fixtureText(`keys/${name}`)));
+  for (const name of new Set(CA_CONFIGS.map((c) => c[1])))
+    cas.set(name, await importSigningKey(fixtureText(`keys/${name}`)));
 });
 
 function template(subject: string, overrides: Partial<CertificateTemplate> = {}): CertificateTemplate {
@@ -47,7 +48,13 @@ function template(subject: string, overrides: Partial<CertificateTemplate> = {})
     validAfter: 1_700_000_000n,
     validBefore: 1_700_003_600n,
     criticalOptions: { "source-address": "10.0.0.0/8", "force-command": "/bin/true" },
-    extensions: { "permit-pty": "", "permit-X11-forwarding": "", "permit-agent-forwarding": "", "permit-user-rc": "", "permit-port-forwarding": "" },
+    extensions: {
+      "permit-pty": "",
+      "permit-X11-forwarding": "",
+      "permit-agent-forwarding": "",
+      "permit-user-rc": "",
+      "permit-port-forwarding": "",
+    },
     ...overrides,
   };
 }
@@ -96,7 +103,10 @@ describe("signCertificate", () => {
 
   it("uses a given nonce, a host type and empty options", async () => {
     const nonce = new Uint8Array(32).fill(7);
-    const signed = await signCertificate(cas.get("ed25519")!, template("ed25519", { nonce, certType: 2, criticalOptions: {}, extensions: {}, principals: [] }));
+    const signed = await signCertificate(
+      cas.get("ed25519")!,
+      template("ed25519", { nonce, certType: 2, criticalOptions: {}, extensions: {}, principals: [] }),
+    );
     const cert = decodeCertificate(signed.blob);
     expect(bytesEqual(cert.nonce, nonce)).toBe(true);
     expect([cert.certType, cert.principals, cert.criticalOptions, cert.extensions]).toEqual([2, [], [], []]);
@@ -119,9 +129,14 @@ describe("signCertificate", () => {
     const ed = cas.get("ed25519")!;
     expect(await code(signCertificate(ed, template("ed25519"), "rsa-sha2-256"))).toBe("ALGORITHM_MISMATCH");
     expect(await code(signCertificate(ed, template("dsa-1024")))).toBe("UNSUPPORTED_KEY_TYPE");
-    expect(await code(signCertificate(ed, { ...template("ed25519"), subjectKeyBlob: certificateFixture("user-ed25519-by-ed25519-cert.pub") }))).toBe(
-      "CERTIFICATE",
-    );
+    expect(
+      await code(
+        signCertificate(ed, {
+          ...template("ed25519"),
+          subjectKeyBlob: certificateFixture("user-ed25519-by-ed25519-cert.pub"),
+        }),
+      ),
+    ).toBe("CERTIFICATE");
     expect(await code(signCertificate(ed, template("ed25519", { serial: 1n << 64n })))).toBe("INVALID_VALUE");
     expect(await code(signCertificate(ed, template("ed25519", { validBefore: -1n })))).toBe("INVALID_VALUE");
     expect(await code(ed.sign(new Uint8Array(1), "rsa-sha2-512"))).toBe("ALGORITHM_MISMATCH");
@@ -129,25 +144,28 @@ describe("signCertificate", () => {
 });
 
 describe("tampering", () => {
-  it.each(CA_CONFIGS)("CA %s: flipping any byte of the certificate breaks verification", async (_label, caName, alg) => {
-    const signed = await signCertificate(cas.get(caName)!, template("ed25519"), alg);
-    const blob = signed.blob;
-    let failures = 0;
-    for (let i = 0; i < blob.length; i++) {
-      const t = blob.slice();
-      t[i] = t[i]! ^ 0x01;
-      let ok: boolean;
-      try {
-        ok = await verifyCertificate(t);
-      } catch (e) {
-        if (!(e instanceof WireError) && !(e instanceof SshKeyError)) throw e;
-        ok = false;
+  it.each(CA_CONFIGS)(
+    "CA %s: flipping any byte of the certificate breaks verification",
+    async (_label, caName, alg) => {
+      const signed = await signCertificate(cas.get(caName)!, template("ed25519"), alg);
+      const blob = signed.blob;
+      let failures = 0;
+      for (let i = 0; i < blob.length; i++) {
+        const t = blob.slice();
+        t[i] = t[i]! ^ 0x01;
+        let ok: boolean;
+        try {
+          ok = await verifyCertificate(t);
+        } catch (e) {
+          if (!(e instanceof WireError) && !(e instanceof SshKeyError)) throw e;
+          ok = false;
+        }
+        if (ok) throw new Error(`flipping byte ${i} of ${blob.length} still verifies`);
+        failures++;
       }
-      if (ok) throw new Error(`flipping byte ${i} of ${blob.length} still verifies`);
-      failures++;
-    }
-    expect(failures).toBe(blob.length);
-  });
+      expect(failures).toBe(blob.length);
+    },
+  );
 });
 
 describe("signature encodings", () => {
@@ -190,13 +208,20 @@ describe("generateSshKeyPair", () => {
     ["ec", 224],
     ["ec", 512],
   ] as const)("refuses %s %i with INVALID_KEY_SIZE before generating", async (kind, bits) => {
-    await expect(generateSshKeyPair(kind, bits)).rejects.toMatchObject({ name: "SshKeyError", code: "INVALID_KEY_SIZE" });
+    await expect(generateSshKeyPair(kind, bits)).rejects.toMatchObject({
+      name: "SshKeyError",
+      code: "INVALID_KEY_SIZE",
+    });
   });
 
   it("accepts other RSA sizes only when asked", async () => {
-    await expect(generateSshKeyPair("rsa", 1024, { anyRsaSize: true })).rejects.toMatchObject({ code: "INVALID_KEY_SIZE" });
+    await expect(generateSshKeyPair("rsa", 1024, { anyRsaSize: true })).rejects.toMatchObject({
+      code: "INVALID_KEY_SIZE",
+    });
     // workerd's BoringSSL only generates multiples of 128 bits.
-    await expect(generateSshKeyPair("rsa", 2056, { anyRsaSize: true })).rejects.toMatchObject({ code: "INVALID_KEY_SIZE" });
+    await expect(generateSshKeyPair("rsa", 2056, { anyRsaSize: true })).rejects.toMatchObject({
+      code: "INVALID_KEY_SIZE",
+    });
     const k = await generateSshKeyPair("rsa", 2176, { anyRsaSize: true });
     expect(k.signingKey.bits).toBe(2176);
   });
@@ -207,24 +232,33 @@ describe("generateSshKeyPair", () => {
     ["ec", 521, "ecdsa-sha2-nistp521", "EC PRIVATE KEY"],
     ["ed25519", 0, "ssh-ed25519", "OPENSSH PRIVATE KEY"],
     ["rsa", 2048, "ssh-rsa", "RSA PRIVATE KEY"],
-  ] as const)("%s %i: key type, PEM label, and the PEM imports back to the same key", async (kind, bits, type, label) => {
-    const pair = await generateSshKeyPair(kind, bits);
-    expect(pair.signingKey.keyType).toBe(type);
-    expect(pair.privateKeyPem.startsWith(`-----BEGIN ${label}-----\n`)).toBe(true);
-    expect(pair.privateKeyPem.endsWith(`-----END ${label}-----\n`)).toBe(true);
-    expect(pair.publicKeyText).toMatch(new RegExp(`^${type} [A-Za-z0-9+/=]+\\n$`));
-    const again = await importSigningKey(pair.privateKeyPem);
-    expect(bytesEqual(again.publicKeyBlob, pair.signingKey.publicKeyBlob)).toBe(true);
-    const signed = await signCertificate(pair.signingKey, template("ed25519"));
-    expect(await verifyCertificate(signed.blob)).toBe(true);
-  });
+  ] as const)(
+    "%s %i: key type, PEM label, and the PEM imports back to the same key",
+    async (kind, bits, type, label) => {
+      const pair = await generateSshKeyPair(kind, bits);
+      expect(pair.signingKey.keyType).toBe(type);
+      expect(pair.privateKeyPem.startsWith(`-----BEGIN ${label}-----\n`)).toBe(true);
+      expect(pair.privateKeyPem.endsWith(`-----END ${label}-----\n`)).toBe(true);
+      expect(pair.publicKeyText).toMatch(new RegExp(`^${type} [A-Za-z0-9+/=]+\\n$`));
+      const again = await importSigningKey(pair.privateKeyPem);
+      expect(bytesEqual(again.publicKeyBlob, pair.signingKey.publicKeyBlob)).toBe(true);
+      const signed = await signCertificate(pair.signingKey, template("ed25519"));
+      expect(await verifyCertificate(signed.blob)).toBe(true);
+    },
+  );
 });
 
 describe("subject keys (decision S17) and key IDs (decision S7)", () => {
   it("parses every supported subject type with its bits", () => {
     expect(parseSubjectPublicKey(fixtureText("keys/rsa-4096.pub"))).toMatchObject({ type: "ssh-rsa", bits: 4096 });
-    expect(parseSubjectPublicKey(fixtureText("keys/ecdsa-521.pub"))).toMatchObject({ type: "ecdsa-sha2-nistp521", bits: 521 });
-    expect(parseSubjectPublicKey(fixtureText("keys/sk-ed25519.pub"))).toMatchObject({ type: "sk-ssh-ed25519@openssh.com", bits: 256 });
+    expect(parseSubjectPublicKey(fixtureText("keys/ecdsa-521.pub"))).toMatchObject({
+      type: "ecdsa-sha2-nistp521",
+      bits: 521,
+    });
+    expect(parseSubjectPublicKey(fixtureText("keys/sk-ed25519.pub"))).toMatchObject({
+      type: "sk-ssh-ed25519@openssh.com",
+      bits: 256,
+    });
   });
 
   const refusal = (text: string): SubjectKeyError => {
@@ -260,7 +294,9 @@ describe("fuzzing verification", () => {
   it("mutated certificates give false or WireError, never another exception", async () => {
     const { seededRandom } = await import("../support/fixtures");
     const rng = seededRandom(0x7e57);
-    const sources = await Promise.all(CA_CONFIGS.map(([, ca, alg]) => signCertificate(cas.get(ca)!, template("ecdsa-256"), alg)));
+    const sources = await Promise.all(
+      CA_CONFIGS.map(([, ca, alg]) => signCertificate(cas.get(ca)!, template("ecdsa-256"), alg)),
+    );
     let decoded = 0;
     for (let i = 0; i < 1500; i++) {
       const blob = sources[rng.int(sources.length)]!.blob.slice();

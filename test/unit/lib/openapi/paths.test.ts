@@ -19,7 +19,9 @@ const doc: OpenApiDocument = {
   servers: [{ url: "/v1" }],
   paths: {
     "/{mount}/roles/{name}": { get: { operationId: "readRole", responses: { "200": ok } } },
-    "/{mount}/roles/default": { get: { operationId: "readDefault", responses: { "200": ok, "4XX": { $ref: "#/components/responses/E" } } } },
+    "/{mount}/roles/default": {
+      get: { operationId: "readDefault", responses: { "200": ok, "4XX": { $ref: "#/components/responses/E" } } },
+    },
     "/sys/health": { get: { responses: { default: ok } }, head: { responses: { "200": ok } } },
   },
   components: { responses: { E: { description: "error" } } },
@@ -56,7 +58,10 @@ describe("findOperation", () => {
   });
 
   it("tells an undocumented method from an undocumented path", () => {
-    expect(findOperation(doc, "DELETE", "/v1/sys/health")).toMatchObject({ kind: "method-not-documented", methods: ["get", "head"] });
+    expect(findOperation(doc, "DELETE", "/v1/sys/health")).toMatchObject({
+      kind: "method-not-documented",
+      methods: ["get", "head"],
+    });
     expect(findOperation(doc, "GET", "/v1/nope")).toEqual({ kind: "path-not-documented" });
     expect(findOperation(doc, "GET", "/sys/health")).toEqual({ kind: "path-not-documented" });
   });

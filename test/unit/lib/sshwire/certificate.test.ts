@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { bytesEqual, toHex } from "../../../../src/lib/bytes";
 import {
+  appendCertificateSignature,
   type CertificateBody,
   decodeCertificate,
   encodeCertificate,
   encodeCertificateToBeSigned,
-  appendCertificateSignature,
   normaliseOptions,
   optionsToRecord,
   optionText,
@@ -18,7 +18,13 @@ import { certificateFixture, fixtureNames, publicKeyFixture } from "../support/f
 
 const certNames = fixtureNames("certs", /-cert\.pub$/);
 
-const PERMIT_ALL = ["permit-X11-forwarding", "permit-agent-forwarding", "permit-port-forwarding", "permit-pty", "permit-user-rc"];
+const PERMIT_ALL = [
+  "permit-X11-forwarding",
+  "permit-agent-forwarding",
+  "permit-port-forwarding",
+  "permit-pty",
+  "permit-user-rc",
+];
 
 function wireCode(fn: () => unknown): string {
   try {
@@ -63,7 +69,9 @@ describe("certificates written by ssh-keygen", () => {
     expect(toHex(fc.data)).toBe(`00000009${toHex(new TextEncoder().encode("/bin/true"))}`);
     expect(bytesEqual(cert.signatureKey, publicKeyFixture("ed25519"))).toBe(true);
     expect(cert.signature.algorithm).toBe("ssh-ed25519");
-    expect(bytesEqual(new SshWriter().writeString(cert.signatureKey).finish().subarray(4), cert.signatureKey)).toBe(true);
+    expect(bytesEqual(new SshWriter().writeString(cert.signatureKey).finish().subarray(4), cert.signatureKey)).toBe(
+      true,
+    );
   });
 
   it("reads the subject key of each type", () => {
@@ -113,7 +121,9 @@ describe("certificates written by ssh-keygen", () => {
 function bodyWith(criticalRaw: Uint8Array, extensionsRaw: Uint8Array): Uint8Array {
   const source = decodeCertificate(certificateFixture("user-ed25519-by-ed25519-cert.pub"));
   const w = new SshWriter();
-  w.writeText(source.typeName).writeString(source.nonce).writeString((source.publicKey as { key: Uint8Array }).key);
+  w.writeText(source.typeName)
+    .writeString(source.nonce)
+    .writeString((source.publicKey as { key: Uint8Array }).key);
   w.writeUint64(1n).writeUint32(1).writeText("id").writeString(new Uint8Array(0));
   w.writeUint64(0n).writeUint64(10n).writeString(criticalRaw).writeString(extensionsRaw).writeString(new Uint8Array(0));
   w.writeString(source.signatureKey);
@@ -130,12 +140,26 @@ describe("PROTOCOL.certkeys options", () => {
   const empty = new Uint8Array(0);
 
   it("encodes maps sorted by byte order, not localeCompare", () => {
-    const sorted = normaliseOptions({ "permit-pty": "", "permit-X11-forwarding": "", "permit-agent-forwarding": "", "permit-user-rc": "", "permit-port-forwarding": "" }, "x");
+    const sorted = normaliseOptions(
+      {
+        "permit-pty": "",
+        "permit-X11-forwarding": "",
+        "permit-agent-forwarding": "",
+        "permit-user-rc": "",
+        "permit-port-forwarding": "",
+      },
+      "x",
+    );
     expect(sorted.map((o) => o.name)).toEqual(PERMIT_ALL);
     // localeCompare would put "permit-agent-forwarding" before "permit-X11-forwarding".
-    expect(["permit-X11-forwarding", "permit-agent-forwarding"].sort((a, b) => a.localeCompare(b))[0]).toBe("permit-agent-forwarding");
+    expect(["permit-X11-forwarding", "permit-agent-forwarding"].sort((a, b) => a.localeCompare(b))[0]).toBe(
+      "permit-agent-forwarding",
+    );
     // Non-ASCII: UTF-8 byte order (U+FF5E > U+10000 in UTF-16, < in UTF-8).
-    expect(normaliseOptions({ "\u{10000}": "", "\uFF5E": "" }, "x").map((o) => o.name)).toEqual(["\uFF5E", "\u{10000}"]);
+    expect(normaliseOptions({ "\u{10000}": "", "\uFF5E": "" }, "x").map((o) => o.name)).toEqual([
+      "\uFF5E",
+      "\u{10000}",
+    ]);
   });
 
   it("wraps values in a nested string and leaves flags empty", () => {
@@ -145,16 +169,32 @@ describe("PROTOCOL.certkeys options", () => {
   });
 
   it("refuses duplicates when encoding raw lists", () => {
-    expect(wireCode(() => normaliseOptions([{ name: "a", data: empty }, { name: "a", data: empty }], "x"))).toBe("DUPLICATE_OPTION");
+    expect(
+      wireCode(() =>
+        normaliseOptions(
+          [
+            { name: "a", data: empty },
+            { name: "a", data: empty },
+          ],
+          "x",
+        ),
+      ),
+    ).toBe("DUPLICATE_OPTION");
   });
 
   it("decodes sorted lists and refuses unsorted or duplicate ones", () => {
     expect(wireCode(() => decodeCertificate(bodyWith(optionList(["a", empty], ["b", empty]), empty)))).toBe("ok");
-    expect(wireCode(() => decodeCertificate(bodyWith(optionList(["b", empty], ["a", empty]), empty)))).toBe("UNSORTED_OPTIONS");
-    expect(wireCode(() => decodeCertificate(bodyWith(empty, optionList(["permit-pty", empty], ["permit-X11-forwarding", empty]))))).toBe(
+    expect(wireCode(() => decodeCertificate(bodyWith(optionList(["b", empty], ["a", empty]), empty)))).toBe(
       "UNSORTED_OPTIONS",
     );
-    expect(wireCode(() => decodeCertificate(bodyWith(optionList(["a", empty], ["a", empty]), empty)))).toBe("DUPLICATE_OPTION");
+    expect(
+      wireCode(() =>
+        decodeCertificate(bodyWith(empty, optionList(["permit-pty", empty], ["permit-X11-forwarding", empty]))),
+      ),
+    ).toBe("UNSORTED_OPTIONS");
+    expect(wireCode(() => decodeCertificate(bodyWith(optionList(["a", empty], ["a", empty]), empty)))).toBe(
+      "DUPLICATE_OPTION",
+    );
   });
 
   it("refuses a truncated option list instead of silently stopping", () => {
@@ -184,22 +224,30 @@ describe("certificate structure checks", () => {
     const marker = encodeCertificateToBeSigned({ ...source, serial: 0x0102030405060708n });
     const idx = toHex(marker).indexOf("0102030405060708") / 2 + 8;
     patched.set([0, 0, 0, 3], idx);
-    expect(wireCode(() => decodeCertificate(appendCertificateSignature(patched, source.signatureBytes)))).toBe("INVALID_VALUE");
+    expect(wireCode(() => decodeCertificate(appendCertificateSignature(patched, source.signatureBytes)))).toBe(
+      "INVALID_VALUE",
+    );
   });
 
   it("refuses a signature algorithm that does not fit the CA key", () => {
     const sig = encodeSignature("ssh-ed25519", new Uint8Array(64));
-    expect(wireCode(() => decodeCertificate(appendCertificateSignature(encodeCertificateToBeSigned(source), sig)))).toBe("KEY_TYPE_MISMATCH");
+    expect(
+      wireCode(() => decodeCertificate(appendCertificateSignature(encodeCertificateToBeSigned(source), sig))),
+    ).toBe("KEY_TYPE_MISMATCH");
   });
 
   it("refuses a certificate as the signature key", () => {
     const certBlob = certificateFixture("user-ed25519-by-ed25519-cert.pub");
     const tbs = encodeCertificateToBeSigned({ ...source, signatureKey: certBlob });
-    expect(wireCode(() => decodeCertificate(appendCertificateSignature(tbs, source.signatureBytes)))).toBe("INVALID_VALUE");
+    expect(wireCode(() => decodeCertificate(appendCertificateSignature(tbs, source.signatureBytes)))).toBe(
+      "INVALID_VALUE",
+    );
   });
 
   it("refuses unknown certificate types and trailing data", () => {
-    expect(wireCode(() => decodeCertificate(new SshWriter().writeText("ssh-foo-cert-v01@openssh.com").finish()))).toBe("UNKNOWN_KEY_TYPE");
+    expect(wireCode(() => decodeCertificate(new SshWriter().writeText("ssh-foo-cert-v01@openssh.com").finish()))).toBe(
+      "UNKNOWN_KEY_TYPE",
+    );
     const blob = certificateFixture("user-ecdsa256-by-ecdsa384-cert.pub");
     expect(wireCode(() => decodeCertificate(new Uint8Array([...blob, 0])))).toBe("TRAILING_DATA");
   });

@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { parsePem } from "../../../../src/lib/crypto/pem";
 import { decodeCertificate } from "../../../../src/lib/sshwire/certificate";
 import { WireError } from "../../../../src/lib/sshwire/errors";
+import { EC_CURVES } from "../../../../src/lib/sshwire/key-types";
 import { decodeOpensshPrivateKey } from "../../../../src/lib/sshwire/openssh-private-key";
 import { decodePublicKey, parsePublicKeyText } from "../../../../src/lib/sshwire/public-key";
 import { decodeSignature, ecdsaSignatureToP1363 } from "../../../../src/lib/sshwire/signature";
-import { EC_CURVES } from "../../../../src/lib/sshwire/key-types";
 import { SshWriter } from "../../../../src/lib/sshwire/writer";
 import { certificateFixture, fixtureNames, fixtureText, publicKeyFixture, seededRandom } from "../support/fixtures";
 
@@ -83,7 +83,10 @@ describe("fuzzing the wire decoders", () => {
     const codes = new Map<string, number>();
     for (let i = 0; i < 3000; i++) {
       const input = i % 3 === 0 ? rng.bytes(rng.int(64)) : prefixWithType(rng, rng.bytes(rng.int(400)));
-      const c = outcome(() => decode(input), () => Buffer.from(input).toString("hex"));
+      const c = outcome(
+        () => decode(input),
+        () => Buffer.from(input).toString("hex"),
+      );
       codes.set(c, (codes.get(c) ?? 0) + 1);
     }
     expect([...codes.keys()].every((c) => c === "ok" || /^[A-Z_0-9]+$/.test(c))).toBe(true);
@@ -96,7 +99,10 @@ describe("fuzzing the wire decoders", () => {
       const base = corpus[rng.int(corpus.length)]!;
       let input = mutate(rng, base);
       if (rng.int(4) === 0) input = mutate(rng, input);
-      outcome(() => decode(input), () => Buffer.from(input).toString("hex"));
+      outcome(
+        () => decode(input),
+        () => Buffer.from(input).toString("hex"),
+      );
     }
   });
 });

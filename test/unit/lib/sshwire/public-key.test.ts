@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { p256 } from "@noble/curves/nist.js";
 import { describe, expect, it } from "vitest";
 import { bytesEqual, toBase64 } from "../../../../src/lib/bytes";
 import { WireError } from "../../../../src/lib/sshwire/errors";
@@ -11,7 +12,6 @@ import {
   publicKeyBits,
 } from "../../../../src/lib/sshwire/public-key";
 import { SshWriter } from "../../../../src/lib/sshwire/writer";
-import { p256 } from "@noble/curves/nist.js";
 import { fixtureNames, fixtureText, publicKeyFixture } from "../support/fixtures";
 
 /** Expected type and bits of every public key fixture. */
@@ -150,14 +150,24 @@ describe("strict decoding", () => {
 
   it("refuses non-minimal RSA mpints and even exponents", () => {
     const n = Uint8Array.from([0x00, 0x00, 0xc5]);
-    const blob = new SshWriter().writeText("ssh-rsa").writeString(Uint8Array.of(1, 0, 1)).writeString(n).finish();
+    const blob = new SshWriter()
+      .writeText("ssh-rsa")
+      .writeString(Uint8Array.of(1, 0, 1))
+      .writeString(n)
+      .finish();
     expect(code(blob)).toBe("NON_MINIMAL_MPINT");
-    const even = new SshWriter().writeText("ssh-rsa").writeMpint(Uint8Array.of(4)).writeMpint(Uint8Array.of(0xc5)).finish();
+    const even = new SshWriter()
+      .writeText("ssh-rsa")
+      .writeMpint(Uint8Array.of(4))
+      .writeMpint(Uint8Array.of(0xc5))
+      .finish();
     expect(code(even)).toBe("INVALID_VALUE");
   });
 
   it("refuses ed25519 keys of the wrong length", () => {
-    expect(code(new SshWriter().writeText("ssh-ed25519").writeString(new Uint8Array(31)).finish())).toBe("INVALID_VALUE");
+    expect(code(new SshWriter().writeText("ssh-ed25519").writeString(new Uint8Array(31)).finish())).toBe(
+      "INVALID_VALUE",
+    );
   });
 
   it("decision S7 hash input: the fixture blob is what sha256 is taken over", () => {

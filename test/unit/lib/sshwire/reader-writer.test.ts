@@ -43,7 +43,11 @@ describe("RFC 4251 §5 mpint", () => {
 
 describe("SshReader", () => {
   it("reads every integer width big-endian", () => {
-    const w = new SshWriter().writeByte(7).writeUint32(0xdeadbeef).writeUint64(0xfedcba9876543210n).writeUint64((1n << 64n) - 1n);
+    const w = new SshWriter()
+      .writeByte(7)
+      .writeUint32(0xdeadbeef)
+      .writeUint64(0xfedcba9876543210n)
+      .writeUint64((1n << 64n) - 1n);
     const r = new SshReader(w.finish());
     expect(r.readByte()).toBe(7);
     expect(r.readUint32()).toBe(0xdeadbeef);

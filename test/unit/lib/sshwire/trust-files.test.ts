@@ -26,10 +26,22 @@ describe("knownHostsFile", () => {
 
 describe("isKnownHostsDomain", () => {
   it("accepts hostnames of letters, digits, '-' and '.' up to 253 characters", () => {
-    for (const d of ["example.com", "a", "host-1.example.co.uk", "10.0.0.1", "x".repeat(253)]) expect(isKnownHostsDomain(d)).toBe(true);
+    for (const d of ["example.com", "a", "host-1.example.co.uk", "10.0.0.1", "x".repeat(253)])
+      expect(isKnownHostsDomain(d)).toBe(true);
   });
   it("refuses anything that could add a pattern, a marker, a field or a line", () => {
-    for (const d of ["", "*.example.com", "a,b", "a b", "a\nb", "!neg", "[h]:22", "@cert-authority", "x".repeat(254), "é.com"]) {
+    for (const d of [
+      "",
+      "*.example.com",
+      "a,b",
+      "a b",
+      "a\nb",
+      "!neg",
+      "[h]:22",
+      "@cert-authority",
+      "x".repeat(254),
+      "é.com",
+    ]) {
       expect(isKnownHostsDomain(d)).toBe(false);
     }
   });

@@ -9,7 +9,6 @@ import { buildTar, buildTarball, countingStream, gzip, noise } from "../../../su
 const MiB = 1024 * 1024;
 const MAIN = 'resource "null_resource" "x" {}\n';
 
-
 async function expectError(bytes: Uint8Array | ReadableStream<Uint8Array>, message: string) {
   const result = await extractModuleTarball(bytes);
   expect(result).toEqual({ ok: false, error: message });
@@ -115,14 +114,34 @@ describe("extractModuleTarball: refused archives", () => {
   });
 
   it("refuses absolute paths and .. components", async () => {
-    await expectError(await buildTarball({ "main.tf": MAIN, "../x.tf": MAIN }), 'archive entry "../x.tf" escapes the module directory');
-    await expectError(await buildTarball({ "main.tf": MAIN, "a/../../x.tf": MAIN }), 'archive entry "a/../../x.tf" escapes the module directory');
-    await expectError(await buildTarball({ "main.tf": MAIN, "..\\x.tf": MAIN }), 'archive entry "..\\x.tf" escapes the module directory');
-    await expectError(await buildTarball({ "main.tf": MAIN, "/etc/x.tf": MAIN }), 'archive entry "/etc/x.tf" has an absolute path');
-    await expectError(await buildTarball({ "main.tf": MAIN }, { prefix: "../" }), 'archive entry "../main.tf" escapes the module directory');
+    await expectError(
+      await buildTarball({ "main.tf": MAIN, "../x.tf": MAIN }),
+      'archive entry "../x.tf" escapes the module directory',
+    );
+    await expectError(
+      await buildTarball({ "main.tf": MAIN, "a/../../x.tf": MAIN }),
+      'archive entry "a/../../x.tf" escapes the module directory',
+    );
+    await expectError(
+      await buildTarball({ "main.tf": MAIN, "..\\x.tf": MAIN }),
+      'archive entry "..\\x.tf" escapes the module directory',
+    );
+    await expectError(
+      await buildTarball({ "main.tf": MAIN, "/etc/x.tf": MAIN }),
+      'archive entry "/etc/x.tf" has an absolute path',
+    );
+    await expectError(
+      await buildTarball({ "main.tf": MAIN }, { prefix: "../" }),
+      'archive entry "../main.tf" escapes the module directory',
+    );
     // Hidden in a pax path record: the long name is what counts.
     const long = `${"d/".repeat(60)}../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../../x.tf`;
-    const result = await extractModuleTarball(await buildTarball([{ path: "main.tf", content: MAIN }, { path: long, content: MAIN }]));
+    const result = await extractModuleTarball(
+      await buildTarball([
+        { path: "main.tf", content: MAIN },
+        { path: long, content: MAIN },
+      ]),
+    );
     expect(result).toEqual({ ok: false, error: `archive entry "${long}" escapes the module directory` });
   });
 
@@ -141,7 +160,10 @@ describe("extractModuleTarball: refused archives", () => {
   });
 
   it("refuses more than 1000 entries, directories included", async () => {
-    await expectError(await buildTarball({ "main.tf": MAIN }, { fillerEntries: 1000 }), "archive has more than 1000 entries");
+    await expectError(
+      await buildTarball({ "main.tf": MAIN }, { fillerEntries: 1000 }),
+      "archive has more than 1000 entries",
+    );
     // 999 files plus the filler/ directory entry.
     await expectError(
       await buildTarball({ "main.tf": MAIN }, { fillerEntries: 999, directories: true }),
@@ -152,7 +174,10 @@ describe("extractModuleTarball: refused archives", () => {
   it("refuses a .tf file over 1 MiB, from its header", async () => {
     await expectError(await buildTarball([{ path: "main.tf", zeros: MiB + 1 }]), "main.tf is larger than 1 MiB");
     await expectError(
-      await buildTarball([{ path: "main.tf", content: MAIN }, { path: "./modules/x/big.tf", zeros: 2 * MiB }]),
+      await buildTarball([
+        { path: "main.tf", content: MAIN },
+        { path: "./modules/x/big.tf", zeros: 2 * MiB },
+      ]),
       "modules/x/big.tf is larger than 1 MiB",
     );
   });
@@ -171,7 +196,13 @@ describe("extractModuleTarball: refused archives", () => {
   it("stops reading as soon as a header claims too much", async () => {
     // The header claims 1 GiB; 4 MiB of incompressible data follow, so the compressed
     // stream is long enough to see how much of it was pulled.
-    const tar = buildTar([{ path: "main.tf", content: MAIN }, { path: "bomb.bin", declaredSize: 1024 * MiB }], { endBlocks: 0 });
+    const tar = buildTar(
+      [
+        { path: "main.tf", content: MAIN },
+        { path: "bomb.bin", declaredSize: 1024 * MiB },
+      ],
+      { endBlocks: 0 },
+    );
     const tarball = await gzip(new Uint8Array([...tar, ...noise(4 * MiB)]));
     const { stream, pulled } = countingStream(tarball, 1024);
     await expectError(stream, "archive unpacks to more than 50 MiB");
@@ -179,24 +210,45 @@ describe("extractModuleTarball: refused archives", () => {
   });
 
   it("refuses a GNU base-256 size", async () => {
-    const tarball = await buildTarball([{ path: "main.tf", content: MAIN }, { path: "huge.bin", declaredSize: 2 ** 40 }], { format: "gnu", endBlocks: 0 });
+    const tarball = await buildTarball(
+      [
+        { path: "main.tf", content: MAIN },
+        { path: "huge.bin", declaredSize: 2 ** 40 },
+      ],
+      { format: "gnu", endBlocks: 0 },
+    );
     await expectError(tarball, "archive unpacks to more than 50 MiB");
   });
 
   it("refuses an archive whose data stops early", async () => {
-    const tar = buildTar([{ path: "main.tf", content: MAIN }, { path: "b.tf", content: "x".repeat(4000) }], { endBlocks: 0 });
+    const tar = buildTar(
+      [
+        { path: "main.tf", content: MAIN },
+        { path: "b.tf", content: "x".repeat(4000) },
+      ],
+      { endBlocks: 0 },
+    );
     await expectError(await gzip(tar.slice(0, 1024 + 512 + 1000)), "archive is truncated");
   });
 
   it("requires a .tf file at the archive root", async () => {
-    await expectError(await buildTarball({ "modules/x/main.tf": MAIN, "README.md": "x" }), "no .tf file at the archive root");
+    await expectError(
+      await buildTarball({ "modules/x/main.tf": MAIN, "README.md": "x" }),
+      "no .tf file at the archive root",
+    );
     // GitHub-style archives with one top-level directory are not module roots.
-    await expectError(await buildTarball({ "terraform-aws-vpc-5.0.0/main.tf": MAIN }, { directories: true }), "no .tf file at the archive root");
+    await expectError(
+      await buildTarball({ "terraform-aws-vpc-5.0.0/main.tf": MAIN }, { directories: true }),
+      "no .tf file at the archive root",
+    );
     await expectError(await buildTarball({}), "no .tf file at the archive root");
   });
 
   it("refuses a .tf file that is not UTF-8", async () => {
-    await expectError(await buildTarball({ "main.tf": new Uint8Array([0x23, 0xff, 0xfe, 0x0a]) }), "main.tf is not valid UTF-8");
+    await expectError(
+      await buildTarball({ "main.tf": new Uint8Array([0x23, 0xff, 0xfe, 0x0a]) }),
+      "main.tf is not valid UTF-8",
+    );
   });
 
   it("honours overridden limits", async () => {

@@ -14,10 +14,9 @@ let parser: Promise<TerraformParser> | null = null;
 export function nodeTerraformParser(): Promise<TerraformParser> {
   parser ??= (async () => {
     const [runtime, grammar] = await Promise.all(
-      [
-        "web-tree-sitter/web-tree-sitter.wasm",
-        "@tree-sitter-grammars/tree-sitter-hcl/tree-sitter-terraform.wasm",
-      ].map(async (specifier) => WebAssembly.compile(await readFile(require.resolve(specifier)))),
+      ["web-tree-sitter/web-tree-sitter.wasm", "@tree-sitter-grammars/tree-sitter-hcl/tree-sitter-terraform.wasm"].map(
+        async (specifier) => WebAssembly.compile(await readFile(require.resolve(specifier))),
+      ),
     );
     return loadTerraformParser({ runtime: runtime!, grammar: grammar! });
   })();

@@ -71,7 +71,10 @@ describe("production bundle", () => {
         modules: (await readdir(outdir))
           .filter((f) => f.endsWith(".js") || f.endsWith(".wasm"))
           .sort((a, b) => (a === "entry.js" ? -1 : b === "entry.js" ? 1 : a.localeCompare(b)))
-          .map((f) => ({ type: f.endsWith(".wasm") ? ("CompiledWasm" as const) : ("ESModule" as const), path: path.join(outdir, f) })),
+          .map((f) => ({
+            type: f.endsWith(".wasm") ? ("CompiledWasm" as const) : ("ESModule" as const),
+            path: path.join(outdir, f),
+          })),
         modulesRoot: outdir,
         compatibilityDate,
         compatibilityFlags: flags,

@@ -62,12 +62,12 @@ describe("literal values", () => {
       "{",
       "    # a comment",
       '    a = 1, "b-c": [true, null, -2.5,], // trailing',
-      "    nested = { x = \"y\" /* inline */ }",
+      '    nested = { x = "y" /* inline */ }',
       "    list = [",
       '      "one",',
       '      "two"',
       "    ]",
-      "    1 = \"numeric key\"",
+      '    1 = "numeric key"',
       "  }",
     ].join("\n");
     expect(defaultOf(source)).toEqual({
@@ -82,7 +82,7 @@ describe("literal values", () => {
       '"${var.x}-suffix"',
       "var.other",
       "local.x",
-      'merge({ a = 1 }, { b = 2 })',
+      "merge({ a = 1 }, { b = 2 })",
       "[for s in [1] : s]",
       "1 + 2",
       "true ? 1 : 2",
@@ -275,8 +275,7 @@ describe("normalised source (N7: differs ignoring comments and whitespace)", () 
     expect(normalised(base.replace('"ami-123"', '"ami-456"'))).not.toBe(normalised(base));
     expect(normalised(base.replace('"echo ${var.x}"', '"echo  ${var.x}"'))).not.toBe(normalised(base));
     expect(normalised(base.replace("[1, 2, 3]", "[1, 3, 2]"))).not.toBe(normalised(base));
-    const heredoc = (body: string) =>
-      normalised(`resource "t" "n" {\n  script = <<-EOT\n${body}\n  EOT\n}\n`);
+    const heredoc = (body: string) => normalised(`resource "t" "n" {\n  script = <<-EOT\n${body}\n  EOT\n}\n`);
     expect(heredoc("    a\n    b")).not.toBe(heredoc("    a\n    c"));
     expect(heredoc("    a # not a comment")).not.toBe(heredoc("    a"));
   });

@@ -4,8 +4,8 @@
  * refusals placed beside their fields in plain words.
  */
 import { describe, expect, it } from "vitest";
-import { formErrors, formFields, provisionDocument } from "../../../../src/nocode/console/form";
 import type { VariableSummary } from "../../../../src/lib/terraform/types";
+import { formErrors, formFields, provisionDocument } from "../../../../src/nocode/console/form";
 
 /** A refusal as E4 throws it (a NocodeError's detail, pointer and further errors). */
 function refusal(detail: string, pointer?: string) {
@@ -30,13 +30,26 @@ function variable(name: string, extra: Partial<VariableSummary> = {}): VariableS
 
 const summary = {
   variables: [
-    variable("region", { default: { literal: true, value: "eu-west-1" }, required: false, description: "Where it runs" }),
+    variable("region", {
+      default: { literal: true, value: "eu-west-1" },
+      required: false,
+      description: "Where it runs",
+    }),
     variable("size", { type: "number", default: { literal: true, value: 3 }, required: false }),
     variable("password", { sensitive: true }),
     variable("token", { sensitive: true, default: { literal: true, value: "dflt" }, required: false }),
   ],
 };
-const options = [{ id: "o", noCodeModuleId: "m", variableName: "region", variableType: "string", options: ["eu-west-1", "us-east-1"], position: 0 }];
+const options = [
+  {
+    id: "o",
+    noCodeModuleId: "m",
+    variableName: "region",
+    variableType: "string",
+    options: ["eu-west-1", "us-east-1"],
+    position: 0,
+  },
+];
 
 describe("formFields", () => {
   it("makes a select of options, a password field of a sensitive variable, fills defaults and marks required", () => {
@@ -54,7 +67,14 @@ describe("formFields", () => {
 describe("provisionDocument", () => {
   it("sends what differs from the defaults, HCL for non-strings, sensitive flags, and auto-apply", () => {
     const fields = formFields(summary, options);
-    const doc = provisionDocument(fields, { name: "ws", "var.region": "us-east-1", "var.size": "3", "var.password": "p", "var.token": "", "auto-apply": "on" });
+    const doc = provisionDocument(fields, {
+      name: "ws",
+      "var.region": "us-east-1",
+      "var.size": "3",
+      "var.password": "p",
+      "var.token": "",
+      "auto-apply": "on",
+    });
     expect(doc).toEqual({
       data: {
         type: "workspaces",
@@ -62,8 +82,14 @@ describe("provisionDocument", () => {
         relationships: {
           vars: {
             data: [
-              { type: "vars", attributes: { key: "region", value: "us-east-1", category: "engine", hcl: false, sensitive: false } },
-              { type: "vars", attributes: { key: "password", value: "p", category: "engine", hcl: false, sensitive: true } },
+              {
+                type: "vars",
+                attributes: { key: "region", value: "us-east-1", category: "engine", hcl: false, sensitive: false },
+              },
+              {
+                type: "vars",
+                attributes: { key: "password", value: "p", category: "engine", hcl: false, sensitive: true },
+              },
             ],
           },
         },
@@ -76,12 +102,19 @@ describe("formErrors", () => {
   const fields = formFields(summary, options);
   it("puts a name error beside the name", () => {
     const e = refusal("Name has already been taken", "/data/attributes/name");
-    expect(formErrors(e, fields, [])).toEqual({ fields: { name: "A workspace with this name already exists in the organization. Choose another name." }, general: [] });
+    expect(formErrors(e, fields, [])).toEqual({
+      fields: { name: "A workspace with this name already exists in the organization. Choose another name." },
+      general: [],
+    });
   });
   it("puts option and required-variable refusals beside the variables they name", () => {
     const option = refusal('Value of variable "region" must be one of the allowed options: "eu-west-1", "us-east-1"');
-    expect(formErrors(option, fields, ["region"]).fields).toEqual({ "var.region": "Choose one of the allowed values: eu-west-1, us-east-1." });
-    const missing = refusal('Missing required variables "password", "region": module version 1.0.0 declares no default, so a value must be given');
+    expect(formErrors(option, fields, ["region"]).fields).toEqual({
+      "var.region": "Choose one of the allowed values: eu-west-1, us-east-1.",
+    });
+    const missing = refusal(
+      'Missing required variables "password", "region": module version 1.0.0 declares no default, so a value must be given',
+    );
     expect(Object.keys(formErrors(missing, fields, []).fields)).toEqual(["var.password", "var.region"]);
   });
   it("places a pointer into the vars relationship on the variable sent at that index", () => {

@@ -7,8 +7,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { summarizeModule } from "../../../../src/lib/terraform/summarize-module";
 import type { ModuleSummary } from "../../../../src/lib/terraform/types";
 import { addressParts, planJson } from "../../../../src/nocode/plan-page/json";
-import { changedVariablesFromReasons, describeChangedVariables, type PlanPageModel } from "../../../../src/nocode/plan-page/model";
-import { formatValue, planSummaryLine, renderMessagePage, renderPlanPage } from "../../../../src/nocode/plan-page/render";
+import {
+  changedVariablesFromReasons,
+  describeChangedVariables,
+  type PlanPageModel,
+} from "../../../../src/nocode/plan-page/model";
+import {
+  formatValue,
+  planSummaryLine,
+  renderMessagePage,
+  renderPlanPage,
+} from "../../../../src/nocode/plan-page/render";
 import { type EffectiveValue, planRun } from "../../../../src/nocode/planner";
 import { upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";
 import { nodeTerraformParser } from "../../lib/terraform/node-parser";
@@ -38,7 +47,10 @@ const proposedValues: Record<string, EffectiveValue> = {
 };
 
 function upgradeModel(overrides: Partial<PlanPageModel> = {}): PlanPageModel {
-  const plan = planRun({ baseline: { summary: v1, values: baselineValues }, proposed: { summary: v2, values: proposedValues } });
+  const plan = planRun({
+    baseline: { summary: v1, values: baselineValues },
+    proposed: { summary: v2, values: proposedValues },
+  });
   return {
     runId: "run-AbCdEfGhIjKlMnOp",
     kind: "upgrade",
@@ -53,7 +65,10 @@ function upgradeModel(overrides: Partial<PlanPageModel> = {}): PlanPageModel {
     changes: plan.changes,
     destructions: plan.destructions,
     resourceChanges: plan.resourceChanges,
-    changedVariables: describeChangedVariables({ values: baselineValues, summary: v1 }, { values: proposedValues, summary: v2 }),
+    changedVariables: describeChangedVariables(
+      { values: baselineValues, summary: v1 },
+      { values: proposedValues, summary: v2 },
+    ),
     jsonHref: "?view=123.abc&format=json",
     ...overrides,
   };
@@ -61,7 +76,10 @@ function upgradeModel(overrides: Partial<PlanPageModel> = {}): PlanPageModel {
 
 describe("describeChangedVariables", () => {
   it("names the changed variables; sensitive ones carry no value at all", () => {
-    const vars = describeChangedVariables({ values: baselineValues, summary: v1 }, { values: proposedValues, summary: v2 });
+    const vars = describeChangedVariables(
+      { values: baselineValues, summary: v1 },
+      { values: proposedValues, summary: v2 },
+    );
     expect(vars).toEqual([
       { name: "db_password", sensitive: true },
       {
@@ -84,12 +102,20 @@ describe("describeChangedVariables", () => {
   it("a first plan (no baseline) lists every variable with a value as changed from (not set)", () => {
     const vars = describeChangedVariables(null, { values: { prefix: { value: "app", isDefault: true } } });
     expect(vars).toEqual([
-      { name: "prefix", sensitive: false, before: { set: false, isDefault: false }, after: { set: true, value: "app", isDefault: true } },
+      {
+        name: "prefix",
+        sensitive: false,
+        before: { set: false, isDefault: false },
+        after: { set: true, value: "app", isDefault: true },
+      },
     ]);
   });
 
   it("falls back to the names in the planner's reasons", () => {
-    const plan = planRun({ baseline: { summary: v1, values: baselineValues }, proposed: { summary: v2, values: proposedValues } });
+    const plan = planRun({
+      baseline: { summary: v1, values: baselineValues },
+      proposed: { summary: v2, values: proposedValues },
+    });
     expect(changedVariablesFromReasons(plan.resourceChanges)).toEqual([
       { name: "db_password", sensitive: false },
       { name: "region", sensitive: false },
@@ -116,22 +142,38 @@ describe("renderPlanPage (N8)", () => {
   it("lists each resource change with its action and reasons, unchanged ones folded away", () => {
     const page = renderPlanPage(upgradeModel());
     const row = (address: string) => {
-      const m = new RegExp(`<tr class="(\\w+)"><td class="sym"[^>]*>[^<]*</td><td class="action">([^<]+)</td><td><code>${address.replaceAll(".", "\\.")}</code>(.*?)</td></tr>`).exec(page);
+      const m = new RegExp(
+        `<tr class="(\\w+)"><td class="sym"[^>]*>[^<]*</td><td class="action">([^<]+)</td><td><code>${address.replaceAll(".", "\\.")}</code>(.*?)</td></tr>`,
+      ).exec(page);
       return m ? { css: m[1], action: m[2], rest: m[3] } : null;
     };
     expect(row("random_uuid.added")).toMatchObject({ css: "create", action: "create" });
     expect(row("random_id.legacy")).toMatchObject({ css: "delete", action: "destroy" });
-    expect(row("random_string.suffix")).toMatchObject({ css: "update", action: "update in-place", rest: '<ul class="reasons"><li>configuration changed</li></ul>' });
-    expect(row("random_pet.name")).toMatchObject({ css: "update", rest: '<ul class="reasons"><li>variable &quot;region&quot; changed</li></ul>' });
-    expect(row("random_password.db")).toMatchObject({ css: "update", rest: '<ul class="reasons"><li>variable &quot;db_password&quot; changed</li></ul>' });
+    expect(row("random_string.suffix")).toMatchObject({
+      css: "update",
+      action: "update in-place",
+      rest: '<ul class="reasons"><li>configuration changed</li></ul>',
+    });
+    expect(row("random_pet.name")).toMatchObject({
+      css: "update",
+      rest: '<ul class="reasons"><li>variable &quot;region&quot; changed</li></ul>',
+    });
+    expect(row("random_password.db")).toMatchObject({
+      css: "update",
+      rest: '<ul class="reasons"><li>variable &quot;db_password&quot; changed</li></ul>',
+    });
     expect(row("module.labels.random_pet.label")).toMatchObject({ css: "noop", action: "no changes" });
     expect(page).toContain("<summary>3 resources unchanged</summary>");
   });
 
   it("shows changed variables by name, sensitive ones as (sensitive) and never their values or hashes", () => {
     const page = renderPlanPage(upgradeModel());
-    expect(page).toContain('<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>');
-    expect(page).toContain("<tr><td><code>region</code></td><td><code>&quot;eu-west-1&quot; (default)</code></td><td><code>&quot;us-east-1&quot;</code></td></tr>");
+    expect(page).toContain(
+      '<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>',
+    );
+    expect(page).toContain(
+      "<tr><td><code>region</code></td><td><code>&quot;eu-west-1&quot; (default)</code></td><td><code>&quot;us-east-1&quot;</code></td></tr>",
+    );
     expect(page).not.toContain(SECRET_HASH_1);
     expect(page).not.toContain(SECRET_HASH_2);
     expect(page).not.toContain("4f1c0ffee");
@@ -151,7 +193,12 @@ describe("renderPlanPage (N8)", () => {
         runId: evil,
         resourceChanges: [{ address: evil, actions: ["update"], reasons: [evil] }],
         changedVariables: [
-          { name: evil, sensitive: false, before: { set: true, value: evil, isDefault: false }, after: { set: true, value: { expression: evil }, isDefault: true } },
+          {
+            name: evil,
+            sensitive: false,
+            before: { set: true, value: evil, isDefault: false },
+            after: { set: true, value: { expression: evil }, isDefault: true },
+          },
           { name: `${evil}2`, sensitive: true },
         ],
         jsonHref: `"><script>x</script>`,
@@ -174,7 +221,13 @@ describe("renderPlanPage (N8)", () => {
 
   it("an empty plan says so and still renders", () => {
     const page = renderPlanPage(
-      upgradeModel({ additions: 0, changes: 0, destructions: 0, resourceChanges: [{ address: "random_pet.name", actions: ["no-op"] }], changedVariables: [] }),
+      upgradeModel({
+        additions: 0,
+        changes: 0,
+        destructions: 0,
+        resourceChanges: [{ address: "random_pet.name", actions: ["no-op"] }],
+        changedVariables: [],
+      }),
     );
     expect(page).toContain("No changes. The infrastructure matches the configuration.");
     expect(page).toContain("<p>No resource changes.</p>");
@@ -200,14 +253,18 @@ describe("helpers", () => {
   it("formatValue quotes strings, shows expression defaults as source, marks defaults, truncates", () => {
     expect(formatValue({ set: true, value: "x", isDefault: false })).toBe('"x"');
     expect(formatValue({ set: true, value: 8, isDefault: true })).toBe("8 (default)");
-    expect(formatValue({ set: true, value: { expression: 'upper("a")' }, isDefault: true })).toBe('upper("a") (default)');
+    expect(formatValue({ set: true, value: { expression: 'upper("a")' }, isDefault: true })).toBe(
+      'upper("a") (default)',
+    );
     expect(formatValue({ set: true, value: { a: [1, 2] }, isDefault: false })).toBe('{"a":[1,2]}');
     expect(formatValue({ set: false, isDefault: false })).toBe("(not set)");
     expect(formatValue({ set: true, value: "y".repeat(500), isDefault: false })).toHaveLength(200);
   });
 
   it("planSummaryLine reads like Terraform's", () => {
-    expect(planSummaryLine({ additions: 2, changes: 0, destructions: 1 })).toBe("Plan: 2 to add, 0 to change, 1 to destroy.");
+    expect(planSummaryLine({ additions: 2, changes: 0, destructions: 1 })).toBe(
+      "Plan: 2 to add, 0 to change, 1 to destroy.",
+    );
   });
 });
 
@@ -242,13 +299,23 @@ describe("planJson (N7 json-output shape)", () => {
     });
     expect(json.changed_variables).toEqual([
       { name: "db_password", sensitive: true },
-      { name: "region", sensitive: false, before: { set: true, value: "eu-west-1", is_default: true }, after: { set: true, value: "us-east-1", is_default: false } },
+      {
+        name: "region",
+        sensitive: false,
+        before: { set: true, value: "eu-west-1", is_default: true },
+        after: { set: true, value: "us-east-1", is_default: false },
+      },
     ]);
     expect(JSON.stringify(json)).not.toContain("4f1c0ffee");
   });
 
   it("splits addresses into module path, type and name", () => {
-    expect(addressParts("random_pet.name")).toEqual({ address: "random_pet.name", mode: "managed", type: "random_pet", name: "name" });
+    expect(addressParts("random_pet.name")).toEqual({
+      address: "random_pet.name",
+      mode: "managed",
+      type: "random_pet",
+      name: "name",
+    });
     expect(addressParts("module.labels.random_pet.label")).toEqual({
       address: "module.labels.random_pet.label",
       module_address: "module.labels",
@@ -256,7 +323,11 @@ describe("planJson (N7 json-output shape)", () => {
       type: "random_pet",
       name: "label",
     });
-    expect(addressParts("module.a.module.b.x_y.z")).toMatchObject({ module_address: "module.a.module.b", type: "x_y", name: "z" });
+    expect(addressParts("module.a.module.b.x_y.z")).toMatchObject({
+      module_address: "module.a.module.b",
+      type: "x_y",
+      name: "z",
+    });
     expect(addressParts("module.remote")).toEqual({ address: "module.remote", module_address: "module.remote" });
   });
 });

@@ -37,7 +37,10 @@ describe("signViewToken / verifyViewToken (N8)", () => {
 
   it("binds the run id: a token for one run never opens another", async () => {
     const token = await signViewToken(KEY, RUN, NOW);
-    expect(await verifyViewToken(KEY, "run-AbCdEfGhIjKlMnOq", token, NOW)).toEqual({ ok: false, reason: "bad-signature" });
+    expect(await verifyViewToken(KEY, "run-AbCdEfGhIjKlMnOq", token, NOW)).toEqual({
+      ok: false,
+      reason: "bad-signature",
+    });
     // a run id that is a prefix or extension of the other must not collide either
     expect((await verifyViewToken(KEY, `${RUN}x`, token, NOW)).ok).toBe(false);
     expect((await verifyViewToken(KEY, RUN.slice(0, -1), token, NOW)).ok).toBe(false);
@@ -90,7 +93,10 @@ describe("signViewToken / verifyViewToken (N8)", () => {
       const verdict = await verifyViewToken(KEY, RUN, bad, NOW);
       expect(verdict, bad.slice(0, 80)).toEqual({ ok: false, reason: "malformed" });
     }
-    expect(await verifyViewToken(KEY, RUN, `${expiry}.${flipped}`, NOW)).toEqual({ ok: false, reason: "bad-signature" });
+    expect(await verifyViewToken(KEY, RUN, `${expiry}.${flipped}`, NOW)).toEqual({
+      ok: false,
+      reason: "bad-signature",
+    });
   });
 
   it("refuses a MAC whose unused padding bits are set (one byte string, one spelling)", async () => {

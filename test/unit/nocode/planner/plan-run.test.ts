@@ -6,7 +6,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { TerraformParser } from "../../../../src/lib/terraform/parser";
 import { summarizeModule } from "../../../../src/lib/terraform/summarize-module";
 import type { ModuleSummary } from "../../../../src/lib/terraform/types";
-import { changedVariables, type EffectiveValue, type PlannedConfiguration, planRun } from "../../../../src/nocode/planner";
+import {
+  changedVariables,
+  type EffectiveValue,
+  type PlannedConfiguration,
+  planRun,
+} from "../../../../src/nocode/planner";
 import { type UpgradeFixture, upgradeFixtureFiles, V1_ADDRESSES } from "../../../fixtures/terraform-upgrade";
 import { nodeTerraformParser } from "../../lib/terraform/node-parser";
 
@@ -60,7 +65,9 @@ describe("planRun (N7)", () => {
       "random_string.suffix": "update",
       "random_uuid.added": "create",
     });
-    expect(plan.resourceChanges.find((c) => c.address === "random_string.suffix")?.reasons).toEqual(["configuration changed"]);
+    expect(plan.resourceChanges.find((c) => c.address === "random_string.suffix")?.reasons).toEqual([
+      "configuration changed",
+    ]);
     expect(plan).toMatchObject({ hasChanges: true, additions: 1, changes: 1, destructions: 1 });
     expect(plan.addresses).not.toContain("random_id.legacy");
     expect(plan.addresses).toContain("random_uuid.added");
@@ -72,7 +79,9 @@ describe("planRun (N7)", () => {
       proposed: config("upgrade-v1", { region: { value: "us-east-1", isDefault: false } }),
     });
     const updates = plan.resourceChanges.filter((c) => c.actions[0] === "update");
-    expect(updates).toEqual([{ address: "random_pet.name", actions: ["update"], reasons: ['variable "region" changed'] }]);
+    expect(updates).toEqual([
+      { address: "random_pet.name", actions: ["update"], reasons: ['variable "region" changed'] },
+    ]);
   });
 
   it("a variable in a local module call's arguments updates every node inside that module", () => {
@@ -92,8 +101,15 @@ describe("planRun (N7)", () => {
   });
 
   it("a remote module call is one node that updates when its arguments reach a changed variable", () => {
-    const plan = planRun({ baseline: config("upgrade-v1"), proposed: config("upgrade-v1", { length: { value: 12, isDefault: false } }) });
-    expect(actionsOf(plan)).toMatchObject({ "module.remote": "update", "random_string.suffix": "update", "random_pet.name": "no-op" });
+    const plan = planRun({
+      baseline: config("upgrade-v1"),
+      proposed: config("upgrade-v1", { length: { value: 12, isDefault: false } }),
+    });
+    expect(actionsOf(plan)).toMatchObject({
+      "module.remote": "update",
+      "random_string.suffix": "update",
+      "random_pet.name": "no-op",
+    });
   });
 
   it("compares sensitive values by keyed hash and never names the value", () => {
@@ -102,14 +118,26 @@ describe("planRun (N7)", () => {
       proposed: config("upgrade-v1", { db_password: { sensitiveHash: "hash-of-secret-2", isDefault: false } }),
     });
     const db = plan.resourceChanges.find((c) => c.address === "random_password.db");
-    expect(db).toEqual({ address: "random_password.db", actions: ["update"], reasons: ['variable "db_password" changed'] });
+    expect(db).toEqual({
+      address: "random_password.db",
+      actions: ["update"],
+      reasons: ['variable "db_password" changed'],
+    });
     expect(JSON.stringify(plan)).not.toContain("hash-of-secret");
   });
 
   it("treats a value equal to the default as unchanged, deeply", () => {
-    const a = { summary: summaries.get("upgrade-v1")!, values: { x: { value: { b: [1, 2], a: "z" }, isDefault: true } } };
-    const b = { summary: summaries.get("upgrade-v1")!, values: { x: { value: { a: "z", b: [1, 2] }, isDefault: false } } };
+    const a = {
+      summary: summaries.get("upgrade-v1")!,
+      values: { x: { value: { b: [1, 2], a: "z" }, isDefault: true } },
+    };
+    const b = {
+      summary: summaries.get("upgrade-v1")!,
+      values: { x: { value: { a: "z", b: [1, 2] }, isDefault: false } },
+    };
     expect(changedVariables(a, b)).toEqual([]);
-    expect(changedVariables(a, { ...b, values: { x: { value: { a: "z", b: [2, 1] }, isDefault: false } } })).toEqual(["x"]);
+    expect(changedVariables(a, { ...b, values: { x: { value: { a: "z", b: [2, 1] }, isDefault: false } } })).toEqual([
+      "x",
+    ]);
   });
 });

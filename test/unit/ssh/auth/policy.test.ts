@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { Acl, PolicyParseError, parsePolicy } from "../../../../src/ssh/auth/policy";
 
 const policy = (paths: Record<string, string[]>) =>
-  parsePolicy(JSON.stringify({ path: Object.fromEntries(Object.entries(paths).map(([p, c]) => [p, { capabilities: c }])) }));
+  parsePolicy(
+    JSON.stringify({ path: Object.fromEntries(Object.entries(paths).map(([p, c]) => [p, { capabilities: c }])) }),
+  );
 
 describe("parsePolicy (S5a: Vault's JSON syntax)", () => {
   it("normalises capabilities and strips a leading slash", () => {

@@ -9,7 +9,6 @@ import { buildTar, buildTarball, countingStream, gzip, noise } from "../../../su
 const MiB = 1024 * 1024;
 const MAIN = 'resource "null_resource" "x" {}\n';
 
-
 /**
  * A gzip bomb: `entries` honest 9 MiB entries of zeros after a main.tf, compressed as it
  * is written so the raw tar (over 100 MiB) never sits in memory.
@@ -43,7 +42,13 @@ describe("extractModuleTarball in workerd", () => {
   });
 
   it("stops pulling input once a header claims too much", async () => {
-    const tar = buildTar([{ path: "main.tf", content: MAIN }, { path: "x.bin", declaredSize: 1024 * MiB }], { endBlocks: 0 });
+    const tar = buildTar(
+      [
+        { path: "main.tf", content: MAIN },
+        { path: "x.bin", declaredSize: 1024 * MiB },
+      ],
+      { endBlocks: 0 },
+    );
     const tarball = await gzip(new Uint8Array([...tar, ...noise(2 * MiB)]));
     const { stream, pulled } = countingStream(tarball, 1024);
     expect(await extractModuleTarball(stream)).toEqual({ ok: false, error: "archive unpacks to more than 50 MiB" });
@@ -64,7 +69,9 @@ describe("extractModuleTarball in workerd", () => {
     const total = Math.ceil(bomb.length / 1024);
     // About half the input (the part holding the first five entries) and no more.
     expect(pulled()).toBeLessThan(total * 0.6);
-    console.log(`gzip bomb (${bomb.length} bytes → 108 MiB) refused after ${pulled()}/${total} KiB, ${elapsed.toFixed(0)} ms`);
+    console.log(
+      `gzip bomb (${bomb.length} bytes → 108 MiB) refused after ${pulled()}/${total} KiB, ${elapsed.toFixed(0)} ms`,
+    );
   }, 120_000);
 
   it("refuses multi-member gzip, which workerd's DecompressionStream does not support", async () => {

@@ -74,25 +74,45 @@ describe("ingestModule in workerd: refused versions", () => {
       () => buildTarball({ "main.tf": MAIN, "modules/../../etc/x.tf": MAIN }),
       'archive entry "modules/../../etc/x.tf" escapes the module directory',
     ],
-    ["an absolute entry", () => buildTarball({ "main.tf": MAIN, "/etc/x.tf": MAIN }), 'archive entry "/etc/x.tf" has an absolute path'],
+    [
+      "an absolute entry",
+      () => buildTarball({ "main.tf": MAIN, "/etc/x.tf": MAIN }),
+      'archive entry "/etc/x.tf" has an absolute path',
+    ],
     [
       "a symlink",
-      () => buildTarball([{ path: "main.tf", content: MAIN }, { path: "link.tf", type: "symlink", linkTarget: "main.tf" }]),
+      () =>
+        buildTarball([
+          { path: "main.tf", content: MAIN },
+          { path: "link.tf", type: "symlink", linkTarget: "main.tf" },
+        ]),
       'archive entry "link.tf" is a symbolic link',
     ],
     [
       "a hard link",
-      () => buildTarball([{ path: "main.tf", content: MAIN }, { path: "hard.tf", type: "hardlink", linkTarget: "main.tf" }]),
+      () =>
+        buildTarball([
+          { path: "main.tf", content: MAIN },
+          { path: "hard.tf", type: "hardlink", linkTarget: "main.tf" },
+        ]),
       'archive entry "hard.tf" is a hard link',
     ],
     [
       "a device",
-      () => buildTarball([{ path: "main.tf", content: MAIN }, { path: "dev/null", type: "char-device" }]),
+      () =>
+        buildTarball([
+          { path: "main.tf", content: MAIN },
+          { path: "dev/null", type: "char-device" },
+        ]),
       'archive entry "dev/null" is a device',
     ],
     [
       "a FIFO",
-      () => buildTarball([{ path: "main.tf", content: MAIN }, { path: "pipe", type: "fifo" }]),
+      () =>
+        buildTarball([
+          { path: "main.tf", content: MAIN },
+          { path: "pipe", type: "fifo" },
+        ]),
       'archive entry "pipe" is a FIFO',
     ],
     [
@@ -105,13 +125,21 @@ describe("ingestModule in workerd: refused versions", () => {
         ]),
       "archive unpacks to more than 50 MiB",
     ],
-    ["a .tf file over 1 MiB", () => buildTarball([{ path: "main.tf", zeros: MiB + 1 }]), "main.tf is larger than 1 MiB"],
+    [
+      "a .tf file over 1 MiB",
+      () => buildTarball([{ path: "main.tf", zeros: MiB + 1 }]),
+      "main.tf is larger than 1 MiB",
+    ],
     [
       "more than 1000 entries",
       () => buildTarball({ "main.tf": MAIN }, { fillerEntries: 1000 }),
       "archive has more than 1000 entries",
     ],
-    ["no .tf at the root", () => buildTarball({ "modules/x/main.tf": MAIN, "README.md": "x" }), "no .tf file at the archive root"],
+    [
+      "no .tf at the root",
+      () => buildTarball({ "modules/x/main.tf": MAIN, "README.md": "x" }),
+      "no .tf file at the archive root",
+    ],
     [
       "a syntax error",
       () => buildTarball({ "main.tf": MAIN, "variables.tf": 'variable "a" {\n  default = \n}\n' }),
@@ -124,7 +152,11 @@ describe("ingestModule in workerd: refused versions", () => {
     ],
     [
       "duplicate variables",
-      () => buildTarball({ "main.tf": 'variable "region" {}\n', "variables.tf": 'variable "region" {\n  default = "x"\n}\n' }),
+      () =>
+        buildTarball({
+          "main.tf": 'variable "region" {}\n',
+          "variables.tf": 'variable "region" {\n  default = "x"\n}\n',
+        }),
       'duplicate variable "region" in main.tf and variables.tf',
     ],
     [

@@ -3,7 +3,16 @@
  * member; `organization-scoped` defaults to true.
  */
 import { describe, expect, it } from "vitest";
-import { ADMIN, bootstrapOrg, createMember, createOrgToken, createTeamToken, createUser, tfe, uniqueName } from "../../../helpers/nocode";
+import {
+  ADMIN,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../../helpers/nocode";
 
 const poolBody = (attributes: Record<string, unknown>, relationships?: Record<string, unknown>) => ({
   data: { type: "agent-pools", attributes, ...(relationships ? { relationships } : {}) },
@@ -12,7 +21,10 @@ const poolBody = (attributes: Record<string, unknown>, relationships?: Record<st
 describe("POST /organizations/:org/agent-pools", () => {
   it("creates an organization-scoped pool by default (201, apool-<16 alnum>)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
-    const res = await tfe("POST", `organizations/${org}/agent-pools`, { token: ownerToken, body: poolBody({ name: "pool-1" }) });
+    const res = await tfe("POST", `organizations/${org}/agent-pools`, {
+      token: ownerToken,
+      body: poolBody({ name: "pool-1" }),
+    });
     expect(res.status).toBe(201);
     expect(res.json.data.id).toMatch(/^apool-[A-Za-z0-9]{16}$/);
     expect(res.json.data).toMatchObject({
@@ -44,19 +56,33 @@ describe("POST /organizations/:org/agent-pools", () => {
     const read = await tfe("GET", `agent-pools/${res.json.data.id}`, { token: ownerToken });
     expect(read.json.data.attributes["organization-scoped"]).toBe(false);
     expect(read.json.data.relationships["allowed-projects"].data).toEqual([{ id: defaultProjectId, type: "projects" }]);
-    expect(read.json.data.relationships["allowed-workspaces"].data).toEqual([{ id: "ws-AAAAAAAAAAAAAAAA", type: "workspaces" }]);
+    expect(read.json.data.relationships["allowed-workspaces"].data).toEqual([
+      { id: "ws-AAAAAAAAAAAAAAAA", type: "workspaces" },
+    ]);
   });
 
   it("a manage-agent-pools team, owners and the organization token may create; others 404 (N10)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
     const manager = await createMember(org, { "manage-agent-pools": true });
     for (const token of [ownerToken, await createOrgToken(org), manager.token, await createTeamToken(manager.teamId)]) {
-      expect((await tfe("POST", `organizations/${org}/agent-pools`, { token, body: poolBody({ name: uniqueName("p") }) })).status).toBe(201);
+      expect(
+        (await tfe("POST", `organizations/${org}/agent-pools`, { token, body: poolBody({ name: uniqueName("p") }) }))
+          .status,
+      ).toBe(201);
     }
     const projects = await createMember(org, { "manage-projects": true, "manage-workspaces": true });
     const other = await bootstrapOrg();
-    for (const token of [ADMIN, projects.token, (await createUser()).token, other.ownerToken, await createOrgToken(other.org)]) {
-      expect((await tfe("POST", `organizations/${org}/agent-pools`, { token, body: poolBody({ name: uniqueName("p") }) })).status).toBe(404);
+    for (const token of [
+      ADMIN,
+      projects.token,
+      (await createUser()).token,
+      other.ownerToken,
+      await createOrgToken(other.org),
+    ]) {
+      expect(
+        (await tfe("POST", `organizations/${org}/agent-pools`, { token, body: poolBody({ name: uniqueName("p") }) }))
+          .status,
+      ).toBe(404);
     }
   });
 
@@ -67,15 +93,24 @@ describe("POST /organizations/:org/agent-pools", () => {
     expect((await post(poolBody({ name: "dup" }))).status).toBe(201);
     const dup = await post(poolBody({ name: "dup" }));
     expect(dup.status).toBe(422);
-    expect(dup.json.errors[0]).toMatchObject({ detail: "Name has already been taken", source: { pointer: "/data/attributes/name" } });
+    expect(dup.json.errors[0]).toMatchObject({
+      detail: "Name has already been taken",
+      source: { pointer: "/data/attributes/name" },
+    });
     const cases: [unknown, string][] = [
       [poolBody({}), "/data/attributes/name"],
       [poolBody({ name: "has space" }), "/data/attributes/name"],
       [poolBody({ name: "n".repeat(91) }), "/data/attributes/name"],
       [poolBody({ name: "ok", "organization-scoped": "true" }), "/data/attributes/organization-scoped"],
-      [poolBody({ name: "ok" }, { "allowed-projects": { data: [{ type: "projects", id: other.defaultProjectId }] } }), "/data/relationships/allowed-projects"],
+      [
+        poolBody({ name: "ok" }, { "allowed-projects": { data: [{ type: "projects", id: other.defaultProjectId }] } }),
+        "/data/relationships/allowed-projects",
+      ],
       [poolBody({ name: "ok" }, { "allowed-projects": [] }), "/data/relationships/allowed-projects"],
-      [poolBody({ name: "ok" }, { "allowed-workspaces": { data: [{ type: "workspaces", id: "not-an-id" }] } }), "/data/relationships/allowed-workspaces/data/0/id"],
+      [
+        poolBody({ name: "ok" }, { "allowed-workspaces": { data: [{ type: "workspaces", id: "not-an-id" }] } }),
+        "/data/relationships/allowed-workspaces/data/0/id",
+      ],
     ];
     for (const [body, pointer] of cases) {
       const res = await post(body);
@@ -85,7 +120,9 @@ describe("POST /organizations/:org/agent-pools", () => {
     // The one status policy (docs/api-v2-errors.md): a JSON object that is not the document is 422 at /data.
     expect((await post({ data: "x" })).status).toBe(422);
     expect((await post({ data: "x" })).json.errors[0].source).toEqual({ pointer: "/data" });
-    expect((await tfe("POST", `organizations/${org}/agent-pools`, { token: ownerToken, rawBody: "{]" })).status).toBe(400);
+    expect((await tfe("POST", `organizations/${org}/agent-pools`, { token: ownerToken, rawBody: "{]" })).status).toBe(
+      400,
+    );
     const list = await tfe("GET", `organizations/${org}/agent-pools`, { token: ownerToken });
     expect(list.json.data.map((p: { attributes: { name: string } }) => p.attributes.name)).toEqual(["dup"]);
   });
@@ -94,7 +131,10 @@ describe("POST /organizations/:org/agent-pools", () => {
 describe("reading agent pools", () => {
   it("any member lists and reads; others get 404", async () => {
     const { org, ownerToken } = await bootstrapOrg();
-    const created = await tfe("POST", `organizations/${org}/agent-pools`, { token: ownerToken, body: poolBody({ name: "readable" }) });
+    const created = await tfe("POST", `organizations/${org}/agent-pools`, {
+      token: ownerToken,
+      body: poolBody({ name: "readable" }),
+    });
     const member = await createMember(org, {});
     const list = await tfe("GET", `organizations/${org}/agent-pools`, { token: member.token });
     expect(list.status).toBe(200);

@@ -61,11 +61,20 @@ describe("rollouts in the console (N15)", { timeout: UPGRADE_TEST_TIMEOUT }, () 
     const csrf = Browser.csrf(page.text);
 
     // Without the CSRF token: refused, nothing created.
-    const refused = await b.request("POST", `${modulePage}/rollouts`, { "batch-size": "3", "auto-confirm": "never", "max-failures": "0" });
+    const refused = await b.request("POST", `${modulePage}/rollouts`, {
+      "batch-size": "3",
+      "auto-confirm": "never",
+      "max-failures": "0",
+    });
     expect(refused.status).toBe(403);
     expect(page.text).not.toContain("/rollouts/rollout-");
 
-    const started = await b.request("POST", `${modulePage}/rollouts`, { csrf, "batch-size": "3", "auto-confirm": "never", "max-failures": "0" });
+    const started = await b.request("POST", `${modulePage}/rollouts`, {
+      csrf,
+      "batch-size": "3",
+      "auto-confirm": "never",
+      "max-failures": "0",
+    });
     expect(started.status, started.text).toBe(303);
     const location = started.headers.get("location")!;
     expect(location).toMatch(new RegExp(`^/app/${pool.org}/rollouts/rollout-[A-Za-z0-9]{16}$`));
@@ -95,7 +104,8 @@ describe("rollouts in the console (N15)", { timeout: UPGRADE_TEST_TIMEOUT }, () 
     expect((await b.request("POST", `${location}/actions/resume`, { csrf: pageCsrf })).status).toBe(303);
     await vi.waitFor(
       async () => {
-        if (!(await b.request("GET", location)).text.includes("Confirm waiting plans")) throw new Error("not waiting yet");
+        if (!(await b.request("GET", location)).text.includes("Confirm waiting plans"))
+          throw new Error("not waiting yet");
       },
       { timeout: 30_000, interval: 100 },
     );
@@ -118,6 +128,8 @@ describe("rollouts in the console (N15)", { timeout: UPGRADE_TEST_TIMEOUT }, () 
     expect((await r.request("GET", location)).status).toBe(404);
     const readerCsrf = Browser.csrf((await r.request("GET", "/app")).text);
     expect((await r.request("POST", `${location}/actions/cancel`, { csrf: readerCsrf })).status).toBe(404);
-    expect((await r.request("POST", `${modulePage}/rollouts`, { csrf: readerCsrf, "batch-size": "1" })).status).toBe(404);
+    expect((await r.request("POST", `${modulePage}/rollouts`, { csrf: readerCsrf, "batch-size": "1" })).status).toBe(
+      404,
+    );
   });
 });

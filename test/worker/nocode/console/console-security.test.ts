@@ -9,8 +9,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
-import { workerRequest } from "../../../helpers/worker-request";
 import { waitForRun } from "../../../helpers/nocode-modules";
+import { workerRequest } from "../../../helpers/worker-request";
 import { FIRST_PASSWORD, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
 
 const ORIGIN = "https://keyway.test";
@@ -146,12 +146,18 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect((await b.get(`/app/${pool.org}`)).status).toBe(200);
     await createTeamToken(teamId); // a new team token replaces (revokes) the old one
     expect((await b.get(`/app/${pool.org}`)).status).toBe(303);
-    expect(await env.DB.prepare("SELECT count(*) AS n FROM console_sessions WHERE token_hash NOT IN (SELECT hash FROM nocode_tokens)").first("n")).toBe(0);
+    expect(
+      await env.DB.prepare(
+        "SELECT count(*) AS n FROM console_sessions WHERE token_hash NOT IN (SELECT hash FROM nocode_tokens)",
+      ).first("n"),
+    ).toBe(0);
 
     const c = new Browser();
     await c.signIn(pool.ownerToken);
     expect((await c.get("/app")).status).toBe(200);
-    await env.DB.prepare("UPDATE console_sessions SET expires_at = ?").bind(Date.now() - 1).run();
+    await env.DB.prepare("UPDATE console_sessions SET expires_at = ?")
+      .bind(Date.now() - 1)
+      .run();
     expect((await c.get("/app")).status).toBe(303);
 
     const d = new Browser();
@@ -183,10 +189,14 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
       expect((await b.request("POST", path, { name: "forged" })).status, path).toBe(403);
       expect((await b.request("POST", path, { name: "forged", csrf: "0".repeat(64) })).status, path).toBe(403);
       // The right token from another site (a cross-origin Origin) is refused too.
-      expect((await b.request("POST", path, { csrf: good }, { Origin: "https://evil.example" })).status, path).toBe(403);
+      expect((await b.request("POST", path, { csrf: good }, { Origin: "https://evil.example" })).status, path).toBe(
+        403,
+      );
     }
     expect(await env.DB.prepare("SELECT count(*) AS n FROM runs").first("n")).toBe(runsBefore);
-    expect((await tfe("GET", `organizations/${pool.org}/workspaces/forged`, { token: pool.ownerToken })).status).toBe(404);
+    expect((await tfe("GET", `organizations/${pool.org}/workspaces/forged`, { token: pool.ownerToken })).status).toBe(
+      404,
+    );
     expect((await b.get("/app")).status).toBe(200); // sign-out without CSRF did not sign out
   });
 
@@ -221,7 +231,9 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     for (const page of [plan.text, ws.text]) expect(page).not.toContain(FIRST_PASSWORD);
 
     // The banner's E5 and the review page; the review shows no secret either.
-    const planned = await b.request("POST", `/app/${pool.org}/workspaces/${name}/upgrade`, { csrf: Browser.csrf(ws.text) });
+    const planned = await b.request("POST", `/app/${pool.org}/workspaces/${name}/upgrade`, {
+      csrf: Browser.csrf(ws.text),
+    });
     expect(planned.status).toBe(303);
     const review = await b.get(planned.headers.get("location")!);
     expect(review.status).toBe(200);
@@ -275,14 +287,28 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(page.text).toContain("Sensitive (hidden)");
     expect(page.text).not.toContain("typed-secret-1");
     const csrf = Browser.csrf(page.text);
-    expect((await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, { csrf })).status).toBe(303);
+    expect(
+      (await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, { csrf }))
+        .status,
+    ).toBe(303);
     await waitForRun(applyRun, pool.ownerToken, ["applied"]);
-    expect((await b.request("POST", `/app/${pool.org}/workspaces/${discardName}/runs/${discardRun}/actions/discard`, { csrf })).status).toBe(303);
+    expect(
+      (
+        await b.request("POST", `/app/${pool.org}/workspaces/${discardName}/runs/${discardRun}/actions/discard`, {
+          csrf,
+        })
+      ).status,
+    ).toBe(303);
     await waitForRun(discardRun, pool.ownerToken, ["discarded"]);
     // A run of another workspace through this workspace's path: 404.
-    expect((await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${discardRun}/actions/apply`, { csrf })).status).toBe(404);
+    expect(
+      (await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${discardRun}/actions/apply`, { csrf }))
+        .status,
+    ).toBe(404);
     // Applying again: 409, said in words.
-    const again = await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, { csrf });
+    const again = await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, {
+      csrf,
+    });
     expect(again.status).toBe(409);
     expect(again.text).toContain("not waiting for confirmation");
   });

@@ -5,7 +5,16 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, bootstrapOrg, type BootstrappedOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
+import {
+  ADMIN,
+  type BootstrappedOrg,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  tfe,
+} from "../../../helpers/nocode";
 import {
   createPendingVersion,
   createRegistryModule,
@@ -20,9 +29,13 @@ const PIN_ERROR =
 
 /** Modules that fail N12 (both ingest fine, N4). */
 const NO_RESOURCE = {
-  "main.tf": 'terraform {\n  required_providers {\n    null = { source = "hashicorp/null" }\n  }\n}\n\nvariable "size" {\n  default = 1\n}\n',
+  "main.tf":
+    'terraform {\n  required_providers {\n    null = { source = "hashicorp/null" }\n  }\n}\n\nvariable "size" {\n  default = 1\n}\n',
 };
-const NO_PROVIDER = { "main.tf": 'variable "size" {\n  default = 1\n}\n\nresource "null_resource" "x" {\n  triggers = { size = var.size }\n}\n' };
+const NO_PROVIDER = {
+  "main.tf":
+    'variable "size" {\n  default = 1\n}\n\nresource "null_resource" "x" {\n  triggers = { size = var.size }\n}\n',
+};
 
 let ctx: BootstrappedOrg;
 beforeAll(async () => {
@@ -31,7 +44,9 @@ beforeAll(async () => {
 
 /** How many no-code modules the organization has (D1). */
 async function noCodeCount(org: string): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM no_code_modules WHERE organization = ?").bind(org).first<{ n: number }>();
+  const row = await env.DB.prepare("SELECT count(*) AS n FROM no_code_modules WHERE organization = ?")
+    .bind(org)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }
 
@@ -49,8 +64,14 @@ describe("E1 checklist (reference §8)", () => {
       type: "no-code-modules",
       attributes: { enabled: false, "version-pin": null },
       relationships: {
-        organization: { data: { id: ctx.org, type: "organizations" }, links: { related: `/api/v2/organizations/${ctx.org}` } },
-        "registry-module": { data: { id: mod.id, type: "registry-modules" }, links: { related: `/api/v2/registry-modules/${mod.id}` } },
+        organization: {
+          data: { id: ctx.org, type: "organizations" },
+          links: { related: `/api/v2/organizations/${ctx.org}` },
+        },
+        "registry-module": {
+          data: { id: mod.id, type: "registry-modules" },
+          links: { related: `/api/v2/registry-modules/${mod.id}` },
+        },
         "variable-options": { data: [] },
       },
       links: { self: `/api/v2/no-code-modules/${data.id}` },
@@ -60,7 +81,11 @@ describe("E1 checklist (reference §8)", () => {
   it("item 2: version-pin 1.2.3 of a pending version → echoed (pending pins are allowed, N3); enabled as sent", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await createPendingVersion(ctx.org, mod, "1.2.3", ctx.ownerToken);
-    const res = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { "version-pin": "1.2.3", enabled: true }));
+    const res = await enableNoCode(
+      ctx.org,
+      ctx.ownerToken,
+      noCodeModuleDoc(mod.id, { "version-pin": "1.2.3", enabled: true }),
+    );
     expect(res.status).toBe(200);
     expect(res.json.data.attributes).toEqual({ enabled: true, "version-pin": "1.2.3" });
   });
@@ -91,13 +116,17 @@ describe("E1 checklist (reference §8)", () => {
     const res = await enableNoCode(
       ctx.org,
       ctx.ownerToken,
-      noCodeModuleDoc(mod.id, { enabled: true }, [optionEntry("var1", ["option1", "option2"]), optionEntry("my_var", ["my_option1", "my_option2"])]),
+      noCodeModuleDoc(mod.id, { enabled: true }, [
+        optionEntry("var1", ["option1", "option2"]),
+        optionEntry("my_var", ["my_option1", "my_option2"]),
+      ]),
     );
     expect(res.status).toBe(200);
     expect(res.json.data.attributes.enabled).toBe(true);
     const sets = res.json.data.relationships["variable-options"].data;
     expect(sets).toHaveLength(2);
-    for (const s of sets) expect(s).toEqual({ id: expect.stringMatching(/^ncvaropt-[A-Za-z0-9]{16}$/), type: "variable-options" });
+    for (const s of sets)
+      expect(s).toEqual({ id: expect.stringMatching(/^ncvaropt-[A-Za-z0-9]{16}$/), type: "variable-options" });
     expect(res.json.included).toBeUndefined();
   });
 
@@ -137,11 +166,26 @@ describe("E1 checklist (reference §8)", () => {
             data: {
               type: "registry-modules",
               id: mod.id,
-              attributes: { name: mod.name, provider: mod.provider, "registry-name": "private", namespace: ctx.org, "no-code": false, "created-at": "2026-01-01T00:00:00Z" },
+              attributes: {
+                name: mod.name,
+                provider: mod.provider,
+                "registry-name": "private",
+                namespace: ctx.org,
+                "no-code": false,
+                "created-at": "2026-01-01T00:00:00Z",
+              },
               relationships: { organization: { data: { type: "organizations", id: ctx.org } } },
             },
           },
-          "variable-options": { data: [{ type: "variable-options", id: "", attributes: { "variable-name": "x", "variable-type": "string", options: ["a"] } }] },
+          "variable-options": {
+            data: [
+              {
+                type: "variable-options",
+                id: "",
+                attributes: { "variable-name": "x", "variable-type": "string", options: ["a"] },
+              },
+            ],
+          },
         },
       },
     };
@@ -205,12 +249,16 @@ describe("E1 pins (N3)", () => {
     expect(second.json.errors[0]).toMatchObject({ status: "422", title: "unprocessable entity" });
     expect(second.json.errors[0].detail).toContain("already has a no-code module");
     const read = await tfe("GET", `registry-modules/${mod.id}`, { token: ctx.ownerToken });
-    expect(read.json.data.relationships["no-code-modules"].data).toEqual([{ id: first.json.data.id, type: "no-code-modules" }]);
+    expect(read.json.data.relationships["no-code-modules"].data).toEqual([
+      { id: first.json.data.id, type: "no-code-modules" },
+    ]);
   });
 
   it("concurrent E1s for one registry module create exactly one no-code module", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
-    const answers = await Promise.all([1, 2, 3, 4].map(() => enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id))));
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map(() => enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id))),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 422, 422, 422]);
     const rows = await env.DB.prepare("SELECT id FROM no_code_modules WHERE registry_module_id = ?").bind(mod.id).all();
     expect(rows.results).toHaveLength(1);
@@ -228,7 +276,8 @@ describe("E1 design requirements (N12) and variable names (N5)", () => {
       {
         status: "422",
         title: "unprocessable entity",
-        detail: "Module version 1.0.0 does not meet the no-code design requirements: it declares no resource in its root module.",
+        detail:
+          "Module version 1.0.0 does not meet the no-code design requirements: it declares no resource in its root module.",
       },
     ]);
     expect(await noCodeCount(ctx.org)).toBe(before);
@@ -247,32 +296,57 @@ describe("E1 design requirements (N12) and variable names (N5)", () => {
   it("N12 is not checked while the pin is not ok (pending pins stay allowed, N3)", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken, { provider: "null" });
     await createPendingVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
-    const res = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: true, "version-pin": "1.0.0" }));
+    const res = await enableNoCode(
+      ctx.org,
+      ctx.ownerToken,
+      noCodeModuleDoc(mod.id, { enabled: true, "version-pin": "1.0.0" }),
+    );
     expect(res.status).toBe(200);
   });
 
-  it("item 20: an option naming a variable absent from the ok pin → 422 `variable \"<n>\" not found in source`; nothing created", async () => {
+  it('item 20: an option naming a variable absent from the ok pin → 422 `variable "<n>" not found in source`; nothing created', async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await publishVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
     const before = await noCodeCount(ctx.org);
     const res = await enableNoCode(
       ctx.org,
       ctx.ownerToken,
-      noCodeModuleDoc(mod.id, { "version-pin": "1.0.0" }, [optionEntry("length", ["2", "3"], "number"), optionEntry("freetext_string_emptylist", [])]),
+      noCodeModuleDoc(mod.id, { "version-pin": "1.0.0" }, [
+        optionEntry("length", ["2", "3"], "number"),
+        optionEntry("freetext_string_emptylist", []),
+      ]),
     );
     expect(res.status).toBe(422);
-    expect(res.json.errors).toEqual([{ status: "422", title: "unprocessable entity", detail: 'variable "freetext_string_emptylist" not found in source' }]);
+    expect(res.json.errors).toEqual([
+      {
+        status: "422",
+        title: "unprocessable entity",
+        detail: 'variable "freetext_string_emptylist" not found in source',
+      },
+    ]);
     expect(await noCodeCount(ctx.org)).toBe(before);
   });
 
   it("two sets for one variable → 422; a set id on E1 → 422 (N5)", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
-    const twice = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, {}, [optionEntry("a", ["1"]), optionEntry("a", ["2"])]));
+    const twice = await enableNoCode(
+      ctx.org,
+      ctx.ownerToken,
+      noCodeModuleDoc(mod.id, {}, [optionEntry("a", ["1"]), optionEntry("a", ["2"])]),
+    );
     expect(twice.status).toBe(422);
     expect(twice.json.errors[0].detail).toBe('variable "a" has more than one set of variable options');
-    const withId = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, {}, [optionEntry("a", ["1"], "string", "ncvaropt-AAAAAAAAAAAAAAAA")]));
+    const withId = await enableNoCode(
+      ctx.org,
+      ctx.ownerToken,
+      noCodeModuleDoc(mod.id, {}, [optionEntry("a", ["1"], "string", "ncvaropt-AAAAAAAAAAAAAAAA")]),
+    );
     expect(withId.status).toBe(422);
-    expect((await tfe("GET", `registry-modules/${mod.id}`, { token: ctx.ownerToken })).json.data.relationships["no-code-modules"].data).toEqual([]);
+    expect(
+      (await tfe("GET", `registry-modules/${mod.id}`, { token: ctx.ownerToken })).json.data.relationships[
+        "no-code-modules"
+      ].data,
+    ).toEqual([]);
   });
 
   it("the variable type defaults to the variable's type in the ok pin", async () => {
@@ -283,13 +357,21 @@ describe("E1 design requirements (N12) and variable names (N5)", () => {
         type: "no-code-modules",
         relationships: {
           "registry-module": { data: { type: "registry-module", id: mod.id } },
-          "variable-options": { data: [{ type: "variable-options", attributes: { "variable-name": "length", options: ["2", "4"] } }] },
+          "variable-options": {
+            data: [{ type: "variable-options", attributes: { "variable-name": "length", options: ["2", "4"] } }],
+          },
         },
       },
     });
     expect(res.status).toBe(200);
-    const read = await tfe("GET", `no-code-modules/${res.json.data.id}?include=variable_options`, { token: ctx.ownerToken });
-    expect(read.json.included[0].attributes).toEqual({ "variable-name": "length", "variable-type": "number", options: ["2", "4"] });
+    const read = await tfe("GET", `no-code-modules/${res.json.data.id}?include=variable_options`, {
+      token: ctx.ownerToken,
+    });
+    expect(read.json.included[0].attributes).toEqual({
+      "variable-name": "length",
+      "variable-type": "number",
+      options: ["2", "4"],
+    });
   });
 });
 
@@ -301,7 +383,12 @@ describe("E1 malformed documents (seed §7: 422)", () => {
       [noCodeModuleDoc(mod.id, { enabled: "yes" }), "/data/attributes/enabled"],
       [noCodeModuleDoc(mod.id, { "version-pin": 3 }), "/data/attributes/version-pin"],
       [{ data: { type: "workspaces", relationships: { "registry-module": { data: { id: mod.id } } } } }, "/data/type"],
-      [noCodeModuleDoc(mod.id, {}, [{ type: "variable-options", attributes: { "variable-name": "x", options: "a" } } as never]), "/data/relationships/variable-options/data/0/attributes/options"],
+      [
+        noCodeModuleDoc(mod.id, {}, [
+          { type: "variable-options", attributes: { "variable-name": "x", options: "a" } } as never,
+        ]),
+        "/data/relationships/variable-options/data/0/attributes/options",
+      ],
       [{ data: [] }, "/data"],
     ];
     for (const [body, pointer] of cases) {
@@ -314,9 +401,15 @@ describe("E1 malformed documents (seed §7: 422)", () => {
   });
 
   it("malformed JSON is 400 and a body over 1 MiB is 413 (B5)", async () => {
-    const bad = await tfe("POST", `organizations/${ctx.org}/no-code-modules`, { token: ctx.ownerToken, rawBody: "{not json" });
+    const bad = await tfe("POST", `organizations/${ctx.org}/no-code-modules`, {
+      token: ctx.ownerToken,
+      rawBody: "{not json",
+    });
     expect(bad.status).toBe(400);
-    const big = await tfe("POST", `organizations/${ctx.org}/no-code-modules`, { token: ctx.ownerToken, rawBody: `{"pad":"${"x".repeat(1024 * 1024)}"}` });
+    const big = await tfe("POST", `organizations/${ctx.org}/no-code-modules`, {
+      token: ctx.ownerToken,
+      rawBody: `{"pad":"${"x".repeat(1024 * 1024)}"}`,
+    });
     expect(big.status).toBe(413);
   });
 });

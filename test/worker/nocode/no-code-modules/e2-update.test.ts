@@ -17,7 +17,8 @@ import {
 } from "../../../helpers/nocode-modules";
 
 const NO_RESOURCE = {
-  "main.tf": 'terraform {\n  required_providers {\n    null = { source = "hashicorp/null" }\n  }\n}\n\nvariable "prefix" {\n  type = string\n}\n',
+  "main.tf":
+    'terraform {\n  required_providers {\n    null = { source = "hashicorp/null" }\n  }\n}\n\nvariable "prefix" {\n  type = string\n}\n',
 };
 
 let ctx: BootstrappedOrg;
@@ -30,7 +31,11 @@ function patch(id: string, body: unknown, token = ctx.ownerToken) {
 }
 
 /** An E2 document; `registryModuleId` adds the relationship. */
-function patchDoc(attributes: Record<string, unknown>, registryModuleId?: string, options?: ReturnType<typeof optionEntry>[]) {
+function patchDoc(
+  attributes: Record<string, unknown>,
+  registryModuleId?: string,
+  options?: ReturnType<typeof optionEntry>[],
+) {
   const relationships: Record<string, unknown> = {};
   if (registryModuleId) relationships["registry-module"] = { data: { type: "registry-module", id: registryModuleId } };
   if (options) relationships["variable-options"] = { data: options };
@@ -57,7 +62,9 @@ describe("E2 checklist (reference §8)", () => {
     const res = await patch(doc.data.id, patchDoc({ enabled: false }, mod.id));
     expect(res.status).toBe(200);
     expect(res.json.data.attributes.enabled).toBe(false);
-    expect((await tfe("GET", `no-code-modules/${doc.data.id}`, { token: ctx.ownerToken })).json.data.attributes.enabled).toBe(false);
+    expect(
+      (await tfe("GET", `no-code-modules/${doc.data.id}`, { token: ctx.ownerToken })).json.data.attributes.enabled,
+    ).toBe(false);
   });
 
   it("item 13: only the registry-module relationship → a document identical to E1's answer", async () => {
@@ -82,7 +89,11 @@ describe("E2 checklist (reference §8)", () => {
     await publishVersion(org.org, org.registryModule, "1.0.1", org.ownerToken);
     const { workspace } = await createNoCodeWorkspace(org.noCodeModuleId, org.ownerToken);
     expect(workspace.attributes["no-code-upgrade-available"]).toBe(false);
-    const res = await patch(org.noCodeModuleId, patchDoc({ "version-pin": "1.0.1" }, org.registryModule.id), org.ownerToken);
+    const res = await patch(
+      org.noCodeModuleId,
+      patchDoc({ "version-pin": "1.0.1" }, org.registryModule.id),
+      org.ownerToken,
+    );
     expect(res.status).toBe(200);
     expect(res.json.data.attributes["version-pin"]).toBe("1.0.1");
     const ws = await tfe("GET", `workspaces/${workspace.id}`, { token: org.ownerToken });
@@ -100,7 +111,9 @@ describe("E2 checklist (reference §8)", () => {
     ]);
     const res = await patch(doc.data.id, patchDoc({}, mod.id, [optionEntry("free_c", undefined)]));
     expect(res.status).toBe(200);
-    expect((await included(doc.data.id)).map((s) => s.attributes)).toEqual([{ "variable-name": "free_c", "variable-type": "string", options: [] }]);
+    expect((await included(doc.data.id)).map((s) => s.attributes)).toEqual([
+      { "variable-name": "free_c", "variable-type": "string", options: [] },
+    ]);
   });
 
   it("item 39: the relationship typed registry-modules with inlined attributes (go-tfe) is accepted", async () => {
@@ -109,7 +122,11 @@ describe("E2 checklist (reference §8)", () => {
       data: {
         type: "no-code-modules",
         attributes: { enabled: true },
-        relationships: { "registry-module": { data: { type: "registry-modules", id: mod.id, attributes: { name: mod.name, "no-code": true } } } },
+        relationships: {
+          "registry-module": {
+            data: { type: "registry-modules", id: mod.id, attributes: { name: mod.name, "no-code": true } },
+          },
+        },
       },
     });
     expect(res.status).toBe(200);
@@ -121,12 +138,21 @@ describe("E2 variable options (N5)", () => {
   it("entries with an id replace that set (same id), entries without one are new, sets not sent are deleted", async () => {
     const { doc } = await created({}, [optionEntry("a", ["1"]), optionEntry("b", ["2"]), optionEntry("c", ["3"])]);
     const [a, b] = doc.data.relationships["variable-options"].data;
-    const res = await patch(doc.data.id, patchDoc({}, undefined, [optionEntry("b", ["22"], "string", b.id), optionEntry("a2", ["x"], "string", a.id), optionEntry("d", ["4"])]));
+    const res = await patch(
+      doc.data.id,
+      patchDoc({}, undefined, [
+        optionEntry("b", ["22"], "string", b.id),
+        optionEntry("a2", ["x"], "string", a.id),
+        optionEntry("d", ["4"]),
+      ]),
+    );
     expect(res.status).toBe(200);
     const ids = res.json.data.relationships["variable-options"].data.map((r: { id: string }) => r.id);
     expect(ids.slice(0, 2)).toEqual([b.id, a.id]);
     expect(ids[2]).toMatch(/^ncvaropt-/);
-    expect((await included(doc.data.id)).map((s) => [s.id, s.attributes["variable-name"], s.attributes.options])).toEqual([
+    expect(
+      (await included(doc.data.id)).map((s) => [s.id, s.attributes["variable-name"], s.attributes.options]),
+    ).toEqual([
       [b.id, "b", ["22"]],
       [a.id, "a2", ["x"]],
       [ids[2], "d", ["4"]],
@@ -146,11 +172,16 @@ describe("E2 variable options (N5)", () => {
     const foreignId = other.data.relationships["variable-options"].data[0].id;
     const twice = await patch(doc.data.id, patchDoc({}, undefined, [optionEntry("a", ["1"]), optionEntry("a", ["2"])]));
     expect(twice.status).toBe(422);
-    expect(twice.json.errors[0]).toMatchObject({ title: "unprocessable entity", detail: 'variable "a" has more than one set of variable options' });
+    expect(twice.json.errors[0]).toMatchObject({
+      title: "unprocessable entity",
+      detail: 'variable "a" has more than one set of variable options',
+    });
     const foreign = await patch(doc.data.id, patchDoc({}, undefined, [optionEntry("q", ["1"], "string", foreignId)]));
     expect(foreign.status).toBe(422);
     expect(foreign.json.errors[0].detail).toContain(foreignId);
-    expect((await included(doc.data.id)).map((s) => s.attributes)).toEqual([{ "variable-name": "a", "variable-type": "string", options: ["1"] }]);
+    expect((await included(doc.data.id)).map((s) => s.attributes)).toEqual([
+      { "variable-name": "a", "variable-type": "string", options: ["1"] },
+    ]);
     expect((await included(other.data.id)).map((s) => s.attributes["variable-name"])).toEqual(["z"]);
   });
 
@@ -161,7 +192,8 @@ describe("E2 variable options (N5)", () => {
     expect(bad.json.errors[0].detail).toBe('variable "nope" not found in source');
     // A version without `length`: moving the pin there with the options kept is refused.
     await publishVersion(org.org, org.registryModule, "1.1.0", org.ownerToken, {
-      "main.tf": 'terraform {\n  required_providers {\n    random = { source = "hashicorp/random" }\n  }\n}\n\nresource "random_pet" "x" {}\n',
+      "main.tf":
+        'terraform {\n  required_providers {\n    random = { source = "hashicorp/random" }\n  }\n}\n\nresource "random_pet" "x" {}\n',
     });
     const moved = await patch(org.noCodeModuleId, patchDoc({ "version-pin": "1.1.0" }), org.ownerToken);
     expect(moved.status).toBe(422);
@@ -176,10 +208,21 @@ describe("E2 variable options (N5)", () => {
     const org = await noCodeOrg({ options: [optionEntry("length", ["2", "3"], "number")] });
     const { workspace } = await createNoCodeWorkspace(org.noCodeModuleId, org.ownerToken);
     const setId = (await included(org.noCodeModuleId, org.ownerToken))[0]!.id;
-    const available = async () => (await tfe("GET", `workspaces/${workspace.id}`, { token: org.ownerToken })).json.data.attributes["no-code-upgrade-available"];
-    await patch(org.noCodeModuleId, patchDoc({}, undefined, [optionEntry("length", ["3", "2"], "number", setId)]), org.ownerToken);
+    const available = async () =>
+      (await tfe("GET", `workspaces/${workspace.id}`, { token: org.ownerToken })).json.data.attributes[
+        "no-code-upgrade-available"
+      ];
+    await patch(
+      org.noCodeModuleId,
+      patchDoc({}, undefined, [optionEntry("length", ["3", "2"], "number", setId)]),
+      org.ownerToken,
+    );
     expect(await available()).toBe(false);
-    await patch(org.noCodeModuleId, patchDoc({}, undefined, [optionEntry("length", ["2", "3", "4"], "number", setId)]), org.ownerToken);
+    await patch(
+      org.noCodeModuleId,
+      patchDoc({}, undefined, [optionEntry("length", ["2", "3", "4"], "number", setId)]),
+      org.ownerToken,
+    );
     expect(await available()).toBe(true);
   });
 });
@@ -200,7 +243,11 @@ describe("E2 pins and design requirements (N3, N12)", () => {
   it("enabling a module whose ok pin fails N12 → 422; the module stays disabled", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken, { provider: "null" });
     const pending = await createPendingVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
-    const e1 = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: false, "version-pin": "1.0.0" }));
+    const e1 = await enableNoCode(
+      ctx.org,
+      ctx.ownerToken,
+      noCodeModuleDoc(mod.id, { enabled: false, "version-pin": "1.0.0" }),
+    );
     expect(e1.status).toBe(200);
     // Now the pinned version becomes ok (through the real upload link and queue).
     const ingested = await uploadVersion(ctx.org, mod, "1.0.0", pending.upload, ctx.ownerToken, NO_RESOURCE);
@@ -210,7 +257,9 @@ describe("E2 pins and design requirements (N3, N12)", () => {
     expect(res.json.errors[0].detail).toBe(
       "Module version 1.0.0 does not meet the no-code design requirements: it declares no resource in its root module.",
     );
-    expect((await tfe("GET", `no-code-modules/${e1.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.enabled).toBe(false);
+    expect(
+      (await tfe("GET", `no-code-modules/${e1.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.enabled,
+    ).toBe(false);
   });
 
   it("moving an enabled module's pin to a version failing N12 → 422; a disabled module may move there", async () => {
@@ -219,8 +268,16 @@ describe("E2 pins and design requirements (N3, N12)", () => {
     const res = await patch(org.noCodeModuleId, patchDoc({ "version-pin": "1.1.0" }), org.ownerToken);
     expect(res.status).toBe(422);
     expect(res.json.errors[0].detail).toContain("does not meet the no-code design requirements");
-    expect((await tfe("GET", `no-code-modules/${org.noCodeModuleId}`, { token: org.ownerToken })).json.data.attributes["version-pin"]).toBe("1.0.0");
-    const disabled = await patch(org.noCodeModuleId, patchDoc({ enabled: false, "version-pin": "1.1.0" }), org.ownerToken);
+    expect(
+      (await tfe("GET", `no-code-modules/${org.noCodeModuleId}`, { token: org.ownerToken })).json.data.attributes[
+        "version-pin"
+      ],
+    ).toBe("1.0.0");
+    const disabled = await patch(
+      org.noCodeModuleId,
+      patchDoc({ enabled: false, "version-pin": "1.1.0" }),
+      org.ownerToken,
+    );
     expect(disabled.status).toBe(200);
     expect(disabled.json.data.attributes).toEqual({ enabled: false, "version-pin": "1.1.0" });
   });
@@ -233,7 +290,11 @@ describe("E2 pins and design requirements (N3, N12)", () => {
     expect(res.status).toBe(200);
     expect(res.json.data.attributes["version-pin"]).toBe("3.1.0");
     expect(res.json.data.relationships["registry-module"].data.id).toBe(other.id);
-    expect((await tfe("GET", `registry-modules/${org.registryModule.id}`, { token: org.ownerToken })).json.data.attributes["no-code"]).toBe(false);
+    expect(
+      (await tfe("GET", `registry-modules/${org.registryModule.id}`, { token: org.ownerToken })).json.data.attributes[
+        "no-code"
+      ],
+    ).toBe(false);
     const taken = await createRegistryModule(org.org, org.ownerToken);
     expect((await enableNoCode(org.org, org.ownerToken, noCodeModuleDoc(taken.id))).status).toBe(200);
     expect((await patch(org.noCodeModuleId, patchDoc({}, taken.id), org.ownerToken)).status).toBe(422);
@@ -251,7 +312,9 @@ describe("E2 permissions (N10)", () => {
       expect(res.status).toBe(404);
       expect(res.json).toEqual({ errors: [{ status: "404", title: "not found" }] });
     }
-    expect((await tfe("GET", `no-code-modules/${doc.data.id}`, { token: ctx.ownerToken })).json.data.attributes.enabled).toBe(true);
+    expect(
+      (await tfe("GET", `no-code-modules/${doc.data.id}`, { token: ctx.ownerToken })).json.data.attributes.enabled,
+    ).toBe(true);
     const manager = await createMember(ctx.org, { "manage-modules": true });
     expect((await patch(doc.data.id, patchDoc({ enabled: false }), manager.token)).status).toBe(200);
   });

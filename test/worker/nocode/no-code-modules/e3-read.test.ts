@@ -5,7 +5,16 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, bootstrapOrg, type BootstrappedOrg, createMember, createOrgToken, createUser, tfe, uniqueName } from "../../../helpers/nocode";
+import {
+  ADMIN,
+  type BootstrappedOrg,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../../helpers/nocode";
 import {
   createNoCodeWorkspace,
   createRegistryModule,
@@ -27,7 +36,10 @@ async function moduleWithOptions() {
   const res = await enableNoCode(
     ctx.org,
     ctx.ownerToken,
-    noCodeModuleDoc(mod.id, { enabled: true }, [optionEntry("var1", ["option1", "option2"]), optionEntry("my_var", ["my_option1", "my_option2"])]),
+    noCodeModuleDoc(mod.id, { enabled: true }, [
+      optionEntry("var1", ["option1", "option2"]),
+      optionEntry("my_var", ["my_option1", "my_option2"]),
+    ]),
   );
   expect(res.status).toBe(200);
   return { mod, data: res.json.data };
@@ -75,12 +87,18 @@ describe("E3 checklist (reference §8)", () => {
     const { data } = await moduleWithOptions();
     const res = await tfe("GET", `no-code-modules/${data.id}?include=bogus`, { token: ctx.ownerToken });
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ errors: [{ status: "400", title: "bad request", detail: "Invalid include parameter", source: { parameter: "include" } }] });
+    expect(res.json).toEqual({
+      errors: [
+        { status: "400", title: "bad request", detail: "Invalid include parameter", source: { parameter: "include" } },
+      ],
+    });
   });
 
   it("item 22: read-back carries enabled, version-pin, organization, registry-module and options to re-create an identical module", async () => {
     const org = await noCodeOrg({ options: [optionEntry("length", ["2", "3"], "number")] });
-    const read = await tfe("GET", `no-code-modules/${org.noCodeModuleId}?include=variable_options`, { token: org.ownerToken });
+    const read = await tfe("GET", `no-code-modules/${org.noCodeModuleId}?include=variable_options`, {
+      token: org.ownerToken,
+    });
     const d = read.json.data;
     expect(d.attributes).toEqual({ enabled: true, "version-pin": "1.0.0" });
     expect(d.relationships.organization.data.id).toBe(org.org);
@@ -91,11 +109,17 @@ describe("E3 checklist (reference §8)", () => {
     const again = await enableNoCode(
       org.org,
       org.ownerToken,
-      noCodeModuleDoc(d.relationships["registry-module"].data.id, d.attributes, options.map((o: Record<string, unknown>) => ({ type: "variable-options", attributes: o }))),
+      noCodeModuleDoc(
+        d.relationships["registry-module"].data.id,
+        d.attributes,
+        options.map((o: Record<string, unknown>) => ({ type: "variable-options", attributes: o })),
+      ),
     );
     expect(again.status).toBe(200);
     expect(again.json.data.attributes).toEqual(d.attributes);
-    const reread = await tfe("GET", `no-code-modules/${again.json.data.id}?include=variable_options`, { token: org.ownerToken });
+    const reread = await tfe("GET", `no-code-modules/${again.json.data.id}?include=variable_options`, {
+      token: org.ownerToken,
+    });
     expect(reread.json.included.map((o: { attributes: unknown }) => o.attributes)).toEqual(options);
   });
 });
@@ -123,7 +147,9 @@ describe("DELETE /no-code-modules/:id", () => {
     const read = await tfe("GET", `registry-modules/${mod.id}`, { token: ctx.ownerToken });
     expect(read.json.data.attributes["no-code"]).toBe(false);
     expect(read.json.data.relationships["no-code-modules"].data).toEqual([]);
-    const options = await env.DB.prepare("SELECT count(*) AS n FROM variable_options WHERE no_code_module_id = ?").bind(data.id).first<{ n: number }>();
+    const options = await env.DB.prepare("SELECT count(*) AS n FROM variable_options WHERE no_code_module_id = ?")
+      .bind(data.id)
+      .first<{ n: number }>();
     expect(options?.n).toBe(0);
     // The registry module can be enabled again.
     expect((await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id))).status).toBe(200);
@@ -145,7 +171,9 @@ describe("DELETE /no-code-modules/:id", () => {
 
   it("N10, N10a (issue 14 finding 7): the organization token may DELETE a no-code module", async () => {
     const { data } = await moduleWithOptions();
-    expect((await tfe("DELETE", `no-code-modules/${data.id}`, { token: await createOrgToken(ctx.org) })).status).toBe(204);
+    expect((await tfe("DELETE", `no-code-modules/${data.id}`, { token: await createOrgToken(ctx.org) })).status).toBe(
+      204,
+    );
     expect((await tfe("GET", `no-code-modules/${data.id}`, { token: ctx.ownerToken })).status).toBe(404);
   });
 
@@ -163,13 +191,26 @@ describe("DELETE /no-code-modules/:id", () => {
 describe("GET /no-code-modules/:id/versions/:version/module-variables (N9)", () => {
   it("lists the version's input variables with the module's options", async () => {
     const org = await noCodeOrg({ options: [optionEntry("length", ["2", "3"], "number")] });
-    const res = await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/1.0.0/module-variables`, { token: org.ownerToken });
+    const res = await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/1.0.0/module-variables`, {
+      token: org.ownerToken,
+    });
     expect(res.status).toBe(200);
-    const byName = Object.fromEntries(res.json.data.map((v: { attributes: { name: string } }) => [v.attributes.name, v]));
+    const byName = Object.fromEntries(
+      res.json.data.map((v: { attributes: { name: string } }) => [v.attributes.name, v]),
+    );
     expect(Object.keys(byName).sort()).toEqual(["greeting", "length", "prefix"]);
     expect(byName.prefix).toMatchObject({
       type: "registry-module-variables",
-      attributes: { name: "prefix", type: "string", description: "Prefix of the pet name", required: true, sensitive: false, default: null, options: [], "has-global": false },
+      attributes: {
+        name: "prefix",
+        type: "string",
+        description: "Prefix of the pet name",
+        required: true,
+        sensitive: false,
+        default: null,
+        options: [],
+        "has-global": false,
+      },
     });
     expect(byName.length.attributes).toMatchObject({ required: false, default: 2, options: ["2", "3"] });
     expect(byName.greeting.attributes).toMatchObject({ sensitive: true, default: "hello" });
@@ -177,15 +218,33 @@ describe("GET /no-code-modules/:id/versions/:version/module-variables (N9)", () 
 
   it("an unknown version is 404; a pending one 422; a non-member 404", async () => {
     const org = await noCodeOrg();
-    expect((await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/9.9.9/module-variables`, { token: org.ownerToken })).status).toBe(404);
-    await tfe("POST", `organizations/${org.org}/registry-modules/private/${org.org}/${org.registryModule.name}/${org.registryModule.provider}/versions`, {
+    expect(
+      (
+        await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/9.9.9/module-variables`, {
+          token: org.ownerToken,
+        })
+      ).status,
+    ).toBe(404);
+    await tfe(
+      "POST",
+      `organizations/${org.org}/registry-modules/private/${org.org}/${org.registryModule.name}/${org.registryModule.provider}/versions`,
+      {
+        token: org.ownerToken,
+        body: { data: { type: "registry-module-versions", attributes: { version: "2.0.0" } } },
+      },
+    );
+    const pending = await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/2.0.0/module-variables`, {
       token: org.ownerToken,
-      body: { data: { type: "registry-module-versions", attributes: { version: "2.0.0" } } },
     });
-    const pending = await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/2.0.0/module-variables`, { token: org.ownerToken });
     expect(pending.status).toBe(422);
     expect(pending.json.errors[0].detail).toContain("has not been ingested");
-    expect((await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/1.0.0/module-variables`, { token: (await createUser()).token })).status).toBe(404);
+    expect(
+      (
+        await tfe("GET", `no-code-modules/${org.noCodeModuleId}/versions/1.0.0/module-variables`, {
+          token: (await createUser()).token,
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -193,7 +252,9 @@ describe("registry modules and no-code modules (N9, reference §3)", () => {
   it("item 38: a module created with no-code: true is listed with no-code true and exactly one no-code-modules member, sideloaded", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken, { noCode: true });
     const plain = await createRegistryModule(ctx.org, ctx.ownerToken);
-    const list = await tfe("GET", `organizations/${ctx.org}/registry-modules?include=no-code-modules&page[size]=100`, { token: ctx.ownerToken });
+    const list = await tfe("GET", `organizations/${ctx.org}/registry-modules?include=no-code-modules&page[size]=100`, {
+      token: ctx.ownerToken,
+    });
     expect(list.status).toBe(200);
     const entry = list.json.data.find((m: { id: string }) => m.id === mod.id);
     expect(entry.attributes["no-code"]).toBe(true);
@@ -204,15 +265,21 @@ describe("registry modules and no-code modules (N9, reference §3)", () => {
     // The legacy flag creates an enabled module pinned to the latest ok version (none yet: null, N3).
     expect(included).toMatchObject({ type: "no-code-modules", attributes: { enabled: true, "version-pin": null } });
     expect(included.relationships["registry-module"].data.id).toBe(mod.id);
-    expect(list.json.data.find((m: { id: string }) => m.id === plain.id).relationships["no-code-modules"].data).toEqual([]);
+    expect(list.json.data.find((m: { id: string }) => m.id === plain.id).relationships["no-code-modules"].data).toEqual(
+      [],
+    );
   });
 
   it("E1 and E2 keep the registry module's `no-code` in step with `enabled`", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     const created = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: true }));
-    const flag = async () => (await tfe("GET", `registry-modules/${mod.id}`, { token: ctx.ownerToken })).json.data.attributes["no-code"];
+    const flag = async () =>
+      (await tfe("GET", `registry-modules/${mod.id}`, { token: ctx.ownerToken })).json.data.attributes["no-code"];
     expect(await flag()).toBe(true);
-    await tfe("PATCH", `no-code-modules/${created.json.data.id}`, { token: ctx.ownerToken, body: { data: { type: "no-code-modules", attributes: { enabled: false } } } });
+    await tfe("PATCH", `no-code-modules/${created.json.data.id}`, {
+      token: ctx.ownerToken,
+      body: { data: { type: "no-code-modules", attributes: { enabled: false } } },
+    });
     expect(await flag()).toBe(false);
   });
 
@@ -221,9 +288,12 @@ describe("registry modules and no-code modules (N9, reference §3)", () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken, { name });
     await publishVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
     const created = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: true }));
-    const del = await tfe("DELETE", `organizations/${ctx.org}/registry-modules/private/${ctx.org}/${name}/${mod.provider}`, { token: ctx.ownerToken });
+    const del = await tfe(
+      "DELETE",
+      `organizations/${ctx.org}/registry-modules/private/${ctx.org}/${name}/${mod.provider}`,
+      { token: ctx.ownerToken },
+    );
     expect(del.status).toBe(204);
     expect((await tfe("GET", `no-code-modules/${created.json.data.id}`, { token: ctx.ownerToken })).status).toBe(404);
   });
 });
-

@@ -6,9 +6,18 @@
  * ./authorization-matrix.test.ts; these are the findings' own requests.
  */
 import { describe, expect, it } from "vitest";
-import { ADMIN, bootstrapOrg, createOrgToken, createTeam, createTeamToken, createUser, type OrganizationAccess, tfe } from "../../../helpers/nocode";
+import {
+  ADMIN,
+  bootstrapOrg,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  type OrganizationAccess,
+  tfe,
+  uniqueName,
+} from "../../../helpers/nocode";
 import { createRegistryModule, noCodeModuleDoc, registryModulePath } from "../../../helpers/nocode-modules";
-import { uniqueName } from "../../../helpers/nocode";
 
 /** The ids of a team's members. */
 async function members(teamId: string, token: string): Promise<string[]> {
@@ -23,12 +32,19 @@ describe("N10a: the organization token's side doors are closed", () => {
     const name = uniqueName("mod");
     const res = await tfe("POST", `organizations/${org}/registry-modules`, {
       token,
-      body: { data: { type: "registry-modules", attributes: { name, provider: "random", "registry-name": "private", "no-code": true } } },
+      body: {
+        data: {
+          type: "registry-modules",
+          attributes: { name, provider: "random", "registry-name": "private", "no-code": true },
+        },
+      },
     });
     expect(res.status).toBe(404);
     expect(res.json).toEqual({ errors: [{ status: "404", title: "not found" }] });
     expect((await tfe("GET", registryModulePath(org, name, "random"), { token: ownerToken })).status).toBe(404);
-    const list = await tfe("GET", `organizations/${org}/registry-modules?include=no-code-modules`, { token: ownerToken });
+    const list = await tfe("GET", `organizations/${org}/registry-modules?include=no-code-modules`, {
+      token: ownerToken,
+    });
     expect(list.json.data).toEqual([]);
     // The same create without the flag is an ordinary registry-module write, which it may do.
     expect((await createRegistryModule(org, token, { name })).name).toBe(name);
@@ -59,9 +75,15 @@ describe("N10a: the organization token's side doors are closed", () => {
       expect((await tfe("GET", `authentication-tokens/${existing.json.data.id}`, { token })).status).toBe(404);
       expect((await tfe("DELETE", `authentication-tokens/${existing.json.data.id}`, { token })).status).toBe(404);
       expect((await tfe("DELETE", `teams/${teamId}/authentication-token`, { token })).status).toBe(404);
-      const add = await tfe("POST", `teams/${teamId}/relationships/users`, { token, body: { data: [{ type: "users", id: stranger.username }] } });
+      const add = await tfe("POST", `teams/${teamId}/relationships/users`, {
+        token,
+        body: { data: [{ type: "users", id: stranger.username }] },
+      });
       expect(add.status).toBe(404);
-      const remove = await tfe("DELETE", `teams/${teamId}/relationships/users`, { token, body: { data: [{ type: "users", id: owner.username }] } });
+      const remove = await tfe("DELETE", `teams/${teamId}/relationships/users`, {
+        token,
+        body: { data: [{ type: "users", id: owner.username }] },
+      });
       expect(remove.status).toBe(404);
 
       // Nothing changed: the team's token still works, its membership is the same.
@@ -69,29 +91,53 @@ describe("N10a: the organization token's side doors are closed", () => {
       expect(await members(teamId, ownerToken)).toEqual(before);
       // The team reads as one it may not manage.
       const read = await tfe("GET", `teams/${teamId}`, { token });
-      expect(read.json.data.attributes.permissions).toMatchObject({ "can-update-membership": false, "can-update-api-token": false });
+      expect(read.json.data.attributes.permissions).toMatchObject({
+        "can-update-membership": false,
+        "can-update-api-token": false,
+      });
     });
   }
 
   it("may still manage a team whose rights it holds (read-workspaces, manage-projects, manage-agent-pools)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
     const token = await createOrgToken(org);
-    const teamId = await createTeam(org, { "read-workspaces": true, "manage-projects": true, "manage-agent-pools": true }, { token });
+    const teamId = await createTeam(
+      org,
+      { "read-workspaces": true, "manage-projects": true, "manage-agent-pools": true },
+      { token },
+    );
     const user = await createUser();
     const minted = await tfe("POST", `teams/${teamId}/authentication-token`, { token });
     expect(minted.status).toBe(201);
     expect((await tfe("GET", `authentication-tokens/${minted.json.data.id}`, { token })).status).toBe(200);
-    expect((await tfe("POST", `teams/${teamId}/relationships/users`, { token, body: { data: [{ type: "users", id: user.username }] } })).status).toBe(204);
+    expect(
+      (
+        await tfe("POST", `teams/${teamId}/relationships/users`, {
+          token,
+          body: { data: [{ type: "users", id: user.username }] },
+        })
+      ).status,
+    ).toBe(204);
     expect(await members(teamId, ownerToken)).toEqual([user.id]);
     const read = await tfe("GET", `teams/${teamId}`, { token });
-    expect(read.json.data.attributes.permissions).toMatchObject({ "can-update-membership": true, "can-update-api-token": true });
+    expect(read.json.data.attributes.permissions).toMatchObject({
+      "can-update-membership": true,
+      "can-update-api-token": true,
+    });
   });
 
   it("ADMIN_TOKEN keeps its bootstrap: the owners' token and membership", async () => {
     const { ownersTeamId } = await bootstrapOrg();
     const user = await createUser();
     expect((await tfe("POST", `teams/${ownersTeamId}/authentication-token`, { token: ADMIN })).status).toBe(201);
-    expect((await tfe("POST", `teams/${ownersTeamId}/relationships/users`, { token: ADMIN, body: { data: [{ type: "users", id: user.username }] } })).status).toBe(204);
+    expect(
+      (
+        await tfe("POST", `teams/${ownersTeamId}/relationships/users`, {
+          token: ADMIN,
+          body: { data: [{ type: "users", id: user.username }] },
+        })
+      ).status,
+    ).toBe(204);
   });
 
   it("an owner still manages every team", async () => {
@@ -115,7 +161,10 @@ describe("N10a: the organization token's side doors are closed", () => {
   it("E1 with the organization token stays 404 (unchanged)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
     const mod = await createRegistryModule(org, ownerToken);
-    const res = await tfe("POST", `organizations/${org}/no-code-modules`, { token: await createOrgToken(org), body: noCodeModuleDoc(mod.id) });
+    const res = await tfe("POST", `organizations/${org}/no-code-modules`, {
+      token: await createOrgToken(org),
+      body: noCodeModuleDoc(mod.id),
+    });
     expect(res.status).toBe(404);
   });
 });

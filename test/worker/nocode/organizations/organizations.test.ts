@@ -3,9 +3,20 @@
  * with it), read by members only, validation of names and e-mail.
  */
 import { describe, expect, it } from "vitest";
-import { ADMIN, bootstrapOrg, createMember, createOrgToken, createTeamToken, createUser, tfe, uniqueName } from "../../../helpers/nocode";
+import {
+  ADMIN,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../../helpers/nocode";
 
-const orgBody = (name: unknown, email: unknown = "ops@example.test") => ({ data: { type: "organizations", attributes: { name, email } } });
+const orgBody = (name: unknown, email: unknown = "ops@example.test") => ({
+  data: { type: "organizations", attributes: { name, email } },
+});
 
 describe("POST /organizations", () => {
   it("creates the organization with its owners team and Default Project (N9)", async () => {
@@ -14,7 +25,12 @@ describe("POST /organizations", () => {
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe("application/vnd.api+json");
     const data = res.json.data;
-    expect(data).toMatchObject({ id: name, type: "organizations", attributes: { name, email: "ops@example.test" }, links: { self: `/api/v2/organizations/${name}` } });
+    expect(data).toMatchObject({
+      id: name,
+      type: "organizations",
+      attributes: { name, email: "ops@example.test" },
+      links: { self: `/api/v2/organizations/${name}` },
+    });
     expect(data.attributes["created-at"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const projectId = data.relationships["default-project"].data.id;
     expect(projectId).toMatch(/^prj-[A-Za-z0-9]{16}$/);
@@ -23,7 +39,13 @@ describe("POST /organizations", () => {
 
     // An owner sees the owners team and the Default Project.
     const owner = await createUser();
-    expect((await tfe("POST", `teams/${teamId}/relationships/users`, { body: { data: [{ type: "users", id: owner.username }] } })).status).toBe(204);
+    expect(
+      (
+        await tfe("POST", `teams/${teamId}/relationships/users`, {
+          body: { data: [{ type: "users", id: owner.username }] },
+        })
+      ).status,
+    ).toBe(204);
     const team = await tfe("GET", `teams/${teamId}`, { token: owner.token });
     expect(team.status).toBe(200);
     expect(team.json.data.attributes.name).toBe("owners");
@@ -33,7 +55,10 @@ describe("POST /organizations", () => {
   });
 
   it("accepts application/json as well as application/vnd.api+json (N1)", async () => {
-    const res = await tfe("POST", "organizations", { body: orgBody(uniqueName("org")), headers: { "Content-Type": "application/json" } });
+    const res = await tfe("POST", "organizations", {
+      body: orgBody(uniqueName("org")),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(res.status).toBe(201);
   });
 
@@ -42,7 +67,14 @@ describe("POST /organizations", () => {
     const res = await tfe("POST", "organizations", { body: orgBody(org) });
     expect(res.status).toBe(422);
     expect(res.json).toEqual({
-      errors: [{ status: "422", title: "invalid attribute", detail: "Name has already been taken", source: { pointer: "/data/attributes/name" } }],
+      errors: [
+        {
+          status: "422",
+          title: "invalid attribute",
+          detail: "Name has already been taken",
+          source: { pointer: "/data/attributes/name" },
+        },
+      ],
     });
   });
 
@@ -64,7 +96,10 @@ describe("POST /organizations", () => {
   it("reports every invalid attribute at once", async () => {
     const res = await tfe("POST", "organizations", { body: { data: { type: "organizations", attributes: {} } } });
     expect(res.status).toBe(422);
-    expect(res.json.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual(["/data/attributes/name", "/data/attributes/email"]);
+    expect(res.json.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual([
+      "/data/attributes/name",
+      "/data/attributes/email",
+    ]);
   });
 
   it("400 for malformed JSON or a non-object body, 422 at /data for a document without data (docs/api-v2-errors.md); nothing is created", async () => {
@@ -78,7 +113,12 @@ describe("POST /organizations", () => {
       const res = await tfe("POST", "organizations", { body });
       expect(res.status).toBe(422);
       expect(res.json.errors).toEqual([
-        { status: "422", title: "invalid attribute", detail: "data must be a JSON:API resource object", source: { pointer: "/data" } },
+        {
+          status: "422",
+          title: "invalid attribute",
+          detail: "data must be a JSON:API resource object",
+          source: { pointer: "/data" },
+        },
       ]);
     }
     const owner = await createUser();
@@ -88,14 +128,25 @@ describe("POST /organizations", () => {
   });
 
   it("422 for a wrong data.type (the one status policy: docs/api-v2-errors.md)", async () => {
-    const res = await tfe("POST", "organizations", { body: { data: { type: "workspaces", attributes: { name: uniqueName("org"), email: "a@b.c" } } } });
+    const res = await tfe("POST", "organizations", {
+      body: { data: { type: "workspaces", attributes: { name: uniqueName("org"), email: "a@b.c" } } },
+    });
     expect(res.status).toBe(422);
-    expect(res.json.errors).toEqual([{ status: "422", title: "invalid attribute", detail: 'data.type must be "organizations"', source: { pointer: "/data/type" } }]);
+    expect(res.json.errors).toEqual([
+      {
+        status: "422",
+        title: "invalid attribute",
+        detail: 'data.type must be "organizations"',
+        source: { pointer: "/data/type" },
+      },
+    ]);
   });
 
   it("413 for a body over 1 MiB (B5), and nothing is created", async () => {
     const name = uniqueName("org");
-    const big = JSON.stringify({ data: { type: "organizations", attributes: { name, email: "a@b.c", pad: "x".repeat(1024 * 1024) } } });
+    const big = JSON.stringify({
+      data: { type: "organizations", attributes: { name, email: "a@b.c", pad: "x".repeat(1024 * 1024) } },
+    });
     const res = await tfe("POST", "organizations", { rawBody: big });
     expect(res.status).toBe(413);
     expect(res.json.errors[0]).toMatchObject({ status: "413", title: "payload too large" });
@@ -104,7 +155,10 @@ describe("POST /organizations", () => {
 
   it("only ADMIN_TOKEN may create organizations; others get 404 (N9, N10)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
-    const teamToken = await createTeamToken((await tfe("POST", `organizations/${org}/teams`, { body: { data: { attributes: { name: uniqueName("t") } } } })).json.data.id);
+    const teamToken = await createTeamToken(
+      (await tfe("POST", `organizations/${org}/teams`, { body: { data: { attributes: { name: uniqueName("t") } } } }))
+        .json.data.id,
+    );
     const orgToken = await createOrgToken(org);
     for (const token of [ownerToken, teamToken, orgToken]) {
       const res = await tfe("POST", "organizations", { token, body: orgBody(uniqueName("org")) });
@@ -114,7 +168,11 @@ describe("POST /organizations", () => {
   });
 
   it("401 without a token or with a bad one, before anything else (N2a)", async () => {
-    for (const token of [null, "nope", "AAAAAAAAAAAAAA.atlasv1.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"]) {
+    for (const token of [
+      null,
+      "nope",
+      "AAAAAAAAAAAAAA.atlasv1.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+    ]) {
       const res = await tfe("POST", "organizations", { token, body: orgBody(uniqueName("org")) });
       expect(res.status).toBe(401);
       expect(res.json).toEqual({ errors: [{ status: "401", title: "unauthorized" }] });
@@ -128,17 +186,28 @@ describe("GET /organizations/:org", () => {
     const owner = await tfe("GET", `organizations/${org}`, { token: ownerToken });
     expect(owner.status).toBe(200);
     expect(owner.json.data).toMatchObject({ id: org, type: "organizations" });
-    expect(owner.json.data.attributes.permissions).toMatchObject({ "can-update": true, "can-create-team": true, "can-create-project": true });
+    expect(owner.json.data.attributes.permissions).toMatchObject({
+      "can-update": true,
+      "can-create-team": true,
+      "can-create-project": true,
+    });
 
     const member = await createMember(org, {});
     const res = await tfe("GET", `organizations/${org}`, { token: member.token });
     expect(res.status).toBe(200);
-    expect(res.json.data.attributes.permissions).toMatchObject({ "can-update": false, "can-create-team": false, "can-create-project": false, "can-access-via-teams": true });
+    expect(res.json.data.attributes.permissions).toMatchObject({
+      "can-update": false,
+      "can-create-team": false,
+      "can-create-project": false,
+      "can-access-via-teams": true,
+    });
   });
 
   it("team and organization tokens read their own organization", async () => {
     const { org } = await bootstrapOrg();
-    const teamId = (await tfe("POST", `organizations/${org}/teams`, { body: { data: { attributes: { name: uniqueName("t") } } } })).json.data.id;
+    const teamId = (
+      await tfe("POST", `organizations/${org}/teams`, { body: { data: { attributes: { name: uniqueName("t") } } } })
+    ).json.data.id;
     expect((await tfe("GET", `organizations/${org}`, { token: await createTeamToken(teamId) })).status).toBe(200);
     expect((await tfe("GET", `organizations/${org}`, { token: await createOrgToken(org) })).status).toBe(200);
   });

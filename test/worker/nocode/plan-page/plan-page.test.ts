@@ -10,7 +10,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { signViewToken } from "../../../../src/nocode/plan-page/view-token";
 import { bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
 import { varEntry } from "../../../helpers/nocode-modules";
-import { e5, e6, e7, FIRST_PASSWORD, getPage, UPGRADE_TEST_TIMEOUT, upgradePool, waitForUpgrade } from "../upgrade/upgrade-helpers";
+import {
+  e5,
+  e6,
+  e7,
+  FIRST_PASSWORD,
+  getPage,
+  UPGRADE_TEST_TIMEOUT,
+  upgradePool,
+  waitForUpgrade,
+} from "../upgrade/upgrade-helpers";
 
 const NEW_PASSWORD = "brand-new-password-42";
 
@@ -29,14 +38,27 @@ async function plannedUpgrade() {
   expect(res.status, res.text).toBe(200);
   const planUrl = res.json.data.attributes["plan-url"] as string;
   const url = new URL(planUrl);
-  return { ...ctx, name: ctx.workspace.attributes.name as string, runId: res.json.data.id as string, planUrl, path: url.pathname, view: url.searchParams.get("view")! };
+  return {
+    ...ctx,
+    name: ctx.workspace.attributes.name as string,
+    runId: res.json.data.id as string,
+    planUrl,
+    path: url.pathname,
+    view: url.searchParams.get("view")!,
+  };
 }
 
 /** Every keyed hash the run's configuration (and the workspace's vars) hold: none may appear on a page. */
 async function sensitiveHashes(runId: string, workspaceId: string): Promise<string[]> {
-  const run = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(runId).first<{ configuration: string }>();
+  const run = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?")
+    .bind(runId)
+    .first<{ configuration: string }>();
   const hashes = [...run!.configuration.matchAll(/"sensitiveHash":"([0-9a-f]+)"/g)].map((m) => m[1]!);
-  const vars = await env.DB.prepare("SELECT sensitive_hash FROM workspace_vars WHERE workspace_id = ? AND sensitive_hash IS NOT NULL").bind(workspaceId).all<{ sensitive_hash: string }>();
+  const vars = await env.DB.prepare(
+    "SELECT sensitive_hash FROM workspace_vars WHERE workspace_id = ? AND sensitive_hash IS NOT NULL",
+  )
+    .bind(workspaceId)
+    .all<{ sensitive_hash: string }>();
   return [...hashes, ...vars.results.map((v) => v.sensitive_hash)];
 }
 
@@ -94,8 +116,12 @@ describe("the plan page with its view token", { timeout: UPGRADE_TEST_TIMEOUT },
       "module.labels.random_pet.label": { action: "no changes", reasons: [] },
       "module.remote": { action: "no changes", reasons: [] },
     });
-    expect(html).toContain('<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>');
-    expect(html).toContain("<tr><td><code>region</code></td><td><code>&quot;eu-west-1&quot; (default)</code></td><td><code>&quot;us-east-1&quot;</code></td></tr>");
+    expect(html).toContain(
+      '<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>',
+    );
+    expect(html).toContain(
+      "<tr><td><code>region</code></td><td><code>&quot;eu-west-1&quot; (default)</code></td><td><code>&quot;us-east-1&quot;</code></td></tr>",
+    );
     expect(html).toContain(`<a href="?view=${ctx.view}&amp;format=json">JSON</a>`);
     expectNoSecrets(html, await sensitiveHashes(ctx.runId, ctx.workspaceId));
   });
@@ -116,7 +142,14 @@ describe("the plan page with its view token", { timeout: UPGRADE_TEST_TIMEOUT },
       to_version: "1.1.0",
       summary: { add: 1, change: 3, destroy: 1 },
     });
-    expect(Object.fromEntries(json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [c.address, c.change.actions]))).toEqual({
+    expect(
+      Object.fromEntries(
+        json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [
+          c.address,
+          c.change.actions,
+        ]),
+      ),
+    ).toEqual({
       "module.labels.random_integer.n": ["no-op"],
       "module.labels.random_pet.label": ["no-op"],
       "module.remote": ["no-op"],
@@ -128,7 +161,12 @@ describe("the plan page with its view token", { timeout: UPGRADE_TEST_TIMEOUT },
     });
     expect(json.changed_variables).toEqual([
       { name: "db_password", sensitive: true },
-      { name: "region", sensitive: false, before: { set: true, value: "eu-west-1", is_default: true }, after: { set: true, value: "us-east-1", is_default: false } },
+      {
+        name: "region",
+        sensitive: false,
+        before: { set: true, value: "eu-west-1", is_default: true },
+        after: { set: true, value: "us-east-1", is_default: false },
+      },
     ]);
     expectNoSecrets(res.text, await sensitiveHashes(ctx.runId, ctx.workspaceId));
   });
@@ -174,12 +212,16 @@ describe("the plan page with a Bearer token (N10 read-workspaces)", { timeout: U
 
   it("shows any run of the workspace: the first run plans every v1 node from nothing", async () => {
     const ctx = { ...pool, ...pool.take() };
-    const page = await getPage(`/app/${ctx.org}/workspaces/${ctx.workspace.attributes.name}/runs/${ctx.firstRunId}`, { Authorization: `Bearer ${ctx.ownerToken}` });
+    const page = await getPage(`/app/${ctx.org}/workspaces/${ctx.workspace.attributes.name}/runs/${ctx.firstRunId}`, {
+      Authorization: `Bearer ${ctx.ownerToken}`,
+    });
     expect(page.status, page.text).toBe(200);
     expect(page.text).toContain(`<h1>Plan for workspace ${ctx.workspace.attributes.name}</h1>`);
     expect(page.text).toContain("<dt>Version</dt><dd>(nothing applied) → 1.0.0</dd>");
     expect(page.text).toContain("Plan: 7 to add, 0 to change, 0 to destroy.");
-    expect(page.text).toContain('<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>');
+    expect(page.text).toContain(
+      '<tr><td><code>db_password</code></td><td class="sensitive" colspan="2">(sensitive)</td></tr>',
+    );
     expect(page.text).not.toContain(FIRST_PASSWORD);
   });
 });

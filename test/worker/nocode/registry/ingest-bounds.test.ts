@@ -44,7 +44,9 @@ async function publish(tarball: Uint8Array): Promise<{ versionId: string; status
 function lattice(depth: number, fanout: number, leaf = 'resource "null_resource" "leaf" {}\n'): Record<string, string> {
   const calls = (target: string) =>
     Array.from({ length: fanout }, (_, i) => `module "c${i}" {\n  source = "${target}"\n}\n`).join("");
-  const files: Record<string, string> = { "main.tf": `${PROVIDERS}resource "null_resource" "root" {}\n${calls("./m1")}` };
+  const files: Record<string, string> = {
+    "main.tf": `${PROVIDERS}resource "null_resource" "root" {}\n${calls("./m1")}`,
+  };
   for (let level = 1; level <= depth; level++) {
     files[`m${level}/main.tf`] = level === depth ? leaf : calls(`../m${level + 1}`);
   }
@@ -61,7 +63,10 @@ describe("ingestion bounds (B9)", () => {
 
   it("a stored summary over 1 MiB → reg_ingress_failed naming the bound", async () => {
     // 2 calls per level, 6 levels: 127 summaries, the leaf ~40 KB each.
-    const leaf = Array.from({ length: 200 }, (_, i) => `resource "null_resource" "r${i}" {\n  triggers = { value = "${"x".repeat(100)}" }\n}\n`).join("");
+    const leaf = Array.from(
+      { length: 200 },
+      (_, i) => `resource "null_resource" "r${i}" {\n  triggers = { value = "${"x".repeat(100)}" }\n}\n`,
+    ).join("");
     const result = await publish(await buildTarball(lattice(6, 2, leaf)));
     expect(result.status).toBe("reg_ingress_failed");
     expect(result.error).toMatch(/summary is larger than 1 MiB/);
@@ -84,7 +89,9 @@ describe("ingestion bounds (B9)", () => {
     ["parentheses", (n: number) => `locals {\n  deep = ${"(".repeat(n)}1${")".repeat(n)}\n}\n`],
     ["blocks", (n: number) => `resource "null_resource" "x" {\n${"dynamic {\n".repeat(n)}${"}\n".repeat(n)}}\n`],
   ])("HCL nested 20,000 deep (%s) → reg_ingress_failed naming the nesting bound", async (_what, make) => {
-    const result = await publish(await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\n`, "deep.tf": make(20_000) }));
+    const result = await publish(
+      await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\n`, "deep.tf": make(20_000) }),
+    );
     expect(result.status).toBe("reg_ingress_failed");
     expect(result.error).toMatch(/deep\.tf at line \d+: blocks and expressions nested more than 100 levels deep/);
   });
@@ -92,11 +99,15 @@ describe("ingestion bounds (B9)", () => {
   it("HCL nested 100 deep is accepted, 101 is not", async () => {
     const n = 99; // inside `locals { … }`, whose `{` is the first level
     const result = await publish(
-      await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  deep = ${"[".repeat(n)}1${"]".repeat(n)}\n}\n` }),
+      await buildTarball({
+        "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  deep = ${"[".repeat(n)}1${"]".repeat(n)}\n}\n`,
+      }),
     );
     expect(result).toMatchObject({ status: "ok", error: null });
     const over = await publish(
-      await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  deep = ${"[".repeat(n + 1)}1${"]".repeat(n + 1)}\n}\n` }),
+      await buildTarball({
+        "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  deep = ${"[".repeat(n + 1)}1${"]".repeat(n + 1)}\n}\n`,
+      }),
     );
     expect(over.status).toBe("reg_ingress_failed");
     expect(over.error).toMatch(/nested more than 100 levels deep/);
@@ -104,14 +115,22 @@ describe("ingestion bounds (B9)", () => {
 
   it("a 2,000-term sum (deep without brackets) is refused by the tree-depth backstop, not a stack overflow", async () => {
     const sum = Array.from({ length: 2000 }, () => "1").join(" + ");
-    const result = await publish(await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  sum = ${sum}\n}\n` }));
+    const result = await publish(
+      await buildTarball({ "main.tf": `${PROVIDERS}resource "null_resource" "r" {}\nlocals {\n  sum = ${sum}\n}\n` }),
+    );
     expect(result.status).toBe("reg_ingress_failed");
     expect(result.error).toMatch(/main\.tf at line \d+: blocks and expressions nested more than 100 levels deep/);
   });
 
   it("more than 1,000 tar metadata headers → reg_ingress_failed naming the bound", async () => {
-    const metadata: TarEntrySpec[] = Array.from({ length: 1001 }, (_, i) => ({ path: `pax-global-${i}`, typeflag: "g", content: "" }));
-    const result = await publish(await buildTarball([...metadata, { path: "main.tf", content: `${PROVIDERS}resource "null_resource" "r" {}\n` }]));
+    const metadata: TarEntrySpec[] = Array.from({ length: 1001 }, (_, i) => ({
+      path: `pax-global-${i}`,
+      typeflag: "g",
+      content: "",
+    }));
+    const result = await publish(
+      await buildTarball([...metadata, { path: "main.tf", content: `${PROVIDERS}resource "null_resource" "r" {}\n` }]),
+    );
     expect(result.status).toBe("reg_ingress_failed");
     expect(result.error).toMatch(/more than 1000 metadata headers/);
   });
@@ -125,13 +144,17 @@ describe("ingestion bounds (B9)", () => {
       .bind(`registry-modules/${mod.id}/${v.id}.tar.gz`, v.id)
       .run();
     await env.DB.prepare("UPDATE registry_upload_links SET used_at = 1 WHERE version_id = ?").bind(v.id).run();
-    const batch = createMessageBatch(PROVISION_QUEUE_NAME, [{ id: "bound-1", timestamp: new Date(), attempts: 1, body: ingestModuleVersionMessage(v.id) }]);
+    const batch = createMessageBatch(PROVISION_QUEUE_NAME, [
+      { id: "bound-1", timestamp: new Date(), attempts: 1, body: ingestModuleVersionMessage(v.id) },
+    ]);
     const ectx = createExecutionContext();
     await handleQueue(batch, env, ectx);
     const result = await getQueueResult(batch, ectx);
     expect(result.explicitAcks).toEqual(["bound-1"]);
     expect(result.retryMessages).toEqual([]);
-    const row = await env.DB.prepare("SELECT status, error FROM registry_module_versions WHERE id = ?").bind(v.id).first<{ status: string; error: string }>();
+    const row = await env.DB.prepare("SELECT status, error FROM registry_module_versions WHERE id = ?")
+      .bind(v.id)
+      .first<{ status: string; error: string }>();
     expect(row?.status).toBe("reg_ingress_failed");
     expect(row?.error).not.toMatch(/internal error/);
   });

@@ -14,7 +14,15 @@ import { fixtureFiles } from "../../../fixtures/terraform";
 import type { TfeAnswer } from "../../../helpers/nocode";
 import { tfe } from "../../../helpers/nocode";
 import { buildTar, buildTarball, type TarEntrySpec } from "../../../support/tarball";
-import { createModule, createVersion, modulePath, type RegistryOrg, registryOrg, readVersion, upload } from "./registry-fixtures";
+import {
+  createModule,
+  createVersion,
+  modulePath,
+  type RegistryOrg,
+  readVersion,
+  registryOrg,
+  upload,
+} from "./registry-fixtures";
 
 let ctx: RegistryOrg;
 beforeAll(async () => {
@@ -89,10 +97,42 @@ output "seed" {
 const PET_EXPECTED = {
   // Terraform reads files in lexical order: main, outputs, variables, versions.
   variables: [
-    { name: "prefix", type: "string", default: null, description: "Prefix of every name", sensitive: false, nullable: true, required: true },
-    { name: "length", type: "number", default: 2, description: null, sensitive: false, nullable: false, required: false },
-    { name: "tags", type: "map(string)", default: { team: "platform" }, description: null, sensitive: false, nullable: true, required: false },
-    { name: "seed", type: "string", default: null, description: null, sensitive: true, nullable: true, required: false },
+    {
+      name: "prefix",
+      type: "string",
+      default: null,
+      description: "Prefix of every name",
+      sensitive: false,
+      nullable: true,
+      required: true,
+    },
+    {
+      name: "length",
+      type: "number",
+      default: 2,
+      description: null,
+      sensitive: false,
+      nullable: false,
+      required: false,
+    },
+    {
+      name: "tags",
+      type: "map(string)",
+      default: { team: "platform" },
+      description: null,
+      sensitive: false,
+      nullable: true,
+      required: false,
+    },
+    {
+      name: "seed",
+      type: "string",
+      default: null,
+      description: null,
+      sensitive: true,
+      nullable: true,
+      required: false,
+    },
   ],
   outputs: [
     { name: "name", description: "The generated name", sensitive: false },
@@ -105,8 +145,18 @@ const PET_EXPECTED = {
   ],
   // Managed resources only (data sources are not resources); references are direct mentions.
   resources: [
-    { address: "random_pet.name", type: "random_pet", name: "name", references: { variables: ["length"], locals: ["full_prefix"] } },
-    { address: "null_resource.marker", type: "null_resource", name: "marker", references: { variables: ["seed", "tags"], locals: [] } },
+    {
+      address: "random_pet.name",
+      type: "random_pet",
+      name: "name",
+      references: { variables: ["length"], locals: ["full_prefix"] },
+    },
+    {
+      address: "null_resource.marker",
+      type: "null_resource",
+      name: "marker",
+      references: { variables: ["seed", "tags"], locals: [] },
+    },
   ],
 };
 
@@ -117,7 +167,8 @@ async function pollVersion(org: string, name: string, version: string, provider 
   return vi.waitFor(
     async () => {
       const res = await readVersion(org, name, version, ctx.tokens.member, provider);
-      if (!SETTLED.has(res.json?.data?.attributes?.status)) throw new Error(`still ${res.json?.data?.attributes?.status}`);
+      if (!SETTLED.has(res.json?.data?.attributes?.status))
+        throw new Error(`still ${res.json?.data?.attributes?.status}`);
       return res;
     },
     { timeout: 20_000, interval: 50 },
@@ -136,7 +187,9 @@ async function publish(tarball: Uint8Array, version = "1.0.0", module?: { id: st
 
 describe("upload → queue → poll (N4, N9)", () => {
   it("ingests a module: status ok with variables, outputs, providers and resources as written", async () => {
-    const { mod, versionId, attributes } = await publish(await buildTarball(PET_MODULE, { prefix: "./", directories: true }));
+    const { mod, versionId, attributes } = await publish(
+      await buildTarball(PET_MODULE, { prefix: "./", directories: true }),
+    );
     expect(attributes.status).toBe("ok");
     expect(attributes.error).toBeNull();
     expect(attributes.variables).toEqual(PET_EXPECTED.variables);
@@ -167,9 +220,9 @@ describe("upload → queue → poll (N4, N9)", () => {
     // Checked by hand against test/fixtures/terraform/aws-vpc/variables.tf.
     expect(names).toContain("cidr");
     expect(names).toContain("enable_nat_gateway");
-    const vpc = (attributes.resources as { address: string; references: { variables: string[]; locals: string[] } }[]).find(
-      (r) => r.address === "aws_vpc.this",
-    );
+    const vpc = (
+      attributes.resources as { address: string; references: { variables: string[]; locals: string[] } }[]
+    ).find((r) => r.address === "aws_vpc.this");
     expect(vpc?.references).toEqual({ variables: ["cidr", "name", "tags", "vpc_tags"], locals: ["create_vpc"] });
     expect((attributes.outputs as { name: string }[]).map((o) => o.name)).toContain("vpc_id");
     const row = await env.DB.prepare("SELECT status, summary FROM registry_module_versions WHERE id = ?")
@@ -183,13 +236,20 @@ describe("upload → queue → poll (N4, N9)", () => {
   it("processes a redelivered message idempotently through the real handler (N11)", async () => {
     const { versionId, read } = await publish(await buildTarball(PET_MODULE));
     const before = await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?").bind(versionId).first();
-    const messages = [1, 2].map((i) => ({ id: `redeliver-${i}`, timestamp: new Date(), attempts: 2, body: ingestModuleVersionMessage(versionId) }));
+    const messages = [1, 2].map((i) => ({
+      id: `redeliver-${i}`,
+      timestamp: new Date(),
+      attempts: 2,
+      body: ingestModuleVersionMessage(versionId),
+    }));
     const batch = createMessageBatch(PROVISION_QUEUE_NAME, messages);
     const ectx = createExecutionContext();
     await handleQueue(batch, env, ectx);
     const result = await getQueueResult(batch, ectx);
     expect(result.explicitAcks).toEqual(["redeliver-1", "redeliver-2"]);
-    expect(await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?").bind(versionId).first()).toEqual(before);
+    expect(await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?").bind(versionId).first()).toEqual(
+      before,
+    );
     expect(read.json.data.attributes.status).toBe("ok");
   });
 });
@@ -198,22 +258,78 @@ describe("upload → queue → poll (N4, N9)", () => {
 const BAD_TARBALLS: [string, () => Promise<Uint8Array> | Uint8Array, RegExp][] = [
   ["not gzip", () => buildTar(PET_MODULE), /gzip/i],
   ["garbage", () => new TextEncoder().encode("this is not an archive"), /gzip/i],
-  ["a path that climbs out (..)", () => buildTarball([{ path: "../evil.tf", content: "" }, { path: "main.tf", content: "" }]), /"\.\.\/evil\.tf" escapes the module directory/],
-  ["an absolute path", () => buildTarball([{ path: "/etc/evil.tf", content: "" }]), /"\/etc\/evil\.tf" has an absolute path/],
-  ["a symbolic link", () => buildTarball([{ path: "main.tf", type: "symlink", linkTarget: "/etc/passwd" }]), /"main\.tf" is a symbolic link/],
-  ["a hard link", () => buildTarball([{ path: "a.tf", content: "" }, { path: "b.tf", type: "hardlink", linkTarget: "a.tf" }]), /"b\.tf" is a hard link/],
-  ["a device", () => buildTarball([{ path: "main.tf", content: "" }, { path: "dev", type: "char-device" }] as TarEntrySpec[]), /"dev" is a device/],
-  ["no .tf file at the root", () => buildTarball({ "modules/x/main.tf": 'resource "null_resource" "x" {}', "README.md": "hi" }), /no \.tf file at the archive root/],
-  ["a syntax error", () => buildTarball({ "main.tf": 'resource "null_resource" "x" {\n  triggers = {\n' }), /syntax error in main\.tf/],
+  [
+    "a path that climbs out (..)",
+    () =>
+      buildTarball([
+        { path: "../evil.tf", content: "" },
+        { path: "main.tf", content: "" },
+      ]),
+    /"\.\.\/evil\.tf" escapes the module directory/,
+  ],
+  [
+    "an absolute path",
+    () => buildTarball([{ path: "/etc/evil.tf", content: "" }]),
+    /"\/etc\/evil\.tf" has an absolute path/,
+  ],
+  [
+    "a symbolic link",
+    () => buildTarball([{ path: "main.tf", type: "symlink", linkTarget: "/etc/passwd" }]),
+    /"main\.tf" is a symbolic link/,
+  ],
+  [
+    "a hard link",
+    () =>
+      buildTarball([
+        { path: "a.tf", content: "" },
+        { path: "b.tf", type: "hardlink", linkTarget: "a.tf" },
+      ]),
+    /"b\.tf" is a hard link/,
+  ],
+  [
+    "a device",
+    () =>
+      buildTarball([
+        { path: "main.tf", content: "" },
+        { path: "dev", type: "char-device" },
+      ] as TarEntrySpec[]),
+    /"dev" is a device/,
+  ],
+  [
+    "no .tf file at the root",
+    () => buildTarball({ "modules/x/main.tf": 'resource "null_resource" "x" {}', "README.md": "hi" }),
+    /no \.tf file at the archive root/,
+  ],
+  [
+    "a syntax error",
+    () => buildTarball({ "main.tf": 'resource "null_resource" "x" {\n  triggers = {\n' }),
+    /syntax error in main\.tf/,
+  ],
   [
     "duplicate variables",
     () => buildTarball({ "a.tf": 'variable "region" {}\n', "b.tf": 'variable "region" {\n  default = "x"\n}\n' }),
     /duplicate variable "region"/,
   ],
-  ["duplicate outputs", () => buildTarball({ "main.tf": 'output "o" {\n  value = 1\n}\noutput "o" {\n  value = 2\n}\n' }), /duplicate output "o"/],
+  [
+    "duplicate outputs",
+    () => buildTarball({ "main.tf": 'output "o" {\n  value = 1\n}\noutput "o" {\n  value = 2\n}\n' }),
+    /duplicate output "o"/,
+  ],
   ["more than 1,000 entries", () => buildTarball({ "main.tf": "" }, { fillerEntries: 1000 }), /more than 1000 entries/],
-  ["a .tf file over 1 MiB", () => buildTarball([{ path: "main.tf", zeros: 1024 * 1024 + 1 }]), /main\.tf is larger than 1 MiB/],
-  ["over 50 MiB unpacked", () => buildTarball([{ path: "main.tf", content: "" }, { path: "big.bin", zeros: 50 * 1024 * 1024 + 1 }]), /more than 50 MiB/],
+  [
+    "a .tf file over 1 MiB",
+    () => buildTarball([{ path: "main.tf", zeros: 1024 * 1024 + 1 }]),
+    /main\.tf is larger than 1 MiB/,
+  ],
+  [
+    "over 50 MiB unpacked",
+    () =>
+      buildTarball([
+        { path: "main.tf", content: "" },
+        { path: "big.bin", zeros: 50 * 1024 * 1024 + 1 },
+      ]),
+    /more than 50 MiB/,
+  ],
 ];
 
 describe("bad tarballs leave the version reg_ingress_failed and change nothing else (N4, B5)", () => {
@@ -223,7 +339,9 @@ describe("bad tarballs leave the version reg_ingress_failed and change nothing e
     const good = await publish(await buildTarball(PET_MODULE), "1.0.0", mod);
     expect(good.attributes.status).toBe("ok");
     const moduleBefore = (await tfe("GET", modulePath(ctx.org, mod.name), { token: ctx.tokens.member })).json;
-    const goodRowBefore = await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?").bind(good.versionId).first();
+    const goodRowBefore = await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?")
+      .bind(good.versionId)
+      .first();
 
     const bad = await publish(await make(), "1.1.0", mod);
     expect(bad.attributes.status).toBe("reg_ingress_failed");
@@ -232,9 +350,13 @@ describe("bad tarballs leave the version reg_ingress_failed and change nothing e
 
     // Nothing stored for the failed version; the ok version and the module are unchanged.
     expect(await env.MODULES.head(`registry-modules/${mod.id}/${bad.versionId}.tar.gz`)).toBeNull();
-    const summary = await env.DB.prepare("SELECT summary, tarball_key FROM registry_module_versions WHERE id = ?").bind(bad.versionId).first();
+    const summary = await env.DB.prepare("SELECT summary, tarball_key FROM registry_module_versions WHERE id = ?")
+      .bind(bad.versionId)
+      .first();
     expect(summary).toEqual({ summary: null, tarball_key: null });
-    expect(await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?").bind(good.versionId).first()).toEqual(goodRowBefore);
+    expect(
+      await env.DB.prepare("SELECT * FROM registry_module_versions WHERE id = ?").bind(good.versionId).first(),
+    ).toEqual(goodRowBefore);
     const moduleAfter = (await tfe("GET", modulePath(ctx.org, mod.name), { token: ctx.tokens.member })).json;
     expect(moduleAfter.data.attributes.status).toBe("setup_complete");
     expect(moduleAfter.data.attributes["updated-at"]).toBe(moduleBefore.data.attributes["updated-at"]);

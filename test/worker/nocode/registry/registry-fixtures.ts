@@ -52,13 +52,24 @@ export async function registryOrg(): Promise<RegistryOrg> {
   const outsider = (await bootstrapOrg()).ownerToken;
   return {
     org,
-    tokens: { owner: ownerToken, manager: manager.token, member: member.token, managerTeam, memberTeam, organization, admin: ADMIN, outsider },
+    tokens: {
+      owner: ownerToken,
+      manager: manager.token,
+      member: member.token,
+      managerTeam,
+      memberTeam,
+      organization,
+      admin: ADMIN,
+      outsider,
+    },
   };
 }
 
 /** A registry-modules create document. */
 export function moduleDoc(name: string, provider = "aws", attributes: Record<string, unknown> = {}) {
-  return { data: { type: "registry-modules", attributes: { name, provider, "registry-name": "private", ...attributes } } };
+  return {
+    data: { type: "registry-modules", attributes: { name, provider, "registry-name": "private", ...attributes } },
+  };
 }
 
 /** A registry-module-versions create document. */
@@ -79,7 +90,11 @@ function expectStatus(answer: TfeAnswer, status: number, what: string): void {
 }
 
 /** Create a module (as `token`) with a unique name; returns its id and name. */
-export async function createModule(org: string, token: string, provider = "aws"): Promise<{ id: string; name: string }> {
+export async function createModule(
+  org: string,
+  token: string,
+  provider = "aws",
+): Promise<{ id: string; name: string }> {
   const name = uniqueName("mod");
   const res = await tfe("POST", `organizations/${org}/registry-modules`, { token, body: moduleDoc(name, provider) });
   expectStatus(res, 201, "create module");
@@ -100,7 +115,11 @@ export async function createVersion(
 }
 
 /** `PUT <links.upload>` with a body and no Authorization header. */
-export async function upload(link: string, body: BodyInit, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+export async function upload(
+  link: string,
+  body: BodyInit,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const res = await exports.default.fetch(link, {
     method: "PUT",
     headers: { "Content-Type": "application/octet-stream", ...headers },
@@ -110,7 +129,13 @@ export async function upload(link: string, body: BodyInit, headers: Record<strin
 }
 
 /** Read a version (as `token`). */
-export async function readVersion(org: string, name: string, version: string, token: string, provider = "aws"): Promise<TfeAnswer> {
+export async function readVersion(
+  org: string,
+  name: string,
+  version: string,
+  token: string,
+  provider = "aws",
+): Promise<TfeAnswer> {
   return tfe("GET", versionPath(org, name, version, provider), { token });
 }
 

@@ -28,7 +28,10 @@ const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 describe("POST /organizations/:org/registry-modules", () => {
   it("creates a private module: 201, HCP's registry-modules shape (N1, N2)", async () => {
     const name = uniqueName("vpc");
-    const res = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, body: moduleDoc(name) });
+    const res = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: ctx.tokens.manager,
+      body: moduleDoc(name),
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get("content-type")).toBe("application/vnd.api+json");
     const data = res.json.data;
@@ -86,7 +89,10 @@ describe("POST /organizations/:org/registry-modules", () => {
 
   it("refuses a second module with the same name and provider (422), but not another provider", async () => {
     const { name } = await createModule(ctx.org, ctx.tokens.manager);
-    const again = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, body: moduleDoc(name) });
+    const again = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: ctx.tokens.manager,
+      body: moduleDoc(name),
+    });
     expect(again.status).toBe(422);
     expect(again.json.errors).toEqual([
       {
@@ -96,7 +102,10 @@ describe("POST /organizations/:org/registry-modules", () => {
         source: { pointer: "/data/attributes/name" },
       },
     ]);
-    const other = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, body: moduleDoc(name, "azurerm") });
+    const other = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: ctx.tokens.manager,
+      body: moduleDoc(name, "azurerm"),
+    });
     expect(other.status).toBe(201);
   });
 
@@ -110,12 +119,18 @@ describe("POST /organizations/:org/registry-modules", () => {
     ["a foreign namespace", moduleDoc("ok", "aws", { namespace: "someone-else" }), ["/data/attributes/namespace"]],
     ["a non-boolean no-code", moduleDoc("ok", "aws", { "no-code": "yes" }), ["/data/attributes/no-code"]],
     ["a VCS repository", moduleDoc("ok", "aws", { "vcs-repo": { identifier: "a/b" } }), ["/data/attributes/vcs-repo"]],
-    ["several mistakes at once", { data: { type: "registry-modules", attributes: { name: "", provider: "A B" } } }, ["/data/attributes/name", "/data/attributes/provider"]],
+    [
+      "several mistakes at once",
+      { data: { type: "registry-modules", attributes: { name: "", provider: "A B" } } },
+      ["/data/attributes/name", "/data/attributes/provider"],
+    ],
     ["a wrong type", { data: { type: "workspaces", attributes: { name: "ok", provider: "aws" } } }, ["/data/type"]],
     ["no data", { name: "ok" }, ["/data"]],
     ["non-object attributes", { data: { type: "registry-modules", attributes: [] } }, ["/data/attributes"]],
   ])("answers 422 with pointers for %s and creates nothing", async (_what, body, pointers) => {
-    const before = await tfe("GET", `organizations/${ctx.org}/registry-modules?page[size]=100`, { token: ctx.tokens.owner });
+    const before = await tfe("GET", `organizations/${ctx.org}/registry-modules?page[size]=100`, {
+      token: ctx.tokens.owner,
+    });
     const res = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, body });
     expect(res.status).toBe(422);
     expect(res.json.errors.map((e: { source: { pointer: string } }) => e.source.pointer)).toEqual(pointers);
@@ -124,22 +139,33 @@ describe("POST /organizations/:org/registry-modules", () => {
       expect(e.title).toBe("invalid attribute");
       expect(typeof e.detail).toBe("string");
     }
-    const after = await tfe("GET", `organizations/${ctx.org}/registry-modules?page[size]=100`, { token: ctx.tokens.owner });
+    const after = await tfe("GET", `organizations/${ctx.org}/registry-modules?page[size]=100`, {
+      token: ctx.tokens.owner,
+    });
     expect(after.json.meta.pagination["total-count"]).toBe(before.json.meta.pagination["total-count"]);
   });
 
   it("answers 400 for malformed JSON and 413 over B5's 1 MiB", async () => {
-    const bad = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, rawBody: "{nope" });
+    const bad = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: ctx.tokens.manager,
+      rawBody: "{nope",
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.errors[0].title).toBe("bad request");
     const big = JSON.stringify(moduleDoc("big", "aws", { padding: "x".repeat(1024 * 1024) }));
-    const large = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, rawBody: big });
+    const large = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: ctx.tokens.manager,
+      rawBody: big,
+    });
     expect(large.status).toBe(413);
     expect(large.json.errors[0].status).toBe("413");
   });
 
   it("answers 404 for an unknown organization", async () => {
-    const res = await tfe("POST", `organizations/${uniqueName("nope")}/registry-modules`, { token: ctx.tokens.owner, body: moduleDoc("x") });
+    const res = await tfe("POST", `organizations/${uniqueName("nope")}/registry-modules`, {
+      token: ctx.tokens.owner,
+      body: moduleDoc("x"),
+    });
     expect(res.status).toBe(404);
   });
 });
@@ -182,7 +208,11 @@ describe("GET /registry-modules/:id and by address", () => {
     expect(res.json.data.attributes.status).toBe("pending");
     expect(res.json.data.attributes["version-statuses"]).toEqual([
       { version: "1.10.0", status: "pending", error: null },
-      { version: "1.2.0-beta.1", status: "reg_ingress_failed", error: "module tarball is larger than the limit of 10 MiB (compressed)" },
+      {
+        version: "1.2.0-beta.1",
+        status: "reg_ingress_failed",
+        error: "module tarball is larger than the limit of 10 MiB (compressed)",
+      },
       { version: "1.0.0", status: "pending", error: null },
     ]);
   });
@@ -204,14 +234,28 @@ describe("GET /organizations/:org/registry-modules", () => {
       "total-pages": 1,
       "total-count": 3,
     });
-    const page2 = await tfe("GET", `organizations/${org}/registry-modules?page%5Bnumber%5D=2&page%5Bsize%5D=2`, { token: tokens.member });
+    const page2 = await tfe("GET", `organizations/${org}/registry-modules?page%5Bnumber%5D=2&page%5Bsize%5D=2`, {
+      token: tokens.member,
+    });
     expect(page2.json.data).toHaveLength(1);
-    expect(page2.json.meta.pagination).toMatchObject({ "current-page": 2, "page-size": 2, "prev-page": 1, "next-page": null, "total-pages": 2 });
-    expect(page2.json.links.first).toMatch(/^http:\/\/keyway\.test\/api\/v2\/organizations\/.+page%5Bnumber%5D=1&page%5Bsize%5D=2$/);
+    expect(page2.json.meta.pagination).toMatchObject({
+      "current-page": 2,
+      "page-size": 2,
+      "prev-page": 1,
+      "next-page": null,
+      "total-pages": 2,
+    });
+    expect(page2.json.links.first).toMatch(
+      /^http:\/\/keyway\.test\/api\/v2\/organizations\/.+page%5Bnumber%5D=1&page%5Bsize%5D=2$/,
+    );
     expect(page2.json.links.next).toBeNull();
     // Names are ordered; the second page continues the first.
-    const page1 = await tfe("GET", `organizations/${org}/registry-modules?page[number]=1&page[size]=2`, { token: tokens.member });
-    const names = [...page1.json.data, ...page2.json.data].map((m: { attributes: { name: string } }) => m.attributes.name);
+    const page1 = await tfe("GET", `organizations/${org}/registry-modules?page[number]=1&page[size]=2`, {
+      token: tokens.member,
+    });
+    const names = [...page1.json.data, ...page2.json.data].map(
+      (m: { attributes: { name: string } }) => m.attributes.name,
+    );
     expect(names).toEqual([...made.map((m) => m.name)].sort());
   });
 
@@ -220,9 +264,13 @@ describe("GET /organizations/:org/registry-modules", () => {
     const a = await createModule(org, tokens.manager, "aws");
     const b = await createModule(org, tokens.manager, "google");
     await createModule(ctx.org, ctx.tokens.manager, "aws");
-    const byProvider = await tfe("GET", `organizations/${org}/registry-modules?filter[provider]=google`, { token: tokens.member });
+    const byProvider = await tfe("GET", `organizations/${org}/registry-modules?filter[provider]=google`, {
+      token: tokens.member,
+    });
     expect(byProvider.json.data.map((m: { id: string }) => m.id)).toEqual([b.id]);
-    const byName = await tfe("GET", `organizations/${org}/registry-modules?q=${a.name.slice(-6).toUpperCase()}`, { token: tokens.member });
+    const byName = await tfe("GET", `organizations/${org}/registry-modules?q=${a.name.slice(-6).toUpperCase()}`, {
+      token: tokens.member,
+    });
     expect(byName.json.data.map((m: { id: string }) => m.id)).toEqual([a.id]);
     const all = await tfe("GET", `organizations/${org}/registry-modules`, { token: tokens.member });
     expect(all.json.meta.pagination["total-count"]).toBe(2);
@@ -231,15 +279,24 @@ describe("GET /organizations/:org/registry-modules", () => {
   it("includes no-code modules with include=no-code-modules (checklist 38) and answers 400 for any other include", async () => {
     const { org, tokens } = await registryOrg();
     const legacy = uniqueName("nc");
-    const created = await tfe("POST", `organizations/${org}/registry-modules`, { token: tokens.manager, body: moduleDoc(legacy, "aws", { "no-code": true }) });
+    const created = await tfe("POST", `organizations/${org}/registry-modules`, {
+      token: tokens.manager,
+      body: moduleDoc(legacy, "aws", { "no-code": true }),
+    });
     expect(created.status).toBe(201);
     const plain = await createModule(org, tokens.manager);
 
     const without = await tfe("GET", `organizations/${org}/registry-modules`, { token: tokens.member });
     expect(without.json.included).toBeUndefined();
-    const ok = await tfe("GET", `organizations/${org}/registry-modules?include=no-code-modules`, { token: tokens.member });
+    const ok = await tfe("GET", `organizations/${org}/registry-modules?include=no-code-modules`, {
+      token: tokens.member,
+    });
     expect(ok.status).toBe(200);
-    type ModuleDoc = { id: string; attributes: Record<string, unknown>; relationships: Record<string, { data: { id: string; type: string }[] }> };
+    type ModuleDoc = {
+      id: string;
+      attributes: Record<string, unknown>;
+      relationships: Record<string, { data: { id: string; type: string }[] }>;
+    };
     const docs = ok.json.data as ModuleDoc[];
     const legacyDoc = docs.find((m) => m.id === created.json.data.id)!;
     const plainDoc = docs.find((m) => m.id === plain.id)!;
@@ -248,11 +305,15 @@ describe("GET /organizations/:org/registry-modules", () => {
     const ref = legacyDoc.relationships["no-code-modules"]!.data[0]!;
     expect(ref.type).toBe("no-code-modules");
     expect(plainDoc.relationships["no-code-modules"]!.data).toEqual([]);
-    expect(ok.json.included.map((r: { id: string; type: string }) => [r.id, r.type])).toEqual([[ref.id, "no-code-modules"]]);
+    expect(ok.json.included.map((r: { id: string; type: string }) => [r.id, r.type])).toEqual([
+      [ref.id, "no-code-modules"],
+    ]);
 
     const bad = await tfe("GET", `organizations/${org}/registry-modules?include=workspaces`, { token: tokens.member });
     expect(bad.status).toBe(400);
-    expect(bad.json.errors).toEqual([{ status: "400", title: "bad request", detail: "Invalid include parameter", source: { parameter: "include" } }]);
+    expect(bad.json.errors).toEqual([
+      { status: "400", title: "bad request", detail: "Invalid include parameter", source: { parameter: "include" } },
+    ]);
   });
 });
 
@@ -271,14 +332,21 @@ describe("DELETE …/registry-modules/private/:org/:name/:provider", () => {
     expect((await tfe("GET", modulePath(ctx.org, name), { token: ctx.tokens.owner })).status).toBe(404);
     expect((await tfe("GET", `registry-modules/${id}`, { token: ctx.tokens.owner })).status).toBe(404);
     expect(await env.MODULES.head(key)).toBeNull();
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM registry_module_versions WHERE module_id = ?").bind(id).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM registry_module_versions WHERE module_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
     expect(rows?.n).toBe(0);
-    const links = await env.DB.prepare("SELECT count(*) AS n FROM registry_upload_links WHERE version_id IN (?, ?)").bind(v1.id, v2.id).first<{ n: number }>();
+    const links = await env.DB.prepare("SELECT count(*) AS n FROM registry_upload_links WHERE version_id IN (?, ?)")
+      .bind(v1.id, v2.id)
+      .first<{ n: number }>();
     expect(links?.n).toBe(0);
     // The unused link of the deleted version is dead.
     expect((await upload(v2.upload, await buildTarball({ "main.tf": "" }))).status).toBe(404);
     // The name is free again.
-    const again = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: ctx.tokens.manager, body: moduleDoc(name) });
+    const again = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: ctx.tokens.manager,
+      body: moduleDoc(name),
+    });
     expect(again.status).toBe(201);
     expect(again.json.data.attributes["version-statuses"]).toEqual([]);
   });

@@ -53,11 +53,16 @@ describe.each(KINDS)("with a %s token", (kind) => {
   const denied = kind === "none" ? 401 : 404;
   const { read, write } = RIGHTS[kind];
   const deniedBody =
-    kind === "none" ? { errors: [{ status: "401", title: "unauthorized" }] } : { errors: [{ status: "404", title: "not found" }] };
+    kind === "none"
+      ? { errors: [{ status: "401", title: "unauthorized" }] }
+      : { errors: [{ status: "404", title: "not found" }] };
 
   it(`creates a module: ${write ? 201 : denied}`, async () => {
     const name = uniqueName("perm");
-    const res = await tfe("POST", `organizations/${ctx.org}/registry-modules`, { token: token(), body: moduleDoc(name) });
+    const res = await tfe("POST", `organizations/${ctx.org}/registry-modules`, {
+      token: token(),
+      body: moduleDoc(name),
+    });
     expect(res.status).toBe(write ? 201 : denied);
     if (!write) {
       expect(res.json).toEqual(deniedBody);
@@ -95,11 +100,19 @@ describe.each(KINDS)("with a %s token", (kind) => {
 
   it(`creates a version: ${write ? 201 : denied}, on the current and the deprecated path`, async () => {
     const { name } = await createModule(ctx.org, ctx.tokens.owner);
-    const res = await tfe("POST", `${modulePath(ctx.org, name)}/versions`, { token: token(), body: versionDoc("0.1.0") });
+    const res = await tfe("POST", `${modulePath(ctx.org, name)}/versions`, {
+      token: token(),
+      body: versionDoc("0.1.0"),
+    });
     expect(res.status).toBe(write ? 201 : denied);
-    const old = await tfe("POST", `registry-modules/${ctx.org}/${name}/aws/versions`, { token: token(), body: versionDoc("0.2.0") });
+    const old = await tfe("POST", `registry-modules/${ctx.org}/${name}/aws/versions`, {
+      token: token(),
+      body: versionDoc("0.2.0"),
+    });
     expect(old.status).toBe(write ? 201 : denied);
-    const statuses = (await tfe("GET", modulePath(ctx.org, name), { token: ctx.tokens.owner })).json.data.attributes["version-statuses"];
+    const statuses = (await tfe("GET", modulePath(ctx.org, name), { token: ctx.tokens.owner })).json.data.attributes[
+      "version-statuses"
+    ];
     expect(statuses.map((s: { version: string }) => s.version)).toEqual(write ? ["0.2.0", "0.1.0"] : []);
   });
 

@@ -8,7 +8,12 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { handleFetch } from "../../../../src/index";
 import { type BootstrappedOrg, bootstrapOrg, createMember, createOrgToken } from "../../../helpers/nocode";
-import { createPendingVersion, createRegistryModule, publishVersion, type RegistryModuleRef } from "../../../helpers/nocode-modules";
+import {
+  createPendingVersion,
+  createRegistryModule,
+  publishVersion,
+  type RegistryModuleRef,
+} from "../../../helpers/nocode-modules";
 import { workerRequest } from "../../../helpers/worker-request";
 
 let site: BootstrappedOrg;
@@ -31,7 +36,12 @@ async function fetchArchive(link: string) {
   const res = await handleFetch(new Request(link), env, ctx);
   const bytes = await res.arrayBuffer();
   await waitOnExecutionContext(ctx);
-  return { status: res.status, headers: res.headers, bytes, json: res.headers.get("Content-Type")?.includes("json") ? JSON.parse(new TextDecoder().decode(bytes)) : null };
+  return {
+    status: res.status,
+    headers: res.headers,
+    bytes,
+    json: res.headers.get("Content-Type")?.includes("json") ? JSON.parse(new TextDecoder().decode(bytes)) : null,
+  };
 }
 
 async function gunzipText(bytes: ArrayBuffer): Promise<string> {
@@ -42,7 +52,8 @@ async function gunzipText(bytes: ArrayBuffer): Promise<string> {
 beforeAll(async () => {
   site = await bootstrapOrg();
   pet = await createRegistryModule(site.org, site.ownerToken);
-  for (const v of ["1.0.0", "1.10.0", "1.2.0"]) expect((await publishVersion(site.org, pet, v, site.ownerToken)).status).toBe("ok");
+  for (const v of ["1.0.0", "1.10.0", "1.2.0"])
+    expect((await publishVersion(site.org, pet, v, site.ownerToken)).status).toBe("ok");
   await createPendingVersion(site.org, pet, "2.0.0", site.ownerToken); // never uploaded: not listed
   other = await createRegistryModule(site.org, site.ownerToken);
   expect((await publishVersion(site.org, other, "1.0.0", site.ownerToken)).status).toBe("ok");
@@ -56,7 +67,9 @@ describe("module registry protocol (B13)", () => {
   it("lists the downloadable versions in the protocol's shape", async () => {
     const res = await get(`${base}/${site.org}/${pet.name}/${pet.provider}/versions`, site.ownerToken);
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ modules: [{ versions: [{ version: "1.0.0" }, { version: "1.2.0" }, { version: "1.10.0" }] }] });
+    expect(res.json).toEqual({
+      modules: [{ versions: [{ version: "1.0.0" }, { version: "1.2.0" }, { version: "1.10.0" }] }],
+    });
   });
 
   it("needs a token that may read the organization's registry", async () => {
@@ -73,7 +86,11 @@ describe("module registry protocol (B13)", () => {
 
   it("download answers 204 with a signed link ending in archive=tar.gz that serves the tarball", async () => {
     const link = await downloadLink(site.org, pet, "1.2.0", site.ownerToken);
-    expect(link).toMatch(new RegExp(`^http://keyway\\.test/api/registry/v1/modules/${site.org}/${pet.name}/${pet.provider}/1\\.2\\.0/archive\\?`));
+    expect(link).toMatch(
+      new RegExp(
+        `^http://keyway\\.test/api/registry/v1/modules/${site.org}/${pet.name}/${pet.provider}/1\\.2\\.0/archive\\?`,
+      ),
+    );
     expect(link.endsWith("&archive=tar.gz")).toBe(true);
     const res = await fetchArchive(link);
     expect(res.status).toBe(200);
@@ -84,8 +101,12 @@ describe("module registry protocol (B13)", () => {
   it("download needs the token too, and only ingested versions have one", async () => {
     const path = `${base}/${site.org}/${pet.name}/${pet.provider}/1.0.0/download`;
     expect((await get(path, null)).status).toBe(401);
-    expect((await get(`${base}/${site.org}/${pet.name}/${pet.provider}/2.0.0/download`, site.ownerToken)).status).toBe(404);
-    expect((await get(`${base}/${site.org}/${pet.name}/${pet.provider}/9.9.9/download`, site.ownerToken)).status).toBe(404);
+    expect((await get(`${base}/${site.org}/${pet.name}/${pet.provider}/2.0.0/download`, site.ownerToken)).status).toBe(
+      404,
+    );
+    expect((await get(`${base}/${site.org}/${pet.name}/${pet.provider}/9.9.9/download`, site.ownerToken)).status).toBe(
+      404,
+    );
   });
 
   it("refuses a link once expired", async () => {

@@ -3,33 +3,78 @@
  * non-pre-release semver (precedence per semver 2.0.0 §11, build metadata ignored).
  */
 import { describe, expect, it } from "vitest";
-import { compareSemver, compareVersionStrings, parseSemver, pickLatestRelease } from "../../../../src/nocode/registry/semver";
+import {
+  compareSemver,
+  compareVersionStrings,
+  parseSemver,
+  pickLatestRelease,
+} from "../../../../src/nocode/registry/semver";
 
 describe("parseSemver", () => {
-  it.each(["0.0.0", "1.2.3", "10.20.30", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0-x.7.z.92", "1.0.0+20130313144700", "1.0.0-beta+exp.sha.5114f85", "1.0.0-x-y-z.--", "99999999999999999999.0.0"])(
-    "accepts %s",
-    (v) => {
-      expect(parseSemver(v)).not.toBeNull();
-    },
-  );
+  it.each([
+    "0.0.0",
+    "1.2.3",
+    "10.20.30",
+    "1.0.0-alpha",
+    "1.0.0-alpha.1",
+    "1.0.0-0.3.7",
+    "1.0.0-x.7.z.92",
+    "1.0.0+20130313144700",
+    "1.0.0-beta+exp.sha.5114f85",
+    "1.0.0-x-y-z.--",
+    "99999999999999999999.0.0",
+  ])("accepts %s", (v) => {
+    expect(parseSemver(v)).not.toBeNull();
+  });
 
-  it.each(["", "1", "1.2", "v1.2.3", "01.2.3", "1.02.3", "1.2.03", "1.2.3-01", "1.2.3-", "1.2.3+", "1.2.3-a..b", "1.2.3 ", " 1.2.3", "1.2.3.4", `1.2.3-${"a".repeat(130)}`])(
-    "refuses %j",
-    (v) => {
-      expect(parseSemver(v)).toBeNull();
-    },
-  );
+  it.each([
+    "",
+    "1",
+    "1.2",
+    "v1.2.3",
+    "01.2.3",
+    "1.02.3",
+    "1.2.03",
+    "1.2.3-01",
+    "1.2.3-",
+    "1.2.3+",
+    "1.2.3-a..b",
+    "1.2.3 ",
+    " 1.2.3",
+    "1.2.3.4",
+    `1.2.3-${"a".repeat(130)}`,
+  ])("refuses %j", (v) => {
+    expect(parseSemver(v)).toBeNull();
+  });
 
   it("splits the parts", () => {
-    expect(parseSemver("1.2.3-rc.1+build.5")).toEqual({ major: "1", minor: "2", patch: "3", prerelease: ["rc", "1"], build: ["build", "5"] });
+    expect(parseSemver("1.2.3-rc.1+build.5")).toEqual({
+      major: "1",
+      minor: "2",
+      patch: "3",
+      prerelease: ["rc", "1"],
+      build: ["build", "5"],
+    });
   });
 });
 
 describe("precedence", () => {
   it("orders the semver 2.0.0 §11 example chain", () => {
-    const chain = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0"];
+    const chain = [
+      "1.0.0-alpha",
+      "1.0.0-alpha.1",
+      "1.0.0-alpha.beta",
+      "1.0.0-beta",
+      "1.0.0-beta.2",
+      "1.0.0-beta.11",
+      "1.0.0-rc.1",
+      "1.0.0",
+    ];
     for (let i = 1; i < chain.length; i++) {
-      expect(compareSemver(parseSemver(chain[i - 1]!)!, parseSemver(chain[i]!)!), `${chain[i - 1]} < ${chain[i]}`).toBeLessThan(0);
+      expect(
+        compareSemver(parseSemver(chain[i - 1]!)!, parseSemver(chain[i]!)!),
+        `${chain[i - 1]} < ${chain[i]}`,
+      ).toBeLessThan(0);
     }
     const shuffled = [...chain].reverse();
     expect(shuffled.sort(compareVersionStrings)).toEqual(chain);

@@ -7,7 +7,16 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tfe } from "../../../helpers/nocode";
 import { buildTarball } from "../../../support/tarball";
-import { createModule, createVersion, modulePath, type RegistryOrg, registryOrg, readVersion, upload, versionDoc } from "./registry-fixtures";
+import {
+  createModule,
+  createVersion,
+  modulePath,
+  type RegistryOrg,
+  readVersion,
+  registryOrg,
+  upload,
+  versionDoc,
+} from "./registry-fixtures";
 
 let ctx: RegistryOrg;
 beforeAll(async () => {
@@ -57,7 +66,9 @@ describe("POST …/private/:org/:name/:provider/versions", () => {
     expect(data.links.upload).toMatch(/^http:\/\/keyway\.test\/api\/v2\/uploads\/[A-Za-z0-9_-]{43}$/);
     // B2: only a keyed hash of the link's token is stored.
     const token = data.links.upload.split("/").pop();
-    const stored = await env.DB.prepare("SELECT token_hash, expires_at, used_at, created_at FROM registry_upload_links WHERE version_id = ?")
+    const stored = await env.DB.prepare(
+      "SELECT token_hash, expires_at, used_at, created_at FROM registry_upload_links WHERE version_id = ?",
+    )
       .bind(data.id)
       .first<{ token_hash: string; expires_at: number; used_at: number | null; created_at: number }>();
     expect(stored?.token_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -101,8 +112,13 @@ describe("POST …/private/:org/:name/:provider/versions", () => {
       body: { data: { type: "registry-module-versions", attributes } },
     });
     expect(res.status).toBe(422);
-    expect(res.json.errors[0]).toMatchObject({ status: "422", title: "invalid attribute", source: { pointer: "/data/attributes/version" } });
-    const statuses = (await tfe("GET", modulePath(ctx.org, mod.name), { token: ctx.tokens.owner })).json.data.attributes["version-statuses"];
+    expect(res.json.errors[0]).toMatchObject({
+      status: "422",
+      title: "invalid attribute",
+      source: { pointer: "/data/attributes/version" },
+    });
+    const statuses = (await tfe("GET", modulePath(ctx.org, mod.name), { token: ctx.tokens.owner })).json.data
+      .attributes["version-statuses"];
     expect(statuses).toEqual([]);
   });
 
@@ -125,7 +141,10 @@ describe("POST …/private/:org/:name/:provider/versions", () => {
   it("answers 422 for a version that exists already", async () => {
     const mod = await createModule(ctx.org, ctx.tokens.manager);
     await createVersion(ctx.org, mod.name, "1.0.0", ctx.tokens.manager);
-    const res = await tfe("POST", `${modulePath(ctx.org, mod.name)}/versions`, { token: ctx.tokens.manager, body: versionDoc("1.0.0") });
+    const res = await tfe("POST", `${modulePath(ctx.org, mod.name)}/versions`, {
+      token: ctx.tokens.manager,
+      body: versionDoc("1.0.0"),
+    });
     expect(res.status).toBe(422);
     expect(res.json.errors[0]).toEqual({
       status: "422",
@@ -136,7 +155,10 @@ describe("POST …/private/:org/:name/:provider/versions", () => {
   });
 
   it("answers 404 for an unknown module", async () => {
-    const res = await tfe("POST", `${modulePath(ctx.org, "no-such-module")}/versions`, { token: ctx.tokens.owner, body: versionDoc("1.0.0") });
+    const res = await tfe("POST", `${modulePath(ctx.org, "no-such-module")}/versions`, {
+      token: ctx.tokens.owner,
+      body: versionDoc("1.0.0"),
+    });
     expect(res.status).toBe(404);
   });
 });
@@ -183,7 +205,11 @@ describe("PUT <links.upload> (N9, B5)", () => {
     const mod = await createModule(ctx.org, ctx.tokens.manager);
     const v = await createVersion(ctx.org, mod.name, "1.0.0", ctx.tokens.manager);
     const tarball = await goodTarball();
-    const results = await Promise.all([upload(v.upload, tarball), upload(v.upload, tarball), upload(v.upload, tarball)]);
+    const results = await Promise.all([
+      upload(v.upload, tarball),
+      upload(v.upload, tarball),
+      upload(v.upload, tarball),
+    ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 404, 404]);
   });
 
@@ -191,7 +217,9 @@ describe("PUT <links.upload> (N9, B5)", () => {
     const mod = await createModule(ctx.org, ctx.tokens.manager);
     const v = await createVersion(ctx.org, mod.name, "1.0.0", ctx.tokens.manager);
     // Move the link's expiry into the past rather than waiting an hour.
-    await env.DB.prepare("UPDATE registry_upload_links SET expires_at = ? WHERE version_id = ?").bind(Date.now() - 1, v.id).run();
+    await env.DB.prepare("UPDATE registry_upload_links SET expires_at = ? WHERE version_id = ?")
+      .bind(Date.now() - 1, v.id)
+      .run();
     const res = await upload(v.upload, await goodTarball());
     expect(res.status).toBe(404);
     expect(await versionRow(v.id)).toEqual({ status: "pending", error: null, tarball_key: null, summary: null });

@@ -7,10 +7,27 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { NocodeError } from "../../../../src/nocode/errors";
-import { engineVersionError, pickEngineVersion, type ReleaseCandidate, requireEngineVersion, resolveEngineVersion } from "../../../../src/nocode/releases/resolve";
-import { compareVersions, parseConstraint, parseVersion, satisfies } from "../../../../src/nocode/releases/version-constraints";
+import {
+  engineVersionError,
+  pickEngineVersion,
+  type ReleaseCandidate,
+  requireEngineVersion,
+  resolveEngineVersion,
+} from "../../../../src/nocode/releases/resolve";
+import {
+  compareVersions,
+  parseConstraint,
+  parseVersion,
+  satisfies,
+} from "../../../../src/nocode/releases/version-constraints";
 
-const release = (version: string, flags: Partial<ReleaseCandidate> = {}): ReleaseCandidate => ({ version, enabled: true, beta: false, deprecated: false, ...flags });
+const release = (version: string, flags: Partial<ReleaseCandidate> = {}): ReleaseCandidate => ({
+  version,
+  enabled: true,
+  beta: false,
+  deprecated: false,
+  ...flags,
+});
 
 const RELEASES: ReleaseCandidate[] = [
   release("1.2.9"),
@@ -106,7 +123,19 @@ describe("pickEngineVersion (N6)", () => {
     expect(failure(">= 1.6, < 1.5")).toMatchObject({ reason: "unsatisfiable" });
   });
 
-  it.each(["abc", "~>", ">= 1.3,", "=> 1.0", "1.x", "~> 1.5 || 1.6", "", "  ", ">== 1.0", "1.2.3.4.5.6.7.8.9", "~> -1"])("%j is invalid", (input) => {
+  it.each([
+    "abc",
+    "~>",
+    ">= 1.3,",
+    "=> 1.0",
+    "1.x",
+    "~> 1.5 || 1.6",
+    "",
+    "  ",
+    ">== 1.0",
+    "1.2.3.4.5.6.7.8.9",
+    "~> -1",
+  ])("%j is invalid", (input) => {
     const f = failure(input);
     expect(f.reason).toBe("invalid");
     expect(f.detail).toContain("not a valid engine version");
@@ -144,7 +173,8 @@ describe("version grammar (go-version semantics)", () => {
     expect(parseConstraint(">= 1.3, < 1.6")!.map((t) => t.operator)).toEqual([">=", "<"]);
     expect(parseConstraint("~>1.5")![0]!.operator).toBe("~>");
     expect(parseConstraint("1.5.7")![0]!.operator).toBe("=");
-    for (const op of ["=", "!=", ">", ">=", "<", "<=", "~>"]) expect(parseConstraint(`${op} 1.0`)![0]!.operator).toBe(op);
+    for (const op of ["=", "!=", ">", ">=", "<", "<=", "~>"])
+      expect(parseConstraint(`${op} 1.0`)![0]!.operator).toBe(op);
   });
 });
 
@@ -152,7 +182,11 @@ describe("resolveEngineVersion over the seeded release list (migration 0003)", (
   const db = () => createDb(env.DB);
 
   it("holds every stable 1.x release, all enabled, none beta", async () => {
-    const rows = await env.DB.prepare("SELECT version, enabled, beta, deprecated FROM terraform_versions").all<{ version: string; enabled: number; beta: number }>();
+    const rows = await env.DB.prepare("SELECT version, enabled, beta, deprecated FROM terraform_versions").all<{
+      version: string;
+      enabled: number;
+      beta: number;
+    }>();
     const versions = rows.results.map((r) => r.version);
     expect(versions).toHaveLength(132);
     expect(versions).toContain("1.0.0");
@@ -166,8 +200,17 @@ describe("resolveEngineVersion over the seeded release list (migration 0003)", (
 
   it("resolves each form", async () => {
     expect(await resolveEngineVersion(db(), undefined)).toMatchObject({ ok: true, version: "1.16.5", kind: "default" });
-    expect(await resolveEngineVersion(db(), "1.5.7")).toMatchObject({ ok: true, version: "1.5.7", requested: "1.5.7", kind: "exact" });
-    expect(await resolveEngineVersion(db(), "~> 1.5")).toMatchObject({ ok: true, version: "1.16.5", requested: "~> 1.5" });
+    expect(await resolveEngineVersion(db(), "1.5.7")).toMatchObject({
+      ok: true,
+      version: "1.5.7",
+      requested: "1.5.7",
+      kind: "exact",
+    });
+    expect(await resolveEngineVersion(db(), "~> 1.5")).toMatchObject({
+      ok: true,
+      version: "1.16.5",
+      requested: "~> 1.5",
+    });
     expect(await resolveEngineVersion(db(), "~> 1.5.0")).toMatchObject({ ok: true, version: "1.5.7" });
     expect(await resolveEngineVersion(db(), ">= 1.3, < 1.6")).toMatchObject({ ok: true, version: "1.5.7" });
     expect(await resolveEngineVersion(db(), "= 1.5.7")).toMatchObject({ ok: true, version: "1.5.7" });
@@ -181,9 +224,16 @@ describe("resolveEngineVersion over the seeded release list (migration 0003)", (
     const err = await requireEngineVersion(db(), "~> 0.12").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NocodeError);
     expect((err as NocodeError).toObjects()).toEqual([
-      { status: "422", title: "invalid attribute", detail: 'No available engine release satisfies the constraint "~> 0.12"', source: { pointer: "/data/attributes/engine-version" } },
+      {
+        status: "422",
+        title: "invalid attribute",
+        detail: 'No available engine release satisfies the constraint "~> 0.12"',
+        source: { pointer: "/data/attributes/engine-version" },
+      },
     ]);
-    expect(engineVersionError({ detail: "x" }, "terraform-version").toObjects()[0]!.source).toEqual({ pointer: "/data/attributes/terraform-version" });
+    expect(engineVersionError({ detail: "x" }, "terraform-version").toObjects()[0]!.source).toEqual({
+      pointer: "/data/attributes/terraform-version",
+    });
     await expect(requireEngineVersion(db(), "~> 1.2.0")).resolves.toMatchObject({ version: "1.2.9" });
   });
 });

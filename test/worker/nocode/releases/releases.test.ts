@@ -25,7 +25,13 @@ describe("GET /admin/terraform-versions", () => {
     expect(res.json.data).toHaveLength(20);
     expect(res.json.meta.pagination["total-count"]).toBeGreaterThanOrEqual(132);
     const first = res.json.data.find((r: { attributes: { version: string } }) => r.attributes.version.startsWith("1."));
-    expect(first.attributes).toMatchObject({ version: "1.16.5", enabled: true, beta: false, deprecated: false, official: true });
+    expect(first.attributes).toMatchObject({
+      version: "1.16.5",
+      enabled: true,
+      beta: false,
+      deprecated: false,
+      official: true,
+    });
     expect(first.id).toMatch(/^tool-[A-Za-z0-9]{16}$/);
     expect(first.type).toBe("terraform-versions");
     const big = await tfe("GET", "admin/terraform-versions?page[size]=500");
@@ -37,7 +43,16 @@ describe("GET /admin/terraform-versions", () => {
     const exact = await tfe("GET", "admin/terraform-versions?filter[version]=1.5.7");
     expect(exact.json.data.map((r: { attributes: { version: string } }) => r.attributes.version)).toEqual(["1.5.7"]);
     const search = await tfe("GET", "admin/terraform-versions?search[version]=1.5.&page[size]=100");
-    expect(search.json.data.map((r: { attributes: { version: string } }) => r.attributes.version)).toEqual(["1.5.7", "1.5.6", "1.5.5", "1.5.4", "1.5.3", "1.5.2", "1.5.1", "1.5.0"]);
+    expect(search.json.data.map((r: { attributes: { version: string } }) => r.attributes.version)).toEqual([
+      "1.5.7",
+      "1.5.6",
+      "1.5.5",
+      "1.5.4",
+      "1.5.3",
+      "1.5.2",
+      "1.5.1",
+      "1.5.0",
+    ]);
   });
 });
 
@@ -48,9 +63,13 @@ describe("admin-only (N10)", () => {
     const id = await createRelease({ version: "7.9.0", enabled: false });
     for (const token of [ownerToken, member.token, await createTeamToken(ownersTeamId), await createOrgToken(org)]) {
       expect((await tfe("GET", "admin/terraform-versions", { token })).status).toBe(404);
-      expect((await tfe("POST", "admin/terraform-versions", { token, body: body({ version: "7.9.1" }) })).status).toBe(404);
+      expect((await tfe("POST", "admin/terraform-versions", { token, body: body({ version: "7.9.1" }) })).status).toBe(
+        404,
+      );
       expect((await tfe("GET", `admin/terraform-versions/${id}`, { token })).status).toBe(404);
-      expect((await tfe("PATCH", `admin/terraform-versions/${id}`, { token, body: body({ enabled: true }) })).status).toBe(404);
+      expect(
+        (await tfe("PATCH", `admin/terraform-versions/${id}`, { token, body: body({ enabled: true }) })).status,
+      ).toBe(404);
       expect((await tfe("DELETE", `admin/terraform-versions/${id}`, { token })).status).toBe(404);
     }
     const after = await tfe("GET", `admin/terraform-versions/${id}`);
@@ -62,27 +81,47 @@ describe("admin-only (N10)", () => {
 
 describe("POST /admin/terraform-versions", () => {
   it("creates a release (201) with defaults: enabled, not beta, not deprecated, not official", async () => {
-    const res = await tfe("POST", "admin/terraform-versions", { body: body({ version: "7.0.0", url: "https://example.test/tf.zip", sha: "abc" }) });
+    const res = await tfe("POST", "admin/terraform-versions", {
+      body: body({ version: "7.0.0", url: "https://example.test/tf.zip", sha: "abc" }),
+    });
     expect(res.status).toBe(201);
     expect(res.json.data).toMatchObject({
       type: "terraform-versions",
-      attributes: { version: "7.0.0", url: "https://example.test/tf.zip", sha: "abc", enabled: true, beta: false, deprecated: false, official: false, "deprecated-reason": null },
+      attributes: {
+        version: "7.0.0",
+        url: "https://example.test/tf.zip",
+        sha: "abc",
+        enabled: true,
+        beta: false,
+        deprecated: false,
+        official: false,
+        "deprecated-reason": null,
+      },
       links: { self: `/api/v2/admin/terraform-versions/${res.json.data.id}` },
     });
-    expect((await tfe("GET", `admin/terraform-versions/${res.json.data.id}`)).json.data.attributes.version).toBe("7.0.0");
+    expect((await tfe("GET", `admin/terraform-versions/${res.json.data.id}`)).json.data.attributes.version).toBe(
+      "7.0.0",
+    );
   });
 
   it("a pre-release is beta unless told otherwise", async () => {
     const beta = await tfe("POST", "admin/terraform-versions", { body: body({ version: "7.0.1-beta1" }) });
     expect(beta.json.data.attributes.beta).toBe(true);
-    const notBeta = await tfe("POST", "admin/terraform-versions", { body: body({ version: "7.0.1-custom", beta: false }) });
+    const notBeta = await tfe("POST", "admin/terraform-versions", {
+      body: body({ version: "7.0.1-custom", beta: false }),
+    });
     expect(notBeta.json.data.attributes.beta).toBe(false);
   });
 
   it("422 Version has already been taken", async () => {
     const res = await tfe("POST", "admin/terraform-versions", { body: body({ version: "1.5.7" }) });
     expect(res.status).toBe(422);
-    expect(res.json.errors[0]).toEqual({ status: "422", title: "invalid attribute", detail: "Version has already been taken", source: { pointer: "/data/attributes/version" } });
+    expect(res.json.errors[0]).toEqual({
+      status: "422",
+      title: "invalid attribute",
+      detail: "Version has already been taken",
+      source: { pointer: "/data/attributes/version" },
+    });
   });
 
   it.each([
@@ -105,7 +144,9 @@ describe("POST /admin/terraform-versions", () => {
   });
 
   it("400 for malformed JSON, 413 over 1 MiB; nothing is created", async () => {
-    expect((await tfe("POST", "admin/terraform-versions", { rawBody: '{"data":{"attributes":{"version":"7.1.6"}}' })).status).toBe(400);
+    expect(
+      (await tfe("POST", "admin/terraform-versions", { rawBody: '{"data":{"attributes":{"version":"7.1.6"}}' })).status,
+    ).toBe(400);
     const big = JSON.stringify(body({ version: "7.1.6", url: "x".repeat(1024 * 1024) }));
     expect((await tfe("POST", "admin/terraform-versions", { rawBody: big })).status).toBe(413);
     expect((await tfe("GET", "admin/terraform-versions?filter[version]=7.1.6")).json.data).toEqual([]);
@@ -128,9 +169,15 @@ describe("PATCH and DELETE /admin/terraform-versions/:id steer the resolver (N6)
     expect(enabled.json.data.attributes).toMatchObject({ version: "7.5.3", enabled: true });
     expect(await resolve()).toBe("7.5.3");
 
-    await tfe("PATCH", `admin/terraform-versions/${v73}`, { body: body({ deprecated: true, "deprecated-reason": "old" }) });
+    await tfe("PATCH", `admin/terraform-versions/${v73}`, {
+      body: body({ deprecated: true, "deprecated-reason": "old" }),
+    });
     expect(await resolve()).toBe("7.5.3");
-    expect((await tfe("GET", `admin/terraform-versions/${v73}`)).json.data.attributes).toMatchObject({ deprecated: true, "deprecated-reason": "old", enabled: true });
+    expect((await tfe("GET", `admin/terraform-versions/${v73}`)).json.data.attributes).toMatchObject({
+      deprecated: true,
+      "deprecated-reason": "old",
+      enabled: true,
+    });
 
     await tfe("PATCH", `admin/terraform-versions/${v73}`, { body: body({ beta: true }) });
     expect(await resolve()).toBe("7.5.2");
@@ -169,10 +216,15 @@ describe("PATCH and DELETE /admin/terraform-versions/:id steer the resolver (N6)
       expect((await tfe("PATCH", `admin/terraform-versions/${id}`, { body: body(attributes) })).status).toBe(422);
     }
     expect((await tfe("PATCH", `admin/terraform-versions/${id}`, { rawBody: "{" })).status).toBe(400);
-    expect((await tfe("GET", `admin/terraform-versions/${id}`)).json.data.attributes).toMatchObject({ version: "7.6.0", enabled: true });
+    expect((await tfe("GET", `admin/terraform-versions/${id}`)).json.data.attributes).toMatchObject({
+      version: "7.6.0",
+      enabled: true,
+    });
     const renamed = await tfe("PATCH", `admin/terraform-versions/${id}`, { body: body({ version: "7.6.1" }) });
     expect(renamed.json.data.attributes.version).toBe("7.6.1");
-    expect((await tfe("PATCH", "admin/terraform-versions/tool-AAAAAAAAAAAAAAAA", { body: body({ enabled: true }) })).status).toBe(404);
+    expect(
+      (await tfe("PATCH", "admin/terraform-versions/tool-AAAAAAAAAAAAAAAA", { body: body({ enabled: true }) })).status,
+    ).toBe(404);
     expect((await tfe("GET", "admin/terraform-versions/tool-AAAAAAAAAAAAAAAA", { token: ADMIN })).status).toBe(404);
   });
 });

@@ -42,7 +42,9 @@ function errorsOf(schema: v.GenericSchema, body: unknown) {
   return error.toObjects();
 }
 
-const one = (pointer: string, detail: string) => [{ status: "422", title: "invalid attribute", detail, source: { pointer } }];
+const one = (pointer: string, detail: string) => [
+  { status: "422", title: "invalid attribute", detail, source: { pointer } },
+];
 
 describe("request documents: one status, one pointer per failed member", () => {
   it("accepts a well-formed document, the N1 synonyms and an absent type; ignores unknown members", () => {
@@ -56,19 +58,64 @@ describe("request documents: one status, one pointer per failed member", () => {
     ["data null", { data: null }, "/data", "data must be a JSON:API resource object"],
     ["data a string", { data: "x" }, "/data", "data must be a JSON:API resource object"],
     ["data an array", { data: [] }, "/data", "data must be a JSON:API resource object"],
-    ["wrong type", { data: { type: "gadgets", attributes: { name: "a" } } }, "/data/type", 'data.type must be "widgets"'],
-    ["type not a string", { data: { type: 7, attributes: { name: "a" } } }, "/data/type", 'data.type must be "widgets"'],
+    [
+      "wrong type",
+      { data: { type: "gadgets", attributes: { name: "a" } } },
+      "/data/type",
+      'data.type must be "widgets"',
+    ],
+    [
+      "type not a string",
+      { data: { type: 7, attributes: { name: "a" } } },
+      "/data/type",
+      'data.type must be "widgets"',
+    ],
     ["attributes an array", { data: { attributes: [] } }, "/data/attributes", "data.attributes must be an object"],
     ["attributes a string", { data: { attributes: "x" } }, "/data/attributes", "data.attributes must be an object"],
-    ["relationships a number", { data: { attributes: { name: "a" }, relationships: 1 } }, "/data/relationships", "data.relationships must be an object"],
+    [
+      "relationships a number",
+      { data: { attributes: { name: "a" }, relationships: 1 } },
+      "/data/relationships",
+      "data.relationships must be an object",
+    ],
     ["required attribute absent", { data: { attributes: {} } }, "/data/attributes/name", "Name can't be blank"],
     ["attributes absent", { data: { type: "widgets" } }, "/data/attributes/name", "Name can't be blank"],
-    ["required attribute null", { data: { attributes: { name: null } } }, "/data/attributes/name", "Name can't be blank"],
-    ["required attribute empty", { data: { attributes: { name: "" } } }, "/data/attributes/name", "Name can't be blank"],
-    ["required attribute a number", { data: { attributes: { name: 5 } } }, "/data/attributes/name", "Name must be a string"],
-    ["a constraint", { data: { attributes: { name: "much-too-long" } } }, "/data/attributes/name", "Name is too long (maximum is 8 characters)"],
-    ["optional string of another type", { data: { attributes: { name: "a", color: false } } }, "/data/attributes/color", "Color must be a string"],
-    ["boolean of another type", { data: { attributes: { name: "a", "auto-apply": "true" } } }, "/data/attributes/auto-apply", "Auto apply must be true or false"],
+    [
+      "required attribute null",
+      { data: { attributes: { name: null } } },
+      "/data/attributes/name",
+      "Name can't be blank",
+    ],
+    [
+      "required attribute empty",
+      { data: { attributes: { name: "" } } },
+      "/data/attributes/name",
+      "Name can't be blank",
+    ],
+    [
+      "required attribute a number",
+      { data: { attributes: { name: 5 } } },
+      "/data/attributes/name",
+      "Name must be a string",
+    ],
+    [
+      "a constraint",
+      { data: { attributes: { name: "much-too-long" } } },
+      "/data/attributes/name",
+      "Name is too long (maximum is 8 characters)",
+    ],
+    [
+      "optional string of another type",
+      { data: { attributes: { name: "a", color: false } } },
+      "/data/attributes/color",
+      "Color must be a string",
+    ],
+    [
+      "boolean of another type",
+      { data: { attributes: { name: "a", "auto-apply": "true" } } },
+      "/data/attributes/auto-apply",
+      "Auto apply must be true or false",
+    ],
     [
       "to-one not an object",
       { data: { attributes: { name: "a" }, relationships: { project: "p" } } },
@@ -116,7 +163,9 @@ describe("request documents: one status, one pointer per failed member", () => {
 
   it("escapes pointer tokens (RFC 6901)", () => {
     const odd = resourceDocument({ types: ["x"], attributes: { "a/b~c": requiredText("a/b~c") } });
-    expect(errorsOf(odd, { data: { attributes: {} } })).toEqual(one("/data/attributes/a~1b~0c", "A/b~c can't be blank"));
+    expect(errorsOf(odd, { data: { attributes: {} } })).toEqual(
+      one("/data/attributes/a~1b~0c", "A/b~c can't be blank"),
+    );
   });
 
   it("an optional document may be empty or lack data, but a data member present must be a document", () => {
@@ -132,9 +181,15 @@ describe("request documents: one status, one pointer per failed member", () => {
     expect(errorsOf(users, { data: [{ type: "users", id: "u1" }, { id: "u2" }] })).toBe("ok");
     expect(errorsOf(users, { data: {} })).toEqual(one("/data", "data must be an array of resource identifier objects"));
     expect(errorsOf(users, {})).toEqual(one("/data", "data must be an array of resource identifier objects"));
-    expect(errorsOf(users, { data: [1] })).toEqual(one("/data/0", 'Each member of data must be {"type": "users", "id": "…"}'));
-    expect(errorsOf(users, { data: [{ type: "teams", id: "t" }] })).toEqual(one("/data/0/type", 'Each member of data must have type "users"'));
-    expect(errorsOf(users, { data: [{ type: "users", id: "" }] })).toEqual(one("/data/0/id", 'Each member of data must be {"type": "users", "id": "…"}'));
+    expect(errorsOf(users, { data: [1] })).toEqual(
+      one("/data/0", 'Each member of data must be {"type": "users", "id": "…"}'),
+    );
+    expect(errorsOf(users, { data: [{ type: "teams", id: "t" }] })).toEqual(
+      one("/data/0/type", 'Each member of data must have type "users"'),
+    );
+    expect(errorsOf(users, { data: [{ type: "users", id: "" }] })).toEqual(
+      one("/data/0/id", 'Each member of data must be {"type": "users", "id": "…"}'),
+    );
   });
 });
 
@@ -144,7 +199,9 @@ describe("the one pager", () => {
     if (!result.success) return queryError(result.issues).toObjects();
     return pageOf(result.output);
   };
-  const bad = (parameter: string, detail: string) => [{ status: "400", title: "bad request", detail, source: { parameter } }];
+  const bad = (parameter: string, detail: string) => [
+    { status: "400", title: "bad request", detail, source: { parameter } },
+  ];
 
   it("defaults to page 1 of 20, reads both parameters, caps the size at 100 and treats empty as absent", () => {
     expect(page({})).toEqual({ number: 1, size: 20, offset: 0 });
@@ -179,6 +236,9 @@ describe("the one pager", () => {
       "total-count": 25,
     });
     expect(doc.links.next).toBe("https://k.test/api/v2/x?q=1&page%5Bnumber%5D=3&page%5Bsize%5D=10");
-    expect(pageDocument(new URL("https://k.test/l"), { number: 1, size: 20, offset: 0 }, 0).links).toMatchObject({ prev: null, next: null });
+    expect(pageDocument(new URL("https://k.test/l"), { number: 1, size: 20, offset: 0 }, 0).links).toMatchObject({
+      prev: null,
+      next: null,
+    });
   });
 });

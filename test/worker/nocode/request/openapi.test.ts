@@ -21,7 +21,9 @@ describe("GET /api/v2/openapi.json", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
       expect(res.json.openapi).toBe("3.1.0");
-      expect(Object.keys(res.json.paths)).toEqual(expect.arrayContaining(["/api/v2/organizations", "/.well-known/terraform.json"]));
+      expect(Object.keys(res.json.paths)).toEqual(
+        expect.arrayContaining(["/api/v2/organizations", "/.well-known/terraform.json"]),
+      );
       expect(Object.keys(res.json.paths).some((p) => p.startsWith("/app"))).toBe(false);
     }
   });
@@ -42,13 +44,23 @@ describe("GET /api/v2/openapi.json", () => {
 
 /** Every route of a table as `METHOD /full/{path}`. */
 function routesOf(prefix: string, routes: readonly { method: string; path: string }[]): string[] {
-  return [...new Set(routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${openApiPath(prefix + (r.path === "/" ? "" : r.path))}`))];
+  return [
+    ...new Set(
+      routes
+        .filter((r) => r.method !== "ALL")
+        .map((r) => `${r.method} ${openApiPath(prefix + (r.path === "/" ? "" : r.path))}`),
+    ),
+  ];
 }
 
 describe("the document and the route tables", () => {
   it("lists every route of /api/v2, the registry protocol and discovery, and nothing else", async () => {
-    const doc = (await tfe("GET", "openapi.json", { token: null })).json as { paths: Record<string, Record<string, unknown>> };
-    const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const doc = (await tfe("GET", "openapi.json", { token: null })).json as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const documented = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     const expected = [
       ...routesOf("/api/v2", nocodeApp.routes),
       ...routesOf(REGISTRY_PROTOCOL_PREFIX, registryProtocolApp.routes),
@@ -59,7 +71,9 @@ describe("the document and the route tables", () => {
   });
 
   it("describes every route (B14): no operation is left without its answers", async () => {
-    const doc = (await tfe("GET", "openapi.json", { token: null })).json as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const doc = (await tfe("GET", "openapi.json", { token: null })).json as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+    };
     const undescribed = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([, operation]) => operation["x-keyway-undescribed"] === true)
@@ -69,7 +83,9 @@ describe("the document and the route tables", () => {
   });
 
   it("marks exactly the routes needing no token as such", async () => {
-    const doc = (await tfe("GET", "openapi.json", { token: null })).json as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const doc = (await tfe("GET", "openapi.json", { token: null })).json as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
     const open = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([, op]) => Array.isArray(op.security) && op.security.length === 0)
@@ -82,7 +98,11 @@ describe("the document and the route tables", () => {
       }),
     );
     expect(open.sort()).toEqual(
-      [...exempt, "GET /.well-known/terraform.json", "GET /api/registry/v1/modules/{org}/{name}/{provider}/{version}/archive"].sort(),
+      [
+        ...exempt,
+        "GET /.well-known/terraform.json",
+        "GET /api/registry/v1/modules/{org}/{name}/{provider}/{version}/archive",
+      ].sort(),
     );
   });
 });
@@ -90,7 +110,11 @@ describe("the document and the route tables", () => {
 describe("the one pager on every list (docs/api-v2-errors.md)", () => {
   it("refuses a page parameter that does not read with 400 naming it, on the registry list too (it used to fall back)", async () => {
     const { org, ownerToken } = await bootstrapOrg();
-    for (const list of [`organizations/${org}/registry-modules`, `organizations/${org}/projects`, `organizations/${org}/teams`]) {
+    for (const list of [
+      `organizations/${org}/registry-modules`,
+      `organizations/${org}/projects`,
+      `organizations/${org}/teams`,
+    ]) {
       for (const [parameter, value] of [
         ["page[size]", "abc"],
         ["page[number]", "0"],

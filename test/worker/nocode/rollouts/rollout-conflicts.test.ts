@@ -42,7 +42,8 @@ async function waitRollout(id: string, statuses: string[], also: (data: any) => 
   return vi.waitFor(
     async () => {
       const data = await readRollout(id);
-      if (!statuses.includes(data.attributes.status) || !also(data)) throw new Error(`rollout ${id} is ${data.attributes.status}: ${JSON.stringify(itemStatuses(data))}`);
+      if (!statuses.includes(data.attributes.status) || !also(data))
+        throw new Error(`rollout ${id} is ${data.attributes.status}: ${JSON.stringify(itemStatuses(data))}`);
       return data;
     },
     { timeout: 60_000, interval: 100 },
@@ -53,9 +54,14 @@ async function waitRollout(id: string, statuses: string[], also: (data: any) => 
 const itemStatuses = (data: any): string[] => data.attributes.items.map((i: { status: string }) => i.status);
 
 const upgradeRunsOf = async (workspaceId: string) =>
-  (await env.DB.prepare("SELECT id, status FROM runs WHERE workspace_id = ? AND kind = 'upgrade' ORDER BY created_at").bind(workspaceId).all<{ id: string; status: string }>()).results;
+  (
+    await env.DB.prepare("SELECT id, status FROM runs WHERE workspace_id = ? AND kind = 'upgrade' ORDER BY created_at")
+      .bind(workspaceId)
+      .all<{ id: string; status: string }>()
+  ).results;
 
-const runStatus = async (runId: string) => (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>())?.status;
+const runStatus = async (runId: string) =>
+  (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>())?.status;
 
 async function waitRun(runId: string, status: string): Promise<void> {
   await vi.waitFor(
@@ -72,7 +78,11 @@ async function startKept(workspaceIds: string[], attributes: Record<string, unkn
   const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
   const kept: ProvisionMessage[] = [];
   const body = {
-    data: { type: "upgrade-rollouts", attributes, relationships: { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } } },
+    data: {
+      type: "upgrade-rollouts",
+      attributes,
+      relationships: { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } },
+    },
   };
   const db = createDb(env.DB);
   const module = await rolloutModule(db, caller!, pool.noCodeModuleId);
@@ -84,9 +94,12 @@ async function startKept(workspaceIds: string[], attributes: Record<string, unkn
   return { id: rollout.id, step: kept[0]!, caller: caller! };
 }
 
-const action = (id: string, name: string) => tfe("POST", `upgrade-rollouts/${id}/actions/${name}`, { token: pool.ownerToken });
+const action = (id: string, name: string) =>
+  tfe("POST", `upgrade-rollouts/${id}/actions/${name}`, { token: pool.ownerToken });
 
-describe("upgrade rollouts and manual upgrades of the same workspace (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => {
+describe("upgrade rollouts and manual upgrades of the same workspace (N15)", {
+  timeout: UPGRADE_TEST_TIMEOUT * 2,
+}, () => {
   it("a manual E5 is 409 while the item is pending, waiting for confirmation and applying, and touches nothing; once the item ended E5 finds nothing to upgrade", async () => {
     const [ws] = take(1) as [string];
     const rollout = await startKept([ws]);
@@ -106,13 +119,20 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", { t
     expect(await upgradeRunsOf(ws)).toEqual([{ id: runId, status: "planned" }]);
 
     const kept: ProvisionMessage[] = [];
-    await rolloutAction(createDb(env.DB), rollout.caller, rollout.id, "confirm", { now: Date.now, send: async (m) => void kept.push(m) });
+    await rolloutAction(createDb(env.DB), rollout.caller, rollout.id, "confirm", {
+      now: Date.now,
+      send: async (m) => void kept.push(m),
+    });
     expect(itemStatuses(await readRollout(rollout.id))).toEqual(["applying"]);
     await refused(); // applying
     expect(await upgradeRunsOf(ws)).toEqual([{ id: runId, status: "apply_queued" }]);
 
     // The apply runs; the rollout hears of it through the real queue and completes.
-    await deliverBatch(handler, PROVISION_QUEUE_NAME, kept.filter((m) => m.kind === "apply-run"));
+    await deliverBatch(
+      handler,
+      PROVISION_QUEUE_NAME,
+      kept.filter((m) => m.kind === "apply-run"),
+    );
     const done = await waitRollout(rollout.id, ["completed"]);
     expect(itemStatuses(done)).toEqual(["applied"]);
     const after = await e5(pool.noCodeModuleId, ws, pool.ownerToken);
@@ -127,14 +147,23 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", { t
     // E5's work after its rollout check (which ran before the rollout existed).
     const db = createDb(env.DB);
     const module = (await findNoCodeModule(db, pool.noCodeModuleId))!;
-    const manual = await planUpgrade(env, db, module, (await findWorkspace(db, raced))!, { vars: [], message: "by hand" }, Date.now());
+    const manual = await planUpgrade(
+      env,
+      db,
+      module,
+      (await findWorkspace(db, raced))!,
+      { vars: [], message: "by hand" },
+      Date.now(),
+    );
     expect(manual.kind).toBe("planned");
     const manualRunId = (manual as { run: { id: string } }).run.id;
 
     await deliverBatch(handler, PROVISION_QUEUE_NAME, [rollout.step]);
     const waiting = await readRollout(rollout.id);
     expect(itemStatuses(waiting)).toEqual(["skipped", "waiting-confirmation"]);
-    expect(waiting.attributes.items[0].reason).toContain(`a run (${manualRunId}) was started on the workspace after the rollout began`);
+    expect(waiting.attributes.items[0].reason).toContain(
+      `a run (${manualRunId}) was started on the workspace after the rollout began`,
+    );
     expect(waiting.attributes.items[0].run).toBeNull();
     expect(await upgradeRunsOf(raced)).toEqual([{ id: manualRunId, status: "planned" }]);
 
@@ -157,11 +186,21 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", { t
     const manualRunId = planned.json.data.id as string;
     const created = await tfe("POST", `no-code-modules/${pool.noCodeModuleId}/upgrade-rollouts`, {
       token: pool.ownerToken,
-      body: { data: { type: "upgrade-rollouts", attributes: { "max-failures": 0 }, relationships: { workspaces: { data: [{ type: "workspaces", id: ws }] } } } },
+      body: {
+        data: {
+          type: "upgrade-rollouts",
+          attributes: { "max-failures": 0 },
+          relationships: { workspaces: { data: [{ type: "workspaces", id: ws }] } },
+        },
+      },
     });
     expect(created.status, created.text).toBe(201);
     const id = created.json.data.id as string;
-    const done = await waitRollout(id, ["completed", "failed"], (d) => itemStatuses(d)[0] !== "pending" && itemStatuses(d)[0] !== "planning");
+    const done = await waitRollout(
+      id,
+      ["completed", "failed"],
+      (d) => itemStatuses(d)[0] !== "pending" && itemStatuses(d)[0] !== "planning",
+    );
     expect(done.attributes.status).toBe("completed");
     expect(itemStatuses(done)).toEqual(["skipped"]);
     expect(done.attributes.items[0].reason).toContain(`a run (${manualRunId}) started outside the rollout is planned`);
@@ -177,7 +216,13 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", { t
     const id = (
       await tfe("POST", `no-code-modules/${pool.noCodeModuleId}/upgrade-rollouts`, {
         token: pool.ownerToken,
-        body: { data: { type: "upgrade-rollouts", attributes: { "batch-size": 1 }, relationships: { workspaces: { data: [first, second].map((w) => ({ type: "workspaces", id: w })) } } } },
+        body: {
+          data: {
+            type: "upgrade-rollouts",
+            attributes: { "batch-size": 1 },
+            relationships: { workspaces: { data: [first, second].map((w) => ({ type: "workspaces", id: w })) } },
+          },
+        },
       })
     ).json.data.id as string;
     const waiting = await waitRollout(id, ["waiting-confirmation"]);
@@ -185,7 +230,11 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", { t
     expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: pool.ownerToken })).status).toBe(202);
 
     // The discard lets the rollout know: it moves to the second batch without a confirm.
-    const next = await waitRollout(id, ["waiting-confirmation"], (d) => d.attributes["current-batch"] === 2 && itemStatuses(d)[1] === "waiting-confirmation");
+    const next = await waitRollout(
+      id,
+      ["waiting-confirmation"],
+      (d) => d.attributes["current-batch"] === 2 && itemStatuses(d)[1] === "waiting-confirmation",
+    );
     expect(itemStatuses(next)).toEqual(["skipped", "waiting-confirmation"]);
     expect(next.attributes.items[0].reason).toContain("discarded outside the rollout");
     expect(await upgradeRunsOf(first)).toEqual([{ id: runId, status: "discarded" }]);

@@ -11,14 +11,25 @@ import { createDb } from "../../../../src/db/client";
 import { authenticateNocode, type NocodeCaller } from "../../../../src/nocode/auth";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import { readRolloutDocument } from "../../../../src/nocode/rollouts/input";
-import { createRollout as createRolloutService, rolloutAction, rolloutModule } from "../../../../src/nocode/rollouts/service";
+import {
+  createRollout as createRolloutService,
+  rolloutAction,
+  rolloutModule,
+} from "../../../../src/nocode/rollouts/service";
 import type { UpgradeDeps } from "../../../../src/nocode/upgrade/deps";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";
 import { tfe } from "../../../helpers/nocode";
 import { optionEntry, publishVersion, varEntry } from "../../../helpers/nocode-modules";
 import { deliverBatch } from "../../../helpers/queue";
-import { e5, e7, patchModule, UPGRADE_TEST_TIMEOUT, upgradePool, workspaceAttributes } from "../upgrade/upgrade-helpers";
+import {
+  e5,
+  e7,
+  patchModule,
+  UPGRADE_TEST_TIMEOUT,
+  upgradePool,
+  workspaceAttributes,
+} from "../upgrade/upgrade-helpers";
 
 /** Workspaces in the pool (the issue asks for 25; the machine is shared, see the report). */
 const POOL = 25;
@@ -31,8 +42,13 @@ beforeAll(async () => {
 const take = (n: number) => Array.from({ length: n }, () => pool.take().workspaceId);
 
 function startRollout(attributes: Record<string, unknown>, workspaceIds?: string[], token = pool.ownerToken) {
-  const relationships = workspaceIds ? { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } } : undefined;
-  return tfe("POST", `no-code-modules/${pool.noCodeModuleId}/upgrade-rollouts`, { token, body: { data: { type: "upgrade-rollouts", attributes, relationships } } });
+  const relationships = workspaceIds
+    ? { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } }
+    : undefined;
+  return tfe("POST", `no-code-modules/${pool.noCodeModuleId}/upgrade-rollouts`, {
+    token,
+    body: { data: { type: "upgrade-rollouts", attributes, relationships } },
+  });
 }
 
 /** Create a rollout through the service as the route does (module and caller checked, body read), with injected deps. */
@@ -55,21 +71,32 @@ async function waitRollout(id: string, statuses: string[], also: (data: any) => 
   return vi.waitFor(
     async () => {
       const data = await readRollout(id);
-      if (!statuses.includes(data.attributes.status) || !also(data)) throw new Error(`rollout ${id} is ${data.attributes.status}: ${JSON.stringify(data.attributes.items.map((i: { status: string }) => i.status))}`);
+      if (!statuses.includes(data.attributes.status) || !also(data))
+        throw new Error(
+          `rollout ${id} is ${data.attributes.status}: ${JSON.stringify(data.attributes.items.map((i: { status: string }) => i.status))}`,
+        );
       return data;
     },
     { timeout: 60_000, interval: 100 },
   );
 }
 
-const action = (id: string, name: string, token = pool.ownerToken) => tfe("POST", `upgrade-rollouts/${id}/actions/${name}`, { token });
+const action = (id: string, name: string, token = pool.ownerToken) =>
+  tfe("POST", `upgrade-rollouts/${id}/actions/${name}`, { token });
 // biome-ignore lint/suspicious/noExplicitAny: JSON
 const itemStatuses = (data: any) => data.attributes.items.map((i: { status: string }) => i.status);
 // biome-ignore lint/suspicious/noExplicitAny: JSON
-const itemsDone = (data: any) => data.attributes.items.every((i: { status: string }) => ["applied", "skipped", "errored", "canceled"].includes(i.status));
+const itemsDone = (data: any) =>
+  data.attributes.items.every((i: { status: string }) =>
+    ["applied", "skipped", "errored", "canceled"].includes(i.status),
+  );
 
 const upgradeRunsOf = async (workspaceId: string) =>
-  (await env.DB.prepare("SELECT id, status FROM runs WHERE workspace_id = ? AND kind = 'upgrade' ORDER BY created_at").bind(workspaceId).all<{ id: string; status: string }>()).results;
+  (
+    await env.DB.prepare("SELECT id, status FROM runs WHERE workspace_id = ? AND kind = 'upgrade' ORDER BY created_at")
+      .bind(workspaceId)
+      .all<{ id: string; status: string }>()
+  ).results;
 
 describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => {
   it("validates input, refuses the organization token (404) and workspaces of other modules (422)", async () => {
@@ -77,11 +104,14 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect(bad.status).toBe(422);
     expect(bad.text).toContain("batch-size");
     expect(bad.text).toContain("auto-confirm");
-    const orgToken = (await tfe("POST", `organizations/${pool.org}/authentication-token`, {})).json.data.attributes.token as string;
+    const orgToken = (await tfe("POST", `organizations/${pool.org}/authentication-token`, {})).json.data.attributes
+      .token as string;
     expect((await startRollout({}, undefined, orgToken)).status).toBe(404);
     orgTokenForLater = orgToken;
     expect((await startRollout({}, ["ws-AAAAAAAAAAAAAAAA"])).status).toBe(422);
-    expect((await tfe("GET", "upgrade-rollouts/rollout-AAAAAAAAAAAAAAAA", { token: pool.ownerToken })).status).toBe(404);
+    expect((await tfe("GET", "upgrade-rollouts/rollout-AAAAAAAAAAAAAAAA", { token: pool.ownerToken })).status).toBe(
+      404,
+    );
   });
 
   it("auto-confirm never: every plan waits; confirm applies the batch; a second rollout is 409 meanwhile; manual E5 on an item is 409", async () => {
@@ -89,7 +119,12 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const created = await startRollout({ "batch-size": 2 }, ids);
     expect(created.status, created.text).toBe(201);
     expect(created.json.data.type).toBe("upgrade-rollouts");
-    expect(created.json.data.attributes).toMatchObject({ "batch-size": 2, "auto-confirm": "never", "max-failures": 0, "target-version": "1.1.0" });
+    expect(created.json.data.attributes).toMatchObject({
+      "batch-size": 2,
+      "auto-confirm": "never",
+      "max-failures": 0,
+      "target-version": "1.1.0",
+    });
     const id = created.json.data.id as string;
     expect((await startRollout({}, take(1))).status).toBe(409);
     expect((await e5(pool.noCodeModuleId, ids[0]!, pool.ownerToken)).status).toBe(409);
@@ -101,7 +136,8 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect((await action(id, "confirm")).status).toBe(202);
     const done = await waitRollout(id, ["completed"]);
     expect(itemStatuses(done)).toEqual(["applied", "applied"]);
-    for (const ws of ids) expect((await workspaceAttributes(ws, pool.ownerToken)).attributes["no-code-upgrade-available"]).toBe(false);
+    for (const ws of ids)
+      expect((await workspaceAttributes(ws, pool.ownerToken)).attributes["no-code-upgrade-available"]).toBe(false);
     expect((await action(id, "confirm")).status).toBe(409);
     expect((await action(id, "cancel")).status).toBe(409);
   });
@@ -123,18 +159,24 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect((await upgradeRunsOf(ids[1]!)).map((r) => r.status)).toEqual(["discarded"]);
     const manual = await e5(pool.noCodeModuleId, ids[1]!, pool.ownerToken);
     expect(manual.status, manual.text).toBe(200);
-    expect((await tfe("POST", `runs/${manual.json.data.id}/actions/discard`, { token: pool.ownerToken })).status).toBe(202);
+    expect((await tfe("POST", `runs/${manual.json.data.id}/actions/discard`, { token: pool.ownerToken })).status).toBe(
+      202,
+    );
   });
 
   it("errored items over max-failures end the rollout failed; the rest is canceled", async () => {
     const ids = take(4);
     // Two workspaces hold a region the module's options then forbid: their upgrades cannot be planned (422 → errored).
     for (const ws of ids.slice(0, 2)) {
-      const added = await tfe("POST", `workspaces/${ws}/vars`, { token: pool.ownerToken, body: { data: varEntry("region", "us-east-1") } });
+      const added = await tfe("POST", `workspaces/${ws}/vars`, {
+        token: pool.ownerToken,
+        body: { data: varEntry("region", "us-east-1") },
+      });
       expect(added.status, added.text).toBe(201);
     }
     await patchModule(pool, {}, [optionEntry("region", ["eu-west-1", "eu-central-1"])]);
-    const id = (await startRollout({ "batch-size": 1, "max-failures": 1, "auto-confirm": "never" }, ids)).json.data.id as string;
+    const id = (await startRollout({ "batch-size": 1, "max-failures": 1, "auto-confirm": "never" }, ids)).json.data
+      .id as string;
     const failed = await waitRollout(id, ["failed"]);
     expect(failed.attributes.reason).toContain("max-failures (1)");
     expect(itemStatuses(failed)).toEqual(["errored", "errored", "canceled", "canceled"]);
@@ -151,7 +193,10 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect((await action(id, "pause")).status).toBe(409);
     expect((await action(id, "confirm")).status).toBe(409);
     // Someone else writes a var of the second workspace while the rollout is paused.
-    const added = await tfe("POST", `workspaces/${ids[1]}/vars`, { token: pool.ownerToken, body: { data: varEntry("length", "12") } });
+    const added = await tfe("POST", `workspaces/${ids[1]}/vars`, {
+      token: pool.ownerToken,
+      body: { data: varEntry("length", "12") },
+    });
     expect(added.status, added.text).toBe(201);
     expect((await action(id, "resume")).status).toBe(202);
     await waitRollout(id, ["waiting-confirmation"]);
@@ -163,13 +208,25 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
   });
 
   it("auto-confirm no-changes: empty plans are confirmed and applied batch after batch; redelivered steps upgrade nothing twice", async () => {
-    const v3 = await publishVersion(pool.org, pool.registryModule, "1.2.0", pool.ownerToken, upgradeFixtureFiles("upgrade-v1"));
+    const v3 = await publishVersion(
+      pool.org,
+      pool.registryModule,
+      "1.2.0",
+      pool.ownerToken,
+      upgradeFixtureFiles("upgrade-v1"),
+    );
     expect(v3.status).toBe("ok");
     await patchModule(pool, { "version-pin": "1.2.0" });
     const ids = take(4);
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const kept: ProvisionMessage[] = [];
-    const body = { data: { type: "upgrade-rollouts", attributes: { "batch-size": 2, "auto-confirm": "no-changes" }, relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
+    const body = {
+      data: {
+        type: "upgrade-rollouts",
+        attributes: { "batch-size": 2, "auto-confirm": "no-changes" },
+        relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } },
+      },
+    };
     const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
       now: Date.now,
       send: async (m) => void kept.push(m),
@@ -179,7 +236,12 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0], kept[0]]);
     const done = await waitRollout(rollout.id, ["completed"], itemsDone);
     expect(itemStatuses(done)).toEqual(["applied", "applied", "applied", "applied"]);
-    expect(done.attributes.items.map((i: { "resource-additions": number; "resource-destructions": number }) => i["resource-additions"] + i["resource-destructions"])).toEqual([0, 0, 0, 0]);
+    expect(
+      done.attributes.items.map(
+        (i: { "resource-additions": number; "resource-destructions": number }) =>
+          i["resource-additions"] + i["resource-destructions"],
+      ),
+    ).toEqual([0, 0, 0, 0]);
     await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0]]);
     for (const ws of ids) {
       expect((await upgradeRunsOf(ws)).map((r) => r.status)).toEqual(["applied"]);
@@ -206,7 +268,12 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const handler = createQueueHandler(defaultQueueDeps);
     const start = async (ids: string[]) => {
       const kept: ProvisionMessage[] = [];
-      const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
+      const body = {
+        data: {
+          type: "upgrade-rollouts",
+          relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } },
+        },
+      };
       const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
         now: Date.now,
         send: async (m) => void kept.push(m),
@@ -247,19 +314,28 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const ids = take(1);
     const kept: ProvisionMessage[] = [];
-    const body = { data: { type: "upgrade-rollouts", relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } } } };
+    const body = {
+      data: {
+        type: "upgrade-rollouts",
+        relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } },
+      },
+    };
     const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });
     // As if another delivery had just taken the item.
-    await env.DB.prepare("UPDATE upgrade_rollout_items SET status = 'planning', updated_at = ? WHERE rollout_id = ?").bind(Date.now(), rollout.id).run();
+    await env.DB.prepare("UPDATE upgrade_rollout_items SET status = 'planning', updated_at = ? WHERE rollout_id = ?")
+      .bind(Date.now(), rollout.id)
+      .run();
     const handler = createQueueHandler(defaultQueueDeps);
     const busy = await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0]]);
     expect(busy.result.retryMessages.length).toBe(1);
     expect(await upgradeRunsOf(ids[0]!)).toEqual([]);
     // That delivery died: once the lease ran out, a redelivery plans the workspace, once.
-    await env.DB.prepare("UPDATE upgrade_rollout_items SET updated_at = ? WHERE rollout_id = ?").bind(Date.now() - 60_000, rollout.id).run();
+    await env.DB.prepare("UPDATE upgrade_rollout_items SET updated_at = ? WHERE rollout_id = ?")
+      .bind(Date.now() - 60_000, rollout.id)
+      .run();
     await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0]]);
     const waiting = await waitRollout(rollout.id, ["waiting-confirmation"]);
     expect((await upgradeRunsOf(ids[0]!)).map((r) => r.id)).toEqual([waiting.attributes.items[0].run]);
@@ -270,12 +346,22 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const ids = take(2);
     const id = (await startRollout({ "batch-size": 2 }, ids)).json.data.id as string;
-    const waiting = await waitRollout(id, ["waiting-confirmation"], (d) => itemStatuses(d).every((x: string) => x === "waiting-confirmation"));
+    const waiting = await waitRollout(id, ["waiting-confirmation"], (d) =>
+      itemStatuses(d).every((x: string) => x === "waiting-confirmation"),
+    );
     const runIds = waiting.attributes.items.map((i: { run: string }) => i.run) as string[];
     // Confirm through the service, keeping the apply messages to deliver them by hand.
     const kept: ProvisionMessage[] = [];
-    await rolloutAction(createDb(env.DB), caller!, id, "confirm", { now: Date.now, send: async (m) => void kept.push(m) });
-    expect(kept.filter((m) => m.kind === "apply-run").map((m) => (m as { runId: string }).runId).sort()).toEqual([...runIds].sort());
+    await rolloutAction(createDb(env.DB), caller!, id, "confirm", {
+      now: Date.now,
+      send: async (m) => void kept.push(m),
+    });
+    expect(
+      kept
+        .filter((m) => m.kind === "apply-run")
+        .map((m) => (m as { runId: string }).runId)
+        .sort(),
+    ).toEqual([...runIds].sort());
     expect(itemStatuses(await readRollout(id))).toEqual(["applying", "applying"]);
     const handler = createQueueHandler(defaultQueueDeps);
     // The first apply gave up after its retries (the dead-letter queue marks the run errored).
@@ -298,17 +384,23 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
   });
 
   it("default selection: every workspace with an upgrade available, in batches of 8 confirmed by the action; the organization token sees nothing", async () => {
-    const all = (await env.DB.prepare("SELECT id FROM workspaces WHERE no_code_module_id = ?").bind(pool.noCodeModuleId).all<{ id: string }>()).results;
+    const all = (
+      await env.DB.prepare("SELECT id FROM workspaces WHERE no_code_module_id = ?")
+        .bind(pool.noCodeModuleId)
+        .all<{ id: string }>()
+    ).results;
     expect(all.length).toBe(POOL);
     const expected: string[] = [];
-    for (const { id } of all) if ((await workspaceAttributes(id, pool.ownerToken)).attributes["no-code-upgrade-available"]) expected.push(id);
+    for (const { id } of all)
+      if ((await workspaceAttributes(id, pool.ownerToken)).attributes["no-code-upgrade-available"]) expected.push(id);
     expected.sort();
     expect(expected.length).toBeGreaterThan(10);
     const created = await startRollout({ "batch-size": 8 });
     expect(created.status, created.text).toBe(201);
     const id = created.json.data.id as string;
     expect(created.json.data.relationships.workspaces.data.map((w: { id: string }) => w.id).sort()).toEqual(expected);
-    for (const name of ["confirm", "pause", "cancel"]) expect((await action(id, name, orgTokenForLater)).status).toBe(404);
+    for (const name of ["confirm", "pause", "cancel"])
+      expect((await action(id, name, orgTokenForLater)).status).toBe(404);
     expect((await tfe("GET", `upgrade-rollouts/${id}`, { token: orgTokenForLater })).status).toBe(404);
     const batches = created.json.data.attributes["batch-count"] as number;
     expect(batches).toBe(Math.ceil(expected.length / 8));
@@ -319,7 +411,8 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     }
     const done = await waitRollout(id, ["completed"], itemsDone);
     expect(new Set(itemStatuses(done))).toEqual(new Set(["applied"]));
-    for (const w of expected) expect((await workspaceAttributes(w, pool.ownerToken)).attributes["no-code-upgrade-available"]).toBe(false);
+    for (const w of expected)
+      expect((await workspaceAttributes(w, pool.ownerToken)).attributes["no-code-upgrade-available"]).toBe(false);
     expect((await startRollout({})).status).toBe(422);
   });
 });

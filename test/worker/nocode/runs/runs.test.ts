@@ -13,19 +13,31 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { recordD1Statements } from "../../../../src/db/d1-guard";
 import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules/repo";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
-import { applyRunMessage, planRunMessage } from "../../../../src/nocode/queue/messages";
-import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry/repo";
 import { planRun } from "../../../../src/nocode/planner";
-import { buildRunConfiguration, effectiveValues, type RunConfiguration, summaryOfVersion } from "../../../../src/nocode/runs/configuration";
+import { applyRunMessage, planRunMessage } from "../../../../src/nocode/queue/messages";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
+import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry/repo";
+import {
+  buildRunConfiguration,
+  effectiveValues,
+  type RunConfiguration,
+  summaryOfVersion,
+} from "../../../../src/nocode/runs/configuration";
 import { createRun, enqueueRunPlan } from "../../../../src/nocode/runs/create";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
-import { transitionRun } from "../../../../src/nocode/runs/repo";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
+import { transitionRun } from "../../../../src/nocode/runs/repo";
 import { findWorkspace, listWorkspaceVars, type WorkspaceVarRow } from "../../../../src/nocode/workspaces/repo";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { ADMIN, bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
-import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, PET_RESOURCES, varEntry, waitForRun } from "../../../helpers/nocode-modules";
+import {
+  createNoCodeWorkspace,
+  type NoCodeOrg,
+  noCodeOrg,
+  PET_RESOURCES,
+  varEntry,
+  waitForRun,
+} from "../../../helpers/nocode-modules";
 import { deliverBatch } from "../../../helpers/queue";
 
 const db = createDb(env.DB);
@@ -53,7 +65,14 @@ async function plannedWorkspace(vars = [varEntry("prefix", "pet")]) {
  * A `pending` run of the workspace's current configuration (optionally with other var
  * values), created with the exported run functions but not queued: the test drives it.
  */
-async function pendingRun(workspaceId: string, options: { vars?: (vars: WorkspaceVarRow[]) => WorkspaceVarRow[]; configuration?: Partial<RunConfiguration>; autoApply?: boolean } = {}) {
+async function pendingRun(
+  workspaceId: string,
+  options: {
+    vars?: (vars: WorkspaceVarRow[]) => WorkspaceVarRow[];
+    configuration?: Partial<RunConfiguration>;
+    autoApply?: boolean;
+  } = {},
+) {
   const ws = (await findWorkspace(db, workspaceId))!;
   const module = (await findNoCodeModule(db, ws.noCodeModuleId!))!;
   const version = (await findModuleVersionById(db, ws.noCodeVersionId!))!;
@@ -76,7 +95,13 @@ async function pendingRun(workspaceId: string, options: { vars?: (vars: Workspac
 }
 
 async function stateVersionCount(workspaceId: string): Promise<number> {
-  return (await env.DB.prepare("SELECT count(*) AS n FROM state_versions WHERE workspace_id = ?").bind(workspaceId).first<{ n: number }>())?.n ?? 0;
+  return (
+    (
+      await env.DB.prepare("SELECT count(*) AS n FROM state_versions WHERE workspace_id = ?")
+        .bind(workspaceId)
+        .first<{ n: number }>()
+    )?.n ?? 0
+  );
 }
 
 async function runStatus(runId: string): Promise<string> {
@@ -85,12 +110,21 @@ async function runStatus(runId: string): Promise<string> {
 
 describe("the first run of E4 (N7)", () => {
   it("with auto-apply ends `applied`: its plan lists the module's resources, the workspace records the state", async () => {
-    const { workspace, runId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, { "auto-apply": true });
+    const { workspace, runId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, {
+      "auto-apply": true,
+    });
     expect(runId).toMatch(/^run-[A-Za-z0-9]{16}$/);
     const run = await waitForRun(runId, ctx.ownerToken, ["applied", "errored"]);
     expect(run.attributes.status).toBe("applied");
     expect(Object.keys(run.attributes["status-timestamps"])).toEqual([
-      "plan-queueable-at", "plan-queued-at", "planning-at", "planned-at", "confirmed-at", "apply-queued-at", "applying-at", "applied-at",
+      "plan-queueable-at",
+      "plan-queued-at",
+      "planning-at",
+      "planned-at",
+      "confirmed-at",
+      "apply-queued-at",
+      "applying-at",
+      "applied-at",
     ]);
     expect(run.attributes).toMatchObject({ "auto-apply": true, "has-changes": true, "is-destroy": false });
     expect(run.relationships.workspace.data).toEqual({ id: workspace.id, type: "workspaces" });
@@ -100,14 +134,28 @@ describe("the first run of E4 (N7)", () => {
     expect(plan.json.data).toMatchObject({
       id: run.relationships.plan.data.id,
       type: "plans",
-      attributes: { status: "finished", "has-changes": true, "resource-additions": 2, "resource-changes": 0, "resource-destructions": 0 },
+      attributes: {
+        status: "finished",
+        "has-changes": true,
+        "resource-additions": 2,
+        "resource-changes": 0,
+        "resource-destructions": 0,
+      },
     });
     const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
     expect(json.status).toBe(200);
-    expect(json.json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [c.address, c.change.actions])).toEqual(
-      PET_RESOURCES.map((a) => [a, ["create"]]),
-    );
-    expect(json.json.resource_changes[1]).toMatchObject({ address: "random_pet.name", mode: "managed", type: "random_pet", name: "name" });
+    expect(
+      json.json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [
+        c.address,
+        c.change.actions,
+      ]),
+    ).toEqual(PET_RESOURCES.map((a) => [a, ["create"]]));
+    expect(json.json.resource_changes[1]).toMatchObject({
+      address: "random_pet.name",
+      mode: "managed",
+      type: "random_pet",
+      name: "name",
+    });
 
     const ws = (await tfe("GET", `workspaces/${workspace.id}`, { token: ctx.ownerToken })).json.data;
     expect(ws.attributes["resource-count"]).toBe(2);
@@ -132,7 +180,10 @@ describe("the first run of E4 (N7)", () => {
     expect(waiting.json.data.attributes.status).toBe("planned");
     expect(waiting.json.data.attributes.actions).toMatchObject({ "is-confirmable": true, "is-discardable": true });
     expect(await stateVersionCount(workspace.id)).toBe(0);
-    const apply = await tfe("POST", `runs/${runId}/actions/apply`, { token: ctx.ownerToken, body: { comment: "ship it" } });
+    const apply = await tfe("POST", `runs/${runId}/actions/apply`, {
+      token: ctx.ownerToken,
+      body: { comment: "ship it" },
+    });
     expect(apply.status).toBe(202);
     expect(apply.text).toBe("");
     const run = await waitForRun(runId, ctx.ownerToken, ["applied", "errored"]);
@@ -147,7 +198,9 @@ describe("the first run of E4 (N7)", () => {
     const { workspace, runId } = await plannedWorkspace();
     const res = await tfe("POST", `runs/${runId}/actions/discard`, { token: ctx.ownerToken });
     expect(res.status).toBe(202);
-    expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("discarded");
+    expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
+      "discarded",
+    );
     const apply = await tfe("POST", `runs/${runId}/actions/apply`, { token: ctx.ownerToken });
     expect(apply.status).toBe(409);
     expect(apply.json.errors[0].detail).toBe("The run is discarded, not awaiting confirmation");
@@ -157,10 +210,12 @@ describe("the first run of E4 (N7)", () => {
 
 describe("later runs: the baseline is the last applied configuration (N7)", () => {
   it("nothing to change → `planned_and_finished`; a changed sensitive value updates only what references it", async () => {
-    const { workspace, runId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, { "auto-apply": true }, [
-      varEntry("prefix", "pet"),
-      varEntry("greeting", "hi", { sensitive: true }),
-    ]);
+    const { workspace, runId } = await createNoCodeWorkspace(
+      ctx.noCodeModuleId,
+      ctx.ownerToken,
+      { "auto-apply": true },
+      [varEntry("prefix", "pet"), varEntry("greeting", "hi", { sensitive: true })],
+    );
     await waitForRun(runId, ctx.ownerToken, ["applied"]);
 
     const same = await pendingRun(workspace.id);
@@ -176,9 +231,18 @@ describe("later runs: the baseline is the last applied configuration (N7)", () =
     await enqueueRunPlan(env, db, changed.id);
     await waitForRun(changed.id, ctx.ownerToken, ["planned"]);
     const plan = await tfe("GET", `runs/${changed.id}/plan`, { token: ctx.ownerToken });
-    expect(plan.json.data.attributes).toMatchObject({ "resource-additions": 0, "resource-changes": 1, "resource-destructions": 0 });
+    expect(plan.json.data.attributes).toMatchObject({
+      "resource-additions": 0,
+      "resource-changes": 1,
+      "resource-destructions": 0,
+    });
     const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
-    expect(json.json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [c.address, c.change.actions])).toEqual([
+    expect(
+      json.json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [
+        c.address,
+        c.change.actions,
+      ]),
+    ).toEqual([
       ["null_resource.greet", ["update"]],
       ["random_pet.name", ["no-op"]],
     ]);
@@ -199,7 +263,9 @@ describe("idempotency by run id (N11)", () => {
     expect(await stateVersionCount(workspace.id)).toBe(1);
     const ws = (await tfe("GET", `workspaces/${workspace.id}`, { token: ctx.ownerToken })).json.data;
     expect(ws.attributes["resource-count"]).toBe(2);
-    const sv = await env.DB.prepare("SELECT id, serial FROM state_versions WHERE workspace_id = ?").bind(workspace.id).first<{ id: string; serial: number }>();
+    const sv = await env.DB.prepare("SELECT id, serial FROM state_versions WHERE workspace_id = ?")
+      .bind(workspace.id)
+      .first<{ id: string; serial: number }>();
     expect(ws.relationships["current-state-version"].data.id).toBe(sv?.id);
     expect(sv?.serial).toBe(1);
   });
@@ -215,9 +281,15 @@ describe("idempotency by run id (N11)", () => {
   it("a redelivered plan message does not plan again", async () => {
     const { runId } = await plannedWorkspace();
     const before = await env.DB.prepare("SELECT plan, status_timestamps FROM runs WHERE id = ?").bind(runId).first();
-    const res = await deliver([planRunMessage(runId)], { planner: () => { throw new Error("must not plan again"); } });
+    const res = await deliver([planRunMessage(runId)], {
+      planner: () => {
+        throw new Error("must not plan again");
+      },
+    });
     expect(res.result.explicitAcks).toEqual(res.ids);
-    expect(await env.DB.prepare("SELECT plan, status_timestamps FROM runs WHERE id = ?").bind(runId).first()).toEqual(before);
+    expect(await env.DB.prepare("SELECT plan, status_timestamps FROM runs WHERE id = ?").bind(runId).first()).toEqual(
+      before,
+    );
     expect(await runStatus(runId)).toBe("planned");
   });
 });
@@ -236,7 +308,9 @@ describe("a batch's plan messages are planned together (issue 19)", () => {
       recording.stop();
     }
     expect(res.result.explicitAcks).toEqual(res.ids);
-    const shape = recording.calls.map((statements) => statements.map((sql) => sql.trim().split(/\s+/)[0]?.toLowerCase()));
+    const shape = recording.calls.map((statements) =>
+      statements.map((sql) => sql.trim().split(/\s+/)[0]?.toLowerCase()),
+    );
     expect(shape).toEqual([
       ["update", "select", "update", "select", "update", "select"],
       ["update", "update", "update"],
@@ -244,7 +318,9 @@ describe("a batch's plan messages are planned together (issue 19)", () => {
     for (const run of pending) {
       expect(await runStatus(run.id)).toBe("planned");
       const read = await tfe("GET", `runs/${run.id}`, { token: ctx.ownerToken });
-      expect(Object.keys(read.json.data.attributes["status-timestamps"])).toEqual(expect.arrayContaining(["plan-queued-at", "planning-at", "planned-at"]));
+      expect(Object.keys(read.json.data.attributes["status-timestamps"])).toEqual(
+        expect.arrayContaining(["plan-queued-at", "planning-at", "planned-at"]),
+      );
     }
   });
 
@@ -298,7 +374,16 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
   it("a planner fault is retried (2^attempts s); the redelivery finishes the plan from `planning`", async () => {
     const { workspace } = await plannedWorkspace();
     const run = await pendingRun(workspace.id);
-    const failing = await deliver([planRunMessage(run.id)], { planner: () => { throw new Error("injected fault"); } }, PROVISION_QUEUE_NAME, 3);
+    const failing = await deliver(
+      [planRunMessage(run.id)],
+      {
+        planner: () => {
+          throw new Error("injected fault");
+        },
+      },
+      PROVISION_QUEUE_NAME,
+      3,
+    );
     expect(failing.result.explicitAcks).toEqual([]);
     expect(failing.result.retryMessages).toEqual([{ msgId: failing.ids[0] }]);
     expect(failing.delays[failing.ids[0]!]).toBe(8);
@@ -311,7 +396,11 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
   it("a fault before the apply commits is retried; nothing is recorded until the redelivery applies once", async () => {
     const { workspace, runId } = await plannedWorkspace();
     await transitionRun(db, runId, ["planned"], ["confirmed", "apply_queued"], Date.now());
-    const failing = await deliver([applyRunMessage(runId)], { beforeApplyCommit: async () => { throw new Error("injected D1 outage"); } });
+    const failing = await deliver([applyRunMessage(runId)], {
+      beforeApplyCommit: async () => {
+        throw new Error("injected D1 outage");
+      },
+    });
     expect(failing.result.retryMessages).toEqual([{ msgId: failing.ids[0] }]);
     expect(failing.delays[failing.ids[0]!]).toBe(2);
     expect(await runStatus(runId)).toBe("applying");
@@ -324,7 +413,11 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
   it("if queueing the auto-apply fails, the redelivered plan message queues it again and the run applies", async () => {
     const { workspace } = await plannedWorkspace();
     const run = await pendingRun(workspace.id, { autoApply: true });
-    const failing = await deliver([planRunMessage(run.id)], { send: async () => { throw new Error("queue unavailable"); } });
+    const failing = await deliver([planRunMessage(run.id)], {
+      send: async () => {
+        throw new Error("queue unavailable");
+      },
+    });
     expect(failing.result.retryMessages).toEqual([{ msgId: failing.ids[0] }]);
     expect(await runStatus(run.id)).toBe("apply_queued");
     // Redelivery with the real queue: the apply is queued and the real consumer applies it.
@@ -341,7 +434,9 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
     expect(res.result.explicitAcks).toEqual(res.ids);
     const read = await tfe("GET", `runs/${run.id}`, { token: ctx.ownerToken });
     expect(read.json.data.attributes.status).toBe("errored");
-    expect(read.json.data.attributes["error-message"]).toBe("module version modver-AAAAAAAAAAAAAAAA is no longer available");
+    expect(read.json.data.attributes["error-message"]).toBe(
+      "module version modver-AAAAAAAAAAAAAAAA is no longer available",
+    );
     expect(read.json.data.attributes["status-timestamps"]["errored-at"]).toBeDefined();
   });
 
@@ -360,7 +455,11 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
   it("the dead-letter consumer marks a run `errored`, and leaves finished runs alone", async () => {
     const { workspace, runId } = await plannedWorkspace();
     const stuck = await pendingRun(workspace.id);
-    await deliver([planRunMessage(stuck.id)], { planner: () => { throw new Error("keeps failing"); } });
+    await deliver([planRunMessage(stuck.id)], {
+      planner: () => {
+        throw new Error("keeps failing");
+      },
+    });
     expect(await runStatus(stuck.id)).toBe("planning");
     const dlq = await deliver([planRunMessage(stuck.id), applyRunMessage(runId)], {}, PROVISION_DLQ_NAME);
     expect(dlq.result.explicitAcks.sort()).toEqual([...dlq.ids].sort());
@@ -370,13 +469,19 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
     // A run waiting at `planned` for a person is not the apply step's to give up on.
     expect(await runStatus(runId)).toBe("planned");
     await transitionRun(db, runId, ["planned"], ["confirmed", "apply_queued"], Date.now());
-    await deliver([applyRunMessage(runId)], { beforeApplyCommit: async () => { throw new Error("keeps failing"); } });
+    await deliver([applyRunMessage(runId)], {
+      beforeApplyCommit: async () => {
+        throw new Error("keeps failing");
+      },
+    });
     expect(await runStatus(runId)).toBe("applying");
     await deliver([applyRunMessage(runId)], {}, PROVISION_DLQ_NAME);
     expect(await runStatus(runId)).toBe("errored");
     expect(await stateVersionCount(workspace.id)).toBe(0);
     // A finished run stays as it is.
-    const { runId: appliedId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, { "auto-apply": true });
+    const { runId: appliedId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, {
+      "auto-apply": true,
+    });
     await waitForRun(appliedId, ctx.ownerToken, ["applied"]);
     await deliver([applyRunMessage(appliedId)], {}, PROVISION_DLQ_NAME);
     expect(await runStatus(appliedId)).toBe("applied");
@@ -389,10 +494,18 @@ describe("run and plan reads, run actions (N7, N10)", () => {
     const run = await pendingRun(workspace.id);
     const plan = await tfe("GET", `plans/${run.planId}`, { token: ctx.ownerToken });
     expect(plan.status).toBe(200);
-    expect(plan.json.data.attributes).toMatchObject({ status: "pending", "has-changes": false, "resource-additions": 0 });
+    expect(plan.json.data.attributes).toMatchObject({
+      status: "pending",
+      "has-changes": false,
+      "resource-additions": 0,
+    });
     expect((await tfe("GET", `plans/${run.planId}/json-output`, { token: ctx.ownerToken })).status).toBe(409);
     const read = await tfe("GET", `runs/${run.id}`, { token: ctx.ownerToken });
-    expect(read.json.data.attributes).toMatchObject({ status: "pending", "terraform-version": "1.9.0", "engine-version": "1.9.0" });
+    expect(read.json.data.attributes).toMatchObject({
+      status: "pending",
+      "terraform-version": "1.9.0",
+      "engine-version": "1.9.0",
+    });
   });
 
   it("lists a workspace's runs newest first", async () => {
@@ -425,12 +538,19 @@ describe("run and plan reads, run actions (N7, N10)", () => {
       expect((await tfe("GET", `runs/${runId}`, { token })).status).toBe(404);
     }
     const manager = await createMember(ctx.org, { "manage-workspaces": true });
-    expect((await tfe("GET", `runs/${runId}`, { token: manager.token })).json.data.attributes.permissions["can-apply"]).toBe(true);
+    expect(
+      (await tfe("GET", `runs/${runId}`, { token: manager.token })).json.data.attributes.permissions["can-apply"],
+    ).toBe(true);
     expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: manager.token })).status).toBe(202);
   });
 
   it("unknown runs and plans are 404", async () => {
-    for (const path of ["runs/run-AAAAAAAAAAAAAAAA", "runs/run-AAAAAAAAAAAAAAAA/plan", "plans/plan-AAAAAAAAAAAAAAAA", "plans/plan-AAAAAAAAAAAAAAAA/json-output"]) {
+    for (const path of [
+      "runs/run-AAAAAAAAAAAAAAAA",
+      "runs/run-AAAAAAAAAAAAAAAA/plan",
+      "plans/plan-AAAAAAAAAAAAAAAA",
+      "plans/plan-AAAAAAAAAAAAAAAA/json-output",
+    ]) {
       expect((await tfe("GET", path, { token: ctx.ownerToken })).status).toBe(404);
     }
     expect((await tfe("POST", "runs/run-AAAAAAAAAAAAAAAA/actions/apply", { token: ctx.ownerToken })).status).toBe(404);

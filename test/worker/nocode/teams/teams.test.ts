@@ -3,7 +3,18 @@
  * token; read by any member; `organization-access` flags; membership by username.
  */
 import { describe, expect, it } from "vitest";
-import { ADMIN, addTeamMembers, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../../helpers/nocode";
+import {
+  ADMIN,
+  addTeamMembers,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../../helpers/nocode";
 
 const teamBody = (name: unknown, access?: unknown) => ({
   data: { type: "teams", attributes: { name, ...(access === undefined ? {} : { "organization-access": access }) } },
@@ -40,17 +51,32 @@ describe("POST /organizations/:org/teams", () => {
   it("ADMIN_TOKEN, an owner, the owners team token and the organization token may create teams (N9)", async () => {
     const { org, ownerToken, ownersTeamId } = await bootstrapOrg();
     for (const token of [ADMIN, ownerToken, await createTeamToken(ownersTeamId), await createOrgToken(org)]) {
-      expect((await tfe("POST", `organizations/${org}/teams`, { token, body: teamBody(uniqueName("t")) })).status).toBe(201);
+      expect((await tfe("POST", `organizations/${org}/teams`, { token, body: teamBody(uniqueName("t")) })).status).toBe(
+        201,
+      );
     }
   });
 
   it("members without owner rights, other organizations and non-members get 404 (N10)", async () => {
     const { org } = await bootstrapOrg();
-    const member = await createMember(org, { "manage-workspaces": true, "manage-projects": true, "manage-modules": true, "manage-agent-pools": true });
+    const member = await createMember(org, {
+      "manage-workspaces": true,
+      "manage-projects": true,
+      "manage-modules": true,
+      "manage-agent-pools": true,
+    });
     const other = await bootstrapOrg();
     const stranger = await createUser();
-    for (const token of [member.token, await createTeamToken(member.teamId), other.ownerToken, await createOrgToken(other.org), stranger.token]) {
-      expect((await tfe("POST", `organizations/${org}/teams`, { token, body: teamBody(uniqueName("t")) })).status).toBe(404);
+    for (const token of [
+      member.token,
+      await createTeamToken(member.teamId),
+      other.ownerToken,
+      await createOrgToken(other.org),
+      stranger.token,
+    ]) {
+      expect((await tfe("POST", `organizations/${org}/teams`, { token, body: teamBody(uniqueName("t")) })).status).toBe(
+        404,
+      );
     }
     expect((await tfe("POST", `organizations/${uniqueName("none")}/teams`, { body: teamBody("x") })).status).toBe(404);
   });
@@ -62,7 +88,12 @@ describe("POST /organizations/:org/teams", () => {
     for (const taken of [name, "owners"]) {
       const res = await tfe("POST", `organizations/${org}/teams`, { body: teamBody(taken) });
       expect(res.status).toBe(422);
-      expect(res.json.errors[0]).toEqual({ status: "422", title: "invalid attribute", detail: "Name has already been taken", source: { pointer: "/data/attributes/name" } });
+      expect(res.json.errors[0]).toEqual({
+        status: "422",
+        title: "invalid attribute",
+        detail: "Name has already been taken",
+        source: { pointer: "/data/attributes/name" },
+      });
     }
     // The same name in another organization is fine.
     const other = await bootstrapOrg();
@@ -75,7 +106,11 @@ describe("POST /organizations/:org/teams", () => {
     ["a long name", teamBody("t".repeat(65)), "/data/attributes/name"],
     ["a numeric name", teamBody(1), "/data/attributes/name"],
     ["organization-access not an object", teamBody("ok-name", "all"), "/data/attributes/organization-access"],
-    ["a non-boolean flag", teamBody("ok-name", { "manage-projects": "yes" }), "/data/attributes/organization-access/manage-projects"],
+    [
+      "a non-boolean flag",
+      teamBody("ok-name", { "manage-projects": "yes" }),
+      "/data/attributes/organization-access/manage-projects",
+    ],
   ])("422 for %s, and nothing is created", async (_what, body, pointer) => {
     const { org, ownerToken } = await bootstrapOrg();
     const res = await tfe("POST", `organizations/${org}/teams`, { body });
@@ -102,7 +137,14 @@ describe("reading teams", () => {
     const member = await createMember(org, {});
     const page = await tfe("GET", `organizations/${org}/teams?page[size]=2&page[number]=2`, { token: member.token });
     expect(page.status).toBe(200);
-    expect(page.json.meta.pagination).toEqual({ "current-page": 2, "page-size": 2, "prev-page": 1, "next-page": 3, "total-pages": 3, "total-count": 5 });
+    expect(page.json.meta.pagination).toEqual({
+      "current-page": 2,
+      "page-size": 2,
+      "prev-page": 1,
+      "next-page": 3,
+      "total-pages": 3,
+      "total-count": 5,
+    });
     expect(page.json.links.next).toContain("page%5Bnumber%5D=3");
     const all = await tfe("GET", `organizations/${org}/teams?page[size]=100`, { token: member.token });
     expect(all.json.data).toHaveLength(5);
@@ -145,16 +187,29 @@ describe("team membership", () => {
     const b = await createUser();
     const add = await tfe("POST", `teams/${teamId}/relationships/users`, {
       token: ownerToken,
-      body: { data: [{ type: "users", id: a.username }, { type: "users", id: b.username }] },
+      body: {
+        data: [
+          { type: "users", id: a.username },
+          { type: "users", id: b.username },
+        ],
+      },
     });
     expect(add.status).toBe(204);
     expect(add.text).toBe("");
     await addTeamMembers(teamId, [a.username]);
     let team = await tfe("GET", `teams/${teamId}`, { token: a.token });
     expect(team.json.data.attributes["users-count"]).toBe(2);
-    expect(team.json.data.relationships.users.data).toEqual(expect.arrayContaining([{ id: a.id, type: "users" }, { id: b.id, type: "users" }]));
+    expect(team.json.data.relationships.users.data).toEqual(
+      expect.arrayContaining([
+        { id: a.id, type: "users" },
+        { id: b.id, type: "users" },
+      ]),
+    );
 
-    const del = await tfe("DELETE", `teams/${teamId}/relationships/users`, { token: ownerToken, body: { data: [{ type: "users", id: b.username }] } });
+    const del = await tfe("DELETE", `teams/${teamId}/relationships/users`, {
+      token: ownerToken,
+      body: { data: [{ type: "users", id: b.username }] },
+    });
     expect(del.status).toBe(204);
     team = await tfe("GET", `teams/${teamId}`, { token: a.token });
     expect(team.json.data.relationships.users.data).toEqual([{ id: a.id, type: "users" }]);
@@ -168,7 +223,12 @@ describe("team membership", () => {
     const a = await createUser();
     const res = await tfe("POST", `teams/${teamId}/relationships/users`, {
       token: ownerToken,
-      body: { data: [{ type: "users", id: a.username }, { type: "users", id: uniqueName("ghost") }] },
+      body: {
+        data: [
+          { type: "users", id: a.username },
+          { type: "users", id: uniqueName("ghost") },
+        ],
+      },
     });
     expect(res.status).toBe(404);
     expect((await tfe("GET", `teams/${teamId}`, { token: ownerToken })).json.data.attributes["users-count"]).toBe(0);

@@ -57,7 +57,9 @@ describe("E5 initiate upgrade: the planned answer (items 31, 40)", { timeout: UP
     expect(data.attributes.status).toBe("planned");
     expect(data.attributes).not.toHaveProperty("message");
     expect(data.attributes["plan-url"]).toMatch(
-      new RegExp(`^http://keyway\\.test/app/${ctx.org}/workspaces/${ctx.workspace.attributes.name}/runs/${data.id}\\?view=[0-9]+\\.[A-Za-z0-9_-]{43}$`),
+      new RegExp(
+        `^http://keyway\\.test/app/${ctx.org}/workspaces/${ctx.workspace.attributes.name}/runs/${data.id}\\?view=[0-9]+\\.[A-Za-z0-9_-]{43}$`,
+      ),
     );
     expect(data.relationships.workspace.data).toEqual({ id: ctx.workspaceId, type: "workspaces" });
     // N8: an ordinary workspace run (kind upgrade) that becomes latest-run, waiting at planned
@@ -90,16 +92,33 @@ describe("E5 initiate upgrade: the planned answer (items 31, 40)", { timeout: UP
 
   it("refuses another data.type and malformed vars with 422 invalid attribute", async () => {
     const ctx = fromPool();
-    const badType = await tfe("POST", upgradePath(ctx.noCodeModuleId, ctx.workspaceId), { token: ctx.ownerToken, body: { data: { type: "runs" } } });
+    const badType = await tfe("POST", upgradePath(ctx.noCodeModuleId, ctx.workspaceId), {
+      token: ctx.ownerToken,
+      body: { data: { type: "runs" } },
+    });
     expect(badType.status).toBe(422);
-    expect(badType.json.errors[0]).toMatchObject({ status: "422", title: "invalid attribute", source: { pointer: "/data/type" } });
+    expect(badType.json.errors[0]).toMatchObject({
+      status: "422",
+      title: "invalid attribute",
+      source: { pointer: "/data/type" },
+    });
     const badVar = await tfe("POST", upgradePath(ctx.noCodeModuleId, ctx.workspaceId), {
       token: ctx.ownerToken,
-      body: { data: { type: "workspaces", relationships: { vars: { data: [{ type: "vars", attributes: { key: "region", value: 1, category: "engine" } }] } } } },
+      body: {
+        data: {
+          type: "workspaces",
+          relationships: {
+            vars: { data: [{ type: "vars", attributes: { key: "region", value: 1, category: "engine" } }] },
+          },
+        },
+      },
     });
     expect(badVar.status).toBe(422);
     expect(badVar.json.errors[0].source.pointer).toBe("/data/relationships/vars/data/0/attributes/value");
-    const dup = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [varEntry("region", "a"), varEntry("region", "b")]);
+    const dup = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [
+      varEntry("region", "a"),
+      varEntry("region", "b"),
+    ]);
     expect(dup.status).toBe(422);
     expect(dup.json.errors[0].detail).toBe("Key has already been taken");
     expect(await runsOf(ctx.workspaceId, ctx.ownerToken)).toHaveLength(1);
@@ -157,16 +176,25 @@ describe("E5 plan contents (N7), checked against the fixtures by hand", { timeou
       "random_pet.name": "no-op",
       "random_string.suffix": "update",
     });
-    expect(page.json.data.attributes).toMatchObject({ "resource-additions": 0, "resource-changes": 2, "resource-destructions": 0 });
+    expect(page.json.data.attributes).toMatchObject({
+      "resource-additions": 0,
+      "resource-changes": 2,
+      "resource-destructions": 0,
+    });
   });
 
   it("a new sensitive value updates the resource that references it, compared by keyed hash", async () => {
     const ctx = fromPool();
-    const res = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [varEntry("db_password", "another-password-2", { sensitive: true })]);
+    const res = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [
+      varEntry("db_password", "another-password-2", { sensitive: true }),
+    ]);
     expect(res.status, res.text).toBe(200);
     const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
     const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
-    expect(actionsByAddress(json.json.resource_changes)).toMatchObject({ "random_password.db": "update", "random_pet.name": "no-op" });
+    expect(actionsByAddress(json.json.resource_changes)).toMatchObject({
+      "random_password.db": "update",
+      "random_pet.name": "no-op",
+    });
     expect(json.text).not.toContain("another-password-2");
     expect(json.text).not.toContain(FIRST_PASSWORD);
   });
@@ -183,9 +211,16 @@ describe("E5 plan contents (N7), checked against the fixtures by hand", { timeou
     expect(res.json.data.attributes.status).toBe("planned");
     expect(res.json.data.attributes["plan-url"]).toContain(`/runs/${res.json.data.id}?view=`);
     const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
-    expect(plan.json.data.attributes).toMatchObject({ "has-changes": false, "resource-additions": 0, "resource-changes": 0, "resource-destructions": 0 });
+    expect(plan.json.data.attributes).toMatchObject({
+      "has-changes": false,
+      "resource-additions": 0,
+      "resource-changes": 0,
+      "resource-destructions": 0,
+    });
     await new Promise((r) => setTimeout(r, 300));
-    expect((await tfe("GET", `runs/${res.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("planned");
+    expect((await tfe("GET", `runs/${res.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
+      "planned",
+    );
   });
 });
 
@@ -225,7 +260,9 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
       [8, FIRST_PASSWORD, false],
     ] as const) {
       const { workspace, firstRunId } = samePinWorkspaces[index]!;
-      const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken, [varEntry("db_password", guess, { sensitive: flag })]);
+      const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken, [
+        varEntry("db_password", guess, { sensitive: flag }),
+      ]);
       expect(res.status, res.text).toBe(200);
       expect(res.json.data.attributes.status, `guess ${index}`).toBe("planned");
       expect(res.json.data.attributes).not.toHaveProperty("message");
@@ -258,7 +295,11 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
     expect(res.json.data.attributes.status).toBe("planned");
     const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: samePin.ownerToken });
     // nothing was ever applied: every node of v1 is created
-    expect(plan.json.data.attributes).toMatchObject({ "resource-additions": 7, "resource-changes": 0, "resource-destructions": 0 });
+    expect(plan.json.data.attributes).toMatchObject({
+      "resource-additions": 7,
+      "resource-changes": 0,
+      "resource-destructions": 0,
+    });
   });
 
   it("at the pin, a given var that changes a value plans an upgrade", async () => {
@@ -297,7 +338,9 @@ describe("E5 and runs in progress (N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () =
     expect(first.status).toBe(200);
     const second = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [varEntry("region", "us-east-1")]);
     expect(second.status, second.text).toBe(409);
-    expect((await tfe("GET", `runs/${first.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("planned");
+    expect(
+      (await tfe("GET", `runs/${first.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status,
+    ).toBe("planned");
   });
 
   it("a stale upgrade plan (a workspace var changed) is discarded and planned afresh", async () => {
@@ -313,7 +356,9 @@ describe("E5 and runs in progress (N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () =
     const second = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken);
     expect(second.status, second.text).toBe(200);
     expect(second.json.data.id).not.toBe(first.json.data.id);
-    expect((await tfe("GET", `runs/${first.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("discarded");
+    expect(
+      (await tfe("GET", `runs/${first.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status,
+    ).toBe("discarded");
     // the new plan sees the new var: random_pet.name updates because of region
     const plan = await tfe("GET", `runs/${second.json.data.id}/plan`, { token: ctx.ownerToken });
     const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
@@ -327,7 +372,9 @@ describe("E5 and runs in progress (N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () =
     await patchModule(ctx, {}, [optionEntry("prefix", ["app", "web"])]);
     const second = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken);
     expect(second.status, second.text).toBe(200);
-    expect((await tfe("GET", `runs/${first.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("discarded");
+    expect(
+      (await tfe("GET", `runs/${first.json.data.id}`, { token: ctx.ownerToken })).json.data.attributes.status,
+    ).toBe("discarded");
   });
 
   it("concurrent E5s: exactly one plans, the other gets 409", async () => {

@@ -4,7 +4,16 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
-import { e5, e6, e7, UPGRADE_TEST_TIMEOUT, upgradeModule, upgradePool, upgradeWorkspace, waitForUpgrade } from "./upgrade-helpers";
+import {
+  e5,
+  e6,
+  e7,
+  UPGRADE_TEST_TIMEOUT,
+  upgradeModule,
+  upgradePool,
+  upgradeWorkspace,
+  waitForUpgrade,
+} from "./upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {
@@ -28,13 +37,20 @@ describe("E6 read upgrade status", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(res.json.data).toEqual({
       id: ctx.runId,
       type: "workspace-upgrade",
-      attributes: { status: "planned", "plan-url": expect.stringMatching(new RegExp(`^http://keyway\\.test/app/${ctx.org}/workspaces/[^/]+/runs/${ctx.runId}\\?view=`)) },
+      attributes: {
+        status: "planned",
+        "plan-url": expect.stringMatching(
+          new RegExp(`^http://keyway\\.test/app/${ctx.org}/workspaces/[^/]+/runs/${ctx.runId}\\?view=`),
+        ),
+      },
       relationships: { workspace: { data: { id: ctx.workspaceId, type: "workspaces" } } },
     });
     // the plan-url points at the same page as E5's (the token is signed afresh)
     expect(res.json.data.attributes["plan-url"].split("?")[0]).toBe(ctx.planUrl.split("?")[0]);
     await new Promise((r) => setTimeout(r, 500));
-    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe("planned");
+    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe(
+      "planned",
+    );
   });
 
   it("item 35: after E7 the status moves on until the terminal applied", async () => {
@@ -81,7 +97,11 @@ describe("E6 read upgrade status", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     for (const token of [orgToken, plain.token, outsider.ownerToken]) {
       expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, token)).status).toBe(404);
     }
-    const none = await tfe("GET", `no-code-modules/${ctx.noCodeModuleId}/workspaces/${ctx.workspaceId}/upgrade/${ctx.runId}`, { token: null });
+    const none = await tfe(
+      "GET",
+      `no-code-modules/${ctx.noCodeModuleId}/workspaces/${ctx.workspaceId}/upgrade/${ctx.runId}`,
+      { token: null },
+    );
     expect(none.status).toBe(401);
   });
 });

@@ -39,7 +39,10 @@ beforeAll(async () => {
 /** A pool workspace with a fresh upgrade plan made with `vars`. */
 async function planned(
   vars: ReturnType<typeof varEntry>[] = [],
-  ctx: { noCodeModuleId: string; ownerToken: string; workspaceId: string; org: string; firstRunId: string } = { ...pool, ...pool.take() },
+  ctx: { noCodeModuleId: string; ownerToken: string; workspaceId: string; org: string; firstRunId: string } = {
+    ...pool,
+    ...pool.take(),
+  },
 ) {
   const res = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, vars);
   expect(res.status, res.text).toBe(200);
@@ -47,7 +50,8 @@ async function planned(
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON:API documents
-const varsOf = async (workspaceId: string, token: string): Promise<any[]> => (await tfe("GET", `workspaces/${workspaceId}/vars`, { token })).json.data;
+const varsOf = async (workspaceId: string, token: string): Promise<any[]> =>
+  (await tfe("GET", `workspaces/${workspaceId}/vars`, { token })).json.data;
 
 describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("item 37: answers the plain text `Workspace update completed`; the workspace then shows the new source-module-id, no upgrade available, and after the apply the new state and resource-count", async () => {
@@ -65,7 +69,9 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     const switched = await workspaceAttributes(ctx.workspaceId, ctx.ownerToken);
     expect(switched.attributes["source-module-id"]).toBe(`private/${ctx.org}/${pool.registryModule.name}/random/1.1.0`);
     expect(switched.attributes["no-code-upgrade-available"]).toBe(false);
-    expect(switched.relationships["no-code-module-version"].data.id).not.toBe(before.relationships["no-code-module-version"].data.id);
+    expect(switched.relationships["no-code-module-version"].data.id).not.toBe(
+      before.relationships["no-code-module-version"].data.id,
+    );
     expect(switched.relationships["latest-run"].data.id).toBe(ctx.runId);
 
     // the apply of that same run, through the real Queue consumer
@@ -90,7 +96,10 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
   });
 
   it("writes the vars given to E5: new ones created, replaced ones keep their id and stay sensitive (write-only)", async () => {
-    const ctx = await planned([varEntry("region", "us-east-1"), varEntry("db_password", "second-password-2", { sensitive: false })]);
+    const ctx = await planned([
+      varEntry("region", "us-east-1"),
+      varEntry("db_password", "second-password-2", { sensitive: false }),
+    ]);
     const varsBefore = await varsOf(ctx.workspaceId, ctx.ownerToken);
     // E5 writes nothing
     expect(varsBefore.map((v) => v.attributes.key)).toEqual(["db_password"]);
@@ -108,14 +117,18 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     expect(row?.valueEncrypted).toBeTruthy();
     expect(JSON.stringify(row)).not.toContain("second-password-2");
     // the pending vars are gone from the run once written (no ciphertext left behind)
-    const runRow = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(ctx.runId).first<{ configuration: string }>();
+    const runRow = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?")
+      .bind(ctx.runId)
+      .first<{ configuration: string }>();
     expect(runRow?.configuration).not.toContain("varChanges");
     await waitForUpgrade(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken, ["applied"]);
     // the new baseline holds the new values: the same plain values again plan nothing
     const same = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [varEntry("region", "us-east-1")]);
     expect(same.json.data.attributes.message).toContain("No upgrade available");
     // N8a: the same secret again always counts as changed (a guess is never confirmed)
-    const secret = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [varEntry("db_password", "second-password-2", { sensitive: true })]);
+    const secret = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, [
+      varEntry("db_password", "second-password-2", { sensitive: true }),
+    ]);
     expect(secret.json.data.attributes.status).toBe("planned");
     void FIRST_PASSWORD;
   });
@@ -131,45 +144,64 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, "run-AAAAAAAAAAAAAAAA", ctx.ownerToken)).status).toBe(404);
     const other = await planned();
     expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, other.runId, ctx.ownerToken)).status).toBe(404);
-    expect((await e6(other.noCodeModuleId, other.workspaceId, other.runId, ctx.ownerToken)).json.data.attributes.status).toBe("planned");
+    expect(
+      (await e6(other.noCodeModuleId, other.workspaceId, other.runId, ctx.ownerToken)).json.data.attributes.status,
+    ).toBe("planned");
   });
 
   it("concurrent E7s: exactly one confirms, and the run is applied once", async () => {
     const ctx = await planned();
-    const answers = await Promise.all([0, 1, 2].map(() => e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)));
+    const answers = await Promise.all(
+      [0, 1, 2].map(() => e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
     await waitForUpgrade(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken, ["applied"]);
-    const svs = await env.DB.prepare("SELECT COUNT(*) AS n FROM state_versions WHERE run_id = ?").bind(ctx.runId).first<{ n: number }>();
+    const svs = await env.DB.prepare("SELECT COUNT(*) AS n FROM state_versions WHERE run_id = ?")
+      .bind(ctx.runId)
+      .first<{ n: number }>();
     expect(svs?.n).toBe(1);
   });
 
   it.each([
     ["without var changes", []],
     ["with a new var", [varEntry("region", "eu-north-1")]],
-  ])("concurrent E7s that read the same clock (workerd's Date.now() can be equal across requests), %s: exactly one confirms and queues the apply; the others are told the run is no longer awaiting confirmation", async (_, vars) => {
-    const ctx = await planned(vars);
-    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
-    const sameTime = Date.now();
-    const sent: ProvisionMessage[] = [];
-    const confirmAt = () =>
-      confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, { now: () => sameTime, send: async (m) => void sent.push(m) }).then(
-        () => "confirmed",
-        (err: unknown) => (err instanceof NocodeError ? `${err.code}: ${err.detail}` : String(err)),
-      );
-    const answers = await Promise.all([confirmAt(), confirmAt(), confirmAt()]);
-    const lost = "conflict: The upgrade run is apply_queued, not awaiting confirmation";
-    expect(answers.sort()).toEqual(["confirmed", lost, lost]);
-    expect(sent).toEqual([{ v: 1, kind: "apply-run", runId: ctx.runId }]);
-    // the pool's workspaces start with db_password only; the winner wrote the new var once
-    expect((await varsOf(ctx.workspaceId, ctx.ownerToken)).map((v) => v.attributes.key)).toEqual(["db_password", ...vars.map((v) => v.attributes.key)]);
-  });
+  ])(
+    "concurrent E7s that read the same clock (workerd's Date.now() can be equal across requests), %s: exactly one confirms and queues the apply; the others are told the run is no longer awaiting confirmation",
+    async (_, vars) => {
+      const ctx = await planned(vars);
+      const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
+      const sameTime = Date.now();
+      const sent: ProvisionMessage[] = [];
+      const confirmAt = () =>
+        confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
+          now: () => sameTime,
+          send: async (m) => void sent.push(m),
+        }).then(
+          () => "confirmed",
+          (err: unknown) => (err instanceof NocodeError ? `${err.code}: ${err.detail}` : String(err)),
+        );
+      const answers = await Promise.all([confirmAt(), confirmAt(), confirmAt()]);
+      const lost = "conflict: The upgrade run is apply_queued, not awaiting confirmation";
+      expect(answers.sort()).toEqual(["confirmed", lost, lost]);
+      expect(sent).toEqual([{ v: 1, kind: "apply-run", runId: ctx.runId }]);
+      // the pool's workspaces start with db_password only; the winner wrote the new var once
+      expect((await varsOf(ctx.workspaceId, ctx.ownerToken)).map((v) => v.attributes.key)).toEqual([
+        "db_password",
+        ...vars.map((v) => v.attributes.key),
+      ]);
+    },
+  );
 
   it("a discarded upgrade run → 409, and its pending var changes are dropped", async () => {
     const ctx = await planned([varEntry("region", "us-west-2")]);
-    const pending = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(ctx.runId).first<{ configuration: string }>();
+    const pending = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?")
+      .bind(ctx.runId)
+      .first<{ configuration: string }>();
     expect(pending?.configuration).toContain("varChanges");
     expect((await tfe("POST", `runs/${ctx.runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(202);
-    const discarded = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?").bind(ctx.runId).first<{ configuration: string }>();
+    const discarded = await env.DB.prepare("SELECT configuration FROM runs WHERE id = ?")
+      .bind(ctx.runId)
+      .first<{ configuration: string }>();
     expect(discarded?.configuration).not.toContain("varChanges");
     const res = await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken);
     expect(res.status).toBe(409);
@@ -180,9 +212,18 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     const ctx = await planned();
     const orgToken = await createOrgToken(ctx.org);
     const reader = await createMember(ctx.org, { "read-workspaces": true });
-    for (const token of [orgToken, reader.token]) expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, token)).status).toBe(404);
-    expect((await tfe("POST", `no-code-modules/${ctx.noCodeModuleId}/workspaces/${ctx.workspaceId}/upgrade/${ctx.runId}`, { token: null })).status).toBe(401);
-    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe("planned");
+    for (const token of [orgToken, reader.token])
+      expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, token)).status).toBe(404);
+    expect(
+      (
+        await tfe("POST", `no-code-modules/${ctx.noCodeModuleId}/workspaces/${ctx.workspaceId}/upgrade/${ctx.runId}`, {
+          token: null,
+        })
+      ).status,
+    ).toBe(401);
+    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe(
+      "planned",
+    );
     const manager = await createMember(ctx.org, { "manage-workspaces": true });
     expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, manager.token)).status).toBe(200);
   });
@@ -190,13 +231,20 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
 
 describe("E7 refuses a stale plan with 409 (N8) and changes nothing", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   /** E7 must answer 409 naming `reason`; the run stays planned and the workspace at 1.0.0. */
-  async function expectStale(ctx: { noCodeModuleId: string; workspaceId: string; runId: string; ownerToken: string }, reason: RegExp) {
+  async function expectStale(
+    ctx: { noCodeModuleId: string; workspaceId: string; runId: string; ownerToken: string },
+    reason: RegExp,
+  ) {
     const res = await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken);
     expect(res.status, res.text).toBe(409);
     expect(res.json.errors[0].detail).toMatch(/^The upgrade plan is stale: /);
     expect(res.json.errors[0].detail).toMatch(reason);
-    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe("planned");
-    expect((await workspaceAttributes(ctx.workspaceId, ctx.ownerToken)).attributes["source-module-id"]).toMatch(/\/1\.0\.0$/);
+    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe(
+      "planned",
+    );
+    expect((await workspaceAttributes(ctx.workspaceId, ctx.ownerToken)).attributes["source-module-id"]).toMatch(
+      /\/1\.0\.0$/,
+    );
   }
 
   it("a workspace var written after the plan (created, or updated even to the same value)", async () => {
@@ -236,15 +284,24 @@ describe("E7 refuses a stale plan with 409 (N8) and changes nothing", { timeout:
     await expectStale(optionsRun, /variable options changed/);
     // writing back the same settings is no change: the plan is fresh again
     await patchModule(options, {}, []);
-    expect((await e7(options.noCodeModuleId, options.workspaceId, optionsRun.runId, options.ownerToken)).status).toBe(200);
+    expect((await e7(options.noCodeModuleId, options.workspaceId, optionsRun.runId, options.ownerToken)).status).toBe(
+      200,
+    );
   });
 });
 
 describe("E7 when the apply cannot be queued (N11)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("puts back the run, the workspace and its vars, so E7 can be retried", async () => {
-    const ctx = await planned([varEntry("region", "us-east-1"), varEntry("db_password", "third-password-3", { sensitive: true })]);
+    const ctx = await planned([
+      varEntry("region", "us-east-1"),
+      varEntry("db_password", "third-password-3", { sensitive: true }),
+    ]);
     const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
-    const varsBefore = await db.select().from(workspaceVars).where(eq(workspaceVars.workspaceId, ctx.workspaceId)).all();
+    const varsBefore = await db
+      .select()
+      .from(workspaceVars)
+      .where(eq(workspaceVars.workspaceId, ctx.workspaceId))
+      .all();
     const wsBefore = await workspaceAttributes(ctx.workspaceId, ctx.ownerToken);
     const sent: ProvisionMessage[] = [];
     await expect(
@@ -257,7 +314,9 @@ describe("E7 when the apply cannot be queued (N11)", { timeout: UPGRADE_TEST_TIM
       }),
     ).rejects.toThrow("queue unavailable");
     expect(sent).toEqual([{ v: 1, kind: "apply-run", runId: ctx.runId }]);
-    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe("planned");
+    expect((await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).json.data.attributes.status).toBe(
+      "planned",
+    );
     const wsAfter = await workspaceAttributes(ctx.workspaceId, ctx.ownerToken);
     expect(wsAfter.attributes["source-module-id"]).toBe(wsBefore.attributes["source-module-id"]);
     expect(wsAfter.attributes["no-code-upgrade-available"]).toBe(true);
@@ -265,7 +324,10 @@ describe("E7 when the apply cannot be queued (N11)", { timeout: UPGRADE_TEST_TIM
     expect(varsAfter).toEqual(varsBefore);
     // the plan is fresh again: E7 through the API now succeeds and writes the vars
     expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).status).toBe(200);
-    expect((await varsOf(ctx.workspaceId, ctx.ownerToken)).map((v) => v.attributes.key)).toEqual(["db_password", "region"]);
+    expect((await varsOf(ctx.workspaceId, ctx.ownerToken)).map((v) => v.attributes.key)).toEqual([
+      "db_password",
+      "region",
+    ]);
     await waitForUpgrade(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken, ["applied"]);
   });
 });

@@ -36,9 +36,22 @@ export interface UpgradeModule extends NoCodeOrg {
 }
 
 /** Publish the two fixture versions and enable the module pinned at 1.0.0. */
-export async function upgradeModule(options: { org?: BootstrappedOrg; options?: ReturnType<typeof optionEntry>[] } = {}): Promise<UpgradeModule> {
-  const ctx = await noCodeOrg({ files: upgradeFixtureFiles("upgrade-v1"), version: "1.0.0", org: options.org, options: options.options });
-  const v2 = await publishVersion(ctx.org, ctx.registryModule, "1.1.0", ctx.ownerToken, upgradeFixtureFiles("upgrade-v2"));
+export async function upgradeModule(
+  options: { org?: BootstrappedOrg; options?: ReturnType<typeof optionEntry>[] } = {},
+): Promise<UpgradeModule> {
+  const ctx = await noCodeOrg({
+    files: upgradeFixtureFiles("upgrade-v1"),
+    version: "1.0.0",
+    org: options.org,
+    options: options.options,
+  });
+  const v2 = await publishVersion(
+    ctx.org,
+    ctx.registryModule,
+    "1.1.0",
+    ctx.ownerToken,
+    upgradeFixtureFiles("upgrade-v2"),
+  );
   if (v2.status !== "ok") throw new Error(`1.1.0 failed ingestion: ${v2.error}`);
   return { ...ctx, v2VersionId: v2.id };
 }
@@ -61,18 +74,28 @@ export async function patchModule(
  * A workspace at the module's current pin. With `applied` (default) it has auto-apply and
  * its first run is waited for until `applied`; otherwise the first run waits at `planned`.
  */
-// biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
-export async function upgradeWorkspace(ctx: UpgradeModule, options: { applied?: boolean; vars?: ReturnType<typeof varEntry>[] } = {}): Promise<{ workspace: any; firstRunId: string }> {
+export async function upgradeWorkspace(
+  ctx: UpgradeModule,
+  options: { applied?: boolean; vars?: ReturnType<typeof varEntry>[] } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
+): Promise<{ workspace: any; firstRunId: string }> {
   const applied = options.applied ?? true;
   const vars = options.vars ?? [varEntry("db_password", FIRST_PASSWORD, { sensitive: true })];
-  const { workspace, runId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, { "auto-apply": applied }, vars);
+  const { workspace, runId } = await createNoCodeWorkspace(
+    ctx.noCodeModuleId,
+    ctx.ownerToken,
+    { "auto-apply": applied },
+    vars,
+  );
   await waitForRun(runId, ctx.ownerToken, [applied ? "applied" : "planned"]);
   return { workspace, firstRunId: runId };
 }
 
 /** A module pinned at 1.0.0 with an applied workspace, then the pin moved to 1.1.0. */
-// biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
-export async function upgradeReady(options: { org?: BootstrappedOrg } = {}): Promise<UpgradeModule & { workspace: any; workspaceId: string; firstRunId: string }> {
+export async function upgradeReady(
+  options: { org?: BootstrappedOrg } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
+): Promise<UpgradeModule & { workspace: any; workspaceId: string; firstRunId: string }> {
   const ctx = await upgradeModule(options);
   const { workspace, firstRunId } = await upgradeWorkspace(ctx);
   await patchModule(ctx, { "version-pin": "1.1.0" });
@@ -87,7 +110,9 @@ export async function upgradeReady(options: { org?: BootstrappedOrg } = {}): Pro
 export async function upgradePool(count: number, options: { org?: BootstrappedOrg } = {}) {
   const ctx = await upgradeModule(options);
   // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
-  const workspaces: { workspace: any; firstRunId: string }[] = await Promise.all(Array.from({ length: count }, () => upgradeWorkspace(ctx)));
+  const workspaces: { workspace: any; firstRunId: string }[] = await Promise.all(
+    Array.from({ length: count }, () => upgradeWorkspace(ctx)),
+  );
   await patchModule(ctx, { "version-pin": "1.1.0" });
   let next = 0;
   return {
@@ -109,8 +134,17 @@ export const upgradePath = (moduleId: string, workspaceId: string, runId?: strin
   `no-code-modules/${moduleId}/workspaces/${workspaceId}/upgrade${runId === undefined ? "" : `/${runId}`}`;
 
 /** E5 with `vars` (default none) and `data.type` `workspaces`. */
-export function e5(moduleId: string, workspaceId: string, token: string, vars: ReturnType<typeof varEntry>[] = [], type = "workspaces"): Promise<TfeAnswer> {
-  return tfe("POST", upgradePath(moduleId, workspaceId), { token, body: { data: { type, relationships: { vars: { data: vars } } } } });
+export function e5(
+  moduleId: string,
+  workspaceId: string,
+  token: string,
+  vars: ReturnType<typeof varEntry>[] = [],
+  type = "workspaces",
+): Promise<TfeAnswer> {
+  return tfe("POST", upgradePath(moduleId, workspaceId), {
+    token,
+    body: { data: { type, relationships: { vars: { data: vars } } } },
+  });
 }
 
 /** E6. */
@@ -124,13 +158,20 @@ export function e7(moduleId: string, workspaceId: string, runId: string, token: 
 }
 
 /** Poll E6 until the status is one of `statuses`. */
-// biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
-export async function waitForUpgrade(moduleId: string, workspaceId: string, runId: string, token: string, statuses: readonly string[]): Promise<any> {
+export async function waitForUpgrade(
+  moduleId: string,
+  workspaceId: string,
+  runId: string,
+  token: string,
+  statuses: readonly string[],
+  // biome-ignore lint/suspicious/noExplicitAny: test helpers return arbitrary JSON
+): Promise<any> {
   return vi.waitFor(
     async () => {
       const res = await e6(moduleId, workspaceId, runId, token);
       const status = res.json?.data?.attributes?.status;
-      if (!statuses.includes(status)) throw new Error(`upgrade ${runId} is ${status}, waiting for ${statuses.join("|")}`);
+      if (!statuses.includes(status))
+        throw new Error(`upgrade ${runId} is ${status}, waiting for ${statuses.join("|")}`);
       return res.json.data;
     },
     { timeout: 20_000, interval: 50 },
@@ -146,12 +187,17 @@ export async function workspaceAttributes(workspaceId: string, token: string): P
 }
 
 /** GET the plan page (path from a plan-url or built), returning status, text and headers. */
-export async function getPage(url: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Headers }> {
+export async function getPage(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
   const res = await exports.default.fetch(url.startsWith("http") ? url : `http://keyway.test${url}`, { headers });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
 /** `{address: "actions"}` of a json-output. */
-export function actionsByAddress(resourceChanges: { address: string; change: { actions: string[] } }[]): Record<string, string> {
+export function actionsByAddress(
+  resourceChanges: { address: string; change: { actions: string[] } }[],
+): Record<string, string> {
   return Object.fromEntries(resourceChanges.map((c) => [c.address, c.change.actions.join(",")]));
 }

@@ -8,11 +8,11 @@
  * a `send` that records the message instead of queueing it.
  */
 import { env } from "cloudflare:workers";
-import { createDb } from "../../../../src/db/client";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createDb } from "../../../../src/db/client";
 import { authenticateNocode } from "../../../../src/nocode/auth";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
@@ -21,7 +21,16 @@ import { V1_ADDRESSES, V2_ADDRESSES } from "../../../fixtures/terraform-upgrade"
 import { tfe } from "../../../helpers/nocode";
 import type { varEntry } from "../../../helpers/nocode-modules";
 import { deliverBatch } from "../../../helpers/queue";
-import { actionsByAddress, e5, e6, e7, UPGRADE_TEST_TIMEOUT, upgradePool, waitForUpgrade, workspaceAttributes } from "./upgrade-helpers";
+import {
+  actionsByAddress,
+  e5,
+  e6,
+  e7,
+  UPGRADE_TEST_TIMEOUT,
+  upgradePool,
+  waitForUpgrade,
+  workspaceAttributes,
+} from "./upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {
@@ -42,7 +51,10 @@ async function confirmedUpgrade(vars: ReturnType<typeof varEntry>[] = []) {
   const runId = started.json.data.id as string;
   const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
   const kept: ProvisionMessage[] = [];
-  await confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, runId, { now: Date.now, send: async (m) => void kept.push(m) });
+  await confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, runId, {
+    now: Date.now,
+    send: async (m) => void kept.push(m),
+  });
   expect(kept).toEqual([applyRunMessage(runId)]);
   return { ...ctx, runId, message: kept[0]! };
 }
@@ -51,11 +63,15 @@ const status = async (ctx: { noCodeModuleId: string; workspaceId: string; ownerT
   (await e6(ctx.noCodeModuleId, ctx.workspaceId, runId, ctx.ownerToken)).json.data.attributes.status as string;
 
 const stateVersionsOf = async (workspaceId: string) =>
-  (await env.DB.prepare("SELECT run_id, serial, resources FROM state_versions WHERE workspace_id = ? ORDER BY serial").bind(workspaceId).all<{
-    run_id: string;
-    serial: number;
-    resources: string;
-  }>()).results;
+  (
+    await env.DB.prepare("SELECT run_id, serial, resources FROM state_versions WHERE workspace_id = ? ORDER BY serial")
+      .bind(workspaceId)
+      .all<{
+        run_id: string;
+        serial: number;
+        resources: string;
+      }>()
+  ).results;
 
 describe("upgrade runs on the queue (N11)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("E7 leaves the run apply_queued with its apply message; the apply records the v2 state", async () => {
@@ -70,7 +86,9 @@ describe("upgrade runs on the queue (N11)", { timeout: UPGRADE_TEST_TIMEOUT }, (
       [2, V2_ADDRESSES],
     ]);
     expect(svs[1]!.run_id).toBe(ctx.runId);
-    expect((await workspaceAttributes(ctx.workspaceId, ctx.ownerToken)).attributes["resource-count"]).toBe(V2_ADDRESSES.length);
+    expect((await workspaceAttributes(ctx.workspaceId, ctx.ownerToken)).attributes["resource-count"]).toBe(
+      V2_ADDRESSES.length,
+    );
   });
 
   it("a redelivered apply message does not apply twice (same batch, and later)", async () => {
@@ -162,6 +180,9 @@ describe("upgrade runs on the queue (N11)", { timeout: UPGRADE_TEST_TIMEOUT }, (
     expect(retry.json.data.attributes.status).toBe("planned");
     const plan = await tfe("GET", `runs/${retry.json.data.id}/plan`, { token: ctx.ownerToken });
     const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
-    expect(actionsByAddress(json.json.resource_changes)).toMatchObject({ "random_id.legacy": "delete", "random_uuid.added": "create" });
+    expect(actionsByAddress(json.json.resource_changes)).toMatchObject({
+      "random_id.legacy": "delete",
+      "random_uuid.added": "create",
+    });
   });
 });

@@ -15,14 +15,19 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** Create a user token; returns the token and its id. */
 async function userToken(userId: string, attributes: Record<string, unknown> = {}, token: string = ADMIN) {
-  const res = await tfe("POST", `users/${userId}/authentication-tokens`, { token, body: { data: { type: "authentication-tokens", attributes } } });
+  const res = await tfe("POST", `users/${userId}/authentication-tokens`, {
+    token,
+    body: { data: { type: "authentication-tokens", attributes } },
+  });
   expect(res.status, res.text).toBe(201);
   return { token: res.json.data.attributes.token as string, id: res.json.data.id as string, data: res.json.data };
 }
 
 /** Read a token's stored last-used-at directly (epoch ms or null). */
 async function storedLastUsed(id: string): Promise<number | null> {
-  const row = await env.DB.prepare("SELECT last_used_at FROM nocode_tokens WHERE id = ?").bind(id).first<{ last_used_at: number | null }>();
+  const row = await env.DB.prepare("SELECT last_used_at FROM nocode_tokens WHERE id = ?")
+    .bind(id)
+    .first<{ last_used_at: number | null }>();
   return row?.last_used_at ?? null;
 }
 
@@ -56,10 +61,14 @@ describe("N13: user tokens can be read and revoked", () => {
     expect(me.status).toBe(200);
     expect(me.json.data).toHaveLength(1);
     const other = await userToken(user.id);
-    expect((await tfe("GET", `users/${user.id}/authentication-tokens`, { token: ADMIN })).json.data.map((d: { id: string }) => d.id).sort()).toEqual(
-      [me.json.data[0].id, other.id].sort(),
+    expect(
+      (await tfe("GET", `users/${user.id}/authentication-tokens`, { token: ADMIN })).json.data
+        .map((d: { id: string }) => d.id)
+        .sort(),
+    ).toEqual([me.json.data[0].id, other.id].sort());
+    expect((await tfe("DELETE", `authentication-tokens/${me.json.data[0].id}`, { token: user.token })).status).toBe(
+      204,
     );
-    expect((await tfe("DELETE", `authentication-tokens/${me.json.data[0].id}`, { token: user.token })).status).toBe(204);
     expect((await tfe("GET", "account/details", { token: user.token })).status).toBe(401);
     expect((await tfe("DELETE", `authentication-tokens/${other.id}`, { token: ADMIN })).status).toBe(204);
     expect((await tfe("GET", "account/details", { token: other.token })).status).toBe(401);
@@ -69,7 +78,8 @@ describe("N13: user tokens can be read and revoked", () => {
     const { org, ownerToken, ownersTeamId } = await bootstrapOrg();
     const victim = await createUser();
     const t = await userToken(victim.id);
-    const teamToken = (await tfe("POST", `teams/${ownersTeamId}/authentication-token`, { token: ADMIN })).json.data.attributes.token;
+    const teamToken = (await tfe("POST", `teams/${ownersTeamId}/authentication-token`, { token: ADMIN })).json.data
+      .attributes.token;
     for (const token of [(await createUser()).token, ownerToken, teamToken, await createOrgToken(org)]) {
       expect((await tfe("GET", `authentication-tokens/${t.id}`, { token })).status).toBe(404);
       expect((await tfe("DELETE", `authentication-tokens/${t.id}`, { token })).status).toBe(404);
@@ -128,13 +138,17 @@ describe("N13: expiry", () => {
     await new Promise((r) => setTimeout(r, at.getTime() - Date.now() + 50));
     // No cache clear: the lookup may still be cached, and expiry is checked on every request.
     expect((await tfe("GET", "account/details", { token: t.token })).status).toBe(401);
-    expect((await tfe("GET", "account/details", { token: t.token })).text).toBe('{"errors":[{"status":"401","title":"unauthorized"}]}');
+    expect((await tfe("GET", "account/details", { token: t.token })).text).toBe(
+      '{"errors":[{"status":"401","title":"unauthorized"}]}',
+    );
   });
 
   it("an expired token stored in D1 is 401 on a cold cache", async () => {
     const user = await createUser();
     const t = await userToken(user.id);
-    await env.DB.prepare("UPDATE nocode_tokens SET expired_at = ? WHERE id = ?").bind(Date.now() - 1, t.id).run();
+    await env.DB.prepare("UPDATE nocode_tokens SET expired_at = ? WHERE id = ?")
+      .bind(Date.now() - 1, t.id)
+      .run();
     clearNocodeCache();
     expect((await tfe("GET", "account/details", { token: t.token })).status).toBe(401);
   });

@@ -7,7 +7,16 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { keyedHash } from "../../../../src/lib/crypto/hmac";
 import { authenticateNocode } from "../../../../src/nocode/auth";
-import { addTeamMembers, bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, createUser, tfe } from "../../../helpers/nocode";
+import {
+  addTeamMembers,
+  bootstrapOrg,
+  createMember,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+} from "../../../helpers/nocode";
 
 const TOKEN_SHAPE = /^[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9]{60,}$/;
 
@@ -16,9 +25,14 @@ const bearer = (token: string) => new Headers({ Authorization: `Bearer ${token}`
 describe("user tokens", () => {
   it("ADMIN_TOKEN creates one: 201 authentication-tokens, token in HCP's shape", async () => {
     const user = await createUser();
-    const res = await tfe("POST", `users/${user.id}/authentication-tokens`, { body: { data: { type: "authentication-tokens", attributes: { description: "ci" } } } });
+    const res = await tfe("POST", `users/${user.id}/authentication-tokens`, {
+      body: { data: { type: "authentication-tokens", attributes: { description: "ci" } } },
+    });
     expect(res.status).toBe(201);
-    expect(res.json.data).toMatchObject({ type: "authentication-tokens", attributes: { description: "ci", "expired-at": null } });
+    expect(res.json.data).toMatchObject({
+      type: "authentication-tokens",
+      attributes: { description: "ci", "expired-at": null },
+    });
     expect(res.json.data.id).toMatch(/^at-[A-Za-z0-9]{16}$/);
     expect(res.json.data.attributes.token).toMatch(TOKEN_SHAPE);
     expect(res.json.data.relationships["created-by"].data).toEqual({ id: user.id, type: "users" });
@@ -28,10 +42,17 @@ describe("user tokens", () => {
     const user = await createUser();
     const second = await tfe("POST", `users/${user.id}/authentication-tokens`, { token: user.token });
     expect(second.status).toBe(201);
-    const third = await tfe("POST", `users/${user.username}/authentication-tokens`, { token: second.json.data.attributes.token, body: {} });
+    const third = await tfe("POST", `users/${user.username}/authentication-tokens`, {
+      token: second.json.data.attributes.token,
+      body: {},
+    });
     expect(third.status).toBe(201);
     for (const token of [user.token, second.json.data.attributes.token, third.json.data.attributes.token]) {
-      expect(await authenticateNocode(env, bearer(token))).toEqual({ kind: "user", userId: user.id, username: user.username });
+      expect(await authenticateNocode(env, bearer(token))).toEqual({
+        kind: "user",
+        userId: user.id,
+        username: user.username,
+      });
     }
   });
 
@@ -48,11 +69,15 @@ describe("user tokens", () => {
 
   it("422 for a non-string description or an expiry that is not a future ISO 8601 time (N13); 400 for malformed JSON", async () => {
     const user = await createUser();
-    const bad = await tfe("POST", `users/${user.id}/authentication-tokens`, { body: { data: { attributes: { description: 5 } } } });
+    const bad = await tfe("POST", `users/${user.id}/authentication-tokens`, {
+      body: { data: { attributes: { description: 5 } } },
+    });
     expect(bad.status).toBe(422);
     expect(bad.json.errors[0].source.pointer).toBe("/data/attributes/description");
     for (const expiredAt of ["2020-01-01T00:00:00Z", "tomorrow", 5, "2030-01-01"]) {
-      const exp = await tfe("POST", `users/${user.id}/authentication-tokens`, { body: { data: { attributes: { "expired-at": expiredAt } } } });
+      const exp = await tfe("POST", `users/${user.id}/authentication-tokens`, {
+        body: { data: { attributes: { "expired-at": expiredAt } } },
+      });
       expect(exp.status, String(expiredAt)).toBe(422);
       expect(exp.json.errors[0].source.pointer).toBe("/data/attributes/expired-at");
     }
@@ -81,7 +106,9 @@ describe("team tokens", () => {
     expect(await authenticateNocode(env, bearer(first))).toBeNull();
     expect((await tfe("GET", `organizations/${org}`, { token: first })).status).toBe(401);
     expect((await tfe("GET", `organizations/${org}`, { token: second })).status).toBe(200);
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM nocode_tokens WHERE kind = 'team' AND subject_id = ?").bind(teamId).first<{ n: number }>();
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM nocode_tokens WHERE kind = 'team' AND subject_id = ?")
+      .bind(teamId)
+      .first<{ n: number }>();
     expect(rows?.n).toBe(1);
   });
 
@@ -91,9 +118,19 @@ describe("team tokens", () => {
     for (const token of [undefined, ownerToken, await createTeamToken(ownersTeamId), await createOrgToken(org)]) {
       expect((await tfe("POST", `teams/${teamId}/authentication-token`, { token })).status).toBe(201);
     }
-    const member = await createMember(org, { "manage-workspaces": true, "manage-projects": true, "manage-modules": true, "manage-agent-pools": true });
+    const member = await createMember(org, {
+      "manage-workspaces": true,
+      "manage-projects": true,
+      "manage-modules": true,
+      "manage-agent-pools": true,
+    });
     const other = await bootstrapOrg();
-    for (const token of [member.token, await createTeamToken(teamId), other.ownerToken, await createOrgToken(other.org)]) {
+    for (const token of [
+      member.token,
+      await createTeamToken(teamId),
+      other.ownerToken,
+      await createOrgToken(other.org),
+    ]) {
       expect((await tfe("POST", `teams/${teamId}/authentication-token`, { token })).status).toBe(404);
     }
   });
@@ -113,7 +150,10 @@ describe("organization tokens", () => {
     const { org } = await bootstrapOrg();
     const res = await tfe("POST", `organizations/${org}/authentication-token`);
     expect(res.status).toBe(201);
-    expect(res.json.data).toMatchObject({ type: "authentication-tokens", relationships: { organization: { data: { id: org, type: "organizations" } } } });
+    expect(res.json.data).toMatchObject({
+      type: "authentication-tokens",
+      relationships: { organization: { data: { id: org, type: "organizations" } } },
+    });
     const token = res.json.data.attributes.token;
     expect(token).toMatch(TOKEN_SHAPE);
     expect(await authenticateNocode(env, bearer(token))).toEqual({ kind: "organization", organization: org });
@@ -129,9 +169,19 @@ describe("organization tokens", () => {
 
   it("non-owner members, other organizations and unknown organizations get 404", async () => {
     const { org } = await bootstrapOrg();
-    const member = await createMember(org, { "manage-workspaces": true, "manage-projects": true, "manage-modules": true, "manage-agent-pools": true });
+    const member = await createMember(org, {
+      "manage-workspaces": true,
+      "manage-projects": true,
+      "manage-modules": true,
+      "manage-agent-pools": true,
+    });
     const other = await bootstrapOrg();
-    for (const token of [member.token, await createTeamToken(member.teamId), other.ownerToken, await createOrgToken(other.org)]) {
+    for (const token of [
+      member.token,
+      await createTeamToken(member.teamId),
+      other.ownerToken,
+      await createOrgToken(other.org),
+    ]) {
       expect((await tfe("POST", `organizations/${org}/authentication-token`, { token })).status).toBe(404);
     }
     expect((await tfe("POST", "organizations/no-such-org-x/authentication-token")).status).toBe(404);

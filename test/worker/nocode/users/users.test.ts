@@ -2,9 +2,19 @@
  * Users (N9): `POST /admin/users` with ADMIN_TOKEN only, `GET /account/details`.
  */
 import { describe, expect, it } from "vitest";
-import { bootstrapOrg, createOrgToken, createTeam, createTeamToken, createUser, tfe, uniqueName } from "../../../helpers/nocode";
+import {
+  bootstrapOrg,
+  createOrgToken,
+  createTeam,
+  createTeamToken,
+  createUser,
+  tfe,
+  uniqueName,
+} from "../../../helpers/nocode";
 
-const userBody = (username: unknown, email: unknown = "u@example.test") => ({ data: { type: "users", attributes: { username, email } } });
+const userBody = (username: unknown, email: unknown = "u@example.test") => ({
+  data: { type: "users", attributes: { username, email } },
+});
 
 describe("POST /admin/users", () => {
   it("creates a user (201, HCP's users shape, id user-<16 alnum>)", async () => {
@@ -24,7 +34,12 @@ describe("POST /admin/users", () => {
     const res = await tfe("POST", "admin/users", { body: userBody(username) });
     expect(res.status).toBe(422);
     expect(res.json.errors).toEqual([
-      { status: "422", title: "invalid attribute", detail: "Username has already been taken", source: { pointer: "/data/attributes/username" } },
+      {
+        status: "422",
+        title: "invalid attribute",
+        detail: "Username has already been taken",
+        source: { pointer: "/data/attributes/username" },
+      },
     ]);
   });
 
@@ -43,7 +58,9 @@ describe("POST /admin/users", () => {
 
   it("malformed JSON → 400 and nothing is created", async () => {
     const username = uniqueName("u");
-    const res = await tfe("POST", "admin/users", { rawBody: `{"data":{"attributes":{"username":"${username}","email":"a@b.c"}}` });
+    const res = await tfe("POST", "admin/users", {
+      rawBody: `{"data":{"attributes":{"username":"${username}","email":"a@b.c"}}`,
+    });
     expect(res.status).toBe(400);
     expect((await tfe("POST", "admin/users", { body: userBody(username) })).status).toBe(201);
   });

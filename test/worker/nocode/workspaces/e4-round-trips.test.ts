@@ -11,7 +11,14 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { recordD1Statements } from "../../../../src/db/d1-guard";
 import { createTeam, createTeamToken, uniqueName } from "../../../helpers/nocode";
-import { type NoCodeOrg, noCodeOrg, provisionWorkspace, varEntry, waitForRun, workspaceDoc } from "../../../helpers/nocode-modules";
+import {
+  type NoCodeOrg,
+  noCodeOrg,
+  provisionWorkspace,
+  varEntry,
+  waitForRun,
+  workspaceDoc,
+} from "../../../helpers/nocode-modules";
 
 let ctx: NoCodeOrg;
 let teamToken: string;
@@ -27,7 +34,12 @@ async function runStatus(runId: string): Promise<string | undefined> {
   return (await env.DB.prepare(STATUS_POLL).bind(runId).first<{ status: string }>())?.status;
 }
 
-const create = () => provisionWorkspace(ctx.noCodeModuleId, teamToken, workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]));
+const create = () =>
+  provisionWorkspace(
+    ctx.noCodeModuleId,
+    teamToken,
+    workspaceDoc({ name: uniqueName("ws") }, [varEntry("prefix", "pet")]),
+  );
 
 describe("E4 round trips with a warm cache (team token)", () => {
   it("the create: 1 D1 call (its writes); its first run's plan step: 2 (claim with its reads, planned)", async () => {

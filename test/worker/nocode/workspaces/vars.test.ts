@@ -8,7 +8,13 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decryptSecret } from "../../../../src/lib/crypto/kek";
 import { ADMIN, bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
-import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, optionEntry, varEntry } from "../../../helpers/nocode-modules";
+import {
+  createNoCodeWorkspace,
+  type NoCodeOrg,
+  noCodeOrg,
+  optionEntry,
+  varEntry,
+} from "../../../helpers/nocode-modules";
 
 let ctx: NoCodeOrg;
 beforeAll(async () => {
@@ -68,7 +74,14 @@ describe("item 30: vars given to E4", () => {
     expect(Object.keys(byKey).sort()).toEqual(["AWS_REGION", "greeting", "length", "prefix", "tags"]);
     expect(byKey.length).toMatchObject({
       type: "vars",
-      attributes: { key: "length", value: "3", category: "engine", hcl: true, sensitive: false, description: "how long" },
+      attributes: {
+        key: "length",
+        value: "3",
+        category: "engine",
+        hcl: true,
+        sensitive: false,
+        description: "how long",
+      },
       relationships: { configurable: { data: { id: ws.id, type: "workspaces" } } },
       links: { self: `/api/v2/workspaces/${ws.id}/vars/${byKey.length.id}` },
     });
@@ -76,7 +89,12 @@ describe("item 30: vars given to E4", () => {
     expect(byKey.AWS_REGION.attributes).toMatchObject({ value: "eu-west-1", category: "env" });
     // N5: `terraform` is a synonym of `engine`.
     expect(byKey.tags.attributes.category).toBe("engine");
-    expect(byKey.greeting.attributes).toMatchObject({ key: "greeting", value: null, sensitive: true, category: "engine" });
+    expect(byKey.greeting.attributes).toMatchObject({
+      key: "greeting",
+      value: null,
+      sensitive: true,
+      category: "engine",
+    });
     expect(list.text).not.toContain(password);
     // The workspace document lists the vars by id.
     const read = await tfe("GET", `workspaces/${ws.id}`, { token: ctx.ownerToken });
@@ -101,22 +119,52 @@ describe("item 30: vars given to E4", () => {
 describe("POST /workspaces/:id/vars", () => {
   it("creates a var (201) and refuses a taken key in the same category (422 Key has already been taken)", async () => {
     const ws = await workspace();
-    const res = await tfe("POST", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken, body: varBody({ key: "TF_LOG", value: "debug", category: "env" }) });
+    const res = await tfe("POST", `workspaces/${ws.id}/vars`, {
+      token: ctx.ownerToken,
+      body: varBody({ key: "TF_LOG", value: "debug", category: "env" }),
+    });
     expect(res.status).toBe(201);
-    expect(res.json.data.attributes).toMatchObject({ key: "TF_LOG", value: "debug", category: "env", hcl: false, sensitive: false, description: null });
+    expect(res.json.data.attributes).toMatchObject({
+      key: "TF_LOG",
+      value: "debug",
+      category: "env",
+      hcl: false,
+      sensitive: false,
+      description: null,
+    });
     expect(res.json.data.attributes["version-id"]).toMatch(/^[0-9a-f]{40}$/);
-    const taken = await tfe("POST", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken, body: varBody({ key: "prefix", value: "x", category: "engine" }) });
+    const taken = await tfe("POST", `workspaces/${ws.id}/vars`, {
+      token: ctx.ownerToken,
+      body: varBody({ key: "prefix", value: "x", category: "engine" }),
+    });
     expect(taken.status).toBe(422);
-    expect(taken.json.errors[0]).toEqual({ status: "422", title: "invalid attribute", detail: "Key has already been taken", source: { pointer: "/data/attributes/key" } });
+    expect(taken.json.errors[0]).toEqual({
+      status: "422",
+      title: "invalid attribute",
+      detail: "Key has already been taken",
+      source: { pointer: "/data/attributes/key" },
+    });
     // The same key in the other category is another variable.
-    expect((await tfe("POST", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken, body: varBody({ key: "prefix", value: "x", category: "env" }) })).status).toBe(201);
+    expect(
+      (
+        await tfe("POST", `workspaces/${ws.id}/vars`, {
+          token: ctx.ownerToken,
+          body: varBody({ key: "prefix", value: "x", category: "env" }),
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it("enforces the module's options (N5) and answers a sensitive value with null", async () => {
     const ws = await workspace();
-    const outside = await tfe("POST", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken, body: varBody({ key: "length", value: "9", category: "terraform" }) });
+    const outside = await tfe("POST", `workspaces/${ws.id}/vars`, {
+      token: ctx.ownerToken,
+      body: varBody({ key: "length", value: "9", category: "terraform" }),
+    });
     expect(outside.status).toBe(422);
-    expect(outside.json.errors[0].detail).toBe('Value of variable "length" must be one of the allowed options: "2", "3"');
+    expect(outside.json.errors[0].detail).toBe(
+      'Value of variable "length" must be one of the allowed options: "2", "3"',
+    );
     const password = secret();
     const sensitive = await tfe("POST", `workspaces/${ws.id}/vars`, {
       token: ctx.ownerToken,
@@ -154,11 +202,17 @@ describe("PATCH /workspaces/:id/vars/:var_id", () => {
 
   it("changes what is sent and keeps the rest; a new version-id each time; options enforced", async () => {
     const { ws, v } = await withVar({ key: "length", value: "2", category: "engine", description: "d" });
-    const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, { token: ctx.ownerToken, body: varBody({ value: "3" }) });
+    const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {
+      token: ctx.ownerToken,
+      body: varBody({ value: "3" }),
+    });
     expect(res.status).toBe(200);
     expect(res.json.data.attributes).toMatchObject({ key: "length", value: "3", description: "d", category: "engine" });
     expect(res.json.data.attributes["version-id"]).not.toBe(v.attributes["version-id"]);
-    const outside = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, { token: ctx.ownerToken, body: varBody({ value: "4" }) });
+    const outside = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {
+      token: ctx.ownerToken,
+      body: varBody({ value: "4" }),
+    });
     expect(outside.status).toBe(422);
     const read = await tfe("GET", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken });
     expect(read.json.data.find((x: { id: string }) => x.id === v.id).attributes.value).toBe("3");
@@ -167,7 +221,10 @@ describe("PATCH /workspaces/:id/vars/:var_id", () => {
   it("making a var sensitive blanks its value in that very response and encrypts it at rest (reference §7.6)", async () => {
     const plaintext = secret();
     const { ws, v } = await withVar({ key: "API_KEY", value: plaintext, category: "env" });
-    const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, { token: ctx.ownerToken, body: varBody({ sensitive: true }) });
+    const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {
+      token: ctx.ownerToken,
+      body: varBody({ sensitive: true }),
+    });
     expect(res.status).toBe(200);
     expect(res.json.data.attributes).toMatchObject({ sensitive: true, value: null });
     const row = await varRow(v.id);
@@ -181,13 +238,19 @@ describe("PATCH /workspaces/:id/vars/:var_id", () => {
     const { ws, v } = await withVar({ key: "greeting", value: first, category: "engine", sensitive: true });
     const hashBefore = (await varRow(v.id)).sensitive_hash;
     const second = secret();
-    const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, { token: ctx.ownerToken, body: varBody({ value: second, description: "rotated" }) });
+    const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {
+      token: ctx.ownerToken,
+      body: varBody({ value: second, description: "rotated" }),
+    });
     expect(res.status).toBe(200);
     expect(res.json.data.attributes).toMatchObject({ value: null, description: "rotated", sensitive: true });
     expect((await varRow(v.id)).sensitive_hash).not.toBe(hashBefore);
     expect(await storedText(ws.id)).not.toContain(second);
     for (const attributes of [{ sensitive: false }, { key: "other" }, { category: "env" }, { hcl: true }]) {
-      const refused = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, { token: ctx.ownerToken, body: varBody(attributes) });
+      const refused = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {
+        token: ctx.ownerToken,
+        body: varBody(attributes),
+      });
       expect(refused.status, JSON.stringify(attributes)).toBe(422);
     }
   });
@@ -196,13 +259,26 @@ describe("PATCH /workspaces/:id/vars/:var_id", () => {
     const { ws, v } = await withVar({ key: "extra", value: "1", category: "engine" });
     const list = (await tfe("GET", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken })).json.data;
     const prefix = list.find((x: { attributes: { key: string } }) => x.attributes.key === "prefix");
-    const onto = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, { token: ctx.ownerToken, body: varBody({ key: "prefix" }) });
+    const onto = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {
+      token: ctx.ownerToken,
+      body: varBody({ key: "prefix" }),
+    });
     expect(onto.status).toBe(422);
     expect(onto.json.errors[0].detail).toBe("Key has already been taken");
-    const away = await tfe("PATCH", `workspaces/${ws.id}/vars/${prefix.id}`, { token: ctx.ownerToken, body: varBody({ category: "env" }) });
+    const away = await tfe("PATCH", `workspaces/${ws.id}/vars/${prefix.id}`, {
+      token: ctx.ownerToken,
+      body: varBody({ category: "env" }),
+    });
     expect(away.status).toBe(422);
     expect(away.json.errors[0].detail).toMatch(/^Missing required variable "prefix"/);
-    expect((await tfe("PATCH", `workspaces/${ws.id}/vars/var-AAAAAAAAAAAAAAAA`, { token: ctx.ownerToken, body: varBody({ value: "x" }) })).status).toBe(404);
+    expect(
+      (
+        await tfe("PATCH", `workspaces/${ws.id}/vars/var-AAAAAAAAAAAAAAAA`, {
+          token: ctx.ownerToken,
+          body: varBody({ value: "x" }),
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -216,9 +292,13 @@ describe("DELETE /workspaces/:id/vars/:var_id", () => {
     const required = await tfe("DELETE", `workspaces/${ws.id}/vars/${id("prefix")}`, { token: ctx.ownerToken });
     expect(required.status).toBe(422);
     expect(required.json.errors[0].detail).toMatch(/^Missing required variable "prefix"/);
-    const after = (await tfe("GET", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken })).json.data.map((x: { attributes: { key: string } }) => x.attributes.key);
+    const after = (await tfe("GET", `workspaces/${ws.id}/vars`, { token: ctx.ownerToken })).json.data.map(
+      (x: { attributes: { key: string } }) => x.attributes.key,
+    );
     expect(after).toEqual(["prefix"]);
-    expect((await tfe("DELETE", `workspaces/${ws.id}/vars/${id("length")}`, { token: ctx.ownerToken })).status).toBe(404);
+    expect((await tfe("DELETE", `workspaces/${ws.id}/vars/${id("length")}`, { token: ctx.ownerToken })).status).toBe(
+      404,
+    );
   });
 });
 
@@ -226,12 +306,33 @@ describe("var permissions (N10)", () => {
   it("the organization token and manage-workspaces may write; read-workspaces may only read; others get 404", async () => {
     const ws = await workspace();
     const orgToken = await createOrgToken(ctx.org);
-    expect((await tfe("POST", `workspaces/${ws.id}/vars`, { token: orgToken, body: varBody({ key: "A", value: "1", category: "env" }) })).status).toBe(201);
+    expect(
+      (
+        await tfe("POST", `workspaces/${ws.id}/vars`, {
+          token: orgToken,
+          body: varBody({ key: "A", value: "1", category: "env" }),
+        })
+      ).status,
+    ).toBe(201);
     const manager = await createMember(ctx.org, { "manage-workspaces": true });
-    expect((await tfe("POST", `workspaces/${ws.id}/vars`, { token: manager.token, body: varBody({ key: "B", value: "1", category: "env" }) })).status).toBe(201);
+    expect(
+      (
+        await tfe("POST", `workspaces/${ws.id}/vars`, {
+          token: manager.token,
+          body: varBody({ key: "B", value: "1", category: "env" }),
+        })
+      ).status,
+    ).toBe(201);
     const reader = await createMember(ctx.org, { "read-workspaces": true });
     expect((await tfe("GET", `workspaces/${ws.id}/vars`, { token: reader.token })).status).toBe(200);
-    expect((await tfe("POST", `workspaces/${ws.id}/vars`, { token: reader.token, body: varBody({ key: "C", value: "1", category: "env" }) })).status).toBe(404);
+    expect(
+      (
+        await tfe("POST", `workspaces/${ws.id}/vars`, {
+          token: reader.token,
+          body: varBody({ key: "C", value: "1", category: "env" }),
+        })
+      ).status,
+    ).toBe(404);
     const member = await createMember(ctx.org, {});
     for (const token of [member.token, ADMIN, (await bootstrapOrg()).ownerToken]) {
       expect((await tfe("GET", `workspaces/${ws.id}/vars`, { token })).status).toBe(404);

@@ -26,9 +26,9 @@ describe("sys/policies/acl (S5a)", () => {
     const def = await vault("GET", "sys/policies/acl/default");
     expect(def.status).toBe(200);
     expect(JSON.parse(def.json.data.policy).path["auth/token/lookup-self"]).toEqual({ capabilities: ["read"] });
-    expect((await vault("PUT", "sys/policies/acl/root", { body: { policy: rules({ "*": ["read"] }) } })).json.errors).toEqual([
-      'cannot update "root" policy',
-    ]);
+    expect(
+      (await vault("PUT", "sys/policies/acl/root", { body: { policy: rules({ "*": ["read"] }) } })).json.errors,
+    ).toEqual(['cannot update "root" policy']);
     expect((await vault("DELETE", "sys/policies/acl/default")).status).toBe(400);
     expect((await vault("DELETE", "sys/policies/acl/root")).status).toBe(400);
   });
@@ -62,8 +62,10 @@ describe("ACL enforcement (S5a, S6)", () => {
     const deny = uniqueName("deny");
     await vault("PUT", `sys/policies/acl/${allow}`, { body: { policy: rules({ "sys/policies/acl/*": ["read"] }) } });
     await vault("PUT", `sys/policies/acl/${deny}`, { body: { policy: rules({ "sys/policies/acl/*": ["deny"] }) } });
-    const both = (await vault("POST", "auth/token/create", { body: { policies: [allow, deny] } })).json.auth.client_token;
-    const onlyAllow = (await vault("POST", "auth/token/create", { body: { policies: [allow] } })).json.auth.client_token;
+    const both = (await vault("POST", "auth/token/create", { body: { policies: [allow, deny] } })).json.auth
+      .client_token;
+    const onlyAllow = (await vault("POST", "auth/token/create", { body: { policies: [allow] } })).json.auth
+      .client_token;
     expect((await vault("GET", "sys/policies/acl/default", { token: both })).status).toBe(403);
     expect((await vault("GET", "sys/policies/acl/default", { token: onlyAllow })).status).toBe(200);
   });
@@ -109,7 +111,8 @@ describe("ACL enforcement (S5a, S6)", () => {
   });
 
   it("the default policy lets any token look itself up but nothing else", async () => {
-    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"] } })).json.auth.client_token;
+    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"] } })).json.auth
+      .client_token;
     expect((await vault("GET", "auth/token/lookup-self", { token })).status).toBe(200);
     expect((await vault("POST", "auth/token/create", { token, body: {} })).status).toBe(403);
     const caps = await vault("POST", "sys/capabilities-self", { token, body: { paths: ["auth/token/lookup-self"] } });
@@ -119,7 +122,9 @@ describe("ACL enforcement (S5a, S6)", () => {
   it("stores policies as parsed rules in D1", async () => {
     const name = uniqueName("stored");
     await vault("PUT", `sys/policies/acl/${name}`, { body: { policy: rules({ "ssh/*": ["read", "list"] }) } });
-    const row = await env.DB.prepare("SELECT rules FROM vault_policies WHERE name = ?").bind(name).first<{ rules: string }>();
+    const row = await env.DB.prepare("SELECT rules FROM vault_policies WHERE name = ?")
+      .bind(name)
+      .first<{ rules: string }>();
     expect(JSON.parse(row!.rules)).toEqual({ "ssh/*": ["list", "read"] });
   });
 });

@@ -13,8 +13,8 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { hashToken } from "../../../../src/ssh/auth/tokens";
 import { TOKEN_CONTEXT_TTL_MS, tokenContextCache } from "../../../../src/ssh/auth/token-cache";
+import { hashToken } from "../../../../src/ssh/auth/tokens";
 import { tokenWithPolicy, uniqueName, vault } from "../../../helpers/vault";
 import { CA_KEYS, SUBJECT_KEYS } from "../ca-fixtures";
 
@@ -22,7 +22,9 @@ const MOUNT = "ssh";
 
 beforeAll(async () => {
   const pair = CA_KEYS.ed25519;
-  const res = await vault("POST", `${MOUNT}/config/ca`, { body: { private_key: pair.privateKey, public_key: pair.publicKey } });
+  const res = await vault("POST", `${MOUNT}/config/ca`, {
+    body: { private_key: pair.privateKey, public_key: pair.publicKey },
+  });
   if (res.status !== 204) throw new Error(`CA import failed: ${res.status} ${res.text}`);
 });
 
@@ -68,7 +70,8 @@ describe("a revoked token", () => {
 
   it("a child is refused at once when its parent revokes itself (revocation of the tree)", async () => {
     const parent = await tokenWithPolicy({ "auth/token/create": ["update"] });
-    const child = (await vault("POST", "auth/token/create", { token: parent, body: {} })).json.auth.client_token as string;
+    const child = (await vault("POST", "auth/token/create", { token: parent, body: {} })).json.auth
+      .client_token as string;
     expect((await vault("GET", "auth/token/lookup-self", { token: child })).status).toBe(200);
     expect((await vault("POST", "auth/token/revoke-self", { token: parent })).status).toBe(204);
     expect((await vault("GET", "auth/token/lookup-self", { token: child })).status).toBe(403);
@@ -78,7 +81,9 @@ describe("a revoked token", () => {
   it("revoked by another isolate, is refused once the second is over", async () => {
     const { token, policy } = await policyToken();
     expect((await readPolicy(token, policy)).status).toBe(200);
-    await env.DB.prepare("DELETE FROM vault_tokens WHERE accessor = ?").bind(await accessorOf(token)).run();
+    await env.DB.prepare("DELETE FROM vault_tokens WHERE accessor = ?")
+      .bind(await accessorOf(token))
+      .run();
     // Served from this isolate's cache within the second (the write was not made here)…
     expect((await readPolicy(token, policy)).status).toBe(200);
     afterTheSecond();
@@ -145,8 +150,8 @@ describe("an entity change", () => {
     expect((await vault("PUT", `sys/policies/acl/${policy}`, { body: { policy: grant } })).status).toBe(204);
     const entity = await vault("POST", "identity/entity", { body: { name: uniqueName("ent"), policies: [policy] } });
     const entityId = entity.json.data.id as string;
-    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"], entity_id: entityId } })).json.auth
-      .client_token as string;
+    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"], entity_id: entityId } }))
+      .json.auth.client_token as string;
     expect((await readPolicy(token, policy)).status).toBe(200);
 
     // This isolate: disabling the entity drops its policies at the next request.
@@ -193,7 +198,9 @@ describe("a num_uses token", () => {
   it("is never over-used: uses are counted in D1 even while its context is cached", async () => {
     const { token, policy } = await policyToken({ num_uses: 3 });
     // lookup-self in policyToken spent one use; the cache is primed. Another isolate spends one more.
-    await env.DB.prepare("UPDATE vault_tokens SET uses_left = uses_left - 1 WHERE accessor = ?").bind(await accessorOf(token)).run();
+    await env.DB.prepare("UPDATE vault_tokens SET uses_left = uses_left - 1 WHERE accessor = ?")
+      .bind(await accessorOf(token))
+      .run();
     expect((await readPolicy(token, policy)).status).toBe(200); // the last use
     expect((await readPolicy(token, policy)).status).toBe(403);
     expect((await readPolicy(token, policy)).status).toBe(403);
@@ -209,7 +216,9 @@ describe("a num_uses token", () => {
 
   it("lookup-self reports the uses left as D1 counts them", async () => {
     const { token } = await policyToken({ num_uses: 5 });
-    await env.DB.prepare("UPDATE vault_tokens SET uses_left = uses_left - 2 WHERE accessor = ?").bind(await accessorOf(token)).run();
+    await env.DB.prepare("UPDATE vault_tokens SET uses_left = uses_left - 2 WHERE accessor = ?")
+      .bind(await accessorOf(token))
+      .run();
     // 5 − 1 (first lookup-self) − 2 (elsewhere) − 1 (this one) = 1.
     expect((await vault("GET", "auth/token/lookup-self", { token })).json.data.num_uses).toBe(1);
   });
@@ -220,7 +229,9 @@ describe("N2b: failed lookups are not cached", () => {
     const { token, policy } = await policyToken();
     tokenContextCache.clear();
     for (let i = 0; i < 5; i++) {
-      expect((await vault("GET", "auth/token/lookup-self", { token: `hvs.unknown-${crypto.randomUUID()}` })).status).toBe(403);
+      expect(
+        (await vault("GET", "auth/token/lookup-self", { token: `hvs.unknown-${crypto.randomUUID()}` })).status,
+      ).toBe(403);
     }
     expect(tokenContextCache.size).toBe(0);
     expect((await readPolicy(token, policy)).status).toBe(200);

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { handleFetch } from "../../../../src/index";
 import { tokenWithPolicy, uniqueName, vault } from "../../../helpers/vault";
-import { CA_KEYS, SUBJECT_KEYS, decodeSignedKey } from "../ca-fixtures";
+import { CA_KEYS, decodeSignedKey, SUBJECT_KEYS } from "../ca-fixtures";
 
 async function policy(rules: Record<string, string[]>): Promise<string> {
   const name = uniqueName("pol");
@@ -36,7 +36,9 @@ async function tokenRows(): Promise<number> {
 const ROLE = uniqueName("tmpl");
 
 beforeAll(async () => {
-  const ca = await vault("POST", "ssh/config/ca", { body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey } });
+  const ca = await vault("POST", "ssh/config/ca", {
+    body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
+  });
   expect(ca.status).toBe(204);
   const role = await vault("POST", `ssh/roles/${ROLE}`, {
     body: {
@@ -76,7 +78,10 @@ describe("S5b: entity_id on auth/token/create", () => {
     expect(bySudo.status).toBe(200);
     expect(bySudo.json.auth.entity_id).toBe(alice);
     // The token alice's administrator made signs as alice.
-    const signed = await vault("POST", `ssh/sign/${ROLE}`, { token: bySudo.json.auth.client_token, body: { public_key: SUBJECT_KEYS.ed25519 } });
+    const signed = await vault("POST", `ssh/sign/${ROLE}`, {
+      token: bySudo.json.auth.client_token,
+      body: { public_key: SUBJECT_KEYS.ed25519 },
+    });
     expect(signed.status, signed.text).toBe(200);
     expect(decodeSignedKey(signed.json.data.signed_key).principals).toEqual(["alice"]);
   });
@@ -118,11 +123,17 @@ describe("S5b: a child never outlives its parent", () => {
     expect(child.json.auth.lease_duration).toBeLessThanOrEqual(3600);
     const childToken = child.json.auth.client_token as string;
 
-    const renewedSelf = await vault("POST", "auth/token/renew-self", { token: childToken, body: { increment: "100h" } });
+    const renewedSelf = await vault("POST", "auth/token/renew-self", {
+      token: childToken,
+      body: { increment: "100h" },
+    });
     expect(renewedSelf.status).toBe(200);
     expect(renewedSelf.json.auth.lease_duration).toBeLessThanOrEqual(3600);
 
-    const renewed = await vault("POST", "auth/token/renew", { token: parent.client_token, body: { token: childToken, increment: "100h" } });
+    const renewed = await vault("POST", "auth/token/renew", {
+      token: parent.client_token,
+      body: { token: childToken, increment: "100h" },
+    });
     expect(renewed.status, renewed.text).toBe(200);
     expect(renewed.json.auth.lease_duration).toBeLessThanOrEqual(3600);
     const lookup = await vault("POST", "auth/token/lookup", { body: { token: childToken } });
@@ -138,8 +149,13 @@ describe("S5b: a child never outlives its parent", () => {
     const parent = (await create(env.ROOT_TOKEN, { policies: [parentPolicy], ttl: "1h" })).json.auth;
     const child = (await create(parent.client_token)).json.auth;
     // The parent expires (its row is not touched by anyone presenting it).
-    await env.DB.prepare("UPDATE vault_tokens SET expire_at = ? WHERE accessor = ?").bind(Date.now() - 1000, parent.accessor).run();
-    const renewed = await vault("POST", "auth/token/renew-self", { token: child.client_token, body: { increment: "1h" } });
+    await env.DB.prepare("UPDATE vault_tokens SET expire_at = ? WHERE accessor = ?")
+      .bind(Date.now() - 1000, parent.accessor)
+      .run();
+    const renewed = await vault("POST", "auth/token/renew-self", {
+      token: child.client_token,
+      body: { increment: "1h" },
+    });
     expect(renewed.status).toBe(403);
     expect((await vault("GET", "auth/token/lookup-self", { token: child.client_token })).status).toBe(403);
   });
@@ -177,7 +193,8 @@ function d1WithParameterLimit(d1: D1Database): D1Database {
       get(target, prop) {
         if (prop === "bind") {
           return (...values: unknown[]) => {
-            if (values.length > 100) throw new Error(`D1_ERROR: too many SQL variables (${values.length} bound parameters; D1 allows 100)`);
+            if (values.length > 100)
+              throw new Error(`D1_ERROR: too many SQL variables (${values.length} bound parameters; D1 allows 100)`);
             return target.bind(...values);
           };
         }
@@ -225,7 +242,9 @@ describe("B8: revoking a token with more than 100 children", () => {
     const parent = (await create(env.ROOT_TOKEN, { policies: [parentPolicy] })).json.auth;
     let children: string[];
     if (viaApi) {
-      children = await Promise.all(Array.from({ length: CHILDREN }, async () => (await create(parent.client_token)).json.auth.accessor as string));
+      children = await Promise.all(
+        Array.from({ length: CHILDREN }, async () => (await create(parent.client_token)).json.auth.accessor as string),
+      );
     } else {
       const prefix = uniqueName("child");
       children = Array.from({ length: CHILDREN }, (_, i) => `${prefix}-${i}`);
@@ -255,9 +274,9 @@ describe("B8: revoking a token with more than 100 children", () => {
 
   it("the guard refuses a statement over 100 parameters (so the cases below would fail)", async () => {
     const placeholders = Array.from({ length: 101 }, () => "?").join(",");
-    expect(() => limitedEnv.DB.prepare(`SELECT 1 WHERE 1 IN (${placeholders})`).bind(...Array.from({ length: 101 }, (_, i) => i))).toThrow(
-      /too many SQL variables/,
-    );
+    expect(() =>
+      limitedEnv.DB.prepare(`SELECT 1 WHERE 1 IN (${placeholders})`).bind(...Array.from({ length: 101 }, (_, i) => i)),
+    ).toThrow(/too many SQL variables/);
   });
 
   it("revoke-self", async () => {
@@ -277,7 +296,9 @@ describe("B8: revoking a token with more than 100 children", () => {
 
   it("expiry cleanup", async () => {
     const { parent, accessors } = await family();
-    await env.DB.prepare("UPDATE vault_tokens SET expire_at = ? WHERE accessor = ?").bind(Date.now() - 1000, parent.accessor).run();
+    await env.DB.prepare("UPDATE vault_tokens SET expire_at = ? WHERE accessor = ?")
+      .bind(Date.now() - 1000, parent.accessor)
+      .run();
     const res = await limitedVault("GET", "auth/token/lookup-self", parent.client_token);
     expect(res.status, res.text).toBe(403);
     expect(await remaining(accessors)).toBe(0);
@@ -286,7 +307,9 @@ describe("B8: revoking a token with more than 100 children", () => {
   it("a token with more than 100 policies still resolves and is authorised", async () => {
     const names = Array.from({ length: 120 }, (_, i) => `many-${i}`);
     const rules = JSON.stringify({ "auth/token/lookup-self": ["read"] });
-    await env.DB.prepare("INSERT INTO vault_policies (name, policy, rules, updated_at) SELECT value, '{}', ?, 0 FROM json_each(?)")
+    await env.DB.prepare(
+      "INSERT INTO vault_policies (name, policy, rules, updated_at) SELECT value, '{}', ?, 0 FROM json_each(?)",
+    )
       .bind(rules, JSON.stringify(names))
       .run();
     const token = (await create(env.ROOT_TOKEN, { policies: names })).json.auth.client_token as string;

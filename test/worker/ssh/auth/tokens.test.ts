@@ -32,7 +32,9 @@ describe("token headers (S5)", () => {
 
 describe("auth/token/create (S5a)", () => {
   it("creates a service token with default policy and Vault's display name", async () => {
-    const res = await vault("POST", "auth/token/create", { body: { display_name: "alice@example.com", meta: { team: "ops" } } });
+    const res = await vault("POST", "auth/token/create", {
+      body: { display_name: "alice@example.com", meta: { team: "ops" } },
+    });
     expect(res.status).toBe(200);
     expect(res.json.data).toBeNull();
     const auth = res.json.auth;
@@ -64,7 +66,9 @@ describe("auth/token/create (S5a)", () => {
     const a = uniqueName("pa");
     const b = uniqueName("pb");
     for (const n of [a, b]) {
-      await vault("PUT", `sys/policies/acl/${n}`, { body: { policy: '{"path":{"auth/token/create":{"capabilities":["update"]}}}' } });
+      await vault("PUT", `sys/policies/acl/${n}`, {
+        body: { policy: '{"path":{"auth/token/create":{"capabilities":["update"]}}}' },
+      });
     }
     const parent = (await vault("POST", "auth/token/create", { body: { policies: [a] } })).json.auth.client_token;
     const escalate = await vault("POST", "auth/token/create", { token: parent, body: { policies: [a, b] } });
@@ -94,7 +98,10 @@ describe("auth/token/create (S5a)", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.json.errors[0]).toMatch(message);
     }
-    const malformed = await vault("POST", "auth/token/create", { rawBody: "{not json", headers: { "Content-Type": "application/json" } });
+    const malformed = await vault("POST", "auth/token/create", {
+      rawBody: "{not json",
+      headers: { "Content-Type": "application/json" },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.json.errors[0]).toMatch(/failed to parse JSON input/);
     const array = await vault("POST", "auth/token/create", { body: [1, 2] });
@@ -121,7 +128,8 @@ describe("auth/token/create (S5a)", () => {
 
 describe("token storage (B2)", () => {
   it("never stores a token in plaintext", async () => {
-    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"] } })).json.auth.client_token as string;
+    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"] } })).json.auth
+      .client_token as string;
     const rows = await env.DB.prepare("SELECT * FROM vault_tokens").all();
     const dump = JSON.stringify(rows.results);
     expect(dump).not.toContain(token);
@@ -150,7 +158,8 @@ describe("token lifetime", () => {
   });
 
   it("revoke-self ends the caller's token", async () => {
-    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"] } })).json.auth.client_token;
+    const token = (await vault("POST", "auth/token/create", { body: { policies: ["default"] } })).json.auth
+      .client_token;
     expect((await vault("POST", "auth/token/revoke-self", { token })).status).toBe(204);
     expect((await vault("GET", "auth/token/lookup-self", { token })).status).toBe(403);
   });
@@ -168,13 +177,16 @@ describe("token lifetime", () => {
   it("spends the last use exactly once under concurrency", async () => {
     const token = (await vault("POST", "auth/token/create", { body: { num_uses: 1, policies: ["default"] } })).json.auth
       .client_token;
-    const results = await Promise.all(Array.from({ length: 10 }, () => vault("GET", "auth/token/lookup-self", { token })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => vault("GET", "auth/token/lookup-self", { token })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
   });
 
   it("renews a token within its maximum", async () => {
-    const token = (await vault("POST", "auth/token/create", { body: { ttl: "1h", explicit_max_ttl: "2h", policies: ["default"] } }))
-      .json.auth.client_token;
+    const token = (
+      await vault("POST", "auth/token/create", { body: { ttl: "1h", explicit_max_ttl: "2h", policies: ["default"] } })
+    ).json.auth.client_token;
     const renewed = await vault("POST", "auth/token/renew-self", { token, body: { increment: "10h" } });
     expect(renewed.status).toBe(200);
     expect(renewed.json.auth.lease_duration).toBeLessThanOrEqual(7200);
@@ -182,8 +194,8 @@ describe("token lifetime", () => {
   });
 
   it("looks up another token", async () => {
-    const token = (await vault("POST", "auth/token/create", { body: { display_name: "bob", policies: ["default"] } })).json.auth
-      .client_token;
+    const token = (await vault("POST", "auth/token/create", { body: { display_name: "bob", policies: ["default"] } }))
+      .json.auth.client_token;
     const res = await vault("POST", "auth/token/lookup", { body: { token } });
     expect(res.json.data.display_name).toBe("token-bob");
     expect((await vault("POST", "auth/token/lookup", { body: { token: "nope" } })).status).toBe(400);

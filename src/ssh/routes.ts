@@ -5,6 +5,7 @@
 
 import { caRoutes } from "./ca/routes";
 import { identityRoutes } from "./identity/entities";
+import { groupRoutes } from "./identity/groups";
 import { issuerRoutes } from "./issuers/routes";
 import { jwtAuthRoutes } from "./jwt-auth/routes";
 import { openApiRoutes } from "./openapi/routes";
@@ -30,6 +31,7 @@ export const vaultRoutes: VaultRoute[] = [
   ...rotateRoutes,
   ...healthRoutes,
   ...identityRoutes,
+  ...groupRoutes,
   // Auth methods enabled through sys/auth (S24, S25): after the token store's literal paths.
   ...jwtAuthRoutes,
   // B14: the document of this table (built from it when first asked).

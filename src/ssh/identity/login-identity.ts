@@ -148,10 +148,10 @@ export async function setExternalMemberships(
           keep.length > 0 ? sql`NOT ${inJsonList(identityGroupMembers.groupId, keep)}` : sql`1 = 1`,
         ),
       ),
-    db.run(
-      sql`INSERT OR IGNORE INTO ${identityGroupMembers} (group_id, member_type, member_id, source)
-          SELECT value, 'entity', ${entityId}, ${accessor} FROM json_each(${JSON.stringify(added)})`,
-    ),
+    db
+      .insert(identityGroupMembers)
+      .select(sql`SELECT value, 'entity', ${entityId}, ${accessor} FROM json_each(${JSON.stringify(added)}) WHERE true`)
+      .onConflictDoNothing(),
   ]);
   // After the write (token-cache.ts): this isolate's cached callers see it at once.
   invalidateTokenContexts();

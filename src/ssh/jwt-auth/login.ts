@@ -2,7 +2,7 @@
  * `auth/<mount>/login` of the JWT/OIDC auth method (decision S25), in Vault's order of
  * checks with Vault's texts (hashicorp/vault-plugin-auth-jwt path_login.go), and the step
  * every successful sign-in shares: verified claims → entity, alias and external groups
- * (S27) → token. The OIDC callback (S26) calls `completeLogin` with the ID token's claims.
+ * (S27) → token. The OIDC browser flow's callback calls `completeLogin` with the ID token's claims.
  */
 import { addressInCidrs } from "../auth/bound-cidrs";
 import { createLoginToken } from "../auth/login-tokens";

@@ -4,7 +4,7 @@
  * Logins read the mount, its config and the role through a per-isolate cache (one D1
  * round trip saved per login); every write here drops it in this isolate at once, and
  * other isolates see a write within MOUNT_LOGIN_CONTEXT_TTL_MS. Only found roles are kept,
- * so unauthenticated logins cannot add entries under names they choose (B18, N2b).
+ * so unauthenticated logins cannot add entries under names they choose (N2b).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -33,7 +33,7 @@ export interface LoginContext {
 }
 
 /**
- * (mount path, role name) → LoginContext. Bounded (B18); the IsolateCache of src/lib is
+ * (mount path, role name) → LoginContext. Bounded; the IsolateCache of src/lib is
  * the project's one bounded per-isolate cache.
  */
 const loginContexts = new IsolateCache<LoginContext | null>({ ttlMs: MOUNT_LOGIN_CONTEXT_TTL_MS, maxEntries: 1024 });
@@ -108,7 +108,7 @@ export async function loadJwtConfig(db: Db, accessor: string): Promise<JwtConfig
   return rows[0] ? (JSON.parse(rows[0].config) as JwtConfig) : null;
 }
 
-/** The mount's `oidc_client_secret`, decrypted (for the code exchange of S26); null when none is stored. */
+/** The mount's `oidc_client_secret`, decrypted (for the OIDC code exchange); null when none is stored. */
 export async function loadOidcClientSecret(env: Env, db: Db, accessor: string): Promise<string | null> {
   const rows = await db
     .select({ secret: authJwtConfigs.oidcClientSecretEncrypted })

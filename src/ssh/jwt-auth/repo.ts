@@ -64,9 +64,26 @@ export async function findAuthMount(db: Db, path: string): Promise<AuthMount | n
   return rows[0] ? mountFromRow(rows[0]) : null;
 }
 
-/** Insert a mount; false when the path was taken meanwhile. */
+/**
+ * Insert a mount unless its path is taken, or lies under or above an enabled mount (S24),
+ * in one statement, so two concurrent enables of overlapping paths cannot both succeed.
+ * False when it was not inserted.
+ */
 export async function insertAuthMount(db: Db, mount: AuthMount): Promise<boolean> {
-  const rows = await db.insert(authMounts).values(mount).onConflictDoNothing().returning({ path: authMounts.path });
+  const p = mount.path;
+  const rows = await db
+    .insert(authMounts)
+    .select(
+      sql`SELECT ${p}, ${mount.type}, ${mount.accessor}, ${mount.description}, ${mount.createdAt}
+          WHERE NOT EXISTS (
+            SELECT 1 FROM ${authMounts} m
+            WHERE m.path = ${p}
+              OR substr(${p}, 1, length(m.path) + 1) = m.path || '/'
+              OR substr(m.path, 1, length(${p}) + 1) = ${p} || '/'
+          )`,
+    )
+    .onConflictDoNothing()
+    .returning({ path: authMounts.path });
   invalidateLoginContexts();
   return rows.length === 1;
 }

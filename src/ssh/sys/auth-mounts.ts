@@ -159,6 +159,13 @@ export const authMountRoutes: VaultRoute[] = [
             `invalid path "${path}": lower-case segments of a-z, 0-9, '_' and '-' (starting with a letter or digit) joined by '/', at most ${MAX_PATH} characters`,
           );
         }
+        // Routes under a mount end in `role/:name`, so `auth/a/role/login` must mean the role
+        // `login` of mount `a`, never the login of a mount `a/role`.
+        if (path.endsWith("/role")) {
+          throw badRequest(
+            `invalid path "${path}": a nested path cannot end in "/role" (auth/${path}/login would name a role)`,
+          );
+        }
         const type = String(f.values.type);
         if (type !== "jwt" && type !== "oidc") throw badRequest(`unsupported auth method type: ${type}`);
         const taken = conflict(path, await listAuthMounts(req.db));

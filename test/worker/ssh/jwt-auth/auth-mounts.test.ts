@@ -39,6 +39,7 @@ describe("sys/auth (S24)", () => {
       ["Upper", { type: "jwt" }, expect.stringMatching(/^invalid path "Upper"/) as unknown as string],
       ["x".repeat(65), { type: "jwt" }, expect.stringMatching(/^invalid path/) as unknown as string],
       ["-dash", { type: "jwt" }, expect.stringMatching(/^invalid path/) as unknown as string],
+      [`${base}/role`, { type: "jwt" }, expect.stringMatching(/cannot end in "\/role"/) as unknown as string],
     ];
     for (const [path, body, message] of cases) {
       const answer = await vault("POST", `sys/auth/${path}`, { body, outsideContract: NESTED });

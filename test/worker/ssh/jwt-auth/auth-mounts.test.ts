@@ -93,7 +93,7 @@ describe("sys/auth (S24)", () => {
     // Enabled again: a new accessor, no config, no roles.
     const again = await enableJwtMount(path);
     expect(again.accessor).not.toBe(accessor);
-    expect((await vault("GET", `auth/${path}/config`)).json.data).toBeNull();
+    expect((await vault("GET", `auth/${path}/config`)).status).toBe(404);
     expect((await vault("GET", `auth/${path}/role/r`)).status).toBe(404);
     expect((await login(path, { role: "r", jwt: "x" })).json.errors).toEqual(["could not load configuration"]);
   });

@@ -10,6 +10,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { readJsonObject } from "../../lib/http/body";
+import { fromComposedHandler } from "../route-rights";
 import { documentError, queryError } from "./issues";
 
 /** One answer of a route: its description and, when it has a body, the body's schema. */
@@ -92,22 +93,13 @@ export function operation<
   return described;
 }
 
-/**
- * The description a route handler carries, or undefined. Hono keeps the original handler
- * of a mounted sub-app with its own error handler under `__COMPOSED_HANDLER`
- * (hono/utils/constants): unwrap that too (as ../route-rights.ts does).
- */
+/** The description a route handler carries (or the handler Hono composed it into), or undefined. */
 export function operationOf(
   handler: unknown,
 ): OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined> | undefined {
-  let h: unknown = handler;
-  for (let depth = 0; typeof h === "function" && depth < 8; depth++) {
-    const fn = h as {
-      [DESCRIPTION]?: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined>;
-      __COMPOSED_HANDLER?: unknown;
-    };
-    if (fn[DESCRIPTION]) return fn[DESCRIPTION];
-    h = fn.__COMPOSED_HANDLER;
-  }
-  return undefined;
+  return fromComposedHandler(
+    handler,
+    (fn) =>
+      (fn as { [DESCRIPTION]?: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined> })[DESCRIPTION],
+  );
 }

@@ -17,7 +17,7 @@ export type NocodeEnv = AppEnv & {
     cacheUnchanged?: true;
     /** Set by `rights(…)` (./route-rights.ts): the caller's rights in the organization its check was made in. */
     orgRights: ReadonlySet<OrgPermission>;
-    /** Set by `rights(…, { scope })`: what the path addresses; read it with the scope's `of(c)`. */
+    /** Set by `rights(…, { scope })`: what the path addresses, with its scope; read it with the scope's `of(c)`. */
     resource?: unknown;
   };
 };

@@ -81,7 +81,16 @@ export interface Scope<R> {
 
 /** A scope from its loader: return undefined when nothing is there (→ 404). */
 export function scope<R>(load: (c: Context<NocodeEnv>) => Promise<Addressed<R> | undefined>): Scope<R> {
-  return { load, of: (c) => c.var.resource as R };
+  const made: Scope<R> = {
+    load,
+    of: (c) => {
+      const loaded = c.var.resource as { scope: unknown; value: R } | undefined;
+      // A handler reading another scope than its route's rights declared is a programming error.
+      if (loaded?.scope !== made) throw new Error("this route's rights(…) declared another scope");
+      return loaded.value;
+    },
+  };
+  return made;
 }
 
 /** The organization named by the path parameter `name` (its name is the resource); `:org` is the default scope. */
@@ -138,7 +147,7 @@ export function rights(
       const found = await scope.load(c);
       if (!found) throw notFound();
       orgRights = await ownerCheck(c, rule, found);
-      c.set("resource", found.resource);
+      c.set("resource", { scope, value: found.resource });
     }
     c.set("orgRights", orgRights);
     await next();

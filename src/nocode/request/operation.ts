@@ -2,8 +2,9 @@
  * The route description of /api/v2 (decision B14, issue 16): every route lists
  * `operation({...})` beside its `rights(...)`. The description holds the route's summary,
  * the schemas of its body and query, and its answers by status. The handler validates with
- * the same object (`await op.body(c)`, `op.query(c)`) after its permission checks (N2: a
- * caller without the right gets 404 before any 4xx of validation), and the OpenAPI
+ * the same object (`await op.body(c)`, `op.query(c)`); it runs after the route's
+ * `rights(...)` middleware (../route-rights.ts), so a caller without the right gets 404
+ * before any 4xx of validation (N2), and the OpenAPI
  * document (./openapi.ts) reads the descriptions back from Hono's `app.routes`, so each
  * schema is written once.
  */

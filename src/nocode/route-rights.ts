@@ -5,8 +5,8 @@
  * addresses (the scope: by default the organization `:org`; a feature passes its own to
  * load a workspace, run, team, …), reads the caller's rights in that organization, answers
  * 404 `not found` when the thing does not exist or the caller may not use it, and
- * otherwise puts the addressed thing in `c.var.resource` and the caller's rights there in
- * `c.var.orgRights` for the handler. Handlers never check a right again. Since validation
+ * otherwise hands the handler the addressed thing (the scope's `of(c)`) and the caller's
+ * rights there (`c.var.orgRights`). Handlers never check a right again. Since validation
  * runs in the handler (`await op.body(c)`), N2's order — 404 for what the caller cannot
  * see before any 4xx of validation — follows from the order of the middlewares.
  *
@@ -177,7 +177,9 @@ async function ownerCheck(
   rule: RouteRule,
   found: Addressed<unknown>,
 ): Promise<ReadonlySet<OrgPermission>> {
-  const caller = c.var.caller;
+  const caller = c.var.caller as NocodeCaller | undefined;
+  // Only `public` routes run without a caller, and they take no scope; never let one through.
+  if (!caller) throw notFound();
   if ("user" in found) {
     if (caller.kind === "admin" || (caller.kind === "user" && caller.userId === found.user)) return NO_RIGHTS;
     throw notFound();

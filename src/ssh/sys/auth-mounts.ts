@@ -5,7 +5,7 @@
  */
 
 import { randomBytes, toHex } from "../../lib/bytes";
-import { tokenStoreAccessor } from "../auth/tokens";
+import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { AuthMount } from "../jwt-auth/model";

@@ -138,7 +138,22 @@ describe("auth/<mount>/config (S25)", () => {
     const redirect = `/${uniqueName("redir")}`;
     await serveDoc(`${redirect}/.well-known/openid-configuration`, { status: 302, location: wrongIssuer });
     const big = `/${uniqueName("big")}`;
-    await serveDoc(`${big}/.well-known/openid-configuration`, { body: "x".repeat(70 * 1024) });
+    // A valid document for its issuer, but over 64 KiB.
+    await serveDoc(`${big}/.well-known/openid-configuration`, {
+      body: { issuer: `${fixtureBase()}${big}`, jwks_uri: `${fixtureBase()}${big}/keys`, pad: "x".repeat(70 * 1024) },
+    });
+    // The same document within the bound is accepted (so the size alone refused the first).
+    const small = `/${uniqueName("small")}`;
+    await serveDoc(`${small}/.well-known/openid-configuration`, {
+      body: {
+        issuer: `${fixtureBase()}${small}`,
+        jwks_uri: `${fixtureBase()}${small}/keys`,
+        pad: "x".repeat(60 * 1024),
+      },
+    });
+    expect(
+      (await vault("POST", `auth/${path}/config`, { body: { oidc_discovery_url: `${fixtureBase()}${small}` } })).status,
+    ).toBe(204);
     for (const url of [
       `${fixtureBase()}/nothing-here`,
       `${fixtureBase()}${base}`,

@@ -195,9 +195,8 @@ async function issuerPublicKey(req: VaultRequest): Promise<Response> {
 
 async function readIssuersConfig(req: VaultRequest): Promise<Response> {
   const set = await issuersOfMount(req.db, req.mount);
-  const issuer = defaultIssuerOf(set);
-  if (!issuer) throw noDefaultIssuer();
-  return vaultJson(req, { data: { default: issuer.id } });
+  // S20a: OpenBao answers 200 with an empty default when none is configured.
+  return vaultJson(req, { data: { default: defaultIssuerOf(set)?.id ?? "" } });
 }
 
 const ISSUERS_CONFIG_FIELDS = { default: { type: "string" } } as const;

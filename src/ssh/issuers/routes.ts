@@ -31,7 +31,6 @@ import {
   createIssuer,
   ISSUER_NAME_PATTERN,
   isNameConflict,
-  noDefaultIssuer,
   normaliseIssuerRef,
   pathIssuerRef,
   resolveIssuer,

@@ -8,7 +8,7 @@ import { cacheableFile } from "../openapi-schemas";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
 import { inventoryRoutes, tidyCertificates } from "./inventory";
-import { serveKrl } from "./krl";
+import { rebuildKrl, serveKrl, staleKrlMounts } from "./krl";
 import { revocationRoutes, tidyRevocations } from "./revocations";
 
 /** S22: what the scheduled tidy keeps past expiry. */
@@ -51,5 +51,11 @@ export async function scheduledTidy(env: Env, now = Date.now()): Promise<void> {
     } catch (e) {
       logError(`scheduled-tidy:${mount}`, "scheduled tidy of an SSH mount failed", e);
     }
+  }
+  // B17: a stale KRL whose Queue retry was lost is retried here at the latest.
+  try {
+    for (const mount of await staleKrlMounts(db)) await rebuildKrl(env, db, mount, { force: true });
+  } catch (e) {
+    logError("scheduled-tidy", "scheduled retry of stale SSH KRLs failed", e);
   }
 }

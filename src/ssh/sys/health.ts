@@ -9,6 +9,7 @@ import packageJson from "../../../package.json";
 import { badRequest, storageUnavailable } from "../errors";
 import { bool, int, object, rawJson, str } from "../openapi-schemas";
 import { jsonResponse } from "../respond";
+import { krlHealth } from "../revocation/krl";
 import type { VaultRequest, VaultRoute } from "../router";
 
 /** Keyway's version, as Vault's `version` field reports it. */
@@ -78,6 +79,16 @@ function healthResponse(body: unknown, status: number): Response {
   return NULL_BODY_STATUSES.has(status) ? new Response(null, { status }) : jsonResponse(body, status);
 }
 
+/**
+ * B17: Keyway's own fields. `krl_stale` lists the mounts whose KRL rebuilds fail (the last
+ * good KRL is served, so the service stays healthy); `krl_orphaned_revocations` counts, per
+ * mount, the revocations whose issuer was deleted before they recorded its CA key.
+ */
+async function krlFields(req: VaultRequest) {
+  const health = await krlHealth(req.db);
+  return { krl_stale: health.stale, krl_orphaned_revocations: health.orphanedRevocations };
+}
+
 /** B14: the answer of `sys/health`. */
 const healthSchema = object({
   initialized: { const: true },
@@ -90,6 +101,12 @@ const healthSchema = object({
   version: str(),
   enterprise: { const: false },
   cluster_name: str(),
+  krl_stale: { type: "array", items: str(), description: "mounts serving their last good KRL (B17)" },
+  krl_orphaned_revocations: {
+    type: "object",
+    additionalProperties: int(),
+    description: "per mount, revocations whose issuer was gone before B17 (B17)",
+  },
 });
 
 export const healthRoutes: VaultRoute[] = [
@@ -110,6 +127,7 @@ export const healthRoutes: VaultRoute[] = [
           version: KEYWAY_VERSION,
           enterprise: false,
           cluster_name: CLUSTER_NAME,
+          ...(await krlFields(req)),
         };
         return healthResponse(body, status);
       },

@@ -42,6 +42,8 @@ describe("sys/health, sys/seal-status, sys/leader (B12)", () => {
       version: packageJson.version,
       enterprise: false,
       cluster_name: "keyway",
+      krl_stale: [],
+      krl_orphaned_revocations: {},
     });
     expect(res.json.server_time_utc).toBeGreaterThanOrEqual(before);
   });

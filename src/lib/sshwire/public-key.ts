@@ -300,7 +300,11 @@ export interface CanonicalPublicKey {
  * @throws WireError as {@link parsePublicKeyText}
  */
 export function parseCanonicalPublicKey(text: string): CanonicalPublicKey {
-  const fields = text.trim().split(/[ \t]+/);
+  const fields = text
+    .trim()
+    .split(/[ \t]/)
+    .filter((field) => field !== "");
+  if (fields.length === 0) throw new WireError("INVALID_ENCODING", "no base64 key data");
   const bare = fields.length === 1;
   const { key, blob } = parsePublicKeyText(bare ? fields[0]! : `${fields[0]} ${fields[1]}`);
   const comment = bare
@@ -308,8 +312,9 @@ export function parseCanonicalPublicKey(text: string): CanonicalPublicKey {
     : fields
         .slice(2)
         .join(" ")
-        .replace(/[\u0000-\u001f\u007f]+/g, " ")
-        .replace(/ +/g, " ")
-        .trim();
+        .replace(/[\u0000-\u001f\u007f]/g, " ")
+        .split(" ")
+        .filter((word) => word !== "")
+        .join(" ");
   return { text: formatPublicKeyText(blob, comment || undefined, key.type), blob, key };
 }

@@ -33,3 +33,8 @@ export function rewriteStoredKeysOnce(env: Env, waitUntil: (work: Promise<unknow
     }),
   );
 }
+
+/** Make the next request run the rewrite again, as a fresh isolate would (tests). */
+export function forgetStoredKeyRewrite(): void {
+  started = false;
+}

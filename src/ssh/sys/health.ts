@@ -63,7 +63,8 @@ function healthStatus(query: URLSearchParams): number {
   for (const param of HEALTH_CODE_PARAMS) {
     const raw = query.get(param);
     if (raw === null) continue;
-    const code = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+    // Go's strconv.Atoi, as Vault parses them: optional `+`, decimal digits.
+    const code = /^\+?\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
     if (!(code >= 200 && code <= 599)) throw badRequest(`${param} must be a status code between 200 and 599`);
     codes.set(param, code);
   }

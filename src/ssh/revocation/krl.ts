@@ -14,7 +14,7 @@
  * `keyway-ssh-krl` Queue with backoff from 10 s to 5 min, and meanwhile `GET krl` serves
  * the last good KRL with `Keyway-KRL-Stale: true` (reads do not retry a recorded failure).
  */
-import { and, asc, eq, isNotNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshIssuers, sshKrlState, sshRevocations } from "../../db/schema";
 import { fromBase64 } from "../../lib/bytes";
@@ -175,7 +175,12 @@ export async function rebuildKrl(
     await db
       .update(sshKrlState)
       .set({ rebuildError: null, rebuildAttempts: 0 })
-      .where(and(eq(sshKrlState.mount, mount), or(isNotNull(sshKrlState.rebuildError), sql`rebuild_attempts > 0`)));
+      .where(
+        and(
+          eq(sshKrlState.mount, mount),
+          or(isNotNull(sshKrlState.rebuildError), sql`${sshKrlState.rebuildAttempts} > 0`),
+        ),
+      );
     served.invalidate(mount);
     return { ok: true, built };
   } catch (e) {
@@ -279,17 +284,19 @@ export interface KrlHealth {
   orphanedRevocations: Record<string, number>;
 }
 
-export async function krlHealth(db: Db): Promise<KrlHealth> {
+export async function krlHealth(db: Db, mounts: string[]): Promise<KrlHealth> {
+  if (mounts.length === 0) return { stale: [], orphanedRevocations: {} };
   const [staleRows, orphanRows] = await db.batch([
     db
       .select({ mount: sshKrlState.mount })
       .from(sshKrlState)
-      .where(isNotNull(sshKrlState.rebuildError))
+      .where(and(inArray(sshKrlState.mount, mounts), isNotNull(sshKrlState.rebuildError)))
       .orderBy(asc(sshKrlState.mount)),
     db
       .select({ mount: sshRevocations.mount, n: sql<number>`count(*)` })
       .from(sshRevocations)
-      .where(eq(sshRevocations.caKeyFingerprint, ""))
+      // (mount, ca_key_fingerprint) is indexed: a probe never scans every revocation.
+      .where(and(inArray(sshRevocations.mount, mounts), eq(sshRevocations.caKeyFingerprint, "")))
       .groupBy(sshRevocations.mount)
       .orderBy(asc(sshRevocations.mount)),
   ]);
@@ -300,8 +307,8 @@ export async function krlHealth(db: Db): Promise<KrlHealth> {
 }
 
 /** Mounts with a recorded rebuild failure (the scheduled tidy retries them too). */
-export async function staleKrlMounts(db: Db): Promise<string[]> {
-  return (await krlHealth(db)).stale;
+export async function staleKrlMounts(db: Db, mounts: string[]): Promise<string[]> {
+  return (await krlHealth(db, mounts)).stale;
 }
 
 /**

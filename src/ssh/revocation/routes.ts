@@ -54,7 +54,8 @@ export async function scheduledTidy(env: Env, now = Date.now()): Promise<void> {
   }
   // B17: a stale KRL whose Queue retry was lost is retried here at the latest.
   try {
-    for (const mount of await staleKrlMounts(db)) await rebuildKrl(env, db, mount, { force: true });
+    for (const mount of await staleKrlMounts(db, configuredMounts(env.SSH_MOUNTS)))
+      await rebuildKrl(env, db, mount, { force: true });
   } catch (e) {
     logError("scheduled-tidy", "scheduled retry of stale SSH KRLs failed", e);
   }

@@ -10,7 +10,7 @@ import { badRequest, storageUnavailable } from "../errors";
 import { bool, int, object, rawJson, str } from "../openapi-schemas";
 import { jsonResponse } from "../respond";
 import { krlHealth } from "../revocation/krl";
-import type { VaultRequest, VaultRoute } from "../router";
+import { configuredMounts, type VaultRequest, type VaultRoute } from "../router";
 
 /** Keyway's version, as Vault's `version` field reports it. */
 export const KEYWAY_VERSION: string = packageJson.version;
@@ -86,7 +86,7 @@ function healthResponse(body: unknown, status: number): Response {
  * mount, the revocations whose issuer was deleted before they recorded its CA key.
  */
 async function krlFields(req: VaultRequest) {
-  const health = await krlHealth(req.db);
+  const health = await krlHealth(req.db, configuredMounts(req.env.SSH_MOUNTS));
   return { krl_stale: health.stale, krl_orphaned_revocations: health.orphanedRevocations };
 }
 

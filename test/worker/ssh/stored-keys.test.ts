@@ -13,6 +13,7 @@ import { parseCanonicalPublicKey } from "../../../src/lib/sshwire/public-key";
 import { handleQueue } from "../../../src/queue";
 import { sha256Fingerprint } from "../../../src/ssh/revocation/inventory";
 import { KRL_REBUILD_QUEUE_NAME, krlRetryDelaySeconds } from "../../../src/ssh/revocation/krl";
+import { scheduledTidy } from "../../../src/ssh/revocation/routes";
 import { rewriteStoredKeys } from "../../../src/ssh/stored-keys";
 import { deliverBatch } from "../../helpers/queue";
 import { uniqueName, vault } from "../../helpers/vault";
@@ -235,7 +236,7 @@ describe("B17: a failed rebuild never stops the KRL", () => {
       .bind(crypto.randomUUID(), MOUNT, Date.now(), await sha256Fingerprint(blobOf(CA_KEYS.ed25519.publicKey)))
       .run();
 
-    const errors = vi.spyOn(console, "error");
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const revoked = await vault("POST", `${MOUNT}/revoke`, { body: { key_id: "eve" } });
     expect(revoked.status).toBe(200);
     expect(revoked.json.data.revocation_id).toBeTruthy();
@@ -276,6 +277,27 @@ describe("B17: a failed rebuild never stops the KRL", () => {
     expect(fresh.headers.get("ETag")).not.toBe(goodEtag);
     expect(contains(fresh.bytes, new TextEncoder().encode("eve"))).toBe(true);
     expect((await vault("GET", "sys/health", { token: null })).json.krl_stale).toEqual([]);
+    errors.mockRestore();
+  });
+
+  it("the hourly cron retries a stale mount too (a lost Queue message does not leave it stale)", async () => {
+    await importPair(CA_KEYS.ed25519, "ca");
+    await env.DB.prepare(
+      `INSERT INTO ssh_revocations (id, mount, kind, issuer_id, serial, requester_display_name, requester_accessor, created_at, ca_key_fingerprint)
+       VALUES (?, ?, 'serial', NULL, 'not-hex', '', '', ?, ?)`,
+    )
+      .bind(crypto.randomUUID(), MOUNT, Date.now(), await sha256Fingerprint(blobOf(CA_KEYS.ed25519.publicKey)))
+      .run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const revoked = await vault("POST", `${MOUNT}/revoke`, { body: { key_id: "trent" } });
+    expect(revoked.json.warnings).toHaveLength(1);
+    expect((await vault("GET", "sys/health", { token: null })).json.krl_stale).toEqual([MOUNT]);
+    await env.DB.prepare("DELETE FROM ssh_revocations WHERE serial = 'not-hex'").run();
+    await scheduledTidy(env);
+    expect((await vault("GET", "sys/health", { token: null })).json.krl_stale).toEqual([]);
+    const krl = await fetchKrl();
+    expect(krl.headers.get("Keyway-KRL-Stale")).toBeNull();
+    expect(contains(krl.bytes, new TextEncoder().encode("trent"))).toBe(true);
     errors.mockRestore();
   });
 

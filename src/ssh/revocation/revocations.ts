@@ -212,6 +212,7 @@ async function revoke(req: VaultRequest): Promise<Response> {
     serial: row.serial,
     key_id: row.keyId,
     public_key_fingerprint: row.publicKeyFingerprint,
+    ca_key_fingerprint: row.caKeyFingerprint,
     expires_at: row.expiresAt,
     accessor: row.requesterAccessor,
   });

@@ -51,7 +51,7 @@ const HEALTH_BOOL_PARAMS = ["standbyok", "perfstandbyok"] as const;
 const GO_BOOLEAN = /^(1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/;
 
 /** Statuses whose answer has no body (Fetch's null body statuses). */
-const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+const NULL_BODY_STATUSES: readonly number[] = [204, 205, 304];
 
 /**
  * The status `sys/health` answers (B19). Every code Vault reads is checked, a value that
@@ -77,7 +77,7 @@ function healthStatus(query: URLSearchParams): number {
 
 /** A JSON answer, or an empty one for 204, 205 and 304 (a body there is a TypeError). */
 function healthResponse(body: unknown, status: number): Response {
-  return NULL_BODY_STATUSES.has(status) ? new Response(null, { status }) : jsonResponse(body, status);
+  return NULL_BODY_STATUSES.includes(status) ? new Response(null, { status }) : jsonResponse(body, status);
 }
 
 /**
@@ -158,10 +158,7 @@ export const healthRoutes: VaultRoute[] = [
           responses: {
             ...rawJson("healthy", healthSchema),
             ...Object.fromEntries(
-              [...NULL_BODY_STATUSES].map((status) => [
-                String(status),
-                { description: "healthy with this `activecode`" },
-              ]),
+              NULL_BODY_STATUSES.map((status) => [String(status), { description: "healthy with this `activecode`" }]),
             ),
             ...rawJson(
               "healthy with `activecode` (no body for 204, 205, 304), 400 for a bad parameter, or 503 `storage unavailable`",

@@ -98,7 +98,10 @@ export const caRoutes: VaultRoute[] = [
     },
     docs: {
       operations: {
-        read: { summary: "The default issuer's public key, in canonical text (B17)", responses: plainText("an OpenSSH public key") },
+        read: {
+          summary: "The default issuer's public key, in canonical text (B17)",
+          responses: plainText("an OpenSSH public key"),
+        },
       },
     },
   },

@@ -355,7 +355,10 @@ export const issuerRoutes: VaultRoute[] = [
     docs: {
       params: ISSUER_REF_DOC,
       operations: {
-        read: { summary: "An issuer's public key, in canonical text (B17)", responses: plainText("an OpenSSH public key") },
+        read: {
+          summary: "An issuer's public key, in canonical text (B17)",
+          responses: plainText("an OpenSSH public key"),
+        },
       },
     },
   },

@@ -71,6 +71,9 @@ describe("the /v1 document", () => {
         "GET /{mount}/trusted_keys",
         "POST /{mount}/verify",
         "PUT /{mount}/verify",
+        // S24: every auth mount's login.
+        "POST /auth/{mount}/login",
+        "PUT /auth/{mount}/login",
       ].sort(),
     );
     expect(document.components?.responses?.VaultError).toBeDefined();

@@ -27,7 +27,7 @@ import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import { authenticateNocode } from "../auth";
-import { clearNocodeCache } from "../cache";
+import { clearNocodeCacheAfterWrite } from "../cache";
 import {
   type ConsoleSession,
   cookieHeader,
@@ -190,15 +190,8 @@ async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
 }
 
 // Headers on everything (the plan page's route, registered first on /app, answers before
-// this runs), and the API's cache rule: a write clears this isolate's cache of tokens and
-// rights before and after it runs (src/nocode/cache.ts).
+// this runs).
 consoleApp.use("*", consoleSecurityHeaders);
-consoleApp.use("*", async (c, next) => {
-  const write = c.req.method !== "GET" && c.req.method !== "HEAD";
-  if (write) clearNocodeCache();
-  await next();
-  if (write) clearNocodeCache();
-});
 
 consoleApp.get("/~/console.css", (c) =>
   c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
@@ -234,6 +227,13 @@ consoleApp.use("*", async (c, next) => {
       );
     }
     c.set("form", form);
+    // The API's cache rule (src/nocode/cache.ts): a write clears this isolate's cache of
+    // tokens and rights after it ran, so the person sees their change at once. B18: only
+    // here, once the session and its CSRF token are checked, and not when the write was
+    // refused; a POST without a session (sign-in included) never clears it.
+    await next();
+    clearNocodeCacheAfterWrite(c.res.status);
+    return;
   }
   await next();
 });

@@ -113,6 +113,9 @@ const NO_STORE = { "Cache-Control": "no-store" };
 /** Largest form body accepted (the provision form of a module with many variables fits easily). */
 const MAX_FORM_BYTES = 256 * 1024;
 
+/** What a token can look like (B19): 1–512 printable ASCII characters, no space. */
+const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
+
 /** Paths that need no session. */
 const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
 
@@ -263,8 +266,12 @@ consoleApp.post("/~/sign-in", async (c) => {
     return again(403, "This sign-in form has expired. Enter your token again.");
   }
   const token = (form.token ?? "").trim();
+  // B19: a token is printable ASCII without spaces; anything else (a newline, a control
+  // character, a non-ASCII letter) is not a token, and could not even travel in a header.
+  if (!SIGN_IN_TOKEN.test(token))
+    return again(401, "This is not a valid token: a token has no spaces, line breaks or control characters.");
   // The API's own token check (N13's lifecycle rules included).
-  const caller = token ? await authenticateNocode(c.env, new Headers({ Authorization: `Bearer ${token}` })) : null;
+  const caller = await authenticateNocode(c.env, new Headers({ Authorization: `Bearer ${token}` }));
   if (!caller) return again(401, "This token is not valid. It may be mistyped, revoked or expired.");
   if (!mayOpenSession(caller))
     return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");

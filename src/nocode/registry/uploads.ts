@@ -185,13 +185,13 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
       db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)),
     ]);
   } catch (err) {
-    await discardAttempt(db, c.env, key, c.var.requestId);
+    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
     throw err;
   }
   if (stored.length === 0) {
     // Another PUT of this link won, the link expired, or the module was deleted meanwhile:
     // this attempt's object belongs to nobody.
-    await discardAttempt(db, c.env, key, c.var.requestId);
+    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
     throw notFound();
   }
   try {
@@ -218,7 +218,7 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
         .where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
       db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }),
     ]);
-    await discardAttempt(db, c.env, key, c.var.requestId);
+    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
     throw err;
   }
   return c.body(null, 200);
@@ -230,14 +230,15 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
  * key is this attempt's own (B16), so deleting it never touches another attempt's object;
  * the check of the version is a second guard only.
  */
-async function discardAttempt(db: Db, env: Pick<Env, "MODULES">, key: string, requestId: string): Promise<void> {
+async function discardAttempt(
+  db: Db,
+  env: Pick<Env, "MODULES">,
+  versionId: string,
+  key: string,
+  requestId: string,
+): Promise<void> {
   try {
-    const recorded = await db
-      .select({ id: registryModuleVersions.id })
-      .from(registryModuleVersions)
-      .where(eq(registryModuleVersions.tarballKey, key))
-      .get();
-    if (recorded) return;
+    if ((await findModuleVersionById(db, versionId))?.tarballKey === key) return;
     await env.MODULES.delete(key);
     await db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)).run();
   } catch (err) {
@@ -265,7 +266,7 @@ export async function sweepAbandonedUploads(env: Pick<Env, "DB" | "MODULES">, no
   let swept = 0;
   for (let page = 0; page < SWEEP_PAGES; page++) {
     const stale = await db
-      .select({ key: registryUploadAttempts.objectKey })
+      .select({ key: registryUploadAttempts.objectKey, versionId: registryUploadAttempts.versionId })
       .from(registryUploadAttempts)
       .where(lt(registryUploadAttempts.createdAt, now - ABANDONED_UPLOAD_AFTER_MS))
       .limit(SWEEP_PAGE)
@@ -275,7 +276,7 @@ export async function sweepAbandonedUploads(env: Pick<Env, "DB" | "MODULES">, no
     const recorded = await db
       .select({ key: registryModuleVersions.tarballKey })
       .from(registryModuleVersions)
-      .where(inArray(registryModuleVersions.tarballKey, keys))
+      .where(inArray(registryModuleVersions.id, [...new Set(stale.map((row) => row.versionId))]))
       .all();
     const keep = new Set(recorded.map((row) => row.key));
     const unrecorded = keys.filter((key) => !keep.has(key));

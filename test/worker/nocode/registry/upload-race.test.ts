@@ -9,11 +9,11 @@
  * resource nobody ingested). Before B16 both wrote the same per-version key, so B's bytes
  * replaced A's after ingestion had checked A's.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { handleFetch } from "../../../../src/index";
+import worker, { handleFetch } from "../../../../src/index";
 import { sweepAbandonedUploads } from "../../../../src/nocode/registry/uploads";
 import { summaryOfVersion } from "../../../../src/nocode/runs/configuration";
 import { workerRequest } from "../../../helpers/worker-request";
@@ -165,5 +165,20 @@ describe("B16: the hourly cron deletes the objects of attempts that never finish
     expect(await env.MODULES.head(young)).not.toBeNull();
     expect(await env.MODULES.head(recorded)).not.toBeNull();
     expect(await attemptsOf(v.id)).toEqual([young]);
+  });
+
+  it("runs in the Worker's scheduled handler (the hourly cron trigger)", async () => {
+    const mod = await createModule(ctx.org, ctx.tokens.manager);
+    const v = await createVersion(ctx.org, mod.name, "1.0.0", ctx.tokens.manager);
+    const key = `registry-modules/${mod.id}/${v.id}/abandoned.tar.gz`;
+    await env.MODULES.put(key, await injected());
+    await env.DB.prepare("INSERT INTO registry_upload_attempts (object_key, version_id, created_at) VALUES (?, ?, ?)")
+      .bind(key, v.id, Date.now() - 2 * 60 * 60 * 1000)
+      .run();
+    const execution = createExecutionContext();
+    await worker.scheduled!(createScheduledController({ cron: "17 * * * *" }), env, execution);
+    await waitOnExecutionContext(execution);
+    expect(await env.MODULES.head(key)).toBeNull();
+    expect(await attemptsOf(v.id)).toEqual([]);
   });
 });

@@ -23,19 +23,16 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
 import { SIGNED_LINK_HEADERS, signLink, verifySignedLink } from "../../lib/crypto/signed-link";
-import { authenticateNocode, type NocodeCaller } from "../auth";
+import { authenticateNocode } from "../auth";
+import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
-import { requireOrgPermission } from "../permissions";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
 import { compareVersionStrings, MAX_VERSION_LENGTH } from "./semver";
-
-type ProtocolEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
 /** B13: download links are short-lived. */
 export const DOWNLOAD_LINK_TTL_S = 300;
@@ -46,7 +43,7 @@ export const DOWNLOAD_LINK_PURPOSE = "registry-download";
 /** The path below which this app is mounted. */
 export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
 
-export const registryProtocolApp = new Hono<ProtocolEnv>();
+export const registryProtocolApp = new Hono<NocodeEnv>();
 registryProtocolApp.onError(renderNocodeError);
 
 /** The tarball route carries its own credential (the signed link); every other path needs a token. */
@@ -57,6 +54,7 @@ registryProtocolApp.use("*", async (c, next) => {
   const caller = await authenticateNocode(c.env, c.req.raw.headers);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
+  c.set("db", createDb(c.env.DB));
   await next();
 });
 
@@ -96,8 +94,7 @@ registryProtocolApp.get(
   }),
   async (c) => {
     const params = c.req.param();
-    const db = createDb(c.env.DB);
-    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const db = c.var.db;
     const module = await findModule(db, params);
     const rows = await db
       .select({ version: registryModuleVersions.version })
@@ -132,8 +129,7 @@ registryProtocolApp.get(
   }),
   async (c) => {
     const params = c.req.param();
-    const db = createDb(c.env.DB);
-    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const db = c.var.db;
     const version = await downloadableVersion(db, params);
     const { expiry: expires, signature } = await signLink(
       c.env.KEYWAY_HASH_KEY,

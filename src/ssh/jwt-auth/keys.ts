@@ -68,20 +68,27 @@ type LocalKeySet = ReturnType<typeof createLocalJWKSet>;
 interface CachedKeySet {
   keys: LocalKeySet;
   fetchedAt: number;
+  /** Length of the set's JSON text: its size in the cache's byte bound. */
+  bytes: number;
 }
 
 const keySets = new IsolateCache<CachedKeySet>({
+  name: "jwt-auth-jwks",
   ttlMs: JWKS_FRESH_MS + JWKS_STALE_GRACE_MS,
   maxEntries: MAX_CACHED_SETS,
+  maxBytes: MAX_CACHED_SETS * MAX_JWKS_BYTES,
+  sizeOf: (set) => set.bytes,
 });
-const fetchAttempts = new IsolateCache<number>({ ttlMs: JWKS_REFETCH_COOLDOWN_MS, maxEntries: 1024 });
-const staticKeySets = new IsolateCache<CryptoKey[]>({ ttlMs: JWKS_FRESH_MS, maxEntries: 256 });
-
-/** Store `value` under `key`, replacing what is there. */
-function put<V>(cache: IsolateCache<V>, key: string, value: V, now: number): void {
-  cache.delete(key);
-  void cache.get(key, async () => value, { now });
-}
+const fetchAttempts = new IsolateCache<number>({
+  name: "jwt-auth-jwks-fetches",
+  ttlMs: JWKS_REFETCH_COOLDOWN_MS,
+  maxEntries: 1024,
+});
+const staticKeySets = new IsolateCache<CryptoKey[]>({
+  name: "jwt-auth-static-keys",
+  ttlMs: JWKS_FRESH_MS,
+  maxEntries: 256,
+});
 
 /** Where a mount's keys come from. */
 export type KeySource = { kind: "static"; cacheKey: string; jwks: JWK[] } | { kind: "remote"; urls: string[] };
@@ -113,10 +120,11 @@ async function remoteKeySet(url: string, now: number, kidMissed: boolean): Promi
     throw new SignatureError("error verifying token signature: fetching keys: a recent fetch failed, retrying later");
   }
   // Recorded before the fetch: concurrent misses of this isolate do not fetch again.
-  put(fetchAttempts, url, now, now);
+  fetchAttempts.set(url, now, now);
   try {
-    const keys = createLocalJWKSet(await fetchJwks(url));
-    put(keySets, url, { keys, fetchedAt: now }, now);
+    const set = await fetchJwks(url);
+    const keys = createLocalJWKSet(set);
+    keySets.set(url, { keys, fetchedAt: now, bytes: JSON.stringify(set).length }, now);
     return keys;
   } catch (err) {
     if (usableStale) return usableStale;
@@ -149,7 +157,7 @@ async function staticKeys(
       // not a key of this algorithm
     }
   }
-  put(staticKeySets, cacheKey, keys, now);
+  staticKeySets.set(cacheKey, keys, now);
   return keys;
 }
 

@@ -18,7 +18,7 @@ import {
   vaultTokens,
 } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
-import { IsolateCache } from "../../lib/isolate-cache";
+import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
 
@@ -36,7 +36,13 @@ export interface LoginContext {
  * (mount path, role name) → LoginContext. Bounded; the IsolateCache of src/lib is
  * the project's one bounded per-isolate cache.
  */
-const loginContexts = new IsolateCache<LoginContext | null>({ ttlMs: MOUNT_LOGIN_CONTEXT_TTL_MS, maxEntries: 1024 });
+const loginContexts = new IsolateCache<LoginContext | null>({
+  name: "jwt-auth-login-contexts",
+  ttlMs: MOUNT_LOGIN_CONTEXT_TTL_MS,
+  maxEntries: 1024,
+  // Configs vary in size (static keys): the estimated bytes of all entries stay within 4 MiB.
+  maxBytes: MAX_CACHE_BYTES,
+});
 
 function invalidateLoginContexts(): void {
   loginContexts.clear();

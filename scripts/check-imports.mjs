@@ -10,6 +10,8 @@
  * 3. The two wings (src/ssh, src/nocode) never import each other.
  * 4. src/lib is pure: it imports neither Hono, nor the wings, nor src/db, src/app-env.ts,
  *    src/index.ts, src/queue.ts, nor `cloudflare:*` modules (no bindings).
+ * 5. src/platform (decision B21: binding-aware code both wings use) imports neither wing
+ *    nor Hono.
  *
  * Type-only imports count: a circle of types is still a circle a reader has to untangle.
  * Imports are read with the TypeScript scanner (ts.preProcessFile), so `import type`,
@@ -75,6 +77,9 @@ for (const file of tsFiles(src)) {
   const { importedFiles } = ts.preProcessFile(text, true, true);
   for (const { fileName: specifier } of importedFiles) {
     const inLib = file.startsWith("src/lib/");
+    const inPlatform = file.startsWith("src/platform/");
+    if (inPlatform && (specifier === "hono" || specifier.startsWith("hono/")))
+      problems.push(`src/platform imports no Hono (B21): ${file} imports "${specifier}"`);
     if (!specifier.startsWith(".")) {
       if (inLib && (specifier === "hono" || specifier.startsWith("hono/") || specifier.startsWith("cloudflare:"))) {
         problems.push(`src/lib must stay pure: ${file} imports "${specifier}"`);
@@ -95,6 +100,7 @@ for (const file of tsFiles(src)) {
     const toWing = wingOf(target);
     if (fromWing && toWing && fromWing !== toWing)
       problems.push(`the wings never import each other: ${file} → ${target}`);
+    if (inPlatform && toWing) problems.push(`src/platform imports neither wing (B21): ${file} → ${target}`);
     if (inLib && !target.startsWith("src/lib/")) problems.push(`src/lib must stay pure: ${file} → ${target}`);
     const from = nodeOf(file);
     const to = nodeOf(target);

@@ -8,9 +8,9 @@
  *
  * OAuth and OIDC primitives (PKCE, the token request, the ID token's issuer, audience,
  * nonce, `azp` and `auth_time` checks, the userinfo `sub` check) are oauth4webapi's;
- * Vault's rules (its three leeways, which algorithms, what a userinfo failure means) are
- * this module's. The ID token's signature is checked by the caller's `verifySignature`
- * (the provider's JWKS, fetched and cached as S25 says). Pure: no bindings, no Hono.
+ * Vault's claim rules (its three leeways, bound subject and audiences) are the caller's,
+ * and so is the ID token's signature (`verifySignature`: the provider's JWKS, fetched and
+ * cached as S25 says). Pure: no bindings, no Hono.
  */
 import * as oauth from "oauth4webapi";
 import { boundedProviderFetch, fetchableEndpoint, isLoopbackHostname, ProviderFetchError } from "./http";
@@ -24,13 +24,6 @@ export interface OidcProvider {
   userinfoEndpoint: string;
 }
 
-/** The three leeways of a role, in seconds, as stored: 0 means Vault's default, −1 none. */
-export interface Leeways {
-  expiration: number;
-  notBefore: number;
-  clockSkew: number;
-}
-
 /** Why a callback failed after the state was accepted; the route renders Vault's texts. */
 export class OidcCallbackError extends Error {
   constructor(
@@ -41,20 +34,6 @@ export class OidcCallbackError extends Error {
     super(message);
   }
 }
-
-/** Vault's default `jwt_supported_algs` (path_config.go): RS, ES and PS 256–512, and EdDSA. */
-export const DEFAULT_SUPPORTED_ALGS = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "EdDSA",
-];
 
 /** What an authorization request needs to keep in the state store until the callback. */
 export interface StartedAuthorization {
@@ -137,7 +116,9 @@ export interface ExchangedCode {
  * Exchange the code at the token endpoint (client_secret_basic, with the PKCE verifier),
  * then check the ID token: its signature (`verifySignature`), algorithm in `algorithms`,
  * issuer, audience containing the client id (`azp` when there are others), the nonce,
- * `auth_time` against `maxAge` when set, and exp / nbf / iat with the role's leeways.
+ * `auth_time` against `maxAge` when set, and `exp` / `nbf` within `clockToleranceSeconds`.
+ * The caller then applies Vault's own claim rules (bound subject, audiences, its three
+ * leeways) to the returned claims.
  */
 export async function exchangeCode(
   provider: OidcProvider,
@@ -149,20 +130,14 @@ export async function exchangeCode(
     codeVerifier: string;
     nonce: string;
     maxAge: number;
-    leeways: Leeways;
+    /** Seconds of clock difference oauth4webapi's own exp / nbf / auth_time checks allow. */
+    clockToleranceSeconds: number;
     algorithms: string[];
     verifySignature: (idToken: string) => Promise<void>;
-    now?: () => number;
   },
 ): Promise<ExchangedCode> {
   const as = authorizationServer(provider, options.algorithms);
-  const leeways = effectiveLeeways(options.leeways);
-  // oauth4webapi's own exp/nbf check gets the widest of Vault's windows; checkTimes below
-  // then applies each leeway to its own claim.
-  const client: oauth.Client = {
-    client_id: options.clientId,
-    [oauth.clockTolerance]: Math.max(leeways.expiration, leeways.notBefore) + leeways.clockSkew,
-  };
+  const client: oauth.Client = { client_id: options.clientId, [oauth.clockTolerance]: options.clockToleranceSeconds };
   let result: oauth.TokenEndpointResponse;
   try {
     const parameters = oauth.validateAuthResponse(
@@ -202,8 +177,6 @@ export async function exchangeCode(
     throw new OidcCallbackError("verification", describe(err));
   }
   const claims = { ...(oauth.getValidatedIdTokenClaims(result) as Record<string, unknown>) };
-  const timeProblem = checkTimes(claims, leeways, Math.floor((options.now?.() ?? Date.now()) / 1000));
-  if (timeProblem) throw new OidcCallbackError("verification", timeProblem);
   return { claims, accessToken: result.access_token };
 }
 
@@ -220,7 +193,7 @@ export async function mergeUserinfo(
   claims: Record<string, unknown>,
 ): Promise<{ claims: Record<string, unknown>; problem: string | null }> {
   if (provider.userinfoEndpoint === "") return { claims, problem: null };
-  const as = authorizationServer(provider, DEFAULT_SUPPORTED_ALGS);
+  const as = authorizationServer(provider, []);
   const client: oauth.Client = { client_id: clientId };
   try {
     const response = await oauth.userInfoRequest(as, client, accessToken, providerOptions(provider.userinfoEndpoint));
@@ -231,42 +204,13 @@ export async function mergeUserinfo(
   }
 }
 
-/** Vault's leeway rule: 0 means the default (150 s, 150 s, 60 s), a negative value none. */
-export function effectiveLeeways(stored: Leeways): Leeways {
-  const resolve = (value: number, fallback: number) => (value === 0 ? fallback : Math.max(value, 0));
-  return {
-    expiration: resolve(stored.expiration, 150),
-    notBefore: resolve(stored.notBefore, 150),
-    clockSkew: resolve(stored.clockSkew, 60),
-  };
-}
-
-/**
- * exp, nbf and iat against `now` (seconds) with the leeways (go-jose's texts, which Vault
- * passes on): exp + expiration leeway + clock skew must not be past; nbf (or, without it,
- * iat) − not-before leeway − clock skew must not be in the future; iat − clock skew not
- * in the future. Null when the token is within its window.
- */
-export function checkTimes(claims: Record<string, unknown>, leeways: Leeways, now: number): string | null {
-  const number = (name: string) => (typeof claims[name] === "number" ? (claims[name] as number) : null);
-  const exp = number("exp");
-  const nbf = number("nbf");
-  const iat = number("iat");
-  if (exp === null) return "exp claim is required";
-  if (now > exp + leeways.expiration + leeways.clockSkew) return "token is expired (exp)";
-  const notBefore = nbf ?? iat;
-  if (notBefore !== null && now < notBefore - leeways.notBefore - leeways.clockSkew) return "token not valid yet (nbf)";
-  if (iat !== null && now < iat - leeways.clockSkew) return "token issued in the future (iat)";
-  return null;
-}
-
 function authorizationServer(provider: OidcProvider, algorithms: string[]): oauth.AuthorizationServer {
   return {
     issuer: provider.issuer,
     authorization_endpoint: provider.authorizationEndpoint,
     token_endpoint: provider.tokenEndpoint,
     ...(provider.userinfoEndpoint ? { userinfo_endpoint: provider.userinfoEndpoint } : {}),
-    id_token_signing_alg_values_supported: algorithms,
+    ...(algorithms.length > 0 ? { id_token_signing_alg_values_supported: algorithms } : {}),
   };
 }
 

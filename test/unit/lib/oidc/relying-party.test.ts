@@ -10,8 +10,6 @@ import { createRemoteJWKSet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { boundedProviderFetch, PROVIDER_MAX_BYTES, ProviderFetchError } from "../../../../src/lib/oidc/http";
 import {
-  checkTimes,
-  effectiveLeeways,
   exchangeCode,
   mergeUserinfo,
   type OidcProvider,
@@ -21,7 +19,6 @@ import {
 import { type RunningOidcProvider, startOidcProvider } from "../../../support/oidc-provider";
 
 const REDIRECT = "http://localhost:8250/oidc/callback";
-const LEEWAYS = { expiration: 0, notBefore: 0, clockSkew: 0 };
 
 let op: RunningOidcProvider;
 let provider: OidcProvider;
@@ -75,7 +72,7 @@ const exchange = (started: { codeVerifier: string; nonce: string }, code: string
     codeVerifier: started.codeVerifier,
     nonce: started.nonce,
     maxAge: 0,
-    leeways: LEEWAYS,
+    clockToleranceSeconds: 60,
     algorithms: ["RS256"],
     verifySignature,
     ...extra,
@@ -203,37 +200,6 @@ describe("Vault's redirect-URI rule (validRedirect)", () => {
     expect(redirectAllowed("http://[::1]:9/cb", ["http://[::1]:8250/cb"])).toBe(true);
     expect(redirectAllowed("http://127.0.0.1:9/cb", ["http://localhost:9/cb"])).toBe(false);
     expect(redirectAllowed("not a url", ["not a url"])).toBe(false);
-  });
-});
-
-describe("Vault's leeways", () => {
-  it("0 means the default (150, 150, 60), −1 none", () => {
-    expect(effectiveLeeways({ expiration: 0, notBefore: 0, clockSkew: 0 })).toEqual({
-      expiration: 150,
-      notBefore: 150,
-      clockSkew: 60,
-    });
-    expect(effectiveLeeways({ expiration: -1, notBefore: -1, clockSkew: -1 })).toEqual({
-      expiration: 0,
-      notBefore: 0,
-      clockSkew: 0,
-    });
-    expect(effectiveLeeways({ expiration: 5, notBefore: 6, clockSkew: 7 })).toEqual({
-      expiration: 5,
-      notBefore: 6,
-      clockSkew: 7,
-    });
-  });
-
-  it("exp, nbf (or iat) and iat against now with each leeway", () => {
-    const l = { expiration: 10, notBefore: 20, clockSkew: 5 };
-    expect(checkTimes({ exp: 1000 }, l, 1015)).toBeNull();
-    expect(checkTimes({ exp: 1000 }, l, 1016)).toBe("token is expired (exp)");
-    expect(checkTimes({ exp: 2000, nbf: 1025 }, l, 1000)).toBeNull();
-    expect(checkTimes({ exp: 2000, nbf: 1026 }, l, 1000)).toBe("token not valid yet (nbf)");
-    expect(checkTimes({ exp: 2000, iat: 1005 }, l, 1000)).toBeNull();
-    expect(checkTimes({ exp: 2000, iat: 1006 }, l, 1000)).toBe("token issued in the future (iat)");
-    expect(checkTimes({}, l, 1000)).toBe("exp claim is required");
   });
 });
 

@@ -9,6 +9,8 @@
  * - `ssh_issuers.private_key_encrypted`, context `ssh-ca:<mount>` (src/ssh/issuers/keys.ts);
  * - `workspace_vars.value_encrypted`, context `workspace-var:<var id>`
  *   (src/nocode/workspaces/vars.ts);
+ * - `auth_jwt_configs.oidc_client_secret_encrypted`, context `auth-jwt:<accessor>`
+ *   (src/ssh/jwt-auth/repo.ts);
  * - the pending sensitive vars of an upgrade run, `runs.configuration` →
  *   `$.varChanges[*].valueEncrypted`, same context (src/nocode/upgrade/vars.ts).
  * A new encrypted column must be added here in the same change (its test enumerates them).
@@ -42,6 +44,13 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
     context: (mount) => `ssh-ca:${mount}`,
   },
   { table: "workspace_vars", key: "id", column: "value_encrypted", context: (id) => `workspace-var:${id}` },
+  // A JWT/OIDC auth mount's client secret is bound to the mount's accessor (S25).
+  {
+    table: "auth_jwt_configs",
+    key: "accessor",
+    column: "oidc_client_secret_encrypted",
+    context: (accessor) => `auth-jwt:${accessor}`,
+  },
 ];
 
 /** The AES-GCM context of a pending var change (the var id it will have, as workspace_vars). */

@@ -6,6 +6,7 @@ import { createDb } from "../db/client";
 import { readJsonObject } from "../lib/http/body";
 import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
+import { addressInCidrs } from "./auth/bound-cidrs";
 import { consumeTokenUse, presentedToken, resolveCallerToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
@@ -145,6 +146,9 @@ async function dispatch(
   const presented = presentedToken(request.headers);
   const token = presented ? await resolveCallerToken(env, db, presented) : null;
   if (!token) throw permissionDenied();
+  // S25: a token bound to CIDR blocks is refused from any other client address, on every use.
+  if (token.boundCidrs !== null && !addressInCidrs(request.headers.get("CF-Connecting-IP"), token.boundCidrs))
+    throw permissionDenied();
 
   // (3) The ACL (root skips it) on the path as received, whether or not it routes (S2b).
   // The list path carries a trailing slash, as in Vault.
@@ -153,7 +157,9 @@ async function dispatch(
     const aclOperation: Operation = operation ?? "read";
     const aclPath = aclOperation === "list" && !path.endsWith("/") ? `${path}/` : path;
     const needed = requiredCapability(match?.route, aclOperation);
-    const allowed = acl.allows(aclPath, needed) || (needed === "patch" && acl.allows(aclPath, "update"));
+    const allowed =
+      (acl.allows(aclPath, needed) || (needed === "patch" && acl.allows(aclPath, "update"))) &&
+      (!match?.route.sudo || acl.allows(aclPath, "sudo"));
     if (!allowed) throw permissionDenied();
   }
   if (!(await consumeTokenUse(db, token))) throw permissionDenied();

@@ -8,7 +8,7 @@ import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
 import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { badRequest, permissionDenied } from "../errors";
-import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
+import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
 import { Acl, type PolicyRules } from "./policy";
 import { invalidateTokenContext, invalidateTokenContexts, tokenContextCache } from "./token-cache";
 
@@ -38,6 +38,14 @@ export interface TokenContext {
   createdAt: number;
   expireAt: number | null;
   parentAccessor: string | null;
+  /** CIDR blocks the token may be used from (S25); null = anywhere. Checked on every request. */
+  boundCidrs: string[] | null;
+  /** The path that made the token (`auth/token/create`, `auth/<mount>/login`). */
+  path: string;
+  /** Renewal limit from creation, seconds (0 = the system maximum). */
+  maxTtl: number;
+  /** A periodic token's renewal, seconds (0 = not periodic). */
+  period: number;
   /**
    * Rules of `policies`, read in the same D1 batch as the token by resolveToken so the
    * ACL costs no second round trip; absent on contexts built another way.
@@ -75,7 +83,8 @@ export function newTokenValue(): string {
   return `hvs.${toBase64Url(randomBytes(32))}`;
 }
 
-function newAccessor(): string {
+/** A fresh token accessor. */
+export function newAccessor(): string {
   return toBase64Url(randomBytes(18));
 }
 
@@ -98,6 +107,10 @@ function rootContext(): TokenContext {
     createdAt: 0,
     expireAt: null,
     parentAccessor: null,
+    boundCidrs: null,
+    path: "auth/token/root",
+    maxTtl: 0,
+    period: 0,
   };
 }
 
@@ -110,7 +123,7 @@ export function presentedToken(headers: Headers): string | null {
   return m?.[1]?.trim() || null;
 }
 
-type TokenRow = typeof vaultTokens.$inferSelect;
+export type TokenRow = typeof vaultTokens.$inferSelect;
 
 interface EntityPoliciesRow {
   policies: string;
@@ -133,13 +146,24 @@ function tokenEntityQuery(db: Db, id: string) {
 }
 
 async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {
-  return contextFromRows(row, (await tokenEntityQuery(db, row.id))[0]);
+  const [entityRows, groupRows] = await db.batch([tokenEntityQuery(db, row.id), tokenGroupPoliciesQuery(db, row.id)]);
+  return contextFromRows(row, entityRows[0], groupRows);
 }
 
-function contextFromRows(row: TokenRow, entity: EntityPoliciesRow | undefined): TokenContext {
+/**
+ * S27: a token's policies are its own ∪ its (enabled) entity's ∪ its entity's groups'
+ * (read at request time, so group changes reach existing tokens).
+ */
+function contextFromRows(
+  row: TokenRow,
+  entity: EntityPoliciesRow | undefined,
+  groupPolicies: { name: string }[],
+): TokenContext {
   const tokenPolicies = JSON.parse(row.policies) as string[];
   const entityPolicies = entity && !entity.disabled ? (JSON.parse(entity.policies) as string[]) : [];
-  const identityPolicies = entityPolicies.filter((p) => !tokenPolicies.includes(p));
+  const identityPolicies = [...new Set([...entityPolicies, ...groupPolicies.map((g) => g.name)])]
+    .filter((p) => !tokenPolicies.includes(p))
+    .sort();
   const policies = [...new Set([...tokenPolicies, ...identityPolicies])].sort();
   return {
     isRoot: policies.includes("root"),
@@ -158,6 +182,10 @@ function contextFromRows(row: TokenRow, entity: EntityPoliciesRow | undefined): 
     createdAt: row.createdAt,
     expireAt: row.expireAt,
     parentAccessor: row.parentAccessor,
+    boundCidrs: row.boundCidrs === null ? null : (JSON.parse(row.boundCidrs) as string[]),
+    path: row.path ?? "auth/token/create",
+    maxTtl: row.maxTtl,
+    period: row.period,
   };
 }
 
@@ -227,10 +255,11 @@ async function loadTokenId(
   compileAcl: boolean,
 ): Promise<{ context: TokenContext | null; ruleChars: number }> {
   // Token, entity and policy rules are all keyed by the token's id: one D1 round trip.
-  const [rows, entityRows, ruleRows] = await db.batch([
+  const [rows, entityRows, ruleRows, groupRows] = await db.batch([
     tokenRowQuery(db, id),
     tokenEntityQuery(db, id),
     tokenPolicyRulesQuery(db, id),
+    tokenGroupPoliciesQuery(db, id),
   ]);
   const row = rows[0];
   if (!row) return { context: null, ruleChars: 0 };
@@ -239,7 +268,7 @@ async function loadTokenId(
     return { context: null, ruleChars: 0 };
   }
   if (row.usesLeft !== null && row.usesLeft <= 0) return { context: null, ruleChars: 0 };
-  const context = contextFromRows(row, entityRows[0]);
+  const context = contextFromRows(row, entityRows[0], groupRows);
   context.policyRules = policyRulesFromRows(context.policies, ruleRows);
   if (compileAcl && !context.isRoot) context.compiledAcl = new Acl(context.policyRules);
   let ruleChars = 0;
@@ -430,9 +459,27 @@ export async function createToken(
     explicitMaxTtl: input.explicitMaxTtl,
     createdAt: now,
     expireAt,
+    boundCidrs: null,
+    authAccessor: null,
+    path: null,
+    maxTtl: 0,
+    period: 0,
   };
   await db.insert(vaultTokens).values(row);
   return { token, context: await contextFromRow(db, row), warnings };
+}
+
+/**
+ * Insert a token row and return its context, its entity's and groups' policies included,
+ * in one D1 round trip (logins, S25).
+ */
+export async function insertToken(db: Db, row: TokenRow): Promise<TokenContext> {
+  const [, entityRows, groupRows] = await db.batch([
+    db.insert(vaultTokens).values(row),
+    tokenEntityQuery(db, row.id),
+    tokenGroupPoliciesQuery(db, row.id),
+  ]);
+  return contextFromRows(row, entityRows[0], groupRows);
 }
 
 /**
@@ -447,8 +494,10 @@ export async function renewToken(
   now = Date.now(),
 ): Promise<TokenContext | null> {
   if (token.isRoot && token.id === "") return token;
-  const requested = increment > 0 ? increment : token.ttl;
-  let maxExpire = token.createdAt + TOKEN_MAX_TTL_SECONDS * 1000;
+  // A periodic token renews by its period, past the system maximum (Vault's periodic tokens).
+  const requested = token.period > 0 ? token.period : increment > 0 ? increment : token.ttl;
+  let maxExpire =
+    token.period > 0 ? Number.MAX_SAFE_INTEGER : token.createdAt + (token.maxTtl || TOKEN_MAX_TTL_SECONDS) * 1000;
   if (token.explicitMaxTtl > 0) maxExpire = Math.min(maxExpire, token.createdAt + token.explicitMaxTtl * 1000);
   const ancestorsCap = await ancestorsExpireAt(db, token.parentAccessor, now);
   if (ancestorsCap === "revoked") {

@@ -2,9 +2,9 @@
  * Identity entities and aliases (decision S5a). A token created with `entity_id`
  * renders identity templates from its entity and gains the entity's policies.
  */
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { identityEntities, identityEntityAliases } from "../../db/schema";
+import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, notFound } from "../errors";
@@ -70,7 +70,13 @@ export async function loadEntity(db: Db, id: string): Promise<Entity | null> {
   };
 }
 
-function entityData(e: Entity) {
+/** Type of each auth mount by accessor (S24), for `mount_type` of aliases; the token store's is `token`. */
+async function mountTypes(db: Db): Promise<Map<string, string>> {
+  const rows = await db.select({ accessor: authMounts.accessor, type: authMounts.type }).from(authMounts);
+  return new Map(rows.map((r) => [r.accessor, r.type]));
+}
+
+function entityData(e: Entity, types: Map<string, string>) {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     id: e.id,
@@ -83,7 +89,7 @@ function entityData(e: Entity) {
       name: a.name,
       canonical_id: a.canonicalId,
       mount_accessor: a.mountAccessor,
-      mount_type: "token",
+      mount_type: types.get(a.mountAccessor) ?? "token",
       metadata: Object.keys(a.metadata).length > 0 ? a.metadata : null,
       creation_time: iso(a.createdAt),
     })),
@@ -126,7 +132,7 @@ const entityDataSchema = object({
       name: str(),
       canonical_id: str(),
       mount_accessor: str(),
-      mount_type: { const: "token" },
+      mount_type: str("`token`, `jwt` or `oidc`"),
       metadata: nullable(stringMap()),
       creation_time: dateTime(),
     }),
@@ -192,7 +198,7 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
 async function readEntityById(req: VaultRequest): Promise<Response> {
   const entity = await loadEntity(req.db, req.params.id ?? "");
   if (!entity) throw notFound();
-  return vaultJson(req, { data: entityData(entity) });
+  return vaultJson(req, { data: entityData(entity, await mountTypes(req.db)) });
 }
 
 const ID = "[A-Za-z0-9-]+";
@@ -251,8 +257,14 @@ export const identityRoutes: VaultRoute[] = [
       update: (req) => writeEntity(req, req.params.id ?? ""),
       delete: async (req) => {
         const id = req.params.id ?? "";
-        await req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
-        await req.db.delete(identityEntities).where(eq(identityEntities.id, id));
+        await req.db.batch([
+          req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id)),
+          // S27: the entity leaves every group it was in.
+          req.db
+            .delete(identityGroupMembers)
+            .where(and(eq(identityGroupMembers.memberType, "entity"), eq(identityGroupMembers.memberId, id))),
+          req.db.delete(identityEntities).where(eq(identityEntities.id, id)),
+        ]);
         invalidateTokenContexts(); // cached callers hold their entity's policies (token-cache.ts)
         return vaultNoContent(req);
       },
@@ -272,7 +284,7 @@ export const identityRoutes: VaultRoute[] = [
         });
         const entity = row ? await loadEntity(req.db, row.id) : null;
         if (!entity) throw notFound();
-        return vaultJson(req, { data: entityData(entity) });
+        return vaultJson(req, { data: entityData(entity, await mountTypes(req.db)) });
       },
     },
   },

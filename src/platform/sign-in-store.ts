@@ -43,9 +43,16 @@ export interface RateLimited {
   retryAfterSeconds: number;
 }
 
+/**
+ * What a state carries: named strings (a nonce, a PKCE verifier, a redirect URI, a role or
+ * an organization…), stored as JSON text. Flat on purpose: it crosses the RPC boundary.
+ */
+export type SignInRecord = Record<string, string>;
+
 /** A consumed state: the record it was stored with and the code `attachCode` added, if any. */
-export interface ConsumedState<R> {
-  record: R;
+export interface ConsumedState {
+  /** The record as `put` stored it; the caller knows its shape. */
+  record: SignInRecord;
   code: string | null;
 }
 
@@ -79,7 +86,7 @@ export class SignInStore extends DurableObject<Env> {
    */
   async put(
     state: string,
-    record: unknown,
+    record: SignInRecord,
     ttlMs: number,
   ): Promise<SignInStoreResult<null, "full" | "collision" | "invalid">> {
     const json = JSON.stringify(record);
@@ -110,7 +117,7 @@ export class SignInStore extends DurableObject<Env> {
    * one synchronous SQL statement at a time, so of any number of concurrent callers exactly
    * one gets the record. An expired state is deleted too but reported as not found.
    */
-  async consume<R = unknown>(state: string): Promise<SignInStoreResult<ConsumedState<R>, "not_found">> {
+  async consume(state: string): Promise<SignInStoreResult<ConsumedState, "not_found">> {
     if (!validKey(state)) return { ok: false, error: "not_found" };
     const row = this.sql
       .exec<{ record: string; code: string | null; expires_at: number }>(
@@ -119,7 +126,7 @@ export class SignInStore extends DurableObject<Env> {
       )
       .toArray()[0];
     if (!row || row.expires_at <= Date.now()) return { ok: false, error: "not_found" };
-    return { ok: true, value: { record: JSON.parse(row.record) as R, code: row.code } };
+    return { ok: true, value: { record: JSON.parse(row.record) as SignInRecord, code: row.code } };
   }
 
   /**

@@ -4,6 +4,7 @@
  * (a redirect is a failure) and reads at most a fixed number of bytes, so no provider can
  * make a sign-in wait long or hold much memory.
  */
+import { isLoopbackHost } from "../net/bounded-fetch";
 
 /** S26: each call to the provider gives up after this long, body included. */
 export const PROVIDER_TIMEOUT_MS = 5_000;
@@ -19,14 +20,7 @@ export class ProviderFetchError extends Error {}
  */
 export function fetchableEndpoint(url: URL): boolean {
   if (url.protocol === "https:") return true;
-  return url.protocol === "http:" && isLoopbackHostname(url.hostname);
-}
-
-/** `localhost`, 127.0.0.0/8 or ::1 (URL.hostname keeps IPv6 brackets). */
-export function isLoopbackHostname(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host === "::1") return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return url.protocol === "http:" && isLoopbackHost(url.hostname);
 }
 
 /**
@@ -45,7 +39,8 @@ export async function boundedProviderFetch(url: string, init: RequestInit): Prom
       response = await fetch(url, {
         method: init.method,
         headers: init.headers,
-        body: init.body,
+        // A form as text, not a stream: a refused connection then leaves no body pump behind.
+        body: init.body instanceof URLSearchParams ? init.body.toString() : init.body,
         redirect: "manual",
         signal: controller.signal,
       });

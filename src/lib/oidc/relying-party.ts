@@ -13,7 +13,8 @@
  * cached as S25 says). Pure: no bindings, no Hono.
  */
 import * as oauth from "oauth4webapi";
-import { boundedProviderFetch, fetchableEndpoint, isLoopbackHostname, ProviderFetchError } from "./http";
+import { isLoopbackHost } from "../net/bounded-fetch";
+import { boundedProviderFetch, fetchableEndpoint, ProviderFetchError } from "./http";
 
 /** The provider's endpoints, as its discovery document named them when the config was written. */
 export interface OidcProvider {
@@ -222,7 +223,7 @@ function providerOptions(endpoint: string): {
   let loopbackHttp = false;
   try {
     const url = new URL(endpoint);
-    loopbackHttp = url.protocol === "http:" && isLoopbackHostname(url.hostname) && fetchableEndpoint(url);
+    loopbackHttp = url.protocol === "http:" && isLoopbackHost(url.hostname) && fetchableEndpoint(url);
   } catch {
     // An unparseable endpoint fails in oauth4webapi with its own message.
   }

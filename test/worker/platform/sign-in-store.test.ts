@@ -26,7 +26,7 @@ describe("sign-in states (B21, S26)", () => {
   it("of concurrent consumers exactly one gets the state", async () => {
     const store = signInStore(env, freshScope());
     const state = newSignInState();
-    await store.put(state, { n: 1 }, 600_000);
+    await store.put(state, { n: "1" }, 600_000);
     const results = await Promise.all(Array.from({ length: 20 }, () => store.consume(state)));
     expect(results.filter((r) => r.ok)).toHaveLength(1);
   });
@@ -35,17 +35,17 @@ describe("sign-in states (B21, S26)", () => {
     const store = signInStore(env, freshScope());
     const state = newSignInState();
     expect(await store.attachCode(state, "code-1")).toEqual({ ok: false, error: "not_found" });
-    await store.put(state, { r: true }, 600_000);
+    await store.put(state, { r: "yes" }, 600_000);
     expect(await store.attachCode(state, "code-1")).toEqual({ ok: true, value: null });
     expect(await store.attachCode(state, "")).toEqual({ ok: false, error: "invalid" });
-    expect(await store.consume(state)).toEqual({ ok: true, value: { record: { r: true }, code: "code-1" } });
+    expect(await store.consume(state)).toEqual({ ok: true, value: { record: { r: "yes" }, code: "code-1" } });
     expect(await store.attachCode(state, "code-2")).toEqual({ ok: false, error: "not_found" });
   });
 
   it("states are per scope: another mount or an organization never sees them", async () => {
     const state = newSignInState();
     const ssh = signInStore(env, freshScope("ssh"));
-    await ssh.put(state, { a: 1 }, 600_000);
+    await ssh.put(state, { a: "1" }, 600_000);
     expect(await signInStore(env, freshScope("nocode")).consume(state)).toEqual({ ok: false, error: "not_found" });
     expect((await ssh.consume(state)).ok).toBe(true);
   });
@@ -65,8 +65,8 @@ describe("sign-in states (B21, S26)", () => {
     const store = signInStore(env, freshScope());
     const lazy = newSignInState();
     const byAlarm = newSignInState();
-    await store.put(lazy, { x: 1 }, 50);
-    await store.put(byAlarm, { x: 2 }, 50);
+    await store.put(lazy, { x: "1" }, 50);
+    await store.put(byAlarm, { x: "2" }, 50);
     const alarmAt = await runInDurableObject(store, (_i, state) => state.storage.getAlarm());
     expect(alarmAt).not.toBeNull();
     expect(alarmAt!).toBeLessThanOrEqual(Date.now() + 50);

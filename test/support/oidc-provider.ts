@@ -1,7 +1,7 @@
 /**
  * A real OpenID Provider on loopback for node-side tests (decision S26): panva's
- * `oidc-provider` with one confidential client, a few users with an `email` and a
- * `groups` claim, PKCE required, and its development interactions (any login is accepted).
+ * `oidc-provider` with one confidential client, a few users with `email`, `groups` and
+ * `preferred_username` claims, PKCE required, and its development interactions (any login is accepted).
  * `signIn` plays the browser: it follows the authorization URL through the provider's
  * login and consent pages with a cookie jar and returns what the provider sends to the
  * redirect URI (a query redirect, or the auto-submitting form of `form_post`).
@@ -17,6 +17,8 @@ import Provider from "oidc-provider";
 export interface TestAccount {
   email: string;
   groups: string[];
+  /** `preferred_username` (profile scope); the account id when omitted. */
+  username?: string;
 }
 
 export interface RunningOidcProvider {
@@ -75,8 +77,13 @@ export async function startOidcProvider(options: {
     cookies: { keys: [`cookie-key-${crypto.randomUUID()}`] },
     pkce: { required: () => true },
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, AuthorizationCode: 60, IdToken: 600 },
-    claims: { openid: ["sub"], email: ["email", "email_verified"], groups: ["groups"] },
-    scopes: ["openid", "email", "groups"],
+    claims: {
+      openid: ["sub"],
+      email: ["email", "email_verified"],
+      groups: ["groups"],
+      profile: ["preferred_username"],
+    },
+    scopes: ["openid", "email", "groups", "profile"],
     features: { devInteractions: { enabled: true } },
     async findAccount(_ctx, sub) {
       const account = options.accounts[sub];
@@ -84,7 +91,13 @@ export async function startOidcProvider(options: {
       return {
         accountId: sub,
         async claims() {
-          return { sub, email: account.email, email_verified: true, groups: account.groups };
+          return {
+            sub,
+            email: account.email,
+            email_verified: true,
+            groups: account.groups,
+            preferred_username: account.username ?? sub,
+          };
         },
       };
     },

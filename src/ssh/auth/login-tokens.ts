@@ -3,7 +3,17 @@
  * role's CIDR blocks, carrying the role's TTLs, use count and policies, and recording the
  * mount that made them so disabling it revokes them (S24).
  */
-import { hashToken, insertToken, newAccessor, newTokenValue, TOKEN_MAX_TTL_SECONDS, type TokenContext } from "./tokens";
+import { sql } from "drizzle-orm";
+import { identityEntities, identityEntityAliases } from "../../db/schema";
+import {
+  hashToken,
+  insertToken,
+  insertTokenIf,
+  newAccessor,
+  newTokenValue,
+  TOKEN_MAX_TTL_SECONDS,
+  type TokenContext,
+} from "./tokens";
 
 export interface LoginTokenInput {
   /** The role's `token_policies` (normalised here). */
@@ -46,26 +56,22 @@ export function loginTokenTtl(input: Pick<LoginTokenInput, "ttl" | "maxTtl" | "e
   return ttl;
 }
 
-/** Create the token of a successful login. */
-export async function createLoginToken(
-  db: Parameters<typeof insertToken>[0],
-  hashKeySecret: string,
-  input: LoginTokenInput,
-  now = Date.now(),
-): Promise<LoginToken> {
+function normalisedPolicies(input: LoginTokenInput): string[] {
   let policies = [...new Set(input.policies.map((p) => p.trim().toLowerCase()).filter(Boolean))];
   if (!input.noDefaultPolicy && !policies.includes("default")) policies.push("default");
   if (input.noDefaultPolicy) policies = policies.filter((p) => p !== "default");
-  policies.sort();
+  return policies.sort();
+}
+
+async function tokenRow(hashKeySecret: string, input: LoginTokenInput, now: number) {
   const ttl = loginTokenTtl(input);
   const token = newTokenValue();
-  const context = await insertToken(db, {
+  const row = {
     id: await hashToken(hashKeySecret, token),
     accessor: newAccessor(),
-    policies: JSON.stringify(policies),
+    policies: JSON.stringify(normalisedPolicies(input)),
     displayName: input.displayName,
     meta: JSON.stringify(input.meta),
-    entityId: input.entityId,
     parentAccessor: null,
     numUses: input.numUses,
     usesLeft: input.numUses > 0 ? input.numUses : null,
@@ -78,6 +84,42 @@ export async function createLoginToken(
     path: input.path,
     maxTtl: input.maxTtl,
     period: input.period,
-  });
+  };
+  return { token, row };
+}
+
+/**
+ * The hot path of a repeated login (S27): make the token only if the alias (accessor, name)
+ * exists with exactly this metadata and its entity is enabled, in one D1 round trip. Null
+ * when it does not (the caller then creates or updates the alias and calls createLoginToken).
+ */
+export async function createLoginTokenForAlias(
+  db: Parameters<typeof insertToken>[0],
+  hashKeySecret: string,
+  input: Omit<LoginTokenInput, "entityId">,
+  alias: { accessor: string; name: string; metadataText: string },
+  now = Date.now(),
+): Promise<LoginToken | null> {
+  const { token, row } = await tokenRow(hashKeySecret, { ...input, entityId: "" }, now);
+  const context = await insertTokenIf(
+    db,
+    row,
+    sql`FROM (SELECT a.canonical_id AS entity_id FROM ${identityEntityAliases} a
+          JOIN ${identityEntities} e ON e.id = a.canonical_id
+          WHERE a.mount_accessor = ${alias.accessor} AND a.name = ${alias.name}
+            AND a.metadata = ${alias.metadataText} AND e.disabled = 0) WHERE true`,
+  );
+  return context ? { token, context } : null;
+}
+
+/** Create the token of a successful login. */
+export async function createLoginToken(
+  db: Parameters<typeof insertToken>[0],
+  hashKeySecret: string,
+  input: LoginTokenInput,
+  now = Date.now(),
+): Promise<LoginToken> {
+  const { token, row } = await tokenRow(hashKeySecret, input, now);
+  const context = await insertToken(db, { ...row, entityId: input.entityId });
   return { token, context };
 }

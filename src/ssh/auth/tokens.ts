@@ -2,7 +2,7 @@
  * The secrets service's token store (decisions S5, S5a): Vault-shaped service tokens kept
  * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
  */
-import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
 import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
@@ -480,6 +480,31 @@ export async function insertToken(db: Db, row: TokenRow): Promise<TokenContext> 
     tokenGroupPoliciesQuery(db, row.id),
   ]);
   return contextFromRows(row, entityRows[0], groupRows);
+}
+
+/**
+ * Insert a token row only when `entityFrom` — SQL `FROM … WHERE …` yielding one row with
+ * column `entity_id` — yields one, with that entity; return its context, or null when
+ * nothing was inserted. One D1 round trip: a login whose alias is already as it should be
+ * makes its token with no other D1 call (S25, S27).
+ */
+export async function insertTokenIf(
+  db: Db,
+  row: Omit<TokenRow, "entityId">,
+  entityFrom: SQL,
+): Promise<TokenContext | null> {
+  // Every column of vault_tokens, in the table's order (drizzle's INSERT … SELECT lists them so).
+  const select = sql`SELECT ${row.id}, ${row.accessor}, ${row.policies}, ${row.displayName}, ${row.meta}, entity_id,
+      ${row.parentAccessor}, ${row.numUses}, ${row.usesLeft}, ${row.ttl}, ${row.explicitMaxTtl}, ${row.createdAt},
+      ${row.expireAt}, ${row.boundCidrs}, ${row.authAccessor}, ${row.path}, ${row.maxTtl}, ${row.period} ${entityFrom}`;
+  const [inserted, entityRows, groupRows] = await db.batch([
+    db.insert(vaultTokens).select(select).onConflictDoNothing().returning({ entityId: vaultTokens.entityId }),
+    tokenEntityQuery(db, row.id),
+    tokenGroupPoliciesQuery(db, row.id),
+  ]);
+  const first = inserted[0];
+  if (!first) return null;
+  return contextFromRows({ ...row, entityId: first.entityId }, entityRows[0], groupRows);
 }
 
 /**

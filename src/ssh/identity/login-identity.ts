@@ -37,7 +37,7 @@ function aliasQuery(db: Db, accessor: string, name: string) {
 }
 
 /** Metadata as stored: keys sorted, so equal maps store equal text. */
-function metadataText(metadata: Record<string, string>): string {
+export function metadataText(metadata: Record<string, string>): string {
   const sorted: Record<string, string> = {};
   for (const key of Object.keys(metadata).sort()) sorted[key] = metadata[key]!;
   return JSON.stringify(sorted);

@@ -11,7 +11,7 @@
  *   most one fetch per 30 s per URL; when a fetch fails, the cached set keeps serving for
  *   at most 1 h more.
  *
- * Both per-isolate collections are the bounded IsolateCache of src/lib (B18): at most
+ * Both per-isolate collections are the bounded IsolateCache of src/lib: at most
  * MAX_CACHED_SETS key sets of at most 256 KiB each (4 MiB in all), and one attempt time per
  * URL. URLs come only from configs written by authenticated callers.
  */

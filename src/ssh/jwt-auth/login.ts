@@ -2,13 +2,13 @@
  * `auth/<mount>/login` of the JWT/OIDC auth method (decision S25), in Vault's order of
  * checks with Vault's texts (hashicorp/vault-plugin-auth-jwt path_login.go), and the step
  * every successful sign-in shares: verified claims → entity, alias and external groups
- * (S27) → token. The OIDC callback (S26) calls `completeLogin` with the ID token's claims.
+ * (S27) → token. The OIDC browser flow's callback calls `completeLogin` with the ID token's claims.
  */
 import { addressInCidrs } from "../auth/bound-cidrs";
-import { createLoginToken } from "../auth/login-tokens";
+import { createLoginToken, createLoginTokenForAlias } from "../auth/login-tokens";
 import { badRequest, permissionDenied, unsupportedPath } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { entityForLogin, setExternalMemberships } from "../identity/login-identity";
+import { entityForLogin, metadataText, setExternalMemberships } from "../identity/login-identity";
 import { vaultJson } from "../respond";
 import type { VaultRequest } from "../router";
 import {
@@ -174,15 +174,11 @@ export async function completeLogin(
   }
   // S27: the alias's metadata is the claim mappings plus the role.
   const aliasMetadata = { ...metadata, role: roleName };
-  const entity = await entityForLogin(req.db, mount.accessor, userName, aliasMetadata);
-  if (entity.disabled) throw permissionDenied();
-  if (groups !== null) await setExternalMemberships(req.db, mount.accessor, entity.entityId, groups);
-  const created = await createLoginToken(req.db, req.env.KEYWAY_HASH_KEY, {
+  const tokenInput = {
     policies: role.token_policies,
     noDefaultPolicy: role.token_no_default_policy,
     displayName: `${mount.path.replaceAll("/", "-")}-${userName}`,
     meta: { role: roleName, ...metadata },
-    entityId: entity.entityId,
     ttl: role.token_ttl,
     maxTtl: role.token_max_ttl,
     explicitMaxTtl: role.token_explicit_max_ttl,
@@ -191,7 +187,23 @@ export async function completeLogin(
     boundCidrs: role.token_bound_cidrs,
     authAccessor: mount.accessor,
     path: `auth/${mount.path}/login`,
-  });
+  };
+  // A repeated login whose alias is unchanged (the common case) costs one D1 round trip;
+  // a groups claim always takes the full path, which sets the memberships first.
+  let created =
+    groups === null
+      ? await createLoginTokenForAlias(req.db, req.env.KEYWAY_HASH_KEY, tokenInput, {
+          accessor: mount.accessor,
+          name: userName,
+          metadataText: metadataText(aliasMetadata),
+        })
+      : null;
+  if (!created) {
+    const entity = await entityForLogin(req.db, mount.accessor, userName, aliasMetadata);
+    if (entity.disabled) throw permissionDenied();
+    if (groups !== null) await setExternalMemberships(req.db, mount.accessor, entity.entityId, groups);
+    created = await createLoginToken(req.db, req.env.KEYWAY_HASH_KEY, { ...tokenInput, entityId: entity.entityId });
+  }
   const ctx = created.context;
   return vaultJson(req, {
     auth: {

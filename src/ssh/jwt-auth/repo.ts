@@ -4,7 +4,7 @@
  * Logins read the mount, its config and the role through a per-isolate cache (one D1
  * round trip saved per login); every write here drops it in this isolate at once, and
  * other isolates see a write within MOUNT_LOGIN_CONTEXT_TTL_MS. Only found roles are kept,
- * so unauthenticated logins cannot add entries under names they choose (B18, N2b).
+ * so unauthenticated logins cannot add entries under names they choose (N2b).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -33,7 +33,7 @@ export interface LoginContext {
 }
 
 /**
- * (mount path, role name) → LoginContext. Bounded (B18); the IsolateCache of src/lib is
+ * (mount path, role name) → LoginContext. Bounded; the IsolateCache of src/lib is
  * the project's one bounded per-isolate cache.
  */
 const loginContexts = new IsolateCache<LoginContext | null>({ ttlMs: MOUNT_LOGIN_CONTEXT_TTL_MS, maxEntries: 1024 });
@@ -64,9 +64,26 @@ export async function findAuthMount(db: Db, path: string): Promise<AuthMount | n
   return rows[0] ? mountFromRow(rows[0]) : null;
 }
 
-/** Insert a mount; false when the path was taken meanwhile. */
+/**
+ * Insert a mount unless its path is taken, or lies under or above an enabled mount (S24),
+ * in one statement, so two concurrent enables of overlapping paths cannot both succeed.
+ * False when it was not inserted.
+ */
 export async function insertAuthMount(db: Db, mount: AuthMount): Promise<boolean> {
-  const rows = await db.insert(authMounts).values(mount).onConflictDoNothing().returning({ path: authMounts.path });
+  const p = mount.path;
+  const rows = await db
+    .insert(authMounts)
+    .select(
+      sql`SELECT ${p}, ${mount.type}, ${mount.accessor}, ${mount.description}, ${mount.createdAt}
+          WHERE NOT EXISTS (
+            SELECT 1 FROM ${authMounts} m
+            WHERE m.path = ${p}
+              OR substr(${p}, 1, length(m.path) + 1) = m.path || '/'
+              OR substr(m.path, 1, length(${p}) + 1) = ${p} || '/'
+          )`,
+    )
+    .onConflictDoNothing()
+    .returning({ path: authMounts.path });
   invalidateLoginContexts();
   return rows.length === 1;
 }
@@ -108,7 +125,7 @@ export async function loadJwtConfig(db: Db, accessor: string): Promise<JwtConfig
   return rows[0] ? (JSON.parse(rows[0].config) as JwtConfig) : null;
 }
 
-/** The mount's `oidc_client_secret`, decrypted (for the code exchange of S26); null when none is stored. */
+/** The mount's `oidc_client_secret`, decrypted (for the OIDC code exchange); null when none is stored. */
 export async function loadOidcClientSecret(env: Env, db: Db, accessor: string): Promise<string | null> {
   const rows = await db
     .select({ secret: authJwtConfigs.oidcClientSecretEncrypted })

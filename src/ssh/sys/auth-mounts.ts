@@ -166,7 +166,10 @@ export const authMountRoutes: VaultRoute[] = [
           description: String(f.values.description),
           createdAt: Date.now(),
         };
-        if (!(await insertAuthMount(req.db, mount))) throw badRequest(`path is already in use at ${path}/`);
+        if (!(await insertAuthMount(req.db, mount))) {
+          // Another request enabled an overlapping path meanwhile.
+          throw badRequest(conflict(path, await listAuthMounts(req.db)) ?? `path is already in use at ${path}/`);
+        }
         return vaultNoContent(req, unknownFieldWarnings(f.unknown));
       },
       delete: async (req) => {

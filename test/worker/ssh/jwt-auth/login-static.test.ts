@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { configure, enableJwtMount, login, mintJwt, type TestKey, testKey, writeRole } from "../../../helpers/jwt-auth";
-import { uniqueName, vault } from "../../../helpers/vault";
+import { vault } from "../../../helpers/vault";
 
 describe("JWT login with static keys (S25)", () => {
   for (const alg of ["RS256", "ES256", "EdDSA"] as const) {
@@ -58,6 +58,28 @@ describe("JWT login with static keys (S25)", () => {
     expect(second.json.auth.entity_id).toBe(first.json.auth.entity_id);
   });
 
+  it("rewrites the alias's metadata only when the claim mappings' values change", async () => {
+    const key = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", {
+      role_type: "jwt",
+      bound_subject: "alice",
+      user_claim: "sub",
+      claim_mappings: { team: "team" },
+    });
+    const first = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice", team: "ops" }) });
+    const entityId = first.json.auth.entity_id as string;
+    const again = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice", team: "ops" }) });
+    expect(again.json.auth.entity_id).toBe(entityId);
+    const moved = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice", team: "dev" }) });
+    expect(moved.json.auth.entity_id).toBe(entityId);
+    expect(moved.json.auth.metadata).toEqual({ role: "r", team: "dev" });
+    const entity = await vault("GET", `identity/entity/id/${entityId}`);
+    expect(entity.json.data.aliases).toHaveLength(1);
+    expect(entity.json.data.aliases[0].metadata).toEqual({ role: "r", team: "dev" });
+  });
+
   it("refuses a token signed by another key", async () => {
     const key = await testKey("RS256");
     const other: TestKey = await testKey("RS256");
@@ -69,6 +91,5 @@ describe("JWT login with static keys (S25)", () => {
     expect(answer.json.errors).toEqual([
       "error validating token: error verifying token signature: no known key successfully validated the token signature",
     ]);
-    void uniqueName;
   });
 });

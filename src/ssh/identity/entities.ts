@@ -2,9 +2,10 @@
  * Identity entities and aliases (decision S5a). A token created with `entity_id`
  * renders identity templates from its entity and gains the entity's policies.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
+import { MAX_GROUP_DEPTH } from "../auth/acl";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/tokens";
 import { badRequest, notFound } from "../errors";
@@ -76,7 +77,34 @@ async function mountTypes(db: Db): Promise<Map<string, string>> {
   return new Map(rows.map((r) => [r.accessor, r.type]));
 }
 
-function entityData(e: Entity, types: Map<string, string>) {
+/** The entity's groups (S27): direct (internal or external membership), and those they are nested in. */
+interface EntityGroups {
+  direct: string[];
+  inherited: string[];
+}
+
+async function entityGroups(db: Db, entityId: string): Promise<EntityGroups> {
+  const rows = await db.all<{ id: string; depth: number }>(
+    sql`WITH RECURSIVE grp(id, depth) AS (
+          SELECT group_id, 0 FROM ${identityGroupMembers} WHERE member_type = 'entity' AND member_id = ${entityId}
+          UNION
+          SELECT m.group_id, grp.depth + 1 FROM ${identityGroupMembers} m JOIN grp ON m.member_id = grp.id
+          WHERE m.member_type = 'group' AND grp.depth < ${MAX_GROUP_DEPTH}
+        )
+        SELECT id, min(depth) AS depth FROM grp GROUP BY id ORDER BY id`,
+  );
+  return {
+    direct: rows.filter((r) => r.depth === 0).map((r) => r.id),
+    inherited: rows.filter((r) => r.depth > 0).map((r) => r.id),
+  };
+}
+
+async function entityAnswer(db: Db, entity: Entity) {
+  const [types, groups] = await Promise.all([mountTypes(db), entityGroups(db, entity.id)]);
+  return entityData(entity, types, groups);
+}
+
+function entityData(e: Entity, types: Map<string, string>, groups: EntityGroups) {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     id: e.id,
@@ -96,9 +124,9 @@ function entityData(e: Entity, types: Map<string, string>) {
     creation_time: iso(e.createdAt),
     last_update_time: iso(e.updatedAt),
     namespace_id: "root",
-    direct_group_ids: [],
-    group_ids: [],
-    inherited_group_ids: [],
+    direct_group_ids: groups.direct,
+    group_ids: [...groups.direct, ...groups.inherited],
+    inherited_group_ids: groups.inherited,
     merged_entity_ids: null,
     mfa_secrets: {},
   };
@@ -198,7 +226,7 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
 async function readEntityById(req: VaultRequest): Promise<Response> {
   const entity = await loadEntity(req.db, req.params.id ?? "");
   if (!entity) throw notFound();
-  return vaultJson(req, { data: entityData(entity, await mountTypes(req.db)) });
+  return vaultJson(req, { data: await entityAnswer(req.db, entity) });
 }
 
 const ID = "[A-Za-z0-9-]+";
@@ -284,7 +312,7 @@ export const identityRoutes: VaultRoute[] = [
         });
         const entity = row ? await loadEntity(req.db, row.id) : null;
         if (!entity) throw notFound();
-        return vaultJson(req, { data: entityData(entity, await mountTypes(req.db)) });
+        return vaultJson(req, { data: await entityAnswer(req.db, entity) });
       },
     },
   },

@@ -8,7 +8,8 @@
  * entities of groups nested in it, at request time (auth/acl.ts).
  */
 import { and, asc, eq, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import type { BatchItem } from "drizzle-orm/batch";
+import { type Db, nonEmptyBatch } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import {
   authMounts,
@@ -233,7 +234,7 @@ async function writeGroup(
   }
   const now = Date.now();
   const warnings = unknownFieldWarnings(f.unknown.filter((u) => u !== "id"));
-  const statements = [];
+  const statements: BatchItem<"sqlite">[] = [];
   if (group) {
     statements.push(
       req.db
@@ -284,7 +285,7 @@ async function writeGroup(
       );
     }
   }
-  await req.db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+  await req.db.batch(nonEmptyBatch(statements));
   invalidateTokenContexts(); // cached callers hold their groups' policies (token-cache.ts)
   if (answer === "noContent") return vaultNoContent(req, warnings);
   return vaultJson(req, { data: { id, name: name || group?.name || `group_${id.slice(0, 8)}` }, warnings });

@@ -134,6 +134,9 @@ async function staticKeys(
   alg: string,
   now: number,
 ): Promise<CryptoKey[]> {
+  // The token's header names `alg`: only algorithms Keyway knows are looked up (and cached),
+  // so a client cannot fill this cache with names it makes up.
+  if (!(DEFAULT_SUPPORTED_ALGS as readonly string[]).includes(alg)) return [];
   const cacheKey = `${source.cacheKey}\u0000${alg}`;
   const hit = staticKeySets.peek(cacheKey, now);
   if (hit) return hit;

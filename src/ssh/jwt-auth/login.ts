@@ -69,7 +69,10 @@ function fingerprint(text: string): string {
  * @throws VaultError 400 `error validating token: …`
  */
 export async function verifyToken(mount: AuthMount, config: JwtConfig, role: JwtRole, jwt: string): Promise<Claims> {
-  if (jwt.length > MAX_JWT_BYTES) throw badRequest("error validating token: token too large");
+  // Bytes, not characters (a JWT is ASCII; anything else is refused here or by the parser).
+  if (jwt.length > MAX_JWT_BYTES || new TextEncoder().encode(jwt).byteLength > MAX_JWT_BYTES) {
+    throw badRequest("error validating token: token too large");
+  }
   const source = keySource(mount.accessor, config);
   if (!source) throw badRequest("error configuring token validator: unsupported config type");
   let verified: Awaited<ReturnType<typeof verifySignature>>;

@@ -25,6 +25,10 @@ const ENABLE_FIELDS = {
   local: { type: "bool" },
   seal_wrap: { type: "bool" },
   options: { type: "raw" },
+  // Sent by `vault auth enable`; accepted and ignored (Keyway has no plugins or entropy source).
+  external_entropy_access: { type: "bool" },
+  plugin_name: { type: "string" },
+  plugin_version: { type: "string" },
 } as const;
 
 /** B14: one entry of the `sys/auth` table. */

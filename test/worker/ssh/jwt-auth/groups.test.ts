@@ -93,6 +93,9 @@ describe("external groups from the groups claim (S27)", () => {
     });
     const token = answer.json.auth.client_token as string;
     expect((await vault("GET", "sys/policies/acl/default", { token })).status).toBe(200);
+    const entity = (await vault("GET", `identity/entity/id/${answer.json.auth.entity_id}`)).json.data;
+    expect(entity.direct_group_ids).toEqual([inner]);
+    expect(entity.inherited_group_ids).toEqual([outer.json.data.id]);
     expect((await vault("POST", `identity/group/id/${outer.json.data.id}`, { body: { policies: [] } })).status).toBe(
       204,
     );

@@ -220,6 +220,24 @@ describe("vault login -method=oidc against a real OpenID Provider", () => {
     ]);
   });
 
+  it("groups from /userinfo set external group memberships (S27): the group's policy reaches the token", async () => {
+    const group = await ok("POST", "identity/group", { name: "oidc-ops", type: "external", policies: ["ops-extra"] });
+    await ok("POST", "identity/group-alias", {
+      name: "ops",
+      mount_accessor: accessor,
+      canonical_id: group.json.data.id,
+    });
+    const { nonce, redirect } = await startLogin(MOUNT);
+    const res = await callback(MOUNT, {
+      state: redirect.params.get("state")!,
+      code: redirect.params.get("code")!,
+      client_nonce: nonce,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.json.auth.identity_policies).toEqual(["ops-extra"]);
+    expect(res.json.auth.policies).toEqual(["default", "oidc-signers", "ops-extra"]);
+  });
+
   it("a state is single use: the same callback again is refused", async () => {
     const { nonce, redirect } = await startLogin(MOUNT);
     const params = { state: redirect.params.get("state")!, code: redirect.params.get("code")!, client_nonce: nonce };

@@ -21,19 +21,16 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
 import { keyedHash } from "../../lib/crypto/hmac";
-import { authenticateNocode, type NocodeCaller } from "../auth";
+import { authenticateNocode } from "../auth";
+import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
-import { requireOrgPermission } from "../permissions";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
 import { compareVersionStrings, MAX_VERSION_LENGTH } from "./semver";
-
-type ProtocolEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
 /** B13: download links are short-lived. */
 export const DOWNLOAD_LINK_TTL_S = 300;
@@ -44,7 +41,7 @@ export const DOWNLOAD_LINK_PURPOSE = "registry-download";
 /** The path below which this app is mounted. */
 export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
 
-export const registryProtocolApp = new Hono<ProtocolEnv>();
+export const registryProtocolApp = new Hono<NocodeEnv>();
 registryProtocolApp.onError(renderNocodeError);
 
 /** The tarball route carries its own credential (the signed link); every other path needs a token. */
@@ -55,6 +52,7 @@ registryProtocolApp.use("*", async (c, next) => {
   const caller = await authenticateNocode(c.env, c.req.raw.headers);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
+  c.set("db", createDb(c.env.DB));
   await next();
 });
 
@@ -94,8 +92,7 @@ registryProtocolApp.get(
   }),
   async (c) => {
     const params = c.req.param();
-    const db = createDb(c.env.DB);
-    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const db = c.var.db;
     const module = await findModule(db, params);
     const rows = await db
       .select({ version: registryModuleVersions.version })
@@ -142,8 +139,7 @@ registryProtocolApp.get(
   }),
   async (c) => {
     const params = c.req.param();
-    const db = createDb(c.env.DB);
-    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const db = c.var.db;
     const version = await downloadableVersion(db, params);
     const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_LINK_TTL_S;
     const signature = await signLink(c.env, version.id, expires);

@@ -5,15 +5,9 @@
  */
 import { sql } from "drizzle-orm";
 import { identityEntities, identityEntityAliases } from "../../db/schema";
-import {
-  hashToken,
-  insertToken,
-  insertTokenIf,
-  newAccessor,
-  newTokenValue,
-  TOKEN_MAX_TTL_SECONDS,
-  type TokenContext,
-} from "./tokens";
+import { TOKEN_MAX_TTL_SECONDS } from "./durations";
+import type { TokenContext } from "./token-context";
+import { hashToken, insertToken, insertTokenIf, newAccessor, newTokenValue } from "./tokens";
 
 export interface LoginTokenInput {
   /** The role's `token_policies` (normalised here). */

@@ -7,7 +7,7 @@ import type { Db } from "../../db/client";
 import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
 import { MAX_GROUP_DEPTH } from "../auth/acl";
 import { invalidateTokenContexts } from "../auth/token-cache";
-import { tokenStoreAccessor } from "../auth/tokens";
+import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import {

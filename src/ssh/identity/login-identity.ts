@@ -69,7 +69,8 @@ export async function entityForLogin(
   const [, inserted] = await db.batch([
     db.insert(identityEntities).values({
       id: entityId,
-      name: `entity_${toHex(randomBytes(4))}`,
+      // 64 random bits: a name clash (a UNIQUE index) stays out of reach at any number of entities.
+      name: `entity_${toHex(randomBytes(8))}`,
       metadata: "{}",
       policies: "[]",
       disabled: false,

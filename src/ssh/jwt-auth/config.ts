@@ -7,7 +7,7 @@
 
 import { trimTrailing } from "../../lib/bytes";
 import { checkFetchableUrl, fetchJsonBounded } from "../../lib/net/bounded-fetch";
-import { badRequest } from "../errors";
+import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest } from "../router";
@@ -77,7 +77,8 @@ async function jwksReachable(url: string): Promise<boolean> {
 export async function readConfig(req: VaultRequest): Promise<Response> {
   const mount = await requireAuthMount(req);
   const config = await loadJwtConfig(req.db, mount.accessor);
-  if (!config) return vaultJson(req, { data: null });
+  // Vault answers a read of a config never written with 404.
+  if (!config) throw notFound();
   return vaultJson(req, { data: configReadData(config) });
 }
 

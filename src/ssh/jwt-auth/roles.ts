@@ -6,7 +6,7 @@
  */
 
 import { parseBoundCidrs } from "../auth/bound-cidrs";
-import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "../auth/tokens";
+import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "../auth/durations";
 import { badRequest, notFound, unsupportedPath } from "../errors";
 import { convertField, type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";

@@ -110,7 +110,7 @@ export const jwtAuthRoutes: VaultRoute[] = [
       operations: {
         read: {
           summary: "Read a JWT/OIDC auth mount's configuration (never the client secret)",
-          responses: envelope("the configuration (null data before one is written)", nullable(configSchema)),
+          responses: envelope("the configuration (404 before one is written)", configSchema),
         },
         update: {
           summary: "Configure a JWT/OIDC auth mount (replaces the configuration; discovery is fetched now)",

@@ -5,7 +5,7 @@
  */
 
 import { randomBytes, toHex } from "../../lib/bytes";
-import { tokenStoreAccessor } from "../auth/tokens";
+import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { AuthMount } from "../jwt-auth/model";
@@ -157,6 +157,13 @@ export const authMountRoutes: VaultRoute[] = [
         if (path.length > MAX_PATH || !PATH_GRAMMAR.test(path)) {
           throw badRequest(
             `invalid path "${path}": lower-case segments of a-z, 0-9, '_' and '-' (starting with a letter or digit) joined by '/', at most ${MAX_PATH} characters`,
+          );
+        }
+        // Routes under a mount end in `role/:name`, so `auth/a/role/login` must mean the role
+        // `login` of mount `a`, never the login of a mount `a/role`.
+        if (path.endsWith("/role")) {
+          throw badRequest(
+            `invalid path "${path}": a nested path cannot end in "/role" (auth/${path}/login would name a role)`,
           );
         }
         const type = String(f.values.type);

@@ -39,6 +39,7 @@ describe("sys/auth (S24)", () => {
       ["Upper", { type: "jwt" }, expect.stringMatching(/^invalid path "Upper"/) as unknown as string],
       ["x".repeat(65), { type: "jwt" }, expect.stringMatching(/^invalid path/) as unknown as string],
       ["-dash", { type: "jwt" }, expect.stringMatching(/^invalid path/) as unknown as string],
+      [`${base}/role`, { type: "jwt" }, expect.stringMatching(/cannot end in "\/role"/) as unknown as string],
     ];
     for (const [path, body, message] of cases) {
       const answer = await vault("POST", `sys/auth/${path}`, { body, outsideContract: NESTED });
@@ -92,7 +93,7 @@ describe("sys/auth (S24)", () => {
     // Enabled again: a new accessor, no config, no roles.
     const again = await enableJwtMount(path);
     expect(again.accessor).not.toBe(accessor);
-    expect((await vault("GET", `auth/${path}/config`)).json.data).toBeNull();
+    expect((await vault("GET", `auth/${path}/config`)).status).toBe(404);
     expect((await vault("GET", `auth/${path}/role/r`)).status).toBe(404);
     expect((await login(path, { role: "r", jwt: "x" })).json.errors).toEqual(["could not load configuration"]);
   });

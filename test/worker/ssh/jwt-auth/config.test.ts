@@ -112,7 +112,7 @@ describe("auth/<mount>/config (S25)", () => {
       const answer = await vault("POST", `auth/${path}/config`, { body });
       expect(answer.status).toBe(400);
       expect(answer.json.errors).toEqual([message]);
-      expect((await vault("GET", `auth/${path}/config`)).json.data).toBeNull();
+      expect((await vault("GET", `auth/${path}/config`)).status).toBe(404);
     });
   }
 

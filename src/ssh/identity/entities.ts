@@ -336,12 +336,19 @@ export const identityRoutes: VaultRoute[] = [
         if (!name) throw badRequest("missing alias name");
         if (!mountAccessor) throw badRequest("missing mount_accessor");
         if (!canonicalId) throw badRequest("missing canonical_id");
-        if (mountAccessor !== (await tokenStoreAccessor(req.db))) throw badRequest("invalid mount accessor");
+        // The token store's accessor, or an auth mount's (S24: an alias made ahead of a first login).
+        const authMount = await req.db
+          .select({ accessor: authMounts.accessor })
+          .from(authMounts)
+          .where(eq(authMounts.accessor, mountAccessor));
+        if (mountAccessor !== (await tokenStoreAccessor(req.db)) && authMount.length === 0) {
+          throw badRequest("invalid mount accessor");
+        }
         if (!(await loadEntity(req.db, canonicalId))) throw badRequest("invalid canonical ID");
         const clash = await req.db
           .select({ id: identityEntityAliases.id })
           .from(identityEntityAliases)
-          .where(eq(identityEntityAliases.name, name));
+          .where(and(eq(identityEntityAliases.mountAccessor, mountAccessor), eq(identityEntityAliases.name, name)));
         if (clash.length > 0) throw badRequest("alias already exists for requested entity and mount accessor");
         const id = crypto.randomUUID();
         await req.db.insert(identityEntityAliases).values({

@@ -5,7 +5,7 @@
  * One mount serves JWT login and the OIDC browser flow at once (a Keyway extension).
  */
 
-import { trimTrailing } from "../../lib/bytes";
+import { randomBytes, toHex, trimTrailing } from "../../lib/bytes";
 import { checkFetchableUrl, fetchJsonBounded } from "../../lib/net/bounded-fetch";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
@@ -194,6 +194,7 @@ export async function writeConfig(req: VaultRequest): Promise<Response> {
       : (existing?.namespace_in_state ?? true),
     discovered,
     static_jwks: staticJwks,
+    keys_version: toHex(randomBytes(8)),
     has_client_secret: v.oidc_client_secret !== "",
   };
   if (f.provided.has("namespace_in_state")) {

@@ -46,7 +46,7 @@ function keySource(accessor: string, config: JwtConfig): KeySource | null {
   if (config.static_jwks.length > 0) {
     return {
       kind: "static",
-      cacheKey: `${accessor}:${fingerprint(config.jwt_validation_pubkeys.join("\n"))}`,
+      cacheKey: `${accessor}:${config.keys_version}`,
       jwks: config.static_jwks,
     };
   }
@@ -54,13 +54,6 @@ function keySource(accessor: string, config: JwtConfig): KeySource | null {
   if (config.jwks_pairs.length > 0) return { kind: "remote", urls: config.jwks_pairs.map((p) => p.jwks_url) };
   if (config.discovered) return { kind: "remote", urls: [config.discovered.jwksUri] };
   return null;
-}
-
-/** A short, non-cryptographic digest of the static keys: a changed config never reuses imported keys. */
-function fingerprint(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return `${text.length}.${(h >>> 0).toString(16)}`;
 }
 
 /**

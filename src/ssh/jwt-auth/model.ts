@@ -39,6 +39,8 @@ export interface JwtConfig {
   discovered: DiscoveredProvider | null;
   /** Public keys of `jwt_validation_pubkeys` as JWKs, converted once when the config is written. */
   static_jwks: Record<string, unknown>[];
+  /** Random, new at every config write: names this config's imported keys in the per-isolate cache. */
+  keys_version: string;
   /** True when an `oidc_client_secret` is stored. */
   has_client_secret: boolean;
 }

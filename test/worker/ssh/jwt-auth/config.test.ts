@@ -2,14 +2,24 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { loadOidcClientSecret } from "../../../../src/ssh/jwt-auth/repo";
-import { configure, enableJwtMount, fixtureBase, serveDoc, testKey } from "../../../helpers/jwt-auth";
+import {
+  configure,
+  enableJwtMount,
+  fixtureBase,
+  login,
+  mintJwt,
+  serveDoc,
+  type TestKey,
+  testKey,
+  writeRole,
+} from "../../../helpers/jwt-auth";
 import { uniqueName, vault } from "../../../helpers/vault";
 
 /** Serve a discovery document (and its JWKS) under a fresh issuer path; returns the issuer URL. */
-async function provider(): Promise<string> {
+async function provider(key?: TestKey): Promise<string> {
   const base = `/${uniqueName("idp")}`;
   const issuer = `${fixtureBase()}${base}`;
-  const key = await testKey("RS256");
+  key ??= await testKey("RS256");
   const jwksUri = await serveDoc(`${base}/keys`, { body: { keys: [key.jwk] } });
   await serveDoc(`${base}/.well-known/openid-configuration`, {
     body: {
@@ -47,6 +57,22 @@ describe("auth/<mount>/config (S25)", () => {
     const row = await env.DB.prepare("SELECT * FROM auth_jwt_configs WHERE accessor = ?").bind(accessor).first();
     expect(JSON.stringify(row)).not.toContain("s3cret-value");
     expect(await loadOidcClientSecret(env, createDb(env.DB), accessor)).toBe("s3cret-value");
+  });
+
+  it("serves JWT login on a mount configured for the OIDC flow (one mount for both)", async () => {
+    const key = await testKey("ES256");
+    const issuer = await provider(key);
+    const { path } = await enableJwtMount(uniqueName("oidc"), "oidc");
+    await configure(path, { oidc_discovery_url: issuer, oidc_client_id: "keyway", oidc_client_secret: "s" });
+    await writeRole(path, "ci", { role_type: "jwt", bound_audiences: ["keyway"], user_claim: "sub" });
+    const ok = await login(path, { role: "ci", jwt: await mintJwt(key, { iss: issuer, aud: "keyway", sub: "bot" }) });
+    expect(ok.status).toBe(200);
+    const other = await login(path, {
+      role: "ci",
+      jwt: await mintJwt(key, { iss: "https://other.example", aud: "keyway", sub: "bot" }),
+    });
+    expect(other.status).toBe(400);
+    expect(other.json.errors).toEqual(["error validating token: invalid issuer (iss) claim"]);
   });
 
   const cases: [string, Record<string, unknown>, string][] = [
@@ -138,7 +164,22 @@ describe("auth/<mount>/config (S25)", () => {
     const redirect = `/${uniqueName("redir")}`;
     await serveDoc(`${redirect}/.well-known/openid-configuration`, { status: 302, location: wrongIssuer });
     const big = `/${uniqueName("big")}`;
-    await serveDoc(`${big}/.well-known/openid-configuration`, { body: "x".repeat(70 * 1024) });
+    // A valid document for its issuer, but over 64 KiB.
+    await serveDoc(`${big}/.well-known/openid-configuration`, {
+      body: { issuer: `${fixtureBase()}${big}`, jwks_uri: `${fixtureBase()}${big}/keys`, pad: "x".repeat(70 * 1024) },
+    });
+    // The same document within the bound is accepted (so the size alone refused the first).
+    const small = `/${uniqueName("small")}`;
+    await serveDoc(`${small}/.well-known/openid-configuration`, {
+      body: {
+        issuer: `${fixtureBase()}${small}`,
+        jwks_uri: `${fixtureBase()}${small}/keys`,
+        pad: "x".repeat(60 * 1024),
+      },
+    });
+    expect(
+      (await vault("POST", `auth/${path}/config`, { body: { oidc_discovery_url: `${fixtureBase()}${small}` } })).status,
+    ).toBe(204);
     for (const url of [
       `${fixtureBase()}/nothing-here`,
       `${fixtureBase()}${base}`,

@@ -80,6 +80,33 @@ describe("JWT login with static keys (S25)", () => {
     expect(entity.json.data.aliases[0].metadata).toEqual({ role: "r", team: "dev" });
   });
 
+  it("logs in to an entity whose alias was made ahead of the first login, with its policies", async () => {
+    const key = await testKey("ES256");
+    const { path, accessor } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "carol", user_claim: "sub" });
+    const entity = await vault("POST", "identity/entity", { body: { policies: ["ops"] } });
+    const alias = await vault("POST", "identity/entity-alias", {
+      body: { name: "carol", mount_accessor: accessor, canonical_id: entity.json.data.id },
+    });
+    expect(alias.status).toBe(200);
+    const answer = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "carol" }) });
+    expect(answer.json.auth.entity_id).toBe(entity.json.data.id);
+    expect(answer.json.auth.identity_policies).toEqual(["ops"]);
+  });
+
+  it("a new config's keys replace the old ones at once", async () => {
+    const before = await testKey("ES256");
+    const after = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [before.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "alice", user_claim: "sub" });
+    expect((await login(path, { role: "r", jwt: await mintJwt(before, { sub: "alice" }) })).status).toBe(200);
+    await configure(path, { jwt_validation_pubkeys: [after.pem] });
+    expect((await login(path, { role: "r", jwt: await mintJwt(before, { sub: "alice" }) })).status).toBe(400);
+    expect((await login(path, { role: "r", jwt: await mintJwt(after, { sub: "alice" }) })).status).toBe(200);
+  });
+
   it("refuses a token signed by another key", async () => {
     const key = await testKey("RS256");
     const other: TestKey = await testKey("RS256");

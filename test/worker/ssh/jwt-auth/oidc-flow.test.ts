@@ -46,6 +46,7 @@ function providerConfig(overrides: Partial<JwtConfig> = {}): JwtConfig {
       userinfoEndpoint: "",
     },
     static_jwks: [],
+    keys_version: crypto.randomUUID(),
     has_client_secret: true,
     ...overrides,
   };

@@ -7,61 +7,49 @@
  * 10,000-state cap (empty auth_url). The exchange against a real provider and the sign-in
  * it ends in are in test/interop/ssh/oidc-login.test.ts.
  *
- * The provider here is never reached: its config is stored directly (no discovery fetch),
- * with a token endpoint on a closed loopback port.
+ * The provider is a stand-in on the fixture server serving discovery and keys only; the
+ * exchange against a real provider is the end-to-end test's.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../../../../src/db/client";
 import { MAX_OUTSTANDING_STATES, RATE_LIMIT } from "../../../../src/platform/sign-in-store";
-import type { JwtConfig } from "../../../../src/ssh/jwt-auth/model";
-import { saveJwtConfig } from "../../../../src/ssh/jwt-auth/repo";
 import { mountSignInStore } from "../../../../src/ssh/jwt-auth/sign-in-limits";
-import { enableJwtMount, writeRole } from "../../../helpers/jwt-auth";
-import { vault } from "../../../helpers/vault";
+import { configure, enableJwtMount, fixtureBase, serveDoc, testKey, writeRole } from "../../../helpers/jwt-auth";
+import { uniqueName, vault } from "../../../helpers/vault";
 
 const REDIRECT = "http://localhost:8250/oidc/callback";
-const ISSUER = "https://idp.example.test";
-
-function providerConfig(overrides: Partial<JwtConfig> = {}): JwtConfig {
-  return {
-    oidc_discovery_url: ISSUER,
-    oidc_client_id: "keyway",
-    oidc_response_mode: "",
-    oidc_response_types: [],
-    jwks_url: "",
-    jwks_pairs: [],
-    jwt_validation_pubkeys: [],
-    jwt_supported_algs: [],
-    bound_issuer: "",
-    default_role: "",
-    namespace_in_state: true,
-    discovered: {
-      issuer: ISSUER,
-      jwksUri: `${ISSUER}/jwks`,
-      authorizationEndpoint: `${ISSUER}/authorize`,
-      // A closed loopback port: the exchange fails at once, without leaving the machine.
-      tokenEndpoint: "http://127.0.0.1:9/token",
-      userinfoEndpoint: "",
+/**
+ * An oidc mount configured through the API against a stand-in provider on the fixture
+ * server (discovery and JWKS only: its token endpoint answers 404, so an exchange fails
+ * at once), and a role `dev` allowing the CLI's redirect URI.
+ */
+async function oidcMount(config: Record<string, unknown> = {}) {
+  const prefix = `/${uniqueName("op")}`;
+  const issuer = `${fixtureBase()}${prefix}`;
+  const key = await testKey("RS256");
+  await serveDoc(`${prefix}/.well-known/openid-configuration`, {
+    body: {
+      issuer,
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      jwks_uri: `${issuer}/jwks`,
     },
-    static_jwks: [],
-    keys_version: crypto.randomUUID(),
-    has_client_secret: true,
-    ...overrides,
-  };
-}
-
-/** An oidc mount with a stored provider config and a role `dev` allowing the CLI's redirect URI. */
-async function oidcMount(config: Partial<JwtConfig> = {}, secret = "s3cret") {
+  });
+  await serveDoc(`${prefix}/jwks`, { body: { keys: [key.jwk] } });
   const mount = await enableJwtMount(undefined, "oidc");
-  await saveJwtConfig(env, createDb(env.DB), mount.accessor, providerConfig(config), secret);
+  await configure(mount.path, {
+    oidc_discovery_url: issuer,
+    oidc_client_id: "keyway",
+    oidc_client_secret: "s3cret",
+    ...config,
+  });
   await writeRole(mount.path, "dev", {
     user_claim: "sub",
     allowed_redirect_uris: [REDIRECT, "https://keyway.example/ui/callback"],
     oidc_scopes: ["profile"],
   });
-  return mount;
+  return { ...mount, issuer };
 }
 
 const authUrl = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
@@ -80,7 +68,7 @@ describe("oidc/auth_url (S26)", () => {
     const res = await authUrl(mount.path, { role: "DEV", redirect_uri: REDIRECT, client_nonce: "cn-1" });
     expect(res.status).toBe(200);
     const url = new URL(res.json.data.auth_url);
-    expect(`${url.origin}${url.pathname}`).toBe(`${ISSUER}/authorize`);
+    expect(`${url.origin}${url.pathname}`).toBe(`${mount.issuer}/authorize`);
     const q = Object.fromEntries(url.searchParams);
     expect(q).toMatchObject({
       client_id: "keyway",
@@ -133,7 +121,7 @@ describe("oidc/auth_url (S26)", () => {
     expect((await authUrl(mount.path, { role: "nope", redirect_uri: REDIRECT })).json).toEqual({
       errors: ['role "nope" could not be found'],
     });
-    const noSecret = await oidcMount({ has_client_secret: false }, "");
+    const noSecret = await oidcMount({ oidc_client_id: "", oidc_client_secret: "" });
     const res = await authUrl(noSecret.path, { role: "dev", redirect_uri: REDIRECT });
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ errors: ["OIDC login is not configured for this mount"] });

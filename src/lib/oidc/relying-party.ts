@@ -141,6 +141,8 @@ export async function exchangeCode(
   const client: oauth.Client = { client_id: options.clientId, [oauth.clockTolerance]: options.clockToleranceSeconds };
   let result: oauth.TokenEndpointResponse;
   try {
+    // The caller has already checked (and spent) the state; oauth4webapi only needs the
+    // code in the shape of callback parameters, so a placeholder state stands in for it.
     const parameters = oauth.validateAuthResponse(
       as,
       client,

@@ -26,6 +26,7 @@ import { isSecretsUrl, serveSecrets } from "./ssh/dispatcher";
 import { vaultMisconfigured } from "./ssh/errors";
 import { scheduledTidy } from "./ssh/revocation/routes";
 
+export { SignInStore } from "./platform/sign-in-store";
 export { OtpStore } from "./ssh/otp/otp-store";
 
 const app = new Hono<AppEnv>();

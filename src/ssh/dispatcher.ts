@@ -3,7 +3,7 @@
  * checks to every request, then calls the matched route's handler.
  */
 import { createDb } from "../db/client";
-import { readJsonObject } from "../lib/http/body";
+import { isFormBody, readFormObject, readJsonObject } from "../lib/http/body";
 import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
 import { addressInCidrs } from "./auth/bound-cidrs";
@@ -124,7 +124,12 @@ async function dispatch(
       throw badRequest(`error parsing list flag: strconv.ParseBool: parsing "${op.badListFlag}": invalid syntax`);
     const handler = operation ? match.route.operations[operation] : undefined;
     if (!operation || !handler) throw unsupportedOperation();
-    const body = operation === "update" || operation === "patch" ? await readJsonObject(request) : {};
+    const writes = operation === "update" || operation === "patch";
+    const body = !writes
+      ? {}
+      : match.route.formBody && isFormBody(request.headers)
+        ? await readFormObject(request)
+        : await readJsonObject(request);
     return handler({
       requestId,
       headers: request.headers,

@@ -23,6 +23,7 @@ import {
 import { DEFAULT_SUPPORTED_ALGS, type KeySource, MAX_JWT_BYTES, SignatureError, verifySignature } from "./keys";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
 import { loadLoginContext } from "./repo";
+import { enforceSignInRate } from "./sign-in-limits";
 
 export const LOGIN_FIELDS = {
   role: { type: "string" },
@@ -107,6 +108,7 @@ async function login(req: VaultRequest): Promise<Response> {
   const requested = String(f.values.role).toLowerCase();
   const context = await loadLoginContext(req.db, req.params.mount ?? "", requested);
   if (!context) throw unsupportedPath();
+  await enforceSignInRate(req, context.mount);
   const { mount, config, role } = context;
   if (!config) throw badRequest("could not load configuration");
   const roleName = requested || config.default_role;

@@ -160,7 +160,9 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
           content:
             operation === "patch"
               ? { "application/merge-patch+json": { schema }, "application/json": { schema } }
-              : { "application/json": { schema } },
+              : route.formBody
+                ? { "application/json": { schema }, "application/x-www-form-urlencoded": { schema } }
+                : { "application/json": { schema } },
         };
       }
       if (unauthenticated) op.security = [];

@@ -82,6 +82,32 @@ describe("the pool's alarm (N18)", () => {
     expect((await agentCall("POST", "ping", { session, body: { status: "busy" } })).status).toBe(401);
   });
 
+  it("a job past its cap errors its run naming the limit, and the next ping signals cancel", async () => {
+    const poolId = await createPool(ctx);
+    const { token } = await createAgentToken(poolId, ctx.ownerToken);
+    const { runId } = await createAgentWorkspace(ctx, poolId, { "engine-version": engine });
+    const session = await registerAgent(token, engine);
+    const polled = await agentCall("GET", "jobs/next?wait=5", { session });
+    const jobId = polled.json.job.id;
+    const started = await agentCall("POST", `jobs/${jobId}/start`, { session });
+    expect(Date.parse(started.json["expires-at"]) - Date.now()).toBeGreaterThan(2 * 3600_000 - 60_000);
+    await runInDurableObject(poolStub(env, poolId), (instance: AgentPool) => {
+      const running = (instance as unknown as { running: Map<string, { expiresAt: number }> }).running.get(jobId)!;
+      running.expiresAt = Date.now() - 1;
+    });
+    await runDurableObjectAlarm(poolStub(env, poolId));
+    const run = await waitForRun(runId, ctx.ownerToken, ["errored"]);
+    expect(run.attributes["error-message"]).toBe("job exceeded its time limit (2h)");
+    const ping = await agentCall("POST", "ping", { session, body: { status: "busy" } });
+    expect(ping.json.signals).toEqual([{ "job-id": jobId, signal: "cancel" }]);
+    // The token still serves finish within its grace.
+    const done = await agentCall("POST", `jobs/${jobId}/finish`, {
+      token: started.json["job-token"],
+      body: { status: "canceled" },
+    });
+    expect(done.json.job.status).toBe("errored");
+  });
+
   it("an unknown agent that pings again is back to idle", async () => {
     const poolId = await createPool(ctx);
     const { token } = await createAgentToken(poolId, ctx.ownerToken);

@@ -17,7 +17,7 @@ import {
   registerAgent,
   stateWith,
 } from "../../../helpers/agents";
-import { createOrgToken, tfe, uniqueName } from "../../../helpers/nocode";
+import { createMember, createOrgToken, tfe, uniqueName } from "../../../helpers/nocode";
 import { type NoCodeOrg, noCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
 import { workerRequest } from "../../../helpers/worker-request";
 
@@ -148,6 +148,16 @@ describe("credentials (N17, N18)", () => {
     expect(started.status).toBe(200);
     const listed = await tfe("GET", `agent-pools/${pool}/authentication-tokens`, { token: ctx.ownerToken });
     expect(listed.json.data.map((t: { id: string }) => t.id)).toContain(created.id);
+    const shown = await tfe("GET", `authentication-tokens/${created.id}`, { token: ctx.ownerToken });
+    expect(shown.status).toBe(200);
+    expect(shown.json.data.attributes.token).toBeNull();
+    expect(shown.json.data.relationships["agent-pool"].data).toEqual({ id: pool, type: "agent-pools" });
+    // N17: a member without manage-agent-pools neither sees nor revokes it.
+    const reader = await createMember(ctx.org, { "read-workspaces": true });
+    expect((await tfe("GET", `authentication-tokens/${created.id}`, { token: reader.token })).status).toBe(404);
+    expect((await tfe("DELETE", `authentication-tokens/${created.id}`, { token: reader.token })).status).toBe(404);
+    expect((await tfe("GET", `agent-pools/${pool}/authentication-tokens`, { token: reader.token })).status).toBe(404);
+    expect((await tfe("GET", `agent-pools/${pool}/agents`, { token: reader.token })).status).toBe(200);
     expect((await tfe("DELETE", `authentication-tokens/${created.id}`, { token: ctx.ownerToken })).status).toBe(204);
     expect((await agentCall("POST", "ping", { session, body: { status: "busy" } })).status).toBe(401);
     const run = await waitForRun(runId, ctx.ownerToken, ["canceled"]);

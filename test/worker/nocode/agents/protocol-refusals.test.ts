@@ -178,10 +178,18 @@ describe("credentials (N17, N18)", () => {
     const session = await registerAgent(poolToken, engine, "to-remove");
     const listed = await tfe("GET", `agent-pools/${poolId}/agents`, { token: ctx.ownerToken });
     const row = listed.json.data.find((a: { id: string }) => a.id === session.agentId);
+    const before = (await tfe("GET", `agent-pools/${poolId}`, { token: ctx.ownerToken })).json.data.attributes[
+      "agent-count"
+    ];
+    expect(before).toBeGreaterThan(0);
     expect(row.attributes).toMatchObject({ name: "to-remove", status: "idle", "engine-name": "terraform" });
     expect((await tfe("DELETE", `agents/${session.agentId}`, { token: ctx.ownerToken })).status).toBe(204);
     expect((await agentCall("POST", "ping", { session, body: { status: "idle" } })).status).toBe(401);
     expect((await tfe("GET", `agents/${session.agentId}`, { token: ctx.ownerToken })).status).toBe(404);
+    const after = (await tfe("GET", `agent-pools/${poolId}`, { token: ctx.ownerToken })).json.data.attributes[
+      "agent-count"
+    ];
+    expect(after).toBe(before - 1);
   });
 });
 

@@ -168,7 +168,8 @@ export async function finishJob(
           sql`EXISTS (SELECT 1 FROM agent_jobs WHERE id = ${job.id} AND status = ${status} AND finished_at = ${now})`,
         ),
       ),
-    job.agentId ? agentStatusQuery(db, job.agentId, "idle", now, now) : db.select({ one: sql`1` }).from(runs).limit(0),
+    // A running job always has its agent (set by `start`); the agent is idle again.
+    agentStatusQuery(db, job.agentId ?? "", "idle", now, now),
   ]);
   if (moved.length === 0) {
     const again = await db.select({ status: agentJobs.status }).from(agentJobs).where(eq(agentJobs.id, job.id)).get();

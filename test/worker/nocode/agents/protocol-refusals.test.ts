@@ -5,7 +5,6 @@
  * agent program below the minimum version; and where an agent token reaches (nowhere but
  * the protocol). Deleting an agent token or an agent ends the session at once.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentSession,
@@ -343,6 +342,5 @@ describe("workspace env variables the agent controls (N21)", () => {
       body: { data: { type: "vars", attributes: { key: "AWS_REGION", value: "x", category: "env" } } },
     });
     expect(fine.status).toBe(201);
-    void env;
   });
 });

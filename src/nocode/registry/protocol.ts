@@ -26,7 +26,8 @@ import * as v from "valibot";
 import { createDb } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
 import { SIGNED_LINK_HEADERS, signLink, verifySignedLink } from "../../lib/crypto/signed-link";
-import { authenticateNocode } from "../auth";
+import { registryTokenCaller } from "../agent-queue";
+import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
 import { operation } from "../request/operation";
@@ -40,6 +41,12 @@ export const DOWNLOAD_LINK_TTL_S = 300;
 /** Purpose string of the download links' HMAC (B2's domain separation). */
 export const DOWNLOAD_LINK_PURPOSE = "registry-download";
 
+/** The caller of an agent job's registry token sent as Bearer (N18), or null. */
+async function registryCallerOf(env: Env, headers: Headers): Promise<NocodeCaller | null> {
+  const token = bearerToken(headers);
+  return token ? registryTokenCaller(env, createDb(env.DB), token) : null;
+}
+
 /** The path below which this app is mounted. */
 export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
 
@@ -51,7 +58,10 @@ const isArchivePath = (path: string) => path.endsWith("/archive");
 
 registryProtocolApp.use("*", async (c, next) => {
   if (c.req.method === "GET" && isArchivePath(c.req.path)) return next();
-  const caller = await authenticateNocode(c.env, c.req.raw.headers);
+  // N18: besides the API's tokens, a running agent job's registry token reads its organization's modules.
+  const caller =
+    (await authenticateNocode(c.env, c.req.raw.headers)) ??
+    (c.req.method === "GET" ? await registryCallerOf(c.env, c.req.raw.headers) : null);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
   c.set("db", createDb(c.env.DB));

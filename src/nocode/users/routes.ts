@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { nocodeUsers } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
+import { tellPoolTokenRevoked } from "../agent-queue";
 import {
   findTokenById,
   issueToken,
@@ -169,7 +170,8 @@ userRoutes.get(
 /**
  * The token `:id` and who may see and revoke it (N13): a user token — that user or
  * ADMIN_TOKEN; a team token — whoever may manage the team's tokens (N10a); the
- * organization token — ADMIN_TOKEN, owners, or the organization token (`manage-teams`).
+ * organization token — ADMIN_TOKEN, owners, or the organization token (`manage-teams`);
+ * an agent token (N17) — `manage-agent-pools` in its pool's organization.
  */
 const tokenById = scope<TokenRow>(async (c) => {
   const db = c.var.db;
@@ -186,6 +188,10 @@ const tokenById = scope<TokenRow>(async (c) => {
     }
     case "organization":
       return { resource: row, organization: row.subjectId, right: "manage-teams" };
+    case "agent":
+      return row.organization === null
+        ? undefined
+        : { resource: row, organization: row.organization, right: "manage-agent-pools" };
   }
 });
 
@@ -217,6 +223,8 @@ userRoutes.delete(
     const row = tokenById.of(c);
     // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.
     if (!(await revokeTokenById(db, row.id))) throw notFound();
+    // N17: the pool's sessions opened with an agent token end at once.
+    if (row.kind === "agent") await tellPoolTokenRevoked(c.env, row.subjectId, row.id);
     return noContent();
   },
 );

@@ -11,7 +11,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import {
+
+import { buildTar, buildTarball } from "../../support/tarball";
+import { AGENT_PROGRAM, agent } from "./agent-module";
+
+const {
   AGENT_VERSION,
   COMMANDS,
   ConfigurationError,
@@ -26,10 +30,8 @@ import {
   readTarball,
   registryCredential,
   variableFiles,
-} from "../../../agent/keyway-agent";
-import { buildTar, buildTarball } from "../../support/tarball";
+} = agent;
 
-const AGENT = path.resolve(import.meta.dirname, "../../../agent/keyway-agent");
 const scratch = mkdtempSync(path.join(tmpdir(), "keyway-agent-unit-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let dirs = 0;
@@ -243,7 +245,7 @@ describe("registryCredential", () => {
     expect(() => registryCredential({ host: 'a"b', token: "t" })).toThrow(JobError);
     expect(() => registryCredential({ host: "a b", token: "t" })).toThrow(JobError);
     expect(() => registryCredential({ host: "h:1", token: 't"\n}' })).toThrow(JobError);
-    expect(() => registryCredential({ host: "h:1", token: "${x}" })).toThrow(JobError);
+    expect(() => registryCredential({ host: "h:1", token: ["$", "{x}"].join("") })).toThrow(JobError);
   });
 
   it("gives nothing when the inputs carry no registry", () => {
@@ -383,10 +385,16 @@ describe("configuration", () => {
   });
 
   it("prints its version with --version, and exits 2 naming a configuration problem", () => {
-    expect(execFileSync(process.execPath, [AGENT, "--version"], { encoding: "utf8" })).toBe(`${AGENT_VERSION}\n`);
+    expect(execFileSync(process.execPath, [AGENT_PROGRAM, "--version"], { encoding: "utf8" })).toBe(
+      `${AGENT_VERSION}\n`,
+    );
     let stderr = "";
     try {
-      execFileSync(process.execPath, [AGENT], { env: { PATH: process.env.PATH }, encoding: "utf8", stdio: "pipe" });
+      execFileSync(process.execPath, [AGENT_PROGRAM], {
+        env: { PATH: process.env.PATH },
+        encoding: "utf8",
+        stdio: "pipe",
+      });
     } catch (error) {
       const failed = error as { status: number; stderr: string };
       expect(failed.status).toBe(2);

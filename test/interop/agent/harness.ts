@@ -1,0 +1,448 @@
+/**
+ * End-to-end set-up for the agent tests (decision N22): the real Worker, an organization with
+ * a module whose only provider is built in, agent pools and their tokens, agent workspaces
+ * created through E4, and `agent/keyway-agent` running as a child process. Everything goes
+ * through the public APIs; the only thing between the agent and the Worker is
+ * {@link RecordingProxy}, a pass-through that keeps a copy of the log chunks the agent sent.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { vi } from "vitest";
+import { buildTarball } from "../../support/tarball";
+import { type RunningKeyway, startKeyway } from "../../support/worker";
+import { type Api, createOrg, tfe, unique } from "../console/seed";
+
+const root = path.resolve(import.meta.dirname, "../../..");
+export const AGENT_PROGRAM = path.join(root, "agent", "keyway-agent");
+export const STAND_IN_ENGINE = path.join(root, "test", "fixtures", "agent", "stand-in-engine.mjs");
+const MODULES = path.join(root, "test", "fixtures", "agent", "modules");
+
+/** The module files of test/fixtures/agent/modules/<name>, keyed by path. */
+export function moduleFiles(name: string): Record<string, string> {
+  const dir = path.join(MODULES, name);
+  return Object.fromEntries(readdirSync(dir).map((file) => [file, readFileSync(path.join(dir, file), "utf8")]));
+}
+
+/**
+ * The real engine of N22: `/usr/local/bin/terraform` or a `tofu` / `terraform` on PATH.
+ * Null when there is none (the real-engine tests then skip outside CI and fail in CI).
+ */
+export function realEngine(): string | null {
+  const candidates = ["/usr/local/bin/terraform"];
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (dir) candidates.push(path.join(dir, "tofu"), path.join(dir, "terraform"));
+  }
+  return candidates.find((file) => existsSync(file)) ?? null;
+}
+
+/** Lost-agent thresholds shortened for the tests (the defaults are 30 s and 300 s). */
+export const THRESHOLDS = { unknownAfter: 12, erroredAfter: 15 };
+
+export interface Keyway extends Api {
+  keyway: RunningKeyway;
+  proxy: RecordingProxy;
+  stop(): Promise<void>;
+}
+
+/** Start the Worker with the shortened thresholds, and the recording proxy in front of it. */
+export async function startWorker(): Promise<Keyway> {
+  const keyway = await startKeyway({
+    KEYWAY_AGENT_UNKNOWN_AFTER: String(THRESHOLDS.unknownAfter),
+    KEYWAY_AGENT_ERRORED_AFTER: String(THRESHOLDS.erroredAfter),
+  });
+  const proxy = await RecordingProxy.start(keyway.url);
+  return {
+    keyway,
+    proxy,
+    url: keyway.url,
+    adminToken: keyway.adminToken,
+    async stop() {
+      await proxy.stop();
+      await keyway.stop();
+    },
+  };
+}
+
+/**
+ * A pass-through HTTP proxy in front of the Worker, so a test can see what the agent sent as
+ * the run's log (PUT …/jobs/:id/logs) byte for byte. It changes nothing it forwards.
+ */
+export class RecordingProxy {
+  /** Log bytes per job id, in offset order as the Worker accepted them. */
+  readonly logs = new Map<string, Buffer>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(target: string): Promise<RecordingProxy> {
+    let proxy: RecordingProxy | undefined;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", async () => {
+        const body = Buffer.concat(chunks);
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(req.headers)) {
+          if (value === undefined || ["host", "connection", "content-length", "transfer-encoding"].includes(name))
+            continue;
+          headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+        }
+        try {
+          const answer = await fetch(`${target}${req.url}`, {
+            method: req.method,
+            headers,
+            body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
+            redirect: "manual",
+          });
+          const bytes = Buffer.from(await answer.arrayBuffer());
+          const log = /^\/api\/agent\/v1\/jobs\/([^/]+)\/logs\?offset=(\d+)$/.exec(req.url ?? "");
+          if (log && req.method === "PUT" && answer.status === 200) proxy?.recordLog(log[1]!, Number(log[2]), body);
+          const out: Record<string, string> = {};
+          answer.headers.forEach((value, name) => {
+            if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(name))
+              out[name] = value;
+          });
+          res.writeHead(answer.status, out);
+          res.end(bytes);
+        } catch (error) {
+          res.writeHead(502);
+          res.end(String(error));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    if (address === null || typeof address === "string") throw new Error("proxy did not listen");
+    proxy = new RecordingProxy(server, `http://127.0.0.1:${address.port}`);
+    return proxy;
+  }
+
+  private recordLog(jobId: string, offset: number, chunk: Buffer): void {
+    const stored = this.logs.get(jobId) ?? Buffer.alloc(0);
+    if (offset > stored.length) return;
+    const merged = Buffer.concat([stored.subarray(0, offset), chunk]);
+    this.logs.set(jobId, merged.length >= stored.length ? merged : stored);
+  }
+
+  /** Every log byte the agent sent, all jobs together. */
+  allLogs(): string {
+    return [...this.logs.values()].map((b) => b.toString("utf8")).join("\n");
+  }
+
+  stop(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+async function expectStatus<T extends { status: number; json: unknown }>(
+  call: Promise<T>,
+  status: number,
+  what: string,
+): Promise<T> {
+  const answer = await call;
+  if (answer.status !== status) {
+    throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.json)}`);
+  }
+  return answer;
+}
+
+export interface AgentOrg {
+  org: string;
+  token: string;
+  noCodeModuleId: string;
+}
+
+/** An organization with `terraform-data` published as 1.0.0 and enabled for no-code pinned there. */
+export async function agentOrg(api: Api, moduleName = "terraform-data"): Promise<AgentOrg> {
+  const { org, owner } = await createOrg(api);
+  const token = owner.token;
+  const name = unique("data");
+  const registryModule = await expectStatus(
+    tfe(api, "POST", `organizations/${org}/registry-modules`, token, {
+      data: { type: "registry-modules", attributes: { name, provider: "terraform", "registry-name": "private" } },
+    }),
+    201,
+    "registry module",
+  );
+  const base = `organizations/${org}/registry-modules/private/${org}/${name}/terraform`;
+  const version = await expectStatus(
+    tfe(api, "POST", `${base}/versions`, token, {
+      data: { type: "registry-module-versions", attributes: { version: "1.0.0" } },
+    }),
+    201,
+    "module version",
+  );
+  const upload = await fetch(version.json.data.links.upload, {
+    method: "PUT",
+    body: (await buildTarball(moduleFiles(moduleName))) as Uint8Array<ArrayBuffer>,
+  });
+  await upload.text();
+  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
+  await vi.waitFor(
+    async () => {
+      const read = await tfe(api, "GET", `${base}/version?module_version=1.0.0`, token);
+      const status = read.json?.data?.attributes?.status;
+      if (status === "reg_ingress_failed") throw new Error(`ingestion failed: ${read.json.data.attributes.error}`);
+      if (status !== "ok") throw new Error(`version is ${status}`);
+    },
+    { timeout: 30_000, interval: 100 },
+  );
+  const enabled = await expectStatus(
+    tfe(api, "POST", `organizations/${org}/no-code-modules`, token, {
+      data: {
+        type: "no-code-modules",
+        attributes: { enabled: true, "version-pin": "1.0.0" },
+        relationships: { "registry-module": { data: { type: "registry-modules", id: registryModule.json.data.id } } },
+      },
+    }),
+    200,
+    "enable no-code",
+  );
+  return { org, token, noCodeModuleId: enabled.json.data.id };
+}
+
+export interface Pool {
+  id: string;
+  name: string;
+  /** The pool's agent token (`at-….atlasv1.…`). */
+  token: string;
+}
+
+/** An agent pool with one agent token (N17). */
+export async function createPool(api: Api, ctx: AgentOrg): Promise<Pool> {
+  const name = unique("pool");
+  const pool = await expectStatus(
+    tfe(api, "POST", `organizations/${ctx.org}/agent-pools`, ctx.token, {
+      data: { type: "agent-pools", attributes: { name } },
+    }),
+    201,
+    "agent pool",
+  );
+  const id = pool.json.data.id as string;
+  const token = await expectStatus(
+    tfe(api, "POST", `agent-pools/${id}/authentication-tokens`, ctx.token, {
+      data: { type: "authentication-tokens", attributes: { description: "e2e" } },
+    }),
+    201,
+    "agent token",
+  );
+  return { id, name, token: token.json.data.attributes.token };
+}
+
+/** A var of E4. */
+export function engineVar(key: string, value: string, extra: { hcl?: boolean; sensitive?: boolean } = {}) {
+  return { type: "vars", attributes: { key, value, category: "terraform", hcl: false, sensitive: false, ...extra } };
+}
+
+/** An `env` var of E4. */
+export function envVar(key: string, value: string, sensitive = false) {
+  return { type: "vars", attributes: { key, value, category: "env", hcl: false, sensitive } };
+}
+
+/** E4 with `execution-mode: agent` in `pool`; returns the workspace id and its first run's id. */
+export async function createAgentWorkspace(
+  api: Api,
+  ctx: AgentOrg,
+  pool: Pool,
+  options: { autoApply: boolean; vars: ReturnType<typeof engineVar>[] },
+): Promise<{ workspaceId: string; runId: string; name: string }> {
+  const name = unique("ws");
+  const created = await expectStatus(
+    tfe(api, "POST", `no-code-modules/${ctx.noCodeModuleId}/workspaces`, ctx.token, {
+      data: {
+        type: "workspaces",
+        attributes: {
+          name,
+          "auto-apply": options.autoApply,
+          "execution-mode": "agent",
+          "agent-pool-id": pool.id,
+          "engine-version": "1.11.4",
+        },
+        relationships: { vars: { data: options.vars } },
+      },
+    }),
+    200,
+    "E4",
+  );
+  return {
+    workspaceId: created.json.data.id,
+    runId: created.json.data.relationships["latest-run"].data.id,
+    name,
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
+export type Json = any;
+
+/** `GET /runs/:id` until its status is one of `statuses` (fails early on another final status). */
+export async function waitForRun(
+  api: Api,
+  token: string,
+  runId: string,
+  statuses: string[],
+  timeout = 60_000,
+): Promise<Json> {
+  const final = ["applied", "errored", "canceled", "discarded", "planned_and_finished", "force_canceled"];
+  const deadline = Date.now() + timeout;
+  let status = "";
+  while (Date.now() < deadline) {
+    const read = await tfe(api, "GET", `runs/${runId}`, token);
+    const run = read.json?.data;
+    status = run?.attributes?.status;
+    if (statuses.includes(status)) return run;
+    if (final.includes(status)) {
+      throw new Error(
+        `run ${runId} is ${status} (${run.attributes["error-message"] ?? ""}), expected ${statuses.join("|")}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`run ${runId} is still ${status} after ${timeout} ms, expected ${statuses.join("|")}`);
+}
+
+/** The plan resource of a run. */
+export async function readPlan(api: Api, token: string, run: Json): Promise<Json> {
+  const planId = run.relationships.plan.data.id;
+  return (await expectStatus(tfe(api, "GET", `plans/${planId}`, token), 200, "plan")).json.data;
+}
+
+/** The workspace's current state: metadata, outputs and the raw state document. */
+export async function currentState(
+  api: Api,
+  token: string,
+  workspaceId: string,
+): Promise<{ version: Json; outputs: Json[]; raw: Json }> {
+  const version = (
+    await expectStatus(tfe(api, "GET", `workspaces/${workspaceId}/current-state-version`, token), 200, "state version")
+  ).json.data;
+  const outputs = (
+    await expectStatus(
+      tfe(api, "GET", `workspaces/${workspaceId}/current-state-version-outputs`, token),
+      200,
+      "state outputs",
+    )
+  ).json.data;
+  const download = version.attributes["hosted-state-download-url"];
+  const res = await fetch(download, { headers: { Authorization: `Bearer ${token}` } });
+  const raw = await res.json();
+  return { version, outputs, raw };
+}
+
+/** The agents of a pool as the API lists them. */
+export async function listAgents(api: Api, token: string, poolId: string): Promise<Json[]> {
+  return (await expectStatus(tfe(api, "GET", `agent-pools/${poolId}/agents`, token), 200, "agents")).json.data;
+}
+
+export interface AgentProcess {
+  child: ChildProcess;
+  name: string;
+  workdir: string;
+  stderr(): string;
+  /** Resolves when the agent exits. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Kill it if it still runs, and remove its files. */
+  dispose(): Promise<void>;
+}
+
+/** Values put in the agent's own environment that must never reach the engine (N21). */
+export const HOST_SECRET = "agent-host-secret-value-0f3a";
+
+/** Start `agent/keyway-agent` for `pool` with the token in a 0600 file. */
+export function startAgent(
+  keyway: Keyway,
+  pool: Pool,
+  options: { engine: string; args?: string[]; drainSeconds?: number; env?: Record<string, string> },
+): AgentProcess {
+  const dir = mkdtempSync(path.join(tmpdir(), "keyway-agent-e2e-"));
+  const tokenFile = path.join(dir, "token");
+  writeFileSync(tokenFile, `${pool.token}\n`, { mode: 0o600 });
+  const workdir = path.join(dir, "work");
+  mkdirSync(workdir, { mode: 0o700 });
+  const name = unique("agent");
+  const child = spawn(process.execPath, [AGENT_PROGRAM, ...(options.args ?? [])], {
+    env: {
+      PATH: process.env.PATH,
+      KEYWAY_ADDRESS: keyway.proxy.url,
+      KEYWAY_AGENT_TOKEN_FILE: tokenFile,
+      KEYWAY_AGENT_NAME: name,
+      KEYWAY_ENGINE: options.engine,
+      KEYWAY_AGENT_WORKDIR: workdir,
+      KEYWAY_AGENT_DRAIN_SECONDS: String(options.drainSeconds ?? 3600),
+      // Neither may reach the engine: the allow-list keeps out everything else of the agent's.
+      KEYWAY_CANARY: "keyway-variable-of-the-agent",
+      AGENT_HOST_SECRET: HOST_SECRET,
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  child.stdout?.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    child,
+    name,
+    workdir,
+    stderr: () => stderr,
+    exited,
+    async dispose() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGKILL");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One line of the stand-in engine's record (test/fixtures/agent/stand-in-engine.mjs). */
+export interface StandInRecord {
+  event: "invoke" | "paused";
+  argv?: string[];
+  cwd?: string;
+  files?: string[];
+  env?: Record<string, string>;
+  tfvars?: { json: string | null; hcl: string | null };
+  cliConfig?: string | null;
+  command?: string;
+  pid: number;
+}
+
+/** A fresh record file for the stand-in engine, and a reader for it. */
+export function standInRecord(): { file: string; read(): StandInRecord[]; dispose(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), "keyway-stand-in-"));
+  const file = path.join(dir, "record.jsonl");
+  return {
+    file,
+    read: () =>
+      existsSync(file)
+        ? readFileSync(file, "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((line) => JSON.parse(line) as StandInRecord)
+        : [],
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Wait until the stand-in engine recorded a pause; returns its record. */
+export async function waitForPause(record: { read(): StandInRecord[] }, command: string): Promise<StandInRecord> {
+  return vi.waitFor(
+    () => {
+      const paused = record.read().find((r) => r.event === "paused" && r.command === command);
+      if (!paused) throw new Error(`the stand-in engine has not paused in ${command} yet`);
+      return paused;
+    },
+    { timeout: 60_000, interval: 100 },
+  );
+}

@@ -6,7 +6,16 @@
  * {@link RecordingProxy}, a pass-through that keeps a copy of the log chunks the agent sent.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,7 +26,7 @@ import { type Api, createOrg, tfe, unique } from "../console/seed";
 
 const root = path.resolve(import.meta.dirname, "../../..");
 export const AGENT_PROGRAM = path.join(root, "agent", "keyway-agent");
-export const STAND_IN_ENGINE = path.join(root, "test", "fixtures", "agent", "stand-in-engine.mjs");
+const STAND_IN_ENGINE = path.join(root, "test", "fixtures", "agent", "stand-in-engine.mjs");
 const MODULES = path.join(root, "test", "fixtures", "agent", "modules");
 
 /** The module files of test/fixtures/agent/modules/<name>, keyed by path. */
@@ -418,12 +427,19 @@ export interface StandInRecord {
   pid: number;
 }
 
-/** A fresh record file for the stand-in engine, and a reader for it. */
-export function standInRecord(): { file: string; read(): StandInRecord[]; dispose(): void } {
+/**
+ * The stand-in engine for one test: a symbolic link named `terraform` to it in a fresh
+ * directory (KEYWAY_ENGINE), so the stand-in records every call — the agent's `version -json`
+ * at start included — in `stand-in-record.jsonl` there, without a variable added to the
+ * environment it records.
+ */
+export function standInEngine(): { engine: string; read(): StandInRecord[]; dispose(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), "keyway-stand-in-"));
-  const file = path.join(dir, "record.jsonl");
+  const engine = path.join(dir, "terraform");
+  symlinkSync(STAND_IN_ENGINE, engine);
+  const file = path.join(dir, "stand-in-record.jsonl");
   return {
-    file,
+    engine,
     read: () =>
       existsSync(file)
         ? readFileSync(file, "utf8")

@@ -24,8 +24,7 @@ import {
   listAgents,
   type Pool,
   readPlan,
-  STAND_IN_ENGINE,
-  standInRecord,
+  standInEngine,
   startAgent,
   startWorker,
   THRESHOLDS,
@@ -56,17 +55,16 @@ async function scenario(options: {
   startAgentFirst?: boolean;
 }) {
   const pool = await createPool(keyway, ctx);
-  const record = standInRecord();
+  const record = standInEngine();
   cleanups.push(() => record.dispose());
   const secret = unique("sensitive-variable-value");
   const envSecret = unique("sensitive-env-value");
-  const agent = startAgent(keyway, pool, { engine: STAND_IN_ENGINE, args: options.agentArgs });
+  const agent = startAgent(keyway, pool, { engine: record.engine, args: options.agentArgs });
   cleanups.push(() => agent.dispose());
   const vars = [
     engineVar("name", "alpha"),
     engineVar("secret", secret, { sensitive: true }),
     engineVar("labels", '{ team = "platform" }', { hcl: true }),
-    envVar("STAND_IN_RECORD", record.file),
     envVar("STAND_IN_SECRET_ENV", envSecret, true),
     ...Object.entries({ STAND_IN_CASE: options.standInCase ?? "terraform-data", ...options.env }).map(([k, v]) =>
       envVar(k, v),
@@ -132,7 +130,6 @@ describe("stand-in engine: how the agent runs the engine (N21)", () => {
           "HOME",
           "PATH",
           "STAND_IN_CASE",
-          "STAND_IN_RECORD",
           "STAND_IN_SECRET_ENV",
           "TF_CLI_CONFIG_FILE",
           "TF_INPUT",
@@ -153,6 +150,8 @@ describe("stand-in engine: how the agent runs the engine (N21)", () => {
       expect(call.cliConfig).not.toContain(pool.token);
       expect(Object.values(env).join("\n")).not.toContain(pool.token);
     }
+    // `version -json` runs before any job: the allow-list alone, no run variables, no credential.
+    expect(Object.keys(calls[0]!.env!).sort()).toEqual(["HOME", "PATH", "TF_INPUT", "TF_IN_AUTOMATION"]);
     // The agent's own environment stays out, KEYWAY_* names first of all.
     for (const call of calls) {
       expect(Object.keys(call.env!).filter((k) => k.startsWith("KEYWAY_"))).toEqual([]);
@@ -191,7 +190,7 @@ describe("stand-in engine: how the agent runs the engine (N21)", () => {
     expect(await agent.exited).toEqual({ code: 0, signal: null }); // --single: one job, then exit
     expect((await readPlan(keyway, ctx.token, run)).attributes["resource-additions"]).toBe(1);
 
-    const second = startAgent(keyway, pool, { engine: STAND_IN_ENGINE, args: ["--single"] });
+    const second = startAgent(keyway, pool, { engine: record.engine, args: ["--single"] });
     cleanups.push(() => second.dispose());
     expect((await tfe(keyway, "POST", `runs/${workspace.runId}/actions/apply`, ctx.token, {})).status).toBe(202);
     await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]);

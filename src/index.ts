@@ -11,6 +11,7 @@ import { guardEnv } from "./db/d1-guard";
 import { logAccess } from "./lib/access-log";
 import { cachedDeploymentProblem, misconfiguredMessage } from "./lib/deployment-config";
 import { attachRequestRecord, incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "./lib/http/request-id";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./nocode/agents/protocol";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
 import { discoveryApp } from "./nocode/discovery";
@@ -24,6 +25,7 @@ import { isSecretsUrl, serveSecrets } from "./ssh/dispatcher";
 import { vaultMisconfigured } from "./ssh/errors";
 import { scheduledTidy } from "./ssh/revocation/routes";
 
+export { AgentPool } from "./nocode/agents/pool-object";
 export { OtpStore } from "./ssh/otp/otp-store";
 
 const app = new Hono<AppEnv>();
@@ -40,6 +42,7 @@ app.use(
 // Sub-apps carry their own onError into app.route() (house style §1), so register them
 // after their error handlers are set (they are, at module load).
 app.route("/api/v2", nocodeApp);
+app.route(AGENT_PROTOCOL_PREFIX, agentProtocolApp); // N18: the agent protocol; agent tokens authenticate only here
 app.route(REGISTRY_PROTOCOL_PREFIX, registryProtocolApp); // B13: Terraform's module registry protocol
 app.route("/app", planPageApp); // N8 plan page: outside /api/v2, carries its own credential (view token, Bearer or console session)
 app.route("/app", consoleApp); // N14 self-service console: every other page under /app

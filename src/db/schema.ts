@@ -221,7 +221,8 @@ export const nocodeTokens = sqliteTable(
     hash: text("hash").primaryKey(),
     /** Public id of the token (`at-` + 16 alnum), the JSON:API id of `authentication-tokens`. */
     id: text("id").notNull(),
-    kind: text("kind", { enum: ["user", "team", "organization"] }).notNull(),
+    /** N17: `agent` tokens belong to an agent pool (`subject_id` the pool id) and reach only the agent protocol. */
+    kind: text("kind", { enum: ["user", "team", "organization", "agent"] }).notNull(),
     subjectId: text("subject_id").notNull(),
     /** The organization of a team or organization token; null for user tokens. */
     organization: text("organization"),
@@ -235,7 +236,9 @@ export const nocodeTokens = sqliteTable(
   (t) => [
     uniqueIndex("nocode_tokens_id").on(t.id),
     index("nocode_tokens_subject").on(t.kind, t.subjectId),
-    uniqueIndex("nocode_tokens_one_per_team_or_org").on(t.kind, t.subjectId).where(sql`kind <> 'user'`),
+    uniqueIndex("nocode_tokens_one_per_team_or_org")
+      .on(t.kind, t.subjectId)
+      .where(sql`kind IN ('team', 'organization')`),
   ],
 );
 
@@ -523,6 +526,19 @@ export const runs = sqliteTable(
      * time stamp, which concurrent requests in workerd can share (migration `0014`).
      */
     transitionToken: text("transition_token"),
+    /** N19: `agent` runs are executed by an agent of the workspace's pool; `remote` ones by N7's planner (migration `0040`). */
+    executionMode: text("execution_mode", { enum: ["remote", "agent"] })
+      .notNull()
+      .default("remote"),
+    /** N19: JSON of the plan's `execution-details` of an agent run (agent, pool, engine); null until an agent starts it. */
+    executionDetails: text("execution_details"),
+    /** N18/N19: why the run waits or was discarded (`waiting for an agent of pool …`); null when none. */
+    statusReason: text("status_reason"),
+    /**
+     * N18: the variables an agent receives for this run (engine and env, sensitive values
+     * included), as JSON encrypted under KEYWAY_KEK with the context `run-inputs:<run id>`.
+     */
+    agentInputs: text("agent_inputs"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -545,8 +561,22 @@ export const stateVersions = sqliteTable(
     /** JSON array of `{name, sensitive, value: null}`. */
     outputs: text("outputs").notNull(),
     createdAt: integer("created_at").notNull(),
+    /**
+     * N19/N20: `structural` (written by N7's built-in apply; listed, never downloaded, never
+     * given to an agent) or `engine` (a state an agent uploaded, stored encrypted in R2).
+     */
+    kind: text("kind", { enum: ["structural", "engine"] })
+      .notNull()
+      .default("structural"),
+    /** The engine state's `lineage`, its MD5 (hex) and size in bytes; null for structural ones. */
+    lineage: text("lineage"),
+    md5: text("md5"),
+    size: integer("size"),
+    /** The `run_data_objects` row holding the state's bytes; null for structural ones. */
+    objectId: text("object_id"),
   },
-  (t) => [uniqueIndex("state_versions_run").on(t.runId), index("state_versions_workspace").on(t.workspaceId, t.serial)],
+  // N20: an agent's apply may record more than one state (an interrupted apply, then the final one).
+  (t) => [index("state_versions_run").on(t.runId), index("state_versions_workspace").on(t.workspaceId, t.serial)],
 );
 
 // ---------------------------------------------------------------------------
@@ -765,4 +795,100 @@ export const upgradeRolloutItems = sqliteTable(
     index("upgrade_rollout_items_workspace").on(t.workspaceId, t.status),
     index("upgrade_rollout_items_run").on(t.runId),
   ],
+);
+
+// --- The execution plane (N17–N20, issue 30; migrations 0040–0041) ---
+
+/**
+ * N17/N18: agents of a pool, one row per registration. `status` is the last one written by
+ * the pool's Durable Object (`idle`, `busy`, `unknown`, `errored`, `exited`), which holds the
+ * live status; `last_ping_at` is written at most once a minute.
+ */
+export const agents = sqliteTable(
+  "agents",
+  {
+    id: text("id").primaryKey(),
+    poolId: text("pool_id").notNull(),
+    organization: text("organization").notNull(),
+    /** The agent token (`at-…`) it registered with. */
+    tokenId: text("token_id").notNull(),
+    name: text("name").notNull(),
+    version: text("version").notNull(),
+    engineName: text("engine_name").notNull(),
+    engineVersion: text("engine_version").notNull(),
+    ipAddress: text("ip_address"),
+    status: text("status").notNull(),
+    lastPingAt: integer("last_ping_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("agents_pool").on(t.poolId, t.lastPingAt), index("agents_token").on(t.tokenId)],
+);
+
+/**
+ * N18: one job per phase of an agent run. `status`: `queued`, `running`, `finished`,
+ * `errored`, `canceled`. The job token and the registry token are stored only as keyed
+ * hashes; the artifacts a plan job uploaded are `run_data_objects` rows.
+ */
+export const agentJobs = sqliteTable(
+  "agent_jobs",
+  {
+    id: text("id").primaryKey(),
+    runId: text("run_id").notNull(),
+    phase: text("phase", { enum: ["plan", "apply"] }).notNull(),
+    poolId: text("pool_id").notNull(),
+    workspaceId: text("workspace_id").notNull(),
+    organization: text("organization").notNull(),
+    /** The workspace's `engine-version` (an exact version or a constraint). */
+    engineConstraint: text("engine_constraint").notNull(),
+    status: text("status", { enum: ["queued", "running", "finished", "errored", "canceled"] }).notNull(),
+    agentId: text("agent_id"),
+    tokenHash: text("token_hash"),
+    registryTokenHash: text("registry_token_hash"),
+    startedAt: integer("started_at"),
+    expiresAt: integer("expires_at"),
+    finishedAt: integer("finished_at"),
+    message: text("message"),
+    /** Bytes of log stored for this phase (N18 offsets). */
+    logLength: integer("log_length").notNull().default(0),
+    planFileObjectId: text("plan_file_object_id"),
+    jsonPlanObjectId: text("json_plan_object_id"),
+    lockFileObjectId: text("lock_file_object_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("agent_jobs_run_phase").on(t.runId, t.phase),
+    uniqueIndex("agent_jobs_token").on(t.tokenHash),
+    uniqueIndex("agent_jobs_registry_token").on(t.registryTokenHash),
+    index("agent_jobs_pool_status").on(t.poolId, t.status),
+    index("agent_jobs_agent").on(t.agentId, t.status),
+  ],
+);
+
+/**
+ * N20 "At rest": every state, plan file, lock file, JSON plan and log chunk in R2 (binding
+ * RUN_DATA) is encrypted in 64 KiB AES-256-GCM segments under its own random data key,
+ * stored here wrapped under KEYWAY_KEK with the context `data-key:<id>` (B11 rewraps it).
+ */
+export const runDataObjects = sqliteTable("run_data_objects", {
+  id: text("id").primaryKey(),
+  kind: text("kind", { enum: ["state", "plan-file", "json-plan", "lock-file", "log"] }).notNull(),
+  r2Key: text("r2_key").notNull(),
+  dataKeyEncrypted: text("data_key_encrypted").notNull(),
+  /** Plaintext size in bytes. */
+  size: integer("size").notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** N18: the log of a job as chunks at byte offsets, each its own encrypted object. */
+export const agentJobLogChunks = sqliteTable(
+  "agent_job_log_chunks",
+  {
+    jobId: text("job_id").notNull(),
+    offset: integer("offset").notNull(),
+    length: integer("length").notNull(),
+    objectId: text("object_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.offset] })],
 );

@@ -10,7 +10,12 @@
  * - `workspace_vars.value_encrypted`, context `workspace-var:<var id>`
  *   (src/nocode/workspaces/vars.ts);
  * - the pending sensitive vars of an upgrade run, `runs.configuration` →
- *   `$.varChanges[*].valueEncrypted`, same context (src/nocode/upgrade/vars.ts).
+ *   `$.varChanges[*].valueEncrypted`, same context (src/nocode/upgrade/vars.ts);
+ * - N18: the variables an agent receives for a run, `runs.agent_inputs`, context
+ *   `run-inputs:<run id>` (src/nocode/agents/inputs.ts);
+ * - N20: the data keys of run data in R2, `run_data_objects.data_key_encrypted`, context
+ *   `data-key:<object id>` (src/nocode/agents/run-data.ts): rewrapping a data key never
+ *   touches the R2 object it opens.
  * A new encrypted column must be added here in the same change (its test enumerates them).
  *
  * Every write is a compare-and-swap on the old ciphertext, so a value written meanwhile
@@ -42,6 +47,8 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
     context: (mount) => `ssh-ca:${mount}`,
   },
   { table: "workspace_vars", key: "id", column: "value_encrypted", context: (id) => `workspace-var:${id}` },
+  { table: "runs", key: "id", column: "agent_inputs", context: (id) => `run-inputs:${id}` },
+  { table: "run_data_objects", key: "id", column: "data_key_encrypted", context: (id) => `data-key:${id}` },
 ];
 
 /** The AES-GCM context of a pending var change (the var id it will have, as workspace_vars). */

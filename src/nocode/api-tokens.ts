@@ -19,7 +19,9 @@ export type TokenRow = typeof nocodeTokens.$inferSelect;
 export type TokenSubject =
   | { kind: "user"; userId: string }
   | { kind: "team"; teamId: string; organization: string }
-  | { kind: "organization"; organization: string };
+  | { kind: "organization"; organization: string }
+  /** N17: an agent pool's token; it reaches only the agent protocol (/api/agent/v1). */
+  | { kind: "agent"; poolId: string; organization: string };
 
 /** Create a token for `subject`; team and organization tokens replace the previous one. */
 export async function issueToken(
@@ -35,7 +37,13 @@ export async function issueToken(
     id: newId("at"),
     kind: subject.kind,
     subjectId:
-      subject.kind === "user" ? subject.userId : subject.kind === "team" ? subject.teamId : subject.organization,
+      subject.kind === "user"
+        ? subject.userId
+        : subject.kind === "team"
+          ? subject.teamId
+          : subject.kind === "agent"
+            ? subject.poolId
+            : subject.organization,
     organization: subject.kind === "user" ? null : subject.organization,
     description,
     createdAt: Date.now(),
@@ -43,7 +51,7 @@ export async function issueToken(
     expiredAt,
   };
   const insert = db.insert(nocodeTokens).values(row);
-  if (subject.kind === "user") {
+  if (subject.kind === "user" || subject.kind === "agent") {
     await insert;
   } else {
     // One statement batch: the old token stops working exactly when the new one starts.
@@ -125,6 +133,7 @@ export function serializeToken(row: TokenRow, token: string | null) {
   if (row.kind === "team") relationships["team"] = { data: { id: row.subjectId, type: "teams" } };
   if (row.kind === "organization")
     relationships["organization"] = { data: { id: row.subjectId, type: "organizations" } };
+  if (row.kind === "agent") relationships["agent-pool"] = { data: { id: row.subjectId, type: "agent-pools" } };
   return {
     data: {
       id: row.id,
@@ -155,6 +164,7 @@ export const tokenResourceAnswer = resourceAnswer(
     "created-by": v.optional(toOneAnswer("users")),
     team: v.optional(toOneAnswer("teams")),
     organization: v.optional(toOneAnswer("organizations")),
+    "agent-pool": v.optional(toOneAnswer("agent-pools")),
   },
 );
 

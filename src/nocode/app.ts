@@ -5,6 +5,8 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { createDb } from "../db/client";
 import { agentPoolRoutes } from "./agent-pools/routes";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./agents/protocol";
+import { agentRoutes } from "./agents/routes";
 import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCache } from "./cache";
 import { discoveryApp } from "./discovery";
@@ -107,6 +109,7 @@ nocodeApp.get(
         [
           { prefix: "/api/v2", routes: nocodeApp.routes },
           { prefix: REGISTRY_PROTOCOL_PREFIX, routes: registryProtocolApp.routes },
+          { prefix: AGENT_PROTOCOL_PREFIX, routes: agentProtocolApp.routes },
           { prefix: "", routes: discoveryApp.routes },
         ],
         { version: TFP_API_VERSION },
@@ -126,6 +129,7 @@ nocodeApp.route("/", userRoutes);
 nocodeApp.route("/", teamRoutes);
 nocodeApp.route("/", projectRoutes);
 nocodeApp.route("/", agentPoolRoutes);
+nocodeApp.route("/", agentRoutes); // Agent tokens and agents (N17)
 nocodeApp.route("/", releaseRoutes);
 // No-code modules (E1–E3, DELETE, module variables; issue #7).
 nocodeApp.route("/", noCodeModuleRoutes);

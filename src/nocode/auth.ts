@@ -90,6 +90,10 @@ export async function resolveTokenHash(db: Db, hash: string): Promise<ResolvedTo
     case "organization":
       caller = { kind: "organization", organization: row.subjectId };
       break;
+    case "agent":
+      // N17: an agent token reaches only the agent protocol; everywhere else it is no caller (401).
+      caller = null;
+      break;
   }
   return caller ? { caller, tokenId: row.id, lastUsedAt: row.lastUsedAt, expiredAt: row.expiredAt } : null;
 }

@@ -38,7 +38,10 @@ export interface ProvisionConsumerDeps {
 }
 
 /** Bindings the consumers use. */
-export type ProvisionConsumerEnv = Pick<Env, "DB" | "MODULES" | "PROVISION_QUEUE" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY">;
+export type ProvisionConsumerEnv = Pick<
+  Env,
+  "DB" | "MODULES" | "PROVISION_QUEUE" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "AGENT_POOLS"
+>;
 
 /** Send on the provisioning queue (N15's steps). */
 const sendOn = (env: Pick<Env, "PROVISION_QUEUE">) => async (message: ProvisionMessage) => {

@@ -48,6 +48,8 @@ export interface Plan {
   additions: number;
   changes: number;
   destructions: number;
+  /** Resources an agent's plan imports (N19); the built-in planner imports none. */
+  imports?: number;
   /** Every node of either side, sorted by address. */
   resourceChanges: ResourceChange[];
   /** Resource addresses of the proposed configuration (what an apply records). */

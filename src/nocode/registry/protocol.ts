@@ -25,7 +25,8 @@ import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
 import { keyedHash } from "../../lib/crypto/hmac";
-import { authenticateNocode, type NocodeCaller } from "../auth";
+import { registryTokenCaller } from "../agent-queue";
+import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
 import { requireOrgPermission } from "../permissions";
 import { operation } from "../request/operation";
@@ -42,6 +43,12 @@ export const DOWNLOAD_LINK_TTL_S = 300;
 export const DOWNLOAD_LINK_PURPOSE = "registry-download";
 
 /** The path below which this app is mounted. */
+/** The caller of an agent job's registry token sent as Bearer (N18), or null. */
+async function registryCallerOf(env: Env, headers: Headers): Promise<NocodeCaller | null> {
+  const token = bearerToken(headers);
+  return token ? registryTokenCaller(env, createDb(env.DB), token) : null;
+}
+
 export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
 
 export const registryProtocolApp = new Hono<ProtocolEnv>();
@@ -52,7 +59,10 @@ const isArchivePath = (path: string) => path.endsWith("/archive");
 
 registryProtocolApp.use("*", async (c, next) => {
   if (c.req.method === "GET" && isArchivePath(c.req.path)) return next();
-  const caller = await authenticateNocode(c.env, c.req.raw.headers);
+  // N18: besides the API's tokens, a running agent job's registry token reads its organization's modules.
+  const caller =
+    (await authenticateNocode(c.env, c.req.raw.headers)) ??
+    (c.req.method === "GET" ? await registryCallerOf(c.env, c.req.raw.headers) : null);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
   await next();

@@ -5,6 +5,7 @@
  */
 import type { Db } from "../../db/client";
 import { logError } from "../../lib/log";
+import { queueAgentJob } from "../agent-queue";
 import { newId } from "../ids";
 import type { Plan } from "../planner";
 import { applyRunMessage, planRunMessage } from "../queue/messages";
@@ -27,7 +28,13 @@ export type RunKind = RunRow["kind"];
 /** Inputs of {@link createRun}. */
 export interface NewRunInput {
   /** The workspace the run belongs to (a new run keeps its configuration version, or gets one). */
-  workspace: { id: string; organization: string; currentConfigurationVersionId: string | null };
+  workspace: {
+    id: string;
+    organization: string;
+    currentConfigurationVersionId: string | null;
+    /** N19: an `agent` workspace's runs are executed by its pool's agents (default `remote`). */
+    executionMode?: RunRow["executionMode"];
+  };
   kind: RunKind;
   configuration: RunConfiguration;
   /** The concrete engine release (see {@link resolveRunEngineVersion}). */
@@ -39,17 +46,19 @@ export interface NewRunInput {
    * the run is `pending` and needs {@link enqueueRunPlan}.
    */
   planned?: { plan: Plan; status: Extract<RunStatus, "planned" | "planned_and_finished"> };
+  /** N18: the run's variables for its agent, sealed (../agents/inputs.ts); null for remote runs. */
+  agentInputs?: string | null;
 }
 
 /** The row of a new run (not stored). */
-export function newRunRow(input: NewRunInput, now = Date.now()): RunRow {
+export function newRunRow(input: NewRunInput, now = Date.now(), id = newId("run")): RunRow {
   const statuses: RunStatus[] = input.planned
     ? ["pending", "plan_queued", "planning", input.planned.status]
     : ["pending"];
   const timestamps: Record<string, string> = {};
   for (const s of statuses) timestamps[statusTimestampKey(s)] = isoTime(now);
   return {
-    id: newId("run"),
+    id,
     workspaceId: input.workspace.id,
     organization: input.workspace.organization,
     kind: input.kind,
@@ -68,6 +77,10 @@ export function newRunRow(input: NewRunInput, now = Date.now()): RunRow {
     error: null,
     stateVersionId: null,
     transitionToken: null,
+    executionMode: input.workspace.executionMode ?? "remote",
+    executionDetails: null,
+    statusReason: null,
+    agentInputs: input.agentInputs ?? null,
     createdAt: now,
     updatedAt: now,
   };
@@ -94,13 +107,17 @@ export async function resolveRunEngineVersion(db: Db, workspace: { engineVersion
 /**
  * Queue the plan of a `pending` run (N7, N11: the message carries the id only). If the
  * queue refuses, the run becomes `errored` (it could never start) and false is returned.
+ * N19: an agent run's plan is a job for its pool's agents instead, queued at once (no
+ * Queue hop, so a waiting agent receives it within a second of this commit).
  */
 export async function enqueueRunPlan(
-  env: Pick<Env, "PROVISION_QUEUE">,
+  env: Pick<Env, "PROVISION_QUEUE" | "AGENT_POOLS">,
   db: Db,
-  runId: string,
+  run: Pick<RunRow, "id" | "executionMode">,
   requestId = "",
 ): Promise<boolean> {
+  const runId = run.id;
+  if (run.executionMode === "agent") return queueAgentJob(env, db, runId, "plan", Date.now(), requestId);
   try {
     await env.PROVISION_QUEUE.send(planRunMessage(runId), { contentType: "json" });
     return true;

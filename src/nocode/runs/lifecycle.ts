@@ -21,6 +21,7 @@
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import { createDb, type Db, nonEmptyBatch } from "../../db/client";
+import { queueAgentJob } from "../agent-queue";
 import { newId } from "../ids";
 import { type Plan, planRun } from "../planner";
 import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
@@ -46,7 +47,7 @@ import {
 } from "./repo";
 
 /** Bindings the run steps use. */
-export type RunStepEnv = Pick<Env, "DB" | "PROVISION_QUEUE">;
+export type RunStepEnv = Pick<Env, "DB" | "PROVISION_QUEUE" | "AGENT_POOLS">;
 
 /** Injectable dependencies of the run steps (N11: tests inject failures through them). */
 export interface RunStepDeps {
@@ -279,6 +280,12 @@ export async function processApplyRun(env: RunStepEnv, runId: string, deps: RunS
   const db = createDb(env.DB);
   const run = await findRun(db, runId);
   if (!run) return { outcome: "skipped", reason: "unknown run" };
+  if (run.executionMode === "agent") {
+    // N19: an agent applies the run; its job is queued for the pool (idempotent by run and phase).
+    if (run.status !== "apply_queued") return { outcome: "skipped", reason: `run is already ${run.status}` };
+    await queueAgentJob(env, db, runId, "apply", deps.now());
+    return { outcome: "skipped", reason: "apply queued for an agent" };
+  }
   if (!(await claim(db, runId, run.status as RunStatus, ["apply_queued"], ["applying"], "applying", deps.now()))) {
     return { outcome: "skipped", reason: `run is already ${run.status}` };
   }

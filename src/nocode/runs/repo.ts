@@ -232,10 +232,11 @@ export function applyRunStatements(
   );
   return [
     transitionRunQuery(db, run.id, ["applying"], ["applied"], at, { stateVersionId }),
-    // Columns in the table's declared order: id, workspace_id, run_id, serial, resources, outputs, created_at.
+    // Columns in the table's declared order: id, workspace_id, run_id, serial, resources, outputs, created_at,
+    // then N20's kind, lineage, md5, size, object_id (a built-in apply writes a structural version).
     db.insert(stateVersions).select(sql`SELECT ${stateVersionId}, ${run.workspaceId}, ${run.id},
         COALESCE((SELECT MAX(serial) FROM state_versions WHERE workspace_id = ${run.workspaceId}), 0) + 1,
-        ${JSON.stringify(resources)}, ${JSON.stringify(outputs)}, ${at}
+        ${JSON.stringify(resources)}, ${JSON.stringify(outputs)}, ${at}, 'structural', NULL, NULL, NULL, NULL
       WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${run.id} AND state_version_id = ${stateVersionId})`),
     db
       .update(workspaces)
@@ -263,6 +264,11 @@ export function findStateVersionWithOrganization(
       resources: stateVersions.resources,
       outputs: stateVersions.outputs,
       createdAt: stateVersions.createdAt,
+      kind: stateVersions.kind,
+      lineage: stateVersions.lineage,
+      md5: stateVersions.md5,
+      size: stateVersions.size,
+      objectId: stateVersions.objectId,
       organization: workspaces.organization,
     })
     .from(stateVersions)

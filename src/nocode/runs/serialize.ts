@@ -53,6 +53,8 @@ export function runResource(run: RunRow, permissions: RunPermissions) {
       "terraform-version": run.engineVersion,
       "engine-version": run.engineVersion,
       "error-message": run.error,
+      // N18/N19 (a Keyway extension): why the run waits for an agent, or why it was discarded.
+      "status-reason": run.statusReason,
       actions: {
         "is-confirmable": confirmable,
         "is-discardable": awaiting,
@@ -99,6 +101,16 @@ export function planStatus(run: Pick<RunRow, "status" | "plan">): string {
   }
 }
 
+/**
+ * N19: how the plan was (or will be) executed: by an agent (`mode: "agent"`, with the agent,
+ * its pool and its engine once an agent took the job), or by the built-in planner of a
+ * `remote` workspace (`mode: "remote"`, Keyway's extension `planner: "structural"`).
+ */
+export function executionDetailsOf(run: Pick<RunRow, "executionMode" | "executionDetails">): Record<string, string> {
+  if (run.executionMode !== "agent") return { mode: "remote", planner: "structural" };
+  return run.executionDetails ? (JSON.parse(run.executionDetails) as Record<string, string>) : { mode: "agent" };
+}
+
 /** A `plans` resource. */
 export function planResource(run: RunRow) {
   const plan = planOf(run);
@@ -118,9 +130,9 @@ export function planResource(run: RunRow) {
       "resource-additions": plan?.additions ?? 0,
       "resource-changes": plan?.changes ?? 0,
       "resource-destructions": plan?.destructions ?? 0,
-      "resource-imports": 0,
+      "resource-imports": plan?.imports ?? 0,
       "log-read-url": null,
-      "execution-details": { mode: "remote" },
+      "execution-details": executionDetailsOf(run),
     },
     relationships: { run: { data: { id: run.id, type: "runs" } } },
     links: { self: `${API}/plans/${run.planId}`, "json-output": `${API}/plans/${run.planId}/json-output` },
@@ -225,6 +237,7 @@ export const runAnswer = resourceAnswer(
     "terraform-version": v.string(),
     "engine-version": v.string(),
     "error-message": orNull(v.string()),
+    "status-reason": orNull(v.string()),
     actions: v.strictObject({
       "is-confirmable": v.boolean(),
       "is-discardable": v.boolean(),
@@ -268,7 +281,18 @@ export const planDocumentAnswer = single(
       "resource-destructions": v.number(),
       "resource-imports": v.number(),
       "log-read-url": v.null(),
-      "execution-details": v.strictObject({ mode: v.literal("remote") }),
+      "execution-details": v.union([
+        v.strictObject({ mode: v.literal("remote"), planner: v.literal("structural") }),
+        v.strictObject({
+          mode: v.literal("agent"),
+          "agent-id": v.optional(v.string()),
+          "agent-name": v.optional(v.string()),
+          "agent-pool-id": v.optional(v.string()),
+          "agent-pool-name": v.optional(v.string()),
+          "engine-name": v.optional(v.string()),
+          "engine-version": v.optional(v.string()),
+        }),
+      ]),
     }),
     relationships: v.strictObject({ run: v.strictObject({ data: identifierOf("runs") }) }),
     links: v.strictObject({ self: v.string(), "json-output": v.string() }),

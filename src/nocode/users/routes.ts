@@ -9,6 +9,7 @@ import * as v from "valibot";
 import type { Db } from "../../db/client";
 import { nocodeUsers } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
+import { tellPoolTokenRevoked } from "../agent-queue";
 import {
   findTokenById,
   issueToken,
@@ -161,7 +162,8 @@ userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" 
 /**
  * The token `id` when the caller may see and revoke it (N13): a user token — that user
  * or ADMIN_TOKEN; a team token — whoever may manage the team's tokens (N10a); the
- * organization token — ADMIN_TOKEN, owners, or the organization token. Else 404.
+ * organization token — ADMIN_TOKEN, owners, or the organization token; an agent token
+ * (N17) — `manage-agent-pools` in its pool's organization. Else 404.
  */
 async function visibleToken(db: Db, caller: NocodeCaller, id: string): Promise<TokenRow> {
   const row = await findTokenById(db, id);
@@ -175,6 +177,10 @@ async function visibleToken(db: Db, caller: NocodeCaller, id: string): Promise<T
       break;
     case "organization":
       if (!(await hasOrgPermission(db, caller, row.subjectId, "manage-teams"))) throw notFound();
+      break;
+    case "agent":
+      if (row.organization === null || !(await hasOrgPermission(db, caller, row.organization, "manage-agent-pools")))
+        throw notFound();
       break;
   }
   return row;
@@ -202,5 +208,7 @@ userRoutes.delete("/authentication-tokens/:id", rights({ caller: "user-self" }),
   const row = await visibleToken(db, c.var.caller, c.req.param("id"));
   // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.
   if (!(await revokeTokenById(db, row.id))) throw notFound();
+  // N17: the pool's sessions opened with an agent token end at once.
+  if (row.kind === "agent") await tellPoolTokenRevoked(c.env, row.subjectId, row.id);
   return noContent();
 });

@@ -15,6 +15,7 @@
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
 import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
+import { sealAgentInputs } from "../agents/inputs";
 import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
@@ -83,7 +84,7 @@ export interface ProvisionedWorkspace {
  * {@link moduleToProvision}). Throws NocodeError (422) for every rule violation.
  */
 export async function provisionWorkspace(
-  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "PROVISION_QUEUE">,
+  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "PROVISION_QUEUE" | "AGENT_POOLS">,
   db: Db,
   { module, sets: options }: NoCodeModuleWithOptions,
   input: WorkspaceInput,
@@ -148,9 +149,17 @@ export async function provisionWorkspace(
     noCodeModuleVersionId(module.id, version.version),
   ]);
   const configurationVersionId = newId("cv");
+  const runId = newId("run");
   const run = newRunRow(
     {
-      workspace: { id: workspaceId, organization, currentConfigurationVersionId: configurationVersionId },
+      workspace: {
+        id: workspaceId,
+        organization,
+        currentConfigurationVersionId: configurationVersionId,
+        executionMode: input.executionMode,
+      },
+      // N18: an agent run records its variables (sensitive ones included, sealed) for its agent.
+      agentInputs: input.executionMode === "agent" ? await sealAgentInputs(env, runId, input.vars) : null,
       kind: "plan-and-apply",
       configuration,
       engineVersion: engine.version,
@@ -158,6 +167,7 @@ export async function provisionWorkspace(
       message: input.message ?? "Triggered by no-code workspace creation",
     },
     now,
+    runId,
   );
   const workspace: WorkspaceRow = {
     id: workspaceId,
@@ -199,6 +209,6 @@ export async function provisionWorkspace(
   }
   // The run was written `pending` in the batch above; its plan is queued by id (N11)
   // with nothing read back.
-  await enqueueRunPlan(env, db, run.id, requestId);
+  await enqueueRunPlan(env, db, run, requestId);
   return { workspace, vars: varRows };
 }

@@ -219,7 +219,7 @@ describe("later runs: the baseline is the last applied configuration (N7)", () =
     await waitForRun(runId, ctx.ownerToken, ["applied"]);
 
     const same = await pendingRun(workspace.id);
-    expect(await enqueueRunPlan(env, db, same.id)).toBe(true);
+    expect(await enqueueRunPlan(env, db, same)).toBe(true);
     const finished = await waitForRun(same.id, ctx.ownerToken, ["planned_and_finished", "errored"]);
     expect(finished.attributes.status).toBe("planned_and_finished");
     expect(finished.attributes["has-changes"]).toBe(false);
@@ -228,7 +228,7 @@ describe("later runs: the baseline is the last applied configuration (N7)", () =
     const changed = await pendingRun(workspace.id, {
       vars: (vars) => vars.map((v) => (v.key === "greeting" ? { ...v, sensitiveHash: "0".repeat(64) } : v)),
     });
-    await enqueueRunPlan(env, db, changed.id);
+    await enqueueRunPlan(env, db, changed);
     await waitForRun(changed.id, ctx.ownerToken, ["planned"]);
     const plan = await tfe("GET", `runs/${changed.id}/plan`, { token: ctx.ownerToken });
     expect(plan.json.data.attributes).toMatchObject({

@@ -1,0 +1,93 @@
+/**
+ * What the control plane reads from an engine's JSON plan (`terraform show -json`, the
+ * "JSON Output Format" 1.x: https://developer.hashicorp.com/terraform/internals/json-format)
+ * and from a state (version 4): the counts of a plan's resource changes, as HCP Terraform
+ * reports them on a plan (a replacement counts as one addition and one destruction), and a
+ * state's serial, lineage, resource addresses and outputs. Pure.
+ */
+
+/** The counts and changes of a JSON plan. */
+export interface JsonPlanSummary {
+  hasChanges: boolean;
+  additions: number;
+  changes: number;
+  destructions: number;
+  imports: number;
+  /** Each resource change: its address and actions. */
+  resourceChanges: { address: string; actions: string[] }[];
+  /** Addresses of the managed resources that exist after the plan is applied. */
+  addresses: string[];
+}
+
+/** Why a JSON plan or state was refused. */
+export class EngineDocumentError extends Error {}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Summarise a parsed JSON plan; throws EngineDocumentError when it is not one. */
+export function summarizeJsonPlan(plan: unknown): JsonPlanSummary {
+  if (!isObject(plan)) throw new EngineDocumentError("a JSON plan is a JSON object");
+  const changes = plan.resource_changes ?? [];
+  if (!Array.isArray(changes)) throw new EngineDocumentError("resource_changes must be an array");
+  const out: JsonPlanSummary = {
+    hasChanges: false,
+    additions: 0,
+    changes: 0,
+    destructions: 0,
+    imports: 0,
+    resourceChanges: [],
+    addresses: [],
+  };
+  for (const entry of changes) {
+    if (!isObject(entry) || typeof entry.address !== "string" || !isObject(entry.change))
+      throw new EngineDocumentError("each resource change needs an address and a change");
+    const actions = entry.change.actions;
+    if (!Array.isArray(actions) || !actions.every((a) => typeof a === "string"))
+      throw new EngineDocumentError(`resource change ${entry.address} has no actions`);
+    const act = actions as string[];
+    if (act.includes("create")) out.additions++;
+    if (act.includes("delete")) out.destructions++;
+    if (act.includes("update")) out.changes++;
+    if (entry.change.importing !== undefined && entry.change.importing !== null) out.imports++;
+    out.resourceChanges.push({ address: entry.address, actions: act });
+    const managed = entry.mode === undefined || entry.mode === "managed";
+    if (managed && !(act.length === 1 && act[0] === "delete")) out.addresses.push(entry.address);
+  }
+  const outputChanged =
+    isObject(plan.output_changes) &&
+    Object.values(plan.output_changes).some(
+      (c) => isObject(c) && Array.isArray(c.actions) && c.actions.some((a) => a !== "no-op"),
+    );
+  out.hasChanges = out.additions + out.changes + out.destructions + out.imports > 0 || outputChanged;
+  out.addresses.sort();
+  return out;
+}
+
+/** What a state (version 4) says about itself. */
+export interface StateSummary {
+  serial: number;
+  lineage: string;
+  /** Addresses of the managed resources. */
+  resources: string[];
+  outputs: { name: string; sensitive: boolean }[];
+}
+
+/** Summarise a parsed state; throws EngineDocumentError when it is not one. */
+export function summarizeState(state: unknown): StateSummary {
+  if (!isObject(state)) throw new EngineDocumentError("a state is a JSON object");
+  const { serial, lineage } = state;
+  if (typeof serial !== "number" || !Number.isSafeInteger(serial) || serial < 0)
+    throw new EngineDocumentError("a state needs a serial (a non-negative integer)");
+  if (typeof lineage !== "string" || lineage === "") throw new EngineDocumentError("a state needs a lineage");
+  const resources: string[] = [];
+  for (const r of Array.isArray(state.resources) ? state.resources : []) {
+    if (!isObject(r) || r.mode !== "managed" || typeof r.type !== "string" || typeof r.name !== "string") continue;
+    resources.push(`${typeof r.module === "string" ? `${r.module}.` : ""}${r.type}.${r.name}`);
+  }
+  const outputs = Object.entries(isObject(state.outputs) ? state.outputs : {}).map(([name, o]) => ({
+    name,
+    sensitive: isObject(o) && o.sensitive === true,
+  }));
+  return { serial, lineage, resources: resources.sort(), outputs };
+}

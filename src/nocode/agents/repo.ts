@@ -1,0 +1,114 @@
+/** D1 access of the execution plane (decisions N17, N18): agent tokens, agents, jobs. */
+import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
+
+export type AgentRow = typeof agents.$inferSelect;
+export type AgentJobRow = typeof agentJobs.$inferSelect;
+export type AgentStatus = "idle" | "busy" | "unknown" | "errored" | "exited";
+export type JobStatus = AgentJobRow["status"];
+export type JobPhase = AgentJobRow["phase"];
+
+/** An agent token by its stored hash, with its pool (none: not an agent token, or its pool is gone). */
+export async function findAgentToken(
+  db: Db,
+  hash: string,
+): Promise<{ tokenId: string; poolId: string; poolName: string; organization: string } | undefined> {
+  return db
+    .select({
+      tokenId: nocodeTokens.id,
+      poolId: agentPools.id,
+      poolName: agentPools.name,
+      organization: agentPools.organization,
+    })
+    .from(nocodeTokens)
+    .innerJoin(agentPools, eq(agentPools.id, nocodeTokens.subjectId))
+    .where(and(eq(nocodeTokens.hash, hash), eq(nocodeTokens.kind, "agent")))
+    .get();
+}
+
+/** The hashes and ids of a pool's agent tokens (the pool's Durable Object caches them). */
+export function poolTokens(db: Db, poolId: string): Promise<{ hash: string; id: string }[]> {
+  return db
+    .select({ hash: nocodeTokens.hash, id: nocodeTokens.id })
+    .from(nocodeTokens)
+    .where(and(eq(nocodeTokens.kind, "agent"), eq(nocodeTokens.subjectId, poolId)))
+    .all();
+}
+
+/** A pool's agent tokens, newest first, and their total. */
+export async function listPoolTokens(db: Db, poolId: string, page: { offset: number; limit: number }) {
+  const where = and(eq(nocodeTokens.kind, "agent"), eq(nocodeTokens.subjectId, poolId));
+  const [rows, totals] = await db.batch([
+    db
+      .select()
+      .from(nocodeTokens)
+      .where(where)
+      .orderBy(desc(nocodeTokens.createdAt))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ n: sql<number>`count(*)` }).from(nocodeTokens).where(where),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/** An agent by id. */
+export function findAgent(db: Db, id: string): Promise<AgentRow | undefined> {
+  return db.select().from(agents).where(eq(agents.id, id)).get();
+}
+
+/** A pool's agents (optionally only those whose last ping is at or after `since`), newest first. */
+export async function listPoolAgents(
+  db: Db,
+  poolId: string,
+  page: { offset: number; limit: number },
+  since?: number,
+): Promise<{ rows: AgentRow[]; total: number }> {
+  const where: SQL | undefined =
+    since === undefined ? eq(agents.poolId, poolId) : and(eq(agents.poolId, poolId), gte(agents.lastPingAt, since));
+  const [rows, totals] = await db.batch([
+    db
+      .select()
+      .from(agents)
+      .where(where)
+      .orderBy(desc(agents.createdAt), desc(agents.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ n: sql<number>`count(*)` }).from(agents).where(where),
+  ]);
+  return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/** Set the status (and optionally the last ping) of agents. */
+export function agentStatusQuery(db: Db, agentId: string, status: AgentStatus, at: number, lastPingAt?: number) {
+  return db
+    .update(agents)
+    .set({ status, updatedAt: at, ...(lastPingAt === undefined ? {} : { lastPingAt }) })
+    .where(eq(agents.id, agentId));
+}
+
+/** A job by the stored hash of its job token. */
+export function findJobByTokenHash(db: Db, hash: string): Promise<AgentJobRow | undefined> {
+  return db.select().from(agentJobs).where(eq(agentJobs.tokenHash, hash)).get();
+}
+
+/** Move a job from one of `from` to `to` (conditional), setting `set`; returns the statement. */
+export function moveJobQuery(
+  db: Db,
+  jobId: string,
+  from: readonly JobStatus[],
+  to: JobStatus,
+  at: number,
+  set: Partial<AgentJobRow> = {},
+) {
+  return db
+    .update(agentJobs)
+    .set({ ...set, status: to, updatedAt: at })
+    .where(and(eq(agentJobs.id, jobId), inArray(agentJobs.status, [...from])))
+    .returning({ id: agentJobs.id });
+}
+
+/** A stored run-data object by id. */
+export function findRunData(db: Db, id: string) {
+  return db.select().from(runDataObjects).where(eq(runDataObjects.id, id)).get();
+}

@@ -1,0 +1,216 @@
+/**
+ * Agent tokens and agents in HCP Terraform's shapes (decision N17):
+ * - `POST|GET /agent-pools/:id/authentication-tokens` (`manage-agent-pools`); the token is
+ *   shown once, on create; `GET|DELETE /authentication-tokens/:id` of an agent token live
+ *   with the other tokens (../users/routes.ts) and need the same right;
+ * - `GET /agent-pools/:id/agents` (`filter[last-ping-since]`) and `GET /agents/:id` (any
+ *   member), with the live status from the pool's Durable Object;
+ * - `DELETE /agents/:id` (`manage-agent-pools`): the agent's session ends at once (its next
+ *   call answers 401, its job is canceled) and it is no longer listed.
+ * Not permitted → 404 (N10).
+ */
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import * as v from "valibot";
+import type { Db } from "../../db/client";
+import { agents } from "../../db/schema";
+import { findAgentPool } from "../agent-pools/repo";
+import { issueToken, serializeToken, tokenAnswer, tokenResourceAnswer } from "../api-tokens";
+import type { NocodeCaller } from "../auth";
+import { hashNocodeToken } from "../auth";
+import type { NocodeEnv } from "../env";
+import { notFound } from "../errors";
+import { hasOrgPermission } from "../permissions";
+import { orNull, pagedList, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
+import { nullableText, optionalResourceDocument } from "../request/document";
+import { operation } from "../request/operation";
+import { pageDocument, pageOf, pageParameters, pageQuery } from "../request/query";
+import { isoTime, jsonApi, noContent } from "../respond";
+import { rights } from "../route-rights";
+import { TOKEN_DESCRIPTION_MAX } from "../users/routes";
+import type { AgentPool } from "./pool-object";
+import { poolStub } from "./pool-stub";
+import { type AgentRow, type AgentStatus, findAgent, listPoolAgents, listPoolTokens } from "./repo";
+
+export const agentRoutes = new Hono<NocodeEnv>();
+
+/** The pool `id` when the caller holds `right` in its organization; 404 otherwise. */
+async function poolFor(db: Db, caller: NocodeCaller, id: string, right: "member" | "manage-agent-pools") {
+  const pool = await findAgentPool(db, id);
+  if (!pool || !(await hasOrgPermission(db, caller, pool.organization, right))) throw notFound();
+  return pool;
+}
+
+/** The live view of agents: the Durable Object's status and last ping where it has them. */
+type LiveStatuses = Awaited<ReturnType<AgentPool["statuses"]>>;
+
+/** An `agents` resource (HCP's shape, plus the engine the agent runs). */
+function serializeAgent(row: AgentRow, live: LiveStatuses) {
+  const now = live[row.id];
+  const lastPingAt = Math.max(now?.lastPingAt ?? 0, row.lastPingAt);
+  return {
+    id: row.id,
+    type: "agents",
+    attributes: {
+      name: row.name,
+      status: (now?.status ?? row.status) as AgentStatus,
+      "ip-address": row.ipAddress,
+      "last-ping-at": isoTime(lastPingAt),
+      "engine-name": row.engineName,
+      "engine-version": row.engineVersion,
+      "agent-version": row.version,
+    },
+    relationships: { "agent-pool": { data: { id: row.poolId, type: "agent-pools" } } },
+    links: { self: `/api/v2/agents/${row.id}` },
+  };
+}
+
+const agentAnswer = resourceAnswer(
+  "agents",
+  {
+    name: v.string(),
+    status: v.picklist(["idle", "busy", "unknown", "errored", "exited"]),
+    "ip-address": orNull(v.string()),
+    "last-ping-at": timestamp,
+    "engine-name": v.string(),
+    "engine-version": v.string(),
+    "agent-version": v.string(),
+  },
+  { "agent-pool": toOneAnswer("agent-pools") },
+);
+
+const poolTokenCreate = operation({
+  tag: "agent-pools",
+  summary: "Create an agent token of a pool (manage-agent-pools: N17); the token is shown only here",
+  body: optionalResourceDocument({
+    types: ["authentication-tokens", "authentication-token"],
+    attributes: {
+      description: v.pipe(
+        nullableText("description"),
+        v.check(
+          (d) => typeof d !== "string" || d.length <= TOKEN_DESCRIPTION_MAX,
+          `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`,
+        ),
+      ),
+    },
+  }),
+  answers: { 201: { description: "The new agent token", schema: tokenAnswer } },
+});
+
+agentRoutes.post(
+  "/agent-pools/:id/authentication-tokens",
+  rights({ right: "manage-agent-pools" }),
+  poolTokenCreate,
+  async (c) => {
+    const db = c.var.db;
+    const pool = await poolFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
+    const description = (await poolTokenCreate.body(c)).data?.attributes?.description ?? null;
+    const { token, row } = await issueToken(
+      c.env,
+      db,
+      { kind: "agent", poolId: pool.id, organization: pool.organization },
+      description,
+    );
+    // N18: the pool's Durable Object caches its token hashes; it learns of this one now.
+    await poolStub(c.env, pool.id).tokenAdded(await hashNocodeToken(c.env, token), row.id);
+    return jsonApi(serializeToken(row, token), 201);
+  },
+);
+
+const poolTokenList = operation({
+  tag: "agent-pools",
+  summary: "List a pool's agent tokens, newest first (manage-agent-pools: N17)",
+  query: pageQuery,
+  answers: {
+    200: { description: "One page of agent tokens (never the secrets)", schema: pagedList(tokenResourceAnswer) },
+  },
+});
+
+agentRoutes.get(
+  "/agent-pools/:id/authentication-tokens",
+  rights({ right: "manage-agent-pools" }),
+  poolTokenList,
+  async (c) => {
+    const db = c.var.db;
+    const pool = await poolFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
+    const page = pageOf(poolTokenList.query(c));
+    const { rows, total } = await listPoolTokens(db, pool.id, { offset: page.offset, limit: page.size });
+    return jsonApi({
+      data: rows.map((row) => serializeToken(row, null).data),
+      ...pageDocument(new URL(c.req.url), page, total),
+    });
+  },
+);
+
+const LAST_PING_SINCE = "filter[last-ping-since] must be an ISO 8601 date and time";
+
+const agentList = operation({
+  tag: "agent-pools",
+  summary: "List a pool's agents with their live status (members: N17)",
+  query: v.looseObject({
+    ...pageParameters,
+    "filter[last-ping-since]": v.optional(
+      v.pipe(
+        v.string(LAST_PING_SINCE),
+        v.transform((raw) => Date.parse(raw)),
+        v.check((at) => Number.isFinite(at), LAST_PING_SINCE),
+      ),
+    ),
+  }),
+  answers: { 200: { description: "One page of agents", schema: pagedList(agentAnswer) } },
+});
+
+agentRoutes.get("/agent-pools/:id/agents", rights({ right: "member" }), agentList, async (c) => {
+  const db = c.var.db;
+  const pool = await poolFor(db, c.var.caller, c.req.param("id"), "member");
+  const query = agentList.query(c);
+  const page = pageOf(query);
+  const since = query["filter[last-ping-since]"];
+  const [{ rows, total }, live] = await Promise.all([
+    listPoolAgents(db, pool.id, { offset: page.offset, limit: page.size }, since),
+    poolStub(c.env, pool.id).statuses(),
+  ]);
+  return jsonApi({
+    data: rows.map((row) => serializeAgent(row, live)),
+    ...pageDocument(new URL(c.req.url), page, total),
+  });
+});
+
+/** The agent `id` when the caller holds `right` in its organization; 404 otherwise. */
+async function agentFor(db: Db, caller: NocodeCaller, id: string, right: "member" | "manage-agent-pools") {
+  const agent = await findAgent(db, id);
+  if (!agent || !(await hasOrgPermission(db, caller, agent.organization, right))) throw notFound();
+  return agent;
+}
+
+const agentShow = operation({
+  tag: "agent-pools",
+  summary: "Show an agent with its live status (members: N17)",
+  answers: { 200: { description: "The agent", schema: single(agentAnswer) } },
+});
+
+agentRoutes.get("/agents/:id", rights({ right: "member" }), agentShow, async (c) => {
+  const db = c.var.db;
+  const agent = await agentFor(db, c.var.caller, c.req.param("id"), "member");
+  const live = await poolStub(c.env, agent.poolId).statuses();
+  return jsonApi({ data: serializeAgent(agent, live) });
+});
+
+const agentDelete = operation({
+  tag: "agent-pools",
+  summary: "Remove an agent: its session ends at once and its job is canceled (manage-agent-pools: N17)",
+  answers: { 204: { description: "Removed" } },
+});
+
+agentRoutes.delete(
+  "/agents/:id",
+  rights({ right: "manage-agent-pools" }, { cache: "unchanged" }),
+  agentDelete,
+  async (c) => {
+    const db = c.var.db;
+    const agent = await agentFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
+    await poolStub(c.env, agent.poolId).removeAgent(agent.id);
+    await db.delete(agents).where(eq(agents.id, agent.id)).run();
+    return noContent();
+  },
+);

@@ -1,0 +1,86 @@
+/**
+ * Run data at rest (decision N20 "At rest"): states, plan files, lock files, JSON plans and
+ * log chunks live in R2 (binding RUN_DATA), each encrypted under its own random data key in
+ * 64 KiB AES-256-GCM segments (src/lib/crypto/segments.ts), streamed both ways. The data key
+ * is stored in D1 (`run_data_objects.data_key_encrypted`) wrapped under KEYWAY_KEK with the
+ * context `data-key:<object id>`, a column of B11's rewrap list (src/db/secrets-at-rest.ts),
+ * so a rewrap touches D1 only, never R2.
+ */
+import type { Db } from "../../db/client";
+import { runDataObjects } from "../../db/schema";
+import { fromBase64, toBase64 } from "../../lib/bytes";
+import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
+import {
+  decryptingStream,
+  encryptedLength,
+  encryptingStream,
+  importDataKey,
+  newDataKey,
+} from "../../lib/crypto/segments";
+import { newId } from "../ids";
+
+export type RunDataRow = typeof runDataObjects.$inferSelect;
+export type RunDataKind = RunDataRow["kind"];
+
+/** The AES-GCM context a data key is wrapped with (B2: bound to its row). */
+export const dataKeyContext = (objectId: string) => `data-key:${objectId}`;
+
+type RunDataEnv = Pick<Env, "RUN_DATA" | "KEYWAY_KEK">;
+
+/**
+ * Encrypt `body` (exactly `length` bytes) into a new R2 object. Returns its row, not yet
+ * stored: the caller writes it in the D1 batch that records what the object is for. A body
+ * shorter or longer than `length` fails the write (FixedLengthStream), and nothing is kept.
+ */
+export async function storeRunData(
+  env: RunDataEnv,
+  kind: RunDataKind,
+  body: ReadableStream<Uint8Array>,
+  length: number,
+  now = Date.now(),
+): Promise<RunDataRow> {
+  const id = newId("rdo");
+  const raw = newDataKey();
+  const key = await importDataKey(raw);
+  const r2Key = `run-data/${kind}/${id}`;
+  const sized = new FixedLengthStream(encryptedLength(length));
+  const piped = body.pipeThrough(encryptingStream(key)).pipeTo(sized.writable);
+  try {
+    await Promise.all([env.RUN_DATA.put(r2Key, sized.readable), piped]);
+  } catch (err) {
+    await env.RUN_DATA.delete(r2Key).catch(() => {});
+    throw err;
+  }
+  return {
+    id,
+    kind,
+    r2Key,
+    dataKeyEncrypted: await encryptSecret(env.KEYWAY_KEK, dataKeyContext(id), toBase64(raw)),
+    size: length,
+    createdAt: now,
+  };
+}
+
+/** {@link storeRunData} of bytes held in memory. */
+export function storeRunDataBytes(env: RunDataEnv, kind: RunDataKind, bytes: Uint8Array, now = Date.now()) {
+  return storeRunData(env, kind, new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(), bytes.length, now);
+}
+
+/** The plaintext of a stored object as a stream, or null when its R2 object is gone. */
+export async function openRunData(env: RunDataEnv, row: RunDataRow): Promise<ReadableStream<Uint8Array> | null> {
+  const raw = fromBase64(await decryptSecret(env.KEYWAY_KEK, dataKeyContext(row.id), row.dataKeyEncrypted));
+  const object = await env.RUN_DATA.get(row.r2Key);
+  if (!object) return null;
+  return object.body.pipeThrough(decryptingStream(await importDataKey(raw)));
+}
+
+/** The plaintext of a stored object in memory (small objects: log chunks, lock files, states to compare). */
+export async function readRunData(env: RunDataEnv, row: RunDataRow): Promise<Uint8Array | null> {
+  const stream = await openRunData(env, row);
+  return stream ? new Uint8Array(await new Response(stream).arrayBuffer()) : null;
+}
+
+/** Insert statement of a stored object's row (to batch). */
+export function insertRunDataQuery(db: Db, row: RunDataRow) {
+  return db.insert(runDataObjects).values(row);
+}

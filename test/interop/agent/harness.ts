@@ -82,6 +82,10 @@ export async function startWorker(): Promise<Keyway> {
 export class RecordingProxy {
   /** Log bytes per job id, in offset order as the Worker accepted them. */
   readonly logs = new Map<string, Buffer>();
+  /** Jobs agents started (POST …/jobs/:id/start): their run and phase. */
+  readonly jobs = new Map<string, { runId: string; phase: string }>();
+  /** State documents the agent uploaded (PUT …/state) and Keyway handed to jobs (GET …/state), in order. */
+  readonly states: { jobId: string; direction: "upload" | "download"; status: number; body: string }[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -111,6 +115,27 @@ export class RecordingProxy {
           const bytes = Buffer.from(await answer.arrayBuffer());
           const log = /^\/api\/agent\/v1\/jobs\/([^/]+)\/logs\?offset=(\d+)$/.exec(req.url ?? "");
           if (log && req.method === "PUT" && answer.status === 200) proxy?.recordLog(log[1]!, Number(log[2]), body);
+          if (/^\/api\/agent\/v1\/jobs\/[^/]+\/start$/.test(req.url ?? "") && answer.status === 200) {
+            const job = JSON.parse(bytes.toString("utf8")).job;
+            proxy?.jobs.set(job.id, { runId: job["run-id"], phase: job.phase });
+          }
+          const state = /^\/api\/agent\/v1\/jobs\/([^/]+)\/state$/.exec(req.url ?? "");
+          if (state && req.method === "PUT") {
+            proxy?.states.push({
+              jobId: state[1]!,
+              direction: "upload",
+              status: answer.status,
+              body: body.toString("utf8"),
+            });
+          }
+          if (state && req.method === "GET") {
+            proxy?.states.push({
+              jobId: state[1]!,
+              direction: "download",
+              status: answer.status,
+              body: bytes.toString("utf8"),
+            });
+          }
           const out: Record<string, string> = {};
           answer.headers.forEach((value, name) => {
             if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(name))
@@ -136,6 +161,19 @@ export class RecordingProxy {
     if (offset > stored.length) return;
     const merged = Buffer.concat([stored.subarray(0, offset), chunk]);
     this.logs.set(jobId, merged.length >= stored.length ? merged : stored);
+  }
+
+  /** The ids of the jobs of a run, in the order they started. */
+  jobsOfRun(runId: string): string[] {
+    return [...this.jobs].filter(([, job]) => job.runId === runId).map(([id]) => id);
+  }
+
+  /** The state documents the agents of a run's jobs uploaded and Keyway accepted, parsed. */
+  uploadedStates(runId: string): Json[] {
+    const jobs = this.jobsOfRun(runId);
+    return this.states
+      .filter((s) => s.direction === "upload" && s.status < 300 && jobs.includes(s.jobId))
+      .map((s) => JSON.parse(s.body));
   }
 
   /** Every log byte the agent sent, all jobs together. */
@@ -321,27 +359,21 @@ export async function readPlan(api: Api, token: string, run: Json): Promise<Json
   return (await expectStatus(tfe(api, "GET", `plans/${planId}`, token), 200, "plan")).json.data;
 }
 
-/** The workspace's current state: metadata, outputs and the raw state document. */
-export async function currentState(
-  api: Api,
-  token: string,
-  workspaceId: string,
-): Promise<{ version: Json; outputs: Json[]; raw: Json }> {
-  const version = (
-    await expectStatus(tfe(api, "GET", `workspaces/${workspaceId}/current-state-version`, token), 200, "state version")
-  ).json.data;
-  const outputs = (
-    await expectStatus(
-      tfe(api, "GET", `workspaces/${workspaceId}/current-state-version-outputs`, token),
-      200,
-      "state outputs",
-    )
-  ).json.data;
-  const download = version.attributes["hosted-state-download-url"];
-  const res = await fetch(download, { headers: { Authorization: `Bearer ${token}` } });
-  const raw = await res.json();
-  return { version, outputs, raw };
+/**
+ * The workspace's current state version as `/api/v2` shows it (`GET /state-versions/:id`:
+ * serial, resource addresses, outputs with their names and sensitivity, values null).
+ */
+export async function currentState(api: Api, token: string, workspaceId: string): Promise<Json> {
+  const workspace = (await expectStatus(tfe(api, "GET", `workspaces/${workspaceId}`, token), 200, "workspace")).json
+    .data;
+  const id = workspace.relationships["current-state-version"].data?.id;
+  if (!id) throw new Error(`workspace ${workspaceId} has no current state version`);
+  return (await expectStatus(tfe(api, "GET", `state-versions/${id}`, token), 200, "state version")).json.data;
 }
+
+/** The resource addresses of a state version, sorted. */
+export const addressesOf = (stateVersion: Json): string[] =>
+  stateVersion.attributes.resources.map((r: Json) => r.address).sort();
 
 /** The agents of a pool as the API lists them. */
 export async function listAgents(api: Api, token: string, poolId: string): Promise<Json[]> {
@@ -417,6 +449,8 @@ export function startAgent(
 /** One line of the stand-in engine's record (test/fixtures/agent/stand-in-engine.mjs). */
 export interface StandInRecord {
   event: "invoke" | "paused";
+  /** The `terraform.tfstate` the engine found: what Keyway handed the job. */
+  state?: { serial: number; lineage: string; resources: number } | null;
   argv?: string[];
   cwd?: string;
   files?: string[];

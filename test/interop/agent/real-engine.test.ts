@@ -10,6 +10,7 @@ import { tfe, unique } from "../console/seed";
 import {
   type AgentOrg,
   type AgentProcess,
+  addressesOf,
   agentOrg,
   createAgentWorkspace,
   createPool,
@@ -53,8 +54,6 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
     await keyway?.stop();
   });
 
-  const outputsByName = (outputs: Json[]) => Object.fromEntries(outputs.map((o) => [o.attributes.name, o.attributes]));
-
   it("an agent workspace's first run is planned and applied (auto-apply) with the engine's real state and outputs", async () => {
     const secret = unique("sensitive-output-value");
     const workspace = await createAgentWorkspace(keyway, ctx, pool, {
@@ -79,18 +78,31 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       "agent-pool-name": pool.name,
     });
 
-    const state = await currentState(keyway, ctx.token, workspace.workspaceId);
-    expect(state.raw).toMatchObject({ version: 4, terraform_version: expect.any(String) });
-    expect(state.version.attributes).toMatchObject({ serial: state.raw.serial, lineage: state.raw.lineage });
-    expect(state.raw.resources.map((r: Json) => `${r.type}.${r.name}`).sort()).toEqual([
+    // The state Terraform wrote, as the agent uploaded it, and as Keyway recorded it.
+    const uploaded = keyway.proxy.uploadedStates(run.id);
+    expect(uploaded).toHaveLength(1);
+    const state = uploaded[0]!;
+    expect(state).toMatchObject({ version: 4, terraform_version: expect.any(String), serial: expect.any(Number) });
+    expect(state.lineage).toMatch(/^[0-9a-f-]{36}$/);
+    expect(state.resources.map((r: Json) => `${r.type}.${r.name}`).sort()).toEqual([
       "terraform_data.name",
       "terraform_data.size",
     ]);
-    expect(state.raw.outputs.secret).toEqual({ value: secret, type: "string", sensitive: true });
-    const outputs = outputsByName(state.outputs);
-    expect(outputs.name).toMatchObject({ value: "alpha", sensitive: false });
-    expect(outputs.size).toMatchObject({ value: 1, sensitive: false });
-    expect(outputs.secret).toMatchObject({ value: null, sensitive: true });
+    expect(state.outputs).toEqual({
+      name: { value: "alpha", type: "string" },
+      size: { value: 1, type: "number" },
+      secret: { value: secret, type: "string", sensitive: true },
+    });
+    const recorded = await currentState(keyway, ctx.token, workspace.workspaceId);
+    expect(recorded.attributes.serial).toBe(state.serial);
+    expect(addressesOf(recorded)).toEqual(["terraform_data.name", "terraform_data.size"]);
+    expect(recorded.attributes.outputs).toEqual(
+      expect.arrayContaining([
+        { name: "name", sensitive: false, value: null },
+        { name: "size", sensitive: false, value: null },
+        { name: "secret", sensitive: true, value: null },
+      ]),
+    );
 
     const logs = keyway.proxy.allLogs();
     expect(logs).toContain("Terraform has been successfully initialized!");
@@ -109,8 +121,8 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
     await waitForRun(keyway, ctx.token, workspace.runId, ["planned"]);
     expect((await tfe(keyway, "POST", `runs/${workspace.runId}/actions/apply`, ctx.token, {})).status).toBe(202);
     await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]);
-    const state = await currentState(keyway, ctx.token, workspace.workspaceId);
-    expect(outputsByName(state.outputs).name).toMatchObject({ value: "beta" });
+    const recorded = await currentState(keyway, ctx.token, workspace.workspaceId);
+    expect(addressesOf(recorded)).toEqual(["terraform_data.name", "terraform_data.size"]);
   });
 
   it("a second run (an upgrade with a new value) changes one resource and keeps the lineage", async () => {
@@ -118,8 +130,8 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       autoApply: true,
       vars: [engineVar("name", "gamma"), engineVar("secret", unique("s"), { sensitive: true })],
     });
-    await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]);
-    const first = await currentState(keyway, ctx.token, workspace.workspaceId);
+    const firstRun = await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]);
+    const first = keyway.proxy.uploadedStates(firstRun.id)[0]!;
 
     const path = `no-code-modules/${ctx.noCodeModuleId}/workspaces/${workspace.workspaceId}/upgrade`;
     const upgrade = await tfe(keyway, "POST", path, ctx.token, {
@@ -134,15 +146,22 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       "resource-destructions": 0,
     });
     expect((await tfe(keyway, "POST", `${path}/${runId}`, ctx.token)).status).toBe(200);
-    await waitForRun(keyway, ctx.token, runId, ["applied"]);
+    const secondRun = await waitForRun(keyway, ctx.token, runId, ["applied"]);
 
-    const second = await currentState(keyway, ctx.token, workspace.workspaceId);
-    expect(second.raw.lineage).toBe(first.raw.lineage);
-    expect(second.raw.serial).toBeGreaterThan(first.raw.serial);
-    expect(outputsByName(second.outputs).size).toMatchObject({ value: 2 });
+    // Both jobs of the second run were handed exactly the state the first run's apply uploaded.
+    for (const jobId of keyway.proxy.jobsOfRun(secondRun.id)) {
+      const handed = keyway.proxy.states.filter((s) => s.jobId === jobId && s.direction === "download");
+      expect(handed.map((s) => JSON.parse(s.body))).toEqual([first]);
+    }
+    const second = keyway.proxy.uploadedStates(secondRun.id)[0]!;
+    expect(second.lineage).toBe(first.lineage);
+    expect(second.serial).toBeGreaterThan(first.serial);
+    expect(second.outputs.size).toEqual({ value: 2, type: "number" });
     const ids = (state: Json) =>
-      Object.fromEntries(state.raw.resources.map((r: Json) => [r.name, r.instances[0].attributes.id]));
+      Object.fromEntries(state.resources.map((r: Json) => [r.name, r.instances[0].attributes.id]));
     // terraform_data.size changed in place; terraform_data.name was left alone.
     expect(ids(second)).toEqual(ids(first));
+    expect(second.resources.find((r: Json) => r.name === "size").instances[0].attributes.input.value.size).toBe(2);
+    expect((await currentState(keyway, ctx.token, workspace.workspaceId)).attributes.serial).toBe(second.serial);
   });
 });

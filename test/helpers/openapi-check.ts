@@ -51,7 +51,7 @@ export const CONTRACT_SOURCES: readonly ContractSource[] = [
   {
     name: "/api/v2",
     documentPath: "/api/v2/openapi.json",
-    prefixes: ["/api/v2/", "/api/registry/v1/", "/.well-known/terraform.json"],
+    prefixes: ["/api/v2/", "/api/registry/v1/", "/api/agent/v1/", "/.well-known/terraform.json"],
     served: true,
   },
 ];

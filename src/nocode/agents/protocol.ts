@@ -22,6 +22,8 @@ import { bearerToken, hashNocodeToken } from "../auth";
 import { JSONAPI_MEDIA_TYPE, NocodeError } from "../errors";
 import { isId, newId } from "../ids";
 import type { Plan } from "../planner";
+import { errorObject } from "../request/answers";
+import { operation } from "../request/operation";
 import { errorRun } from "../runs/lifecycle";
 import { openAgentInputs } from "./inputs";
 import { finishJob, jobDocument } from "./jobs";
@@ -185,7 +187,196 @@ function below(a: string, b: string): boolean {
   return false;
 }
 
-agentProtocolApp.post("/register", async (c) => {
+const pingBody = v.object({
+  status: v.picklist(["idle", "busy", "exited"], 'status must be "idle", "busy" or "exited"'),
+});
+
+const finishBody = v.object({
+  status: v.picklist(["finished", "errored", "canceled"], 'status must be "finished", "errored" or "canceled"'),
+  message: v.optional(
+    v.nullable(v.pipe(v.string("message must be a string"), v.maxLength(1000, "message is at most 1,000 characters"))),
+  ),
+});
+
+// B14: every call is described for the OpenAPI document /api/v2/openapi.json serves.
+const TAG = "agent protocol";
+const jobAnswer = v.strictObject({
+  id: v.string(),
+  "run-id": v.string(),
+  phase: v.picklist(["plan", "apply"]),
+  "workspace-id": v.string(),
+  "workspace-name": v.string(),
+  organization: v.string(),
+  destroy: v.boolean(),
+  "engine-version-constraint": v.string(),
+});
+const JSON_MEDIA = "application/json";
+const bytesAnswer = (description: string, contentType: string) => ({
+  description,
+  contentType,
+  schema: v.string(),
+});
+const noneYet = { description: "None (no state yet, or the plan job uploaded none)" };
+
+const registerOp = operation({
+  tag: TAG,
+  summary: "Register an agent (pool token): a new agent id and session secret (N18)",
+  body: registerBody,
+  answers: {
+    201: {
+      description: "The agent's session",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({
+        "agent-id": v.string(),
+        "session-secret": v.string(),
+        "ping-interval-seconds": v.number(),
+        "minimum-version": v.string(),
+        "agent-pool-id": v.string(),
+      }),
+    },
+    426: {
+      description: "The agent program is older than the server's minimum version",
+      schema: v.strictObject({ errors: v.array(errorObject), "minimum-version": v.string() }),
+    },
+  },
+});
+const pingOp = operation({
+  tag: TAG,
+  summary: "Ping (session): the signals for the agent's job; `exited` ends the session (N18)",
+  body: pingBody,
+  answers: {
+    200: {
+      description: "Signals",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({
+        signals: v.array(v.strictObject({ "job-id": v.string(), signal: v.picklist(["cancel", "force-cancel"]) })),
+        "ping-interval-seconds": v.number(),
+      }),
+    },
+  },
+});
+const nextJobOp = operation({
+  tag: TAG,
+  summary: "Long poll for a job (session): 200 with a job, or 204 after `wait` seconds (N18)",
+  query: v.looseObject({ wait: v.optional(v.string()) }),
+  answers: {
+    200: {
+      description: "A job reserved for this agent",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({ job: jobAnswer }),
+    },
+    204: { description: "No job came within the wait" },
+  },
+});
+const startOp = operation({
+  tag: TAG,
+  summary: "Start a job reserved for this agent (session): the job token (N18)",
+  answers: {
+    200: {
+      description: "The job and its token",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({ "job-token": v.string(), "expires-at": v.string(), job: jobAnswer }),
+    },
+  },
+  errors: [409],
+});
+const configurationOp = operation({
+  tag: TAG,
+  summary: "The module tarball of the version recorded on the run (job token; N18)",
+  answers: { 200: bytesAnswer("The configuration (.tar.gz)", "application/gzip") },
+});
+const variableAnswer = v.strictObject({ key: v.string(), value: v.string(), hcl: v.boolean(), sensitive: v.boolean() });
+const inputsOp = operation({
+  tag: TAG,
+  summary: "The run's variables (sensitive ones included) and the job's registry token (job token; N18)",
+  answers: {
+    200: {
+      description: "The inputs",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({
+        "terraform-variables": v.array(variableAnswer),
+        "env-variables": v.array(v.strictObject({ key: v.string(), value: v.string(), sensitive: v.boolean() })),
+        registry: v.strictObject({ host: v.string(), token: v.string() }),
+        "engine-version-constraint": v.string(),
+        destroy: v.boolean(),
+      }),
+    },
+  },
+});
+const stateGetOp = operation({
+  tag: TAG,
+  summary: "The workspace's current state (job token; N18, N20)",
+  answers: { 200: bytesAnswer("The state", JSON_MEDIA), 204: noneYet },
+});
+const planFileGetOp = operation({
+  tag: TAG,
+  summary: "The plan file the run's plan job uploaded (job token; N18)",
+  answers: { 200: bytesAnswer("The plan file", "application/octet-stream"), 204: noneYet },
+});
+const lockFileGetOp = operation({
+  tag: TAG,
+  summary: "The lock file the run's plan job uploaded (job token; N18)",
+  answers: { 200: bytesAnswer("The lock file", "text/plain; charset=utf-8"), 204: noneYet },
+});
+const logsOp = operation({
+  tag: TAG,
+  summary: "Append a chunk of the phase's log at `offset` (job token; ≤ 1 MiB, 16 MiB per phase; N18)",
+  query: v.looseObject({ offset: v.string() }),
+  answers: {
+    200: { description: "The stored length", contentType: JSON_MEDIA, schema: v.strictObject({ length: v.number() }) },
+    409: {
+      description: "A gap: resend from the stored length",
+      schema: v.strictObject({ errors: v.array(errorObject), meta: v.strictObject({ length: v.number() }) }),
+    },
+  },
+  errors: [400, 413],
+});
+const uploadOp = (what: string, limit: string) =>
+  operation({
+    tag: TAG,
+    summary: `Upload the ${what} (job token; raw bytes, ≤ ${limit}; N18, N20)`,
+    answers: { 204: { description: "Stored" } },
+    errors: [400, 409, 413],
+  });
+const stateUploadOp = operation({
+  tag: TAG,
+  summary: "Upload the new state (job token; ≤ 64 MiB; N20's serial and lineage rules)",
+  answers: {
+    200: {
+      description: "A new state version, or the current one (a no-op)",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({ "state-version-id": v.string(), serial: v.number(), created: v.boolean() }),
+    },
+  },
+  errors: [400, 409, 413],
+});
+const finishOp = operation({
+  tag: TAG,
+  summary: "Finish a job: finished, errored or canceled (job token; idempotent; N18)",
+  body: finishBody,
+  answers: {
+    200: {
+      description: "The job's recorded status",
+      contentType: JSON_MEDIA,
+      schema: v.strictObject({ job: v.strictObject({ id: v.string(), status: v.string() }) }),
+    },
+  },
+  errors: [409],
+});
+const agentProgramOp = operation({
+  tag: TAG,
+  summary: "The agent program keyway-agent (no credential; N21)",
+  answers: {
+    200: {
+      description: "The program",
+      contentType: "text/javascript; charset=utf-8",
+      schema: v.string(),
+      headers: { "Keyway-Agent-SHA256": { description: "SHA-256 (hex) of the body" } },
+    },
+  },
+});
+
+agentProtocolApp.post("/register", registerOp, async (c) => {
   const token = poolToken(c);
   const db = createDb(c.env.DB);
   const found = await findAgentToken(db, await hashNocodeToken(c.env, token));
@@ -221,11 +412,7 @@ agentProtocolApp.post("/register", async (c) => {
   );
 });
 
-const pingBody = v.object({
-  status: v.picklist(["idle", "busy", "exited"], 'status must be "idle", "busy" or "exited"'),
-});
-
-agentProtocolApp.post("/ping", async (c) => {
+agentProtocolApp.post("/ping", pingOp, async (c) => {
   const { poolId, auth } = await sessionOf(c);
   const { status } = await jsonBody(c, pingBody);
   const result = await poolStub(c.env, poolId).ping(auth, status);
@@ -236,7 +423,7 @@ agentProtocolApp.post("/ping", async (c) => {
   });
 });
 
-agentProtocolApp.get("/jobs/next", async (c) => {
+agentProtocolApp.get("/jobs/next", nextJobOp, async (c) => {
   const { poolId, auth } = await sessionOf(c);
   const raw = c.req.query("wait");
   let waitMs = LONG_POLL_MAX_MS;
@@ -251,7 +438,7 @@ agentProtocolApp.get("/jobs/next", async (c) => {
   return json(c, { job: jobDocument(result.job) });
 });
 
-agentProtocolApp.post("/jobs/:id/start", async (c) => {
+agentProtocolApp.post("/jobs/:id/start", startOp, async (c) => {
   const { poolId, auth } = await sessionOf(c);
   const id = c.req.param("id");
   if (!isId("job", id)) throw fail(404, "no such job");
@@ -293,7 +480,7 @@ async function runOf(db: Db, job: AgentJobRow) {
   return run;
 }
 
-agentProtocolApp.get("/jobs/:id/configuration", async (c) => {
+agentProtocolApp.get("/jobs/:id/configuration", configurationOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "read");
   const run = await runOf(db, job);
@@ -308,7 +495,7 @@ agentProtocolApp.get("/jobs/:id/configuration", async (c) => {
   return c.body(object.body, 200, { "Content-Type": "application/gzip" });
 });
 
-agentProtocolApp.get("/jobs/:id/inputs", async (c) => {
+agentProtocolApp.get("/jobs/:id/inputs", inputsOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job, token } = await jobOf(c, db, "read");
   const run = await runOf(db, job);
@@ -341,7 +528,7 @@ async function serveObject(c: Context<ProtocolEnv>, db: Db, objectId: string | n
   return c.body(stream, 200, { "Content-Type": contentType });
 }
 
-agentProtocolApp.get("/jobs/:id/state", async (c) => {
+agentProtocolApp.get("/jobs/:id/state", stateGetOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "read");
   const current = await currentEngineState(db, job.workspaceId);
@@ -358,14 +545,14 @@ async function planJobOf(db: Db, job: AgentJobRow): Promise<AgentJobRow | undefi
     .get();
 }
 
-agentProtocolApp.get("/jobs/:id/plan-file", async (c) => {
+agentProtocolApp.get("/jobs/:id/plan-file", planFileGetOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "read");
   const plan = await planJobOf(db, job);
   return serveObject(c, db, plan?.planFileObjectId ?? null, "application/octet-stream");
 });
 
-agentProtocolApp.get("/jobs/:id/lock-file", async (c) => {
+agentProtocolApp.get("/jobs/:id/lock-file", lockFileGetOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "read");
   const plan = await planJobOf(db, job);
@@ -397,7 +584,7 @@ async function uploadBytes(c: Context, what: string, limit: number): Promise<Uin
   }
 }
 
-agentProtocolApp.put("/jobs/:id/logs", async (c) => {
+agentProtocolApp.put("/jobs/:id/logs", logsOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "after-end");
   const raw = c.req.query("offset");
@@ -465,13 +652,13 @@ async function storePlanArtifact(
   return c.body(null, 204);
 }
 
-agentProtocolApp.put("/jobs/:id/plan-file", async (c) => {
+agentProtocolApp.put("/jobs/:id/plan-file", uploadOp("plan file", "64 MiB"), async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "upload");
   return storePlanArtifact(c, db, job, "plan-file", LIMITS.planFile);
 });
 
-agentProtocolApp.put("/jobs/:id/lock-file", async (c) => {
+agentProtocolApp.put("/jobs/:id/lock-file", uploadOp("lock file", "1 MiB"), async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "upload");
   return storePlanArtifact(c, db, job, "lock-file", LIMITS.lockFile);
@@ -486,7 +673,7 @@ function parseJson(bytes: Uint8Array, what: string): unknown {
   }
 }
 
-agentProtocolApp.put("/jobs/:id/json-plan", async (c) => {
+agentProtocolApp.put("/jobs/:id/json-plan", uploadOp("JSON plan", "64 MiB"), async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "upload");
   if (job.phase !== "plan") throw fail(409, "the JSON plan is uploaded by the plan job");
@@ -526,7 +713,7 @@ agentProtocolApp.put("/jobs/:id/json-plan", async (c) => {
   return c.body(null, 204);
 });
 
-agentProtocolApp.put("/jobs/:id/state", async (c) => {
+agentProtocolApp.put("/jobs/:id/state", stateUploadOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "after-end");
   if (job.phase !== "apply") throw fail(409, "the state is uploaded by the apply job");
@@ -595,14 +782,7 @@ agentProtocolApp.put("/jobs/:id/state", async (c) => {
   return json(c, { "state-version-id": id, serial: state.serial, created: true });
 });
 
-const finishBody = v.object({
-  status: v.picklist(["finished", "errored", "canceled"], 'status must be "finished", "errored" or "canceled"'),
-  message: v.optional(
-    v.nullable(v.pipe(v.string("message must be a string"), v.maxLength(1000, "message is at most 1,000 characters"))),
-  ),
-});
-
-agentProtocolApp.post("/jobs/:id/finish", async (c) => {
+agentProtocolApp.post("/jobs/:id/finish", finishOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "after-end");
   const body = await jsonBody(c, finishBody);
@@ -615,7 +795,7 @@ agentProtocolApp.post("/jobs/:id/finish", async (c) => {
 /** The agent program's SHA-256, computed once per isolate. */
 let agentProgramDigest: string | undefined;
 
-agentProtocolApp.get("/agent.mjs", async (c) => {
+agentProtocolApp.get("/agent.mjs", agentProgramOp, async (c) => {
   agentProgramDigest ??= await sha256Hex(agentProgram);
   return c.body(agentProgram, 200, {
     "Content-Type": "text/javascript; charset=utf-8",

@@ -45,6 +45,8 @@ import {
   hclValueTooDeepError,
   newVarRow,
   newVarVersionId,
+  reservedEnvName,
+  reservedEnvNameError,
   storedValue,
   varCreateDocument,
   varInputOf,
@@ -169,6 +171,8 @@ workspaceRoutes.post(
     const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
     const input = varInputOf((await varCreate.body(c)).data.attributes);
     if (varValueTooDeep(input.hcl, input.value)) throw hclValueTooDeepError("/data/attributes/value");
+    if (input.category === "env" && reservedEnvName(input.key))
+      throw reservedEnvNameError(input.key, "/data/attributes/key");
     const existing = await listWorkspaceVars(db, ws.id);
     if (existing.some((v) => sameSlot(v, input))) throw keyTaken();
     checkVarOptions([input], (await moduleRules(db, ws)).options);
@@ -206,6 +210,9 @@ workspaceRoutes.patch(
     if (varValueTooDeep(patch.hcl ?? current.hcl, patch.value ?? (current.sensitive ? null : current.value))) {
       throw hclValueTooDeepError("/data/attributes/value");
     }
+    const key = patch.key ?? current.key;
+    if ((patch.category ?? current.category) === "env" && reservedEnvName(key))
+      throw reservedEnvNameError(key, "/data/attributes/key");
 
     if (current.sensitive) {
       // Reference §7.6: of a sensitive var only the value (and description) may change.

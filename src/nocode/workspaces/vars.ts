@@ -120,6 +120,28 @@ function varAttributes<R extends boolean>(required: R) {
   };
 }
 
+/**
+ * N21: `env` variables the agent program controls, or that would change how the engine or the
+ * agent runs, may not be set on a workspace: `KEYWAY_*`, `TF_CLI_ARGS*`, `TF_LOG*`,
+ * `TF_CLI_CONFIG_FILE`, `TF_DATA_DIR`, `TF_PLUGIN_CACHE_DIR`, `LD_*`, `DYLD_*`,
+ * `NODE_OPTIONS`, `PATH`, `HOME` (→ 422).
+ */
+export function reservedEnvName(key: string): boolean {
+  return (
+    /^(KEYWAY_|TF_CLI_ARGS|TF_LOG|LD_|DYLD_)/.test(key) ||
+    ["TF_CLI_CONFIG_FILE", "TF_DATA_DIR", "TF_PLUGIN_CACHE_DIR", "NODE_OPTIONS", "PATH", "HOME"].includes(key)
+  );
+}
+
+/** N21: the error of a reserved `env` variable name, at `pointer`. */
+export function reservedEnvNameError(key: string, pointer: string): NocodeError {
+  return new NocodeError(
+    "invalid_attribute",
+    `Key ${key} is reserved: env variables named KEYWAY_*, TF_CLI_ARGS*, TF_LOG*, TF_CLI_CONFIG_FILE, TF_DATA_DIR, TF_PLUGIN_CACHE_DIR, LD_*, DYLD_*, NODE_OPTIONS, PATH or HOME cannot be set`,
+    pointer,
+  );
+}
+
 /** The message of an absent required var attribute. */
 const missingVarAttribute = (attribute: string) => (attribute === "category" ? CATEGORY : KEY_BLANK);
 
@@ -171,6 +193,13 @@ const varMember = relationshipMember(
         v.forward(
           v.check((attributes) => !varValueTooDeep(attributes.hcl ?? false, attributes.value ?? null), VALUE_TOO_DEEP),
           ["value"],
+        ),
+        v.forward(
+          v.check(
+            (attributes) => !(attributes.category === "env" && reservedEnvName(attributes.key)),
+            (issue) => reservedEnvNameError(String((issue.input as { key?: unknown }).key), "").detail ?? "",
+          ),
+          ["key"],
         ),
       ),
       {} as never,

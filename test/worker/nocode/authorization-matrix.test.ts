@@ -118,6 +118,9 @@ beforeAll(async () => {
   )
     .bind(rolloutId, ctx.org, ctx.noCodeModuleId, `modver-${uniqueName("matrix")}`, now, now)
     .run();
+  // N17: an agent of the pool, written directly (a registered session would write D1 on its own
+  // schedule, from the pool's alarm, and change the world between cells).
+  const agentId = await insertAgent(ctx.org, pool.json.data.id);
   world = {
     org: ctx.org,
     ownerToken: ctx.ownerToken,
@@ -133,6 +136,7 @@ beforeAll(async () => {
       "teams:id": ctx.ownersTeamId,
       "projects:id": ctx.defaultProjectId,
       "agent-pools:id": pool.json.data.id,
+      "agents:id": agentId,
       "registry-modules:id": ctx.registryModule.id,
       registry: "private",
       namespace: ctx.org,
@@ -157,6 +161,18 @@ beforeAll(async () => {
     },
   };
 }, UPGRADE_TEST_TIMEOUT);
+
+/** An `exited` agent row of a pool (N17), as registration leaves one behind. */
+async function insertAgent(org: string, poolId: string): Promise<string> {
+  const id = `agent-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  const now = Date.now();
+  await env.DB.prepare(
+    "INSERT INTO agents (id, pool_id, organization, token_id, name, version, engine_name, engine_version, ip_address, status, last_ping_at, created_at, updated_at) VALUES (?, ?, ?, 'at-matrixmatrixmatr', 'matrix-agent', '0.1.0', 'terraform', '1.11.4', NULL, 'exited', ?, ?, ?)",
+  )
+    .bind(id, poolId, org, now, now, now)
+    .run();
+  return id;
+}
 
 /** The concrete URL of a route: each `:param` from the world, keyed by the segment before it when that is ambiguous. */
 function concretePath(path: string, params: Record<string, string>): string {
@@ -241,6 +257,9 @@ async function freshTarget(route: MatrixRoute): Promise<Record<string, string>> 
     const user = await createUser();
     const list = await tfe("GET", `users/${user.id}/authentication-tokens`, { token: user.token });
     return { "authentication-tokens:id": list.json.data[0].id };
+  }
+  if (p.endsWith("/agents/:id")) {
+    return { "agents:id": await insertAgent(world.org, world.params["agent-pools:id"]!) };
   }
   if (p.endsWith("/registry-modules/:registry/:namespace/:name/:provider")) {
     const mod = await createRegistryModule(world.org, owner);

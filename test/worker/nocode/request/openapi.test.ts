@@ -6,6 +6,7 @@
  * validator compiles schemas, which workerd refuses).
  */
 import { describe, expect, it } from "vitest";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "../../../../src/nocode/agents/protocol";
 import { nocodeApp } from "../../../../src/nocode/app";
 import { discoveryApp } from "../../../../src/nocode/discovery";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol";
@@ -54,7 +55,7 @@ function routesOf(prefix: string, routes: readonly { method: string; path: strin
 }
 
 describe("the document and the route tables", () => {
-  it("lists every route of /api/v2, the registry protocol and discovery, and nothing else", async () => {
+  it("lists every route of /api/v2, the registry and agent protocols and discovery, and nothing else", async () => {
     const doc = (await tfe("GET", "openapi.json", { token: null })).json as {
       paths: Record<string, Record<string, unknown>>;
     };
@@ -64,6 +65,7 @@ describe("the document and the route tables", () => {
     const expected = [
       ...routesOf("/api/v2", nocodeApp.routes),
       ...routesOf(REGISTRY_PROTOCOL_PREFIX, registryProtocolApp.routes),
+      ...routesOf(AGENT_PROTOCOL_PREFIX, agentProtocolApp.routes),
       ...routesOf("", discoveryApp.routes),
     ];
     expect(expected.length).toBeGreaterThan(40);

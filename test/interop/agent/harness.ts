@@ -5,7 +5,7 @@
  * through the public APIs; the only thing between the agent and the Worker is
  * {@link RecordingProxy}, a pass-through that keeps a copy of the log chunks the agent sent.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -47,6 +47,12 @@ export function realEngine(): string | null {
   return candidates.find((file) => existsSync(file)) ?? null;
 }
 
+/** What `<engine> version -json` prints as the engine's version. */
+export function engineVersionOf(engine: string): string {
+  const printed = execFileSync(engine, ["version", "-json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return JSON.parse(printed).terraform_version;
+}
+
 /** Lost-agent thresholds shortened for the tests (the defaults are 30 s and 300 s). */
 export const THRESHOLDS = { unknownAfter: 12, erroredAfter: 15 };
 
@@ -82,6 +88,8 @@ export async function startWorker(): Promise<Keyway> {
 export class RecordingProxy {
   /** Log bytes per job id, in offset order as the Worker accepted them. */
   readonly logs = new Map<string, Buffer>();
+  /** Every call that passed, as "METHOD url → status" (printed when a test fails). */
+  readonly requests: string[] = [];
   /** Jobs agents started (POST …/jobs/:id/start): their run and phase. */
   readonly jobs = new Map<string, { runId: string; phase: string }>();
   /** State documents the agent uploaded (PUT …/state) and Keyway handed to jobs (GET …/state), in order. */
@@ -113,6 +121,7 @@ export class RecordingProxy {
             redirect: "manual",
           });
           const bytes = Buffer.from(await answer.arrayBuffer());
+          proxy?.requests.push(`${req.method} ${req.url} → ${answer.status}`);
           const log = /^\/api\/agent\/v1\/jobs\/([^/]+)\/logs\?offset=(\d+)$/.exec(req.url ?? "");
           if (log && req.method === "PUT" && answer.status === 200) proxy?.recordLog(log[1]!, Number(log[2]), body);
           if (/^\/api\/agent\/v1\/jobs\/[^/]+\/start$/.test(req.url ?? "") && answer.status === 200) {
@@ -297,7 +306,7 @@ export async function createAgentWorkspace(
   api: Api,
   ctx: AgentOrg,
   pool: Pool,
-  options: { autoApply: boolean; vars: ReturnType<typeof engineVar>[] },
+  options: { autoApply: boolean; vars: ReturnType<typeof engineVar>[]; engineVersion?: string },
 ): Promise<{ workspaceId: string; runId: string; name: string }> {
   const name = unique("ws");
   const created = await expectStatus(
@@ -309,7 +318,8 @@ export async function createAgentWorkspace(
           "auto-apply": options.autoApply,
           "execution-mode": "agent",
           "agent-pool-id": pool.id,
-          "engine-version": "1.11.4",
+          // The stand-in reports 1.11.4, the version of the real engine its outputs were recorded from.
+          "engine-version": options.engineVersion ?? "1.11.4",
         },
         relationships: { vars: { data: options.vars } },
       },

@@ -5,7 +5,8 @@
  * provider is the built-in `terraform_data`. Outside CI without an engine these tests are
  * skipped with that reason; in CI (`CI=true`) a missing engine fails them, naming it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { tfe, unique } from "../console/seed";
 import {
   type AgentOrg,
@@ -16,6 +17,7 @@ import {
   createPool,
   currentState,
   engineVar,
+  engineVersionOf,
   HOST_SECRET,
   type Json,
   type Keyway,
@@ -41,13 +43,21 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
   let ctx: AgentOrg;
   let pool: Pool;
   let agent: AgentProcess;
+  let engineVersion: string;
 
   beforeAll(async () => {
     keyway = await startWorker();
     ctx = await agentOrg(keyway);
     pool = await createPool(keyway, ctx);
+    engineVersion = engineVersionOf(engine!);
     agent = startAgent(keyway, pool, { engine: engine! });
   }, 120_000);
+
+  beforeEach(() => {
+    onTestFailed(() => {
+      console.log(`agent stderr:\n${agent.stderr()}\ncalls:\n${keyway.proxy.requests.join("\n")}`);
+    });
+  });
 
   afterAll(async () => {
     await agent?.dispose();
@@ -57,6 +67,7 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
   it("an agent workspace's first run is planned and applied (auto-apply) with the engine's real state and outputs", async () => {
     const secret = unique("sensitive-output-value");
     const workspace = await createAgentWorkspace(keyway, ctx, pool, {
+      engineVersion,
       autoApply: true,
       vars: [
         engineVar("name", "alpha"),
@@ -71,13 +82,6 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       "resource-changes": 0,
       "resource-destructions": 0,
     });
-    expect(plan.attributes["execution-details"]).toMatchObject({
-      mode: "agent",
-      "agent-name": agent.name,
-      "agent-pool-id": pool.id,
-      "agent-pool-name": pool.name,
-    });
-
     // The state Terraform wrote, as the agent uploaded it, and as Keyway recorded it.
     const uploaded = keyway.proxy.uploadedStates(run.id);
     expect(uploaded).toHaveLength(1);
@@ -111,10 +115,20 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       expect(logs).not.toContain(value);
       expect(agent.stderr()).not.toContain(value);
     }
+    // N19: the plan names the agent, its pool and the engine that ran it.
+    expect(plan.attributes["execution-details"]).toMatchObject({
+      mode: "agent",
+      "agent-name": agent.name,
+      "agent-pool-id": pool.id,
+      "agent-pool-name": pool.name,
+      "engine-name": path.basename(engine!).includes("tofu") ? "tofu" : "terraform",
+      "engine-version": engineVersion,
+    });
   });
 
   it("without auto-apply the run waits at planned, and actions/apply sends the apply job", async () => {
     const workspace = await createAgentWorkspace(keyway, ctx, pool, {
+      engineVersion,
       autoApply: false,
       vars: [engineVar("name", "beta"), engineVar("secret", unique("s"), { sensitive: true })],
     });
@@ -127,6 +141,7 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
 
   it("a second run (an upgrade with a new value) changes one resource and keeps the lineage", async () => {
     const workspace = await createAgentWorkspace(keyway, ctx, pool, {
+      engineVersion,
       autoApply: true,
       vars: [engineVar("name", "gamma"), engineVar("secret", unique("s"), { sensitive: true })],
     });
@@ -145,7 +160,12 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       "resource-changes": 1,
       "resource-destructions": 0,
     });
-    expect((await tfe(keyway, "POST", `${path}/${runId}`, ctx.token)).status).toBe(200);
+    // E7 confirms the upgrade (its answer is plain text, not JSON:API).
+    const confirmed = await fetch(`${keyway.url}/api/v2/${path}/${runId}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ctx.token}` },
+    });
+    expect(confirmed.status, await confirmed.text()).toBe(200);
     const secondRun = await waitForRun(keyway, ctx.token, runId, ["applied"]);
 
     // Both jobs of the second run were handed exactly the state the first run's apply uploaded.

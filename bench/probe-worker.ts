@@ -13,6 +13,8 @@
  * - `POST /mint-otps` {@link MintOtpsRequest} → `{ otps }`: OTPs stored exactly as `creds`
  *   stores them (src/ssh/otp/shard.ts: keyed hash, shard, lease key, OtpStore `put`), minus
  *   HTTP and the role checks, so `verify` can be driven with distinct OTPs;
+ * - `POST /agent-pool-d1` `{ poolId }` → `{ calls, liveSessions }`: the D1 round trips the
+ *   pool's Durable Object made since it started (N18's budget per idle agent-minute);
  * - `POST /clone-workspaces` (bench/workspace-seed.ts) → `{ workspaceIds }`: copies of one
  *   no-code workspace made by E4, with its applied run history for the rollout scale check
  *   (issue 21) or as bare workspaces for the E3/E4 scale rows (issue 19).
@@ -21,6 +23,7 @@ import { createDb } from "../src/db/client";
 import { sshRoleCidrs, sshRoles } from "../src/db/schema";
 import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
 import { parseCidr } from "../src/lib/net/ip";
+import type { AgentPool } from "../src/nocode/agents/pool-object";
 import { issuersOfMountQuery } from "../src/ssh/issuers/repo";
 import type { OtpStore } from "../src/ssh/otp/otp-store";
 import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../src/ssh/otp/shard";
@@ -31,6 +34,8 @@ import { type CloneWorkspacesRequest, cloneWorkspaces } from "./workspace-seed";
 interface ProbeEnv {
   DB: D1Database;
   OTP_STORE: DurableObjectNamespace<OtpStore>;
+  /** Keyway's agent pools (N18): the bench reads a pool's D1 round trips through it. */
+  AGENT_POOLS: DurableObjectNamespace<AgentPool>;
   KEYWAY_HASH_KEY: string;
 }
 
@@ -194,6 +199,10 @@ export default {
     const path = new URL(request.url).pathname;
     if (path === "/put-roles") return putRoles(env, (await request.json()) as PutRolesRequest);
     if (path === "/mint-otps") return mintOtps(env, (await request.json()) as MintOtpsRequest);
+    if (path === "/agent-pool-d1") {
+      const { poolId } = (await request.json()) as { poolId: string };
+      return Response.json(await env.AGENT_POOLS.get(env.AGENT_POOLS.idFromName(poolId)).d1Usage());
+    }
     if (path === "/clone-workspaces")
       return Response.json(await cloneWorkspaces(env.DB, (await request.json()) as CloneWorkspacesRequest));
     if (path !== "/sub-steps") return new Response("unknown path\n", { status: 404 });

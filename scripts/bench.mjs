@@ -20,11 +20,13 @@
 // --profile=<benchmark>[,…] (CPU-profile the Keyway isolate during those benchmarks' timed
 // runs and print where the time goes; profiles are saved in bench-results/),
 // --runs=N (N whole runs one after another; prints the medians and the target lines from
-// them, scripts/bench/runs.mjs), --result=<file> (also write the run's JSON there).
+// them, scripts/bench/runs.mjs), --result=<file> (also write the run's JSON there),
+// --agent-idle=S (seconds the agent-dispatch check leaves its agents idle, default 300).
 import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { agentChecks } from "./bench/agents.mjs";
 import { combineRuns, runLoad } from "./bench/load.mjs";
 import { attachProfiler, summariseProfile } from "./bench/profile.mjs";
 import { fmt, machineInfo, targetLine, textTable, writeJson, writePerformanceDoc } from "./bench/report.mjs";
@@ -66,12 +68,14 @@ const options = {
   profile: null,
   runs: 1,
   result: null,
+  agentIdle: 300,
 };
 for (const arg of process.argv.slice(2)) {
   const [key, value] = arg.replace(/^--/, "").split("=");
   if (key === "duration" || key === "warmup" || key === "connections" || key === "slices" || key === "runs")
     options[key] = Number(value);
   else if (key === "result") options.result = value;
+  else if (key === "agent-idle") options.agentIdle = Number(value);
   else if (key === "only") options.only = new Set(value.split(","));
   else if (key === "no-doc") options.doc = false;
   else if (key === "disk") options.disk = true;
@@ -202,6 +206,7 @@ async function main() {
   const raw = {};
   const probes = [];
   let rollout = null;
+  let agents = null;
   let migrations = null;
   let bundleBytes = 0;
   try {
@@ -583,6 +588,19 @@ async function main() {
         return { error: String(e.message) };
       });
     }
+    // N18's execution-plane checks (scripts/bench/agents.mjs): only with --only=agent-dispatch.
+    if (options.only?.has("agent-dispatch")) {
+      agents = await agentChecks({
+        origin: runtime.origin,
+        api,
+        probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p),
+        log,
+        idleSeconds: options.agentIdle,
+      }).catch((e) => {
+        log(`· agent-dispatch: failed — ${e.message}`);
+        return { error: String(e.message) };
+      });
+    }
   } finally {
     if (runtime) {
       const lines = runtime.runtimeLineCount();
@@ -739,6 +757,32 @@ async function main() {
       means:
         "share of all load-generator requests (warm-ups and setup loads included) answered non-2xx or failed (bound: 0)",
     },
+    // N18, only when --only=agent-dispatch ran them (protocol-level pollers, scripts/bench/agents.mjs).
+    ...(agents
+      ? [
+          {
+            name: "agent-dispatch-p50",
+            kind: "max",
+            floor: 250,
+            ratio: agents.dispatch?.p50 ?? null,
+            means: "ms from the commit that queued a job to its receipt by one of 10 idle long-polling agents, p50",
+          },
+          {
+            name: "agent-dispatch-p99",
+            kind: "max",
+            floor: 1000,
+            ratio: agents.dispatch?.p99 ?? null,
+            means: "the same, p99",
+          },
+          {
+            name: "agent-idle-d1",
+            kind: "max",
+            floor: 2,
+            ratio: agents.idle?.perAgentMinute ?? null,
+            means: "D1 round trips of the pool's Durable Object per idle agent-minute (10 agents pinging and polling)",
+          },
+        ]
+      : []),
   ].map(targetLine);
 
   // ---- Table
@@ -871,6 +915,7 @@ async function main() {
     subSteps: probes,
     results,
     rollout,
+    agents,
     setupLoads: bulk,
     answers,
     targets: targets.map(({ name, kind, floor: bound, ratio: value, means, met, missedBy, line }) => ({

@@ -102,10 +102,15 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   // v4 options does not take module rules.
   const bundleDir = path.dirname(build.entryPath);
   const entryName = path.basename(build.entryPath);
+  // wrangler.jsonc's Text rule (N21: the agent program) emits `<hash>-keyway-agent`.
+  const isText = (f) => f.endsWith("-keyway-agent");
   const bundleModules = readdirSync(bundleDir)
-    .filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm"))
+    .filter((f) => f.endsWith(".js") || f.endsWith(".mjs") || f.endsWith(".wasm") || isText(f))
     .sort((a, b) => (a === entryName ? -1 : b === entryName ? 1 : a.localeCompare(b)))
-    .map((f) => ({ type: f.endsWith(".wasm") ? "CompiledWasm" : "ESModule", path: path.join(bundleDir, f) }));
+    .map((f) => ({
+      type: f.endsWith(".wasm") ? "CompiledWasm" : isText(f) ? "Text" : "ESModule",
+      path: path.join(bundleDir, f),
+    }));
   const { modulesRules: _rules, ...wranglerOptions } = workerOptions;
   const keyway = {
     ...wranglerOptions,
@@ -150,7 +155,10 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
     compatibilityDate: workerOptions.compatibilityDate,
     compatibilityFlags: workerOptions.compatibilityFlags,
     d1Databases: { DB: workerOptions.d1Databases.DB },
-    durableObjects: { OTP_STORE: { ...workerOptions.durableObjects.OTP_STORE, scriptName: "keyway" } },
+    durableObjects: {
+      OTP_STORE: { ...workerOptions.durableObjects.OTP_STORE, scriptName: "keyway" },
+      AGENT_POOLS: { ...workerOptions.durableObjects.AGENT_POOLS, scriptName: "keyway" },
+    },
     bindings: { KEYWAY_HASH_KEY: vars.KEYWAY_HASH_KEY },
   };
   // Miniflare 5 takes a new configuration shape; its converter keeps the v4 one readable.

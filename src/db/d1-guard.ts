@@ -229,3 +229,38 @@ export function guardEnv(env: Env): Env {
   }
   return out;
 }
+
+/**
+ * A D1 binding that counts its round trips (a statement run, or a batch) in `counter.calls`,
+ * in production too: the pool Durable Object of the execution plane reports its count, so
+ * `npm run bench` can check N18's budget of D1 queries per idle agent-minute.
+ */
+export function countD1Calls(real: D1Database, counter: { calls: number }): D1Database {
+  const statement = (s: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(s, {
+      get(target, key) {
+        if (key === "bind") return (...values: unknown[]) => statement(target.bind(...values));
+        if (key === "first" || key === "run" || key === "all" || key === "raw") {
+          const method = Reflect.get(target, key) as (...args: unknown[]) => unknown;
+          return (...args: unknown[]) => {
+            counter.calls++;
+            return method.apply(target, args);
+          };
+        }
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return new Proxy(real, {
+    get(target, key) {
+      if (key === "prepare") return (sql: string) => statement(target.prepare(sql));
+      if (key === "batch")
+        return (statements: D1PreparedStatement[]) => {
+          counter.calls++;
+          return target.batch(statements);
+        };
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

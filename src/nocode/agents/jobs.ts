@@ -25,6 +25,7 @@ export function jobDocument(job: JobDescription | (AgentJobRow & { workspaceName
     organization: job.organization,
     destroy: "destroy" in job ? job.destroy : false,
     "engine-version-constraint": job.engineConstraint,
+    "queued-at": new Date("queuedAt" in job ? job.queuedAt : job.createdAt).toISOString(),
   };
 }
 

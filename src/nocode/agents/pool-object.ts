@@ -21,7 +21,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { and, eq, inArray } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
-import { guardEnv } from "../../db/d1-guard";
+import { countD1Calls, guardEnv } from "../../db/d1-guard";
 import { agents, runs } from "../../db/schema";
 import { toHex, utf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
@@ -142,6 +142,8 @@ export class AgentPool extends DurableObject<Env> {
   /** Token hash → token id; null until loaded from D1. */
   private tokens: Map<string, string> | null = null;
   private lastSyncAt = 0;
+  /** D1 round trips this object made since it started (N18's budget; `npm run bench` reads it). */
+  private readonly d1 = { calls: 0 };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -156,7 +158,15 @@ export class AgentPool extends DurableObject<Env> {
   }
 
   private db(): Db {
-    return createDb(guardEnv(this.env).DB);
+    return createDb(countD1Calls(guardEnv(this.env).DB, this.d1));
+  }
+
+  /** The D1 round trips this object made since it started, and its live sessions. */
+  async d1Usage(): Promise<{ calls: number; liveSessions: number }> {
+    return {
+      calls: this.d1.calls,
+      liveSessions: [...this.sessions.values()].filter((s) => LIVE.includes(s.status)).length,
+    };
   }
 
   private settings() {

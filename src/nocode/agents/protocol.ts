@@ -209,6 +209,7 @@ const jobAnswer = v.strictObject({
   organization: v.string(),
   destroy: v.boolean(),
   "engine-version-constraint": v.string(),
+  "queued-at": v.string(),
 });
 const JSON_MEDIA = "application/json";
 const bytesAnswer = (description: string, contentType: string) => ({

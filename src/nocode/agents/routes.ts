@@ -202,15 +202,10 @@ const agentDelete = operation({
   answers: { 204: { description: "Removed" } },
 });
 
-agentRoutes.delete(
-  "/agents/:id",
-  rights({ right: "manage-agent-pools" }, { cache: "unchanged" }),
-  agentDelete,
-  async (c) => {
-    const db = c.var.db;
-    const agent = await agentFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
-    await poolStub(c.env, agent.poolId).removeAgent(agent.id);
-    await db.delete(agents).where(eq(agents.id, agent.id)).run();
-    return noContent();
-  },
-);
+agentRoutes.delete("/agents/:id", rights({ right: "manage-agent-pools" }), agentDelete, async (c) => {
+  const db = c.var.db;
+  const agent = await agentFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
+  await poolStub(c.env, agent.poolId).removeAgent(agent.id);
+  await db.delete(agents).where(eq(agents.id, agent.id)).run();
+  return noContent();
+});

@@ -251,7 +251,7 @@ describe("E7 refuses a stale plan with 409 (N8) and changes nothing", { timeout:
     const created = await planned();
     const post = await tfe("POST", `workspaces/${created.workspaceId}/vars`, {
       token: created.ownerToken,
-      body: { data: { type: "vars", attributes: { key: "TF_LOG", value: "debug", category: "env" } } },
+      body: { data: { type: "vars", attributes: { key: "APP_LOG_LEVEL", value: "debug", category: "env" } } },
     });
     expect(post.status).toBe(201);
     await expectStale(created, /a workspace variable changed/);

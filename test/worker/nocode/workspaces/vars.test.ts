@@ -121,11 +121,11 @@ describe("POST /workspaces/:id/vars", () => {
     const ws = await workspace();
     const res = await tfe("POST", `workspaces/${ws.id}/vars`, {
       token: ctx.ownerToken,
-      body: varBody({ key: "TF_LOG", value: "debug", category: "env" }),
+      body: varBody({ key: "APP_LOG_LEVEL", value: "debug", category: "env" }),
     });
     expect(res.status).toBe(201);
     expect(res.json.data.attributes).toMatchObject({
-      key: "TF_LOG",
+      key: "APP_LOG_LEVEL",
       value: "debug",
       category: "env",
       hcl: false,

@@ -262,6 +262,19 @@ describe("stand-in engine: signals (N21)", () => {
     expectNoSecrets(agent, pool, [secret, envSecret]);
   });
 
+  it("deleting the agent mid-plan ends its session: the agent interrupts the engine and exits 1, the run is canceled", async () => {
+    const { pool, record, agent, workspace } = await scenario({ autoApply: false, env: { STAND_IN_PAUSE: "plan:60" } });
+    const paused = await waitForPause(record, "plan");
+    const listed = (await listAgents(keyway, ctx.token, pool.id)).find((a) => a.attributes.name === agent.name);
+    expect((await tfe(keyway, "DELETE", `agents/${listed.id}`, ctx.token)).status).toBe(204);
+    await waitForRun(keyway, ctx.token, workspace.runId, ["canceled"]);
+    // Its next ping (within 11 s) answers 401: the agent stops the engine and exits 1 (N17, N21).
+    expect(await agent.exited).toEqual({ code: 1, signal: null });
+    expect(agent.stderr()).toContain("Keyway ended this agent's session");
+    expect(() => process.kill(paused.pid, 0)).toThrow(); // the engine is gone
+    expect(readdirSync(agent.workdir).filter((f) => f.startsWith("job-"))).toEqual([]);
+  });
+
   it("SIGKILL mid-plan: the run errors naming the agent within the errored threshold + 15 s", {
     timeout: 90_000,
   }, async () => {

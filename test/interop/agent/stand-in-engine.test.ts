@@ -262,6 +262,29 @@ describe("stand-in engine: signals (N21)", () => {
     expectNoSecrets(agent, pool, [secret, envSecret]);
   });
 
+  it("an agent restarted after a kill mid-apply first uploads the state the engine had written, then ends that job", async () => {
+    const { pool, record, agent, workspace } = await scenario({ autoApply: true, env: { STAND_IN_PAUSE: "apply:60" } });
+    const paused = await waitForPause(record, "apply");
+    cleanups.push(() => {
+      try {
+        process.kill(paused.pid, "SIGKILL");
+      } catch {}
+    });
+    agent.child.kill("SIGKILL");
+    await agent.exited;
+    // The same work directory: the killed agent's job directory and its job record are still there.
+    const restarted = startAgent(keyway, pool, {
+      engine: record.engine,
+      env: { KEYWAY_AGENT_WORKDIR: agent.workdir },
+    });
+    cleanups.push(() => restarted.dispose());
+    const run = await waitForRun(keyway, ctx.token, workspace.runId, ["errored"]);
+    expect(run.attributes["error-message"]).toBe("the agent was restarted while this job ran");
+    expect(addressesOf(await currentState(keyway, ctx.token, workspace.workspaceId))).toHaveLength(1);
+    expect(restarted.stderr()).toContain("uploaded the state a stopped agent left");
+    expect(readdirSync(agent.workdir).filter((f) => f.startsWith("job-"))).toEqual([]);
+  });
+
   it("deleting the agent mid-plan ends its session: the agent interrupts the engine and exits 1, the run is canceled", async () => {
     const { pool, record, agent, workspace } = await scenario({ autoApply: false, env: { STAND_IN_PAUSE: "plan:60" } });
     const paused = await waitForPause(record, "plan");

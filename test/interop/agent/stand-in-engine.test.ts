@@ -7,10 +7,15 @@
  *
  * Each test has its own agent pool, so its jobs go only to its own agent.
  */
-import { readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { tfe, unique } from "../console/seed";
 import {
+  AGENT_PROGRAM,
   type AgentOrg,
   type AgentProcess,
   addressesOf,
@@ -320,5 +325,21 @@ describe("stand-in engine: signals (N21)", () => {
     );
     expect(Date.now() - killedAt).toBeLessThanOrEqual((THRESHOLDS.erroredAfter + 15) * 1000);
     expect(run.attributes["error-message"]).toBe(`agent ${agent.name} stopped responding`);
+  });
+});
+
+describe("the agent program Keyway serves (N21)", () => {
+  it("GET /api/agent/v1/agent.mjs is agent/keyway-agent byte for byte, with its SHA-256, and runs", async () => {
+    const res = await fetch(`${keyway.url}/api/agent/v1/agent.mjs`);
+    expect(res.status).toBe(200);
+    const served = Buffer.from(await res.arrayBuffer());
+    expect(served.equals(readFileSync(AGENT_PROGRAM))).toBe(true);
+    expect(res.headers.get("keyway-agent-sha256")).toBe(createHash("sha256").update(served).digest("hex"));
+    // Saved under its served name, it runs as it is (Node 22, no package.json beside it).
+    const dir = mkdtempSync(path.join(tmpdir(), "keyway-agent-served-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(path.join(dir, "agent.mjs"), served);
+    const printed = execFileSync(process.execPath, [path.join(dir, "agent.mjs"), "--version"], { encoding: "utf8" });
+    expect(printed.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 });

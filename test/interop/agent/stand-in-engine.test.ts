@@ -57,6 +57,7 @@ async function scenario(options: {
   autoApply: boolean;
   env?: Record<string, string>;
   agentArgs?: string[];
+  drainSeconds?: number;
   standInCase?: string;
   startAgentFirst?: boolean;
 }) {
@@ -65,7 +66,11 @@ async function scenario(options: {
   cleanups.push(() => record.dispose());
   const secret = unique("sensitive-variable-value");
   const envSecret = unique("sensitive-env-value");
-  const agent = startAgent(keyway, pool, { engine: record.engine, args: options.agentArgs });
+  const agent = startAgent(keyway, pool, {
+    engine: record.engine,
+    args: options.agentArgs,
+    drainSeconds: options.drainSeconds,
+  });
   cleanups.push(() => agent.dispose());
   // On a failure, the agent's own account of what happened (it never holds a secret).
   onTestFailed(() => {
@@ -265,6 +270,20 @@ describe("stand-in engine: signals (N21)", () => {
     expect(readdirSync(agent.workdir).filter((f) => f.startsWith("job-"))).toEqual([]);
     expect(await agentStatus(pool, agent.name)).toBe("exited");
     expectNoSecrets(agent, pool, [secret, envSecret]);
+  });
+
+  it("after one SIGTERM the drain time (KEYWAY_AGENT_DRAIN_SECONDS) interrupts a long apply as a second SIGTERM does", async () => {
+    const { record, agent, workspace } = await scenario({
+      autoApply: true,
+      drainSeconds: 1,
+      env: { STAND_IN_PAUSE: "apply:60" },
+    });
+    await waitForPause(record, "apply");
+    agent.child.kill("SIGTERM");
+    const run = await waitForRun(keyway, ctx.token, workspace.runId, ["errored"], 20_000);
+    expect(run.attributes["error-message"]).toBe("agent stopped: SIGTERM");
+    expect(await agent.exited).toEqual({ code: 0, signal: null });
+    expect(addressesOf(await currentState(keyway, ctx.token, workspace.workspaceId))).toHaveLength(1);
   });
 
   it("an agent restarted after a kill mid-apply first uploads the state the engine had written, then ends that job", async () => {

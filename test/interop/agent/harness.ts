@@ -62,12 +62,20 @@ export interface Keyway extends Api {
   stop(): Promise<void>;
 }
 
-/** Start the Worker with the shortened thresholds, and the recording proxy in front of it. */
-export async function startWorker(): Promise<Keyway> {
-  const keyway = await startKeyway({
-    KEYWAY_AGENT_UNKNOWN_AFTER: String(THRESHOLDS.unknownAfter),
-    KEYWAY_AGENT_ERRORED_AFTER: String(THRESHOLDS.erroredAfter),
-  });
+/**
+ * Start the Worker, and the recording proxy in front of it; `shortThresholds` sets the
+ * lost-agent thresholds to {@link THRESHOLDS} (tests of lost agents), else they keep their
+ * defaults (an agent idle between tests is never declared lost).
+ */
+export async function startWorker(options: { shortThresholds: boolean }): Promise<Keyway> {
+  const keyway = await startKeyway(
+    options.shortThresholds
+      ? {
+          KEYWAY_AGENT_UNKNOWN_AFTER: String(THRESHOLDS.unknownAfter),
+          KEYWAY_AGENT_ERRORED_AFTER: String(THRESHOLDS.erroredAfter),
+        }
+      : {},
+  );
   const proxy = await RecordingProxy.start(keyway.url);
   return {
     keyway,

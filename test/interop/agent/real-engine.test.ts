@@ -46,7 +46,7 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
   let engineVersion: string;
 
   beforeAll(async () => {
-    keyway = await startWorker();
+    keyway = await startWorker({ shortThresholds: false });
     ctx = await agentOrg(keyway);
     pool = await createPool(keyway, ctx);
     engineVersion = engineVersionOf(engine!);

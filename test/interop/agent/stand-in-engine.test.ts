@@ -43,7 +43,7 @@ let ctx: AgentOrg;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
-  keyway = await startWorker();
+  keyway = await startWorker({ shortThresholds: true });
   ctx = await agentOrg(keyway);
 }, 120_000);
 

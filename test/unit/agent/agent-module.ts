@@ -22,6 +22,7 @@ interface AgentModule {
   ConfigurationError: new (message: string) => Error;
   JobError: new (message: string) => Error;
   isReservedEnvName(name: string): boolean;
+  isEngineControlledPath(name: string): boolean;
   parseArguments(argv: string[]): { single: boolean; version: boolean; help: boolean };
   readConfiguration(env: Record<string, string | undefined>, hostname?: string): AgentConfiguration;
   findEngine(configured: string | null, pathVariable: string | undefined): { path: string; name: "tofu" | "terraform" };

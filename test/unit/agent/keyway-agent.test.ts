@@ -22,6 +22,7 @@ const {
   engineEnvironment,
   extractEntries,
   findEngine,
+  isEngineControlledPath,
   isReservedEnvName,
   JobError,
   OVERRIDE_TF,
@@ -102,6 +103,24 @@ describe("readTarball", () => {
     expect(() => readTarball(many, { entries: 10, bytes: 1 << 20, pathLength: 4096 })).toThrow("more than 10 entries");
     const big = await buildTarball([{ path: "big.bin", zeros: 2 << 20 }]);
     expect(() => readTarball(big, { entries: 10, bytes: 1 << 20, pathLength: 4096 })).toThrow("larger than");
+  });
+});
+
+describe("isEngineControlledPath", () => {
+  it("names the files that would configure the engine from the job directory", () => {
+    for (const name of [
+      ".terraformrc",
+      "terraform.rc",
+      ".tofurc",
+      "tofu.rc",
+      ".terraform/providers/x",
+      ".terraform.d/plugins/y",
+    ]) {
+      expect(isEngineControlledPath(name), name).toBe(true);
+    }
+    for (const name of ["main.tf", ".terraform.lock.hcl", "modules/.terraformrc", "terraform.tfvars"]) {
+      expect(isEngineControlledPath(name), name).toBe(false);
+    }
   });
 });
 

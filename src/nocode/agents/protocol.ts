@@ -317,7 +317,7 @@ const planFileGetOp = operation({
 const lockFileGetOp = operation({
   tag: TAG,
   summary: "The lock file the run's plan job uploaded (job token; N18)",
-  answers: { 200: bytesAnswer("The lock file", "text/plain; charset=utf-8"), 204: noneYet },
+  answers: { 200: bytesAnswer("The lock file", "text/plain"), 204: noneYet },
 });
 const logsOp = operation({
   tag: TAG,
@@ -370,7 +370,7 @@ const agentProgramOp = operation({
   answers: {
     200: {
       description: "The program",
-      contentType: "text/javascript; charset=utf-8",
+      contentType: "text/javascript",
       schema: v.string(),
       headers: { "Keyway-Agent-SHA256": { description: "SHA-256 (hex) of the body" } },
     },

@@ -220,6 +220,8 @@ export interface AgentOrg {
   org: string;
   token: string;
   noCodeModuleId: string;
+  /** The registry module's address, `<org>/<name>/terraform`. */
+  moduleAddress: string;
 }
 
 /** An organization with `terraform-data` published as 1.0.0 and enabled for no-code pinned there. */
@@ -268,7 +270,7 @@ export async function agentOrg(api: Api, moduleName = "terraform-data"): Promise
     200,
     "enable no-code",
   );
-  return { org, token, noCodeModuleId: enabled.json.data.id };
+  return { org, token, noCodeModuleId: enabled.json.data.id, moduleAddress: `${org}/${name}/terraform` };
 }
 
 export interface Pool {
@@ -466,7 +468,10 @@ export function startAgent(
 
 /** One line of the stand-in engine's record (test/fixtures/agent/stand-in-engine.mjs). */
 export interface StandInRecord {
-  event: "invoke" | "paused";
+  event: "invoke" | "paused" | "registry";
+  /** A registry call's answer (STAND_IN_REGISTRY_MODULE). */
+  status?: number | null;
+  versions?: string[];
   /** The `terraform.tfstate` the engine found: what Keyway handed the job. */
   state?: { serial: number; lineage: string; resources: number } | null;
   argv?: string[];

@@ -111,7 +111,10 @@ async function agentStatus(pool: Pool, name: string): Promise<string | undefined
 
 describe("stand-in engine: how the agent runs the engine (N21)", () => {
   it("runs exactly N21's command forms, with the variable files, an allow-listed environment and the registry credential", async () => {
-    const { pool, record, secret, envSecret, agent, workspace } = await scenario({ autoApply: true });
+    const { pool, record, secret, envSecret, agent, workspace } = await scenario({
+      autoApply: true,
+      env: { STAND_IN_REGISTRY_MODULE: ctx.moduleAddress },
+    });
     const run = await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]);
 
     const calls = record.read().filter((r) => r.event === "invoke");
@@ -152,6 +155,7 @@ describe("stand-in engine: how the agent runs the engine (N21)", () => {
           "HOME",
           "PATH",
           "STAND_IN_CASE",
+          "STAND_IN_REGISTRY_MODULE",
           "STAND_IN_SECRET_ENV",
           "TF_CLI_CONFIG_FILE",
           "TF_INPUT",
@@ -172,6 +176,11 @@ describe("stand-in engine: how the agent runs the engine (N21)", () => {
       expect(call.cliConfig).not.toContain(pool.token);
       expect(Object.values(env).join("\n")).not.toContain(pool.token);
     }
+    // With that credential, each job's init could read the organization's module registry.
+    expect(record.read().filter((r) => r.event === "registry")).toEqual([
+      expect.objectContaining({ status: 200, versions: ["1.0.0"] }),
+      expect.objectContaining({ status: 200, versions: ["1.0.0"] }),
+    ]);
     // `version -json` runs before any job: the allow-list alone, no run variables, no credential.
     expect(Object.keys(calls[0]!.env!).sort()).toEqual(["HOME", "PATH", "TF_INPUT", "TF_IN_AUTOMATION"]);
     // The agent's own environment stays out, KEYWAY_* names first of all.

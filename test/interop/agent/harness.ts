@@ -16,7 +16,15 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createServer, type Server } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import { createServer as createNetServer, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { vi } from "vitest";
@@ -104,73 +112,88 @@ export class RecordingProxy {
   readonly states: { jobId: string; direction: "upload" | "download"; status: number; body: string }[] = [];
 
   private constructor(
-    private readonly server: Server,
+    private readonly server: NetServer,
     readonly url: string,
   ) {}
 
-  static async start(target: string): Promise<RecordingProxy> {
+  /**
+   * Listen on 127.0.0.1 and forward every call to `target` with its Host header unchanged, so
+   * the Worker sees the address the agent used. With `tls` the same port also speaks https
+   * (the first byte of a connection says which), as an engine needs for a module registry.
+   */
+  static async start(target: string, tls?: { key: string; cert: string }): Promise<RecordingProxy> {
     let proxy: RecordingProxy | undefined;
-    const server = createServer((req, res) => {
+    const upstream = new URL(target);
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", async () => {
+      req.on("end", () => {
         const body = Buffer.concat(chunks);
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (value === undefined || ["host", "connection", "content-length", "transfer-encoding"].includes(name))
-            continue;
-          headers.set(name, Array.isArray(value) ? value.join(", ") : value);
-        }
-        try {
-          const answer = await fetch(`${target}${req.url}`, {
-            method: req.method,
-            headers,
-            body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
-            redirect: "manual",
-          });
-          const bytes = Buffer.from(await answer.arrayBuffer());
-          proxy?.requests.push(`${req.method} ${req.url} → ${answer.status}`);
-          const log = /^\/api\/agent\/v1\/jobs\/([^/]+)\/logs\?offset=(\d+)$/.exec(req.url ?? "");
-          if (log && req.method === "PUT" && answer.status === 200) proxy?.recordLog(log[1]!, Number(log[2]), body);
-          if (/^\/api\/agent\/v1\/jobs\/[^/]+\/start$/.test(req.url ?? "") && answer.status === 200) {
-            const job = JSON.parse(bytes.toString("utf8")).job;
-            proxy?.jobs.set(job.id, { runId: job["run-id"], phase: job.phase });
-          }
-          const state = /^\/api\/agent\/v1\/jobs\/([^/]+)\/state$/.exec(req.url ?? "");
-          if (state && req.method === "PUT") {
-            proxy?.states.push({
-              jobId: state[1]!,
-              direction: "upload",
-              status: answer.status,
-              body: body.toString("utf8"),
+        // Uncompressed answers, so the proxy can read what it records; everything else as sent.
+        const headers = { ...req.headers };
+        delete headers["accept-encoding"];
+        const forwarded = httpRequest(
+          { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
+          (answer) => {
+            const parts: Buffer[] = [];
+            answer.on("data", (chunk: Buffer) => parts.push(chunk));
+            answer.on("end", () => {
+              const bytes = Buffer.concat(parts);
+              try {
+                proxy?.observe(req.method ?? "GET", req.url ?? "", answer.statusCode ?? 0, body, bytes);
+              } catch (error) {
+                proxy?.requests.push(`could not record ${req.url}: ${error}`);
+              }
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              res.end(bytes);
             });
-          }
-          if (state && req.method === "GET") {
-            proxy?.states.push({
-              jobId: state[1]!,
-              direction: "download",
-              status: answer.status,
-              body: bytes.toString("utf8"),
-            });
-          }
-          const out: Record<string, string> = {};
-          answer.headers.forEach((value, name) => {
-            if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(name))
-              out[name] = value;
-          });
-          res.writeHead(answer.status, out);
-          res.end(bytes);
-        } catch (error) {
+          },
+        );
+        forwarded.on("error", (error) => {
           res.writeHead(502);
           res.end(String(error));
-        }
+        });
+        forwarded.end(body);
+      });
+    };
+    const plain = createServer(handler);
+    const secure = tls ? createHttpsServer(tls, handler) : null;
+    const server = createNetServer((socket) => {
+      socket.once("data", (first: Buffer) => {
+        socket.pause();
+        socket.unshift(first);
+        (secure && first[0] === 0x16 ? secure : plain).emit("connection", socket);
+        process.nextTick(() => socket.resume());
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const address = server.address();
     if (address === null || typeof address === "string") throw new Error("proxy did not listen");
-    proxy = new RecordingProxy(server, `http://127.0.0.1:${address.port}`);
+    proxy = new RecordingProxy(server, `${tls ? "https" : "http"}://127.0.0.1:${address.port}`);
+    proxy.plain = plain;
+    proxy.secure = secure;
     return proxy;
+  }
+
+  private plain: Server | null = null;
+  private secure: Server | null = null;
+
+  /** Keep what the tests read: log chunks, started jobs, state uploads and downloads. */
+  private observe(method: string, url: string, status: number, body: Buffer, answer: Buffer): void {
+    this.requests.push(`${method} ${url} → ${status}`);
+    const log = /^\/api\/agent\/v1\/jobs\/([^/]+)\/logs\?offset=(\d+)$/.exec(url);
+    if (log && method === "PUT" && status === 200) this.recordLog(log[1]!, Number(log[2]), body);
+    if (/^\/api\/agent\/v1\/jobs\/[^/]+\/start$/.test(url) && status === 200) {
+      const job = JSON.parse(answer.toString("utf8")).job;
+      this.jobs.set(job.id, { runId: job["run-id"], phase: job.phase });
+    }
+    const state = /^\/api\/agent\/v1\/jobs\/([^/]+)\/state$/.exec(url);
+    if (state && method === "PUT") {
+      this.states.push({ jobId: state[1]!, direction: "upload", status, body: body.toString("utf8") });
+    }
+    if (state && method === "GET") {
+      this.states.push({ jobId: state[1]!, direction: "download", status, body: answer.toString("utf8") });
+    }
   }
 
   private recordLog(jobId: string, offset: number, chunk: Buffer): void {
@@ -199,7 +222,8 @@ export class RecordingProxy {
   }
 
   stop(): Promise<void> {
-    this.server.closeAllConnections();
+    this.plain?.closeAllConnections();
+    this.secure?.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -75,6 +75,7 @@ async function scenario(options: {
   // On a failure, the agent's own account of what happened (it never holds a secret).
   onTestFailed(() => {
     console.log(`agent ${agent.name} stderr:\n${agent.stderr()}`);
+    console.log(`calls:\n${keyway.proxy.requests.slice(-30).join("\n")}`);
     console.log(
       `stand-in record:\n${record
         .read()
@@ -145,9 +146,9 @@ describe("stand-in engine: how the agent runs the engine (N21)", () => {
     expect(JSON.parse(plan!.tfvars!.json!)).toEqual({ name: "alpha", secret });
     expect(plan!.tfvars!.hcl).toBe('labels = { team = "platform" }\n');
 
-    // Keyway's registry is 127.0.0.1:<port> (the Worker's address; the recording proxy forwards
-    // to it), a host with a port: a CLI configuration file, not TF_TOKEN_.
-    const host = new URL(keyway.url).host;
+    // Keyway's registry is the address the agent reached it at, 127.0.0.1:<port> (the proxy
+    // forwards the Host header unchanged), a host with a port: a CLI configuration file, not TF_TOKEN_.
+    const host = new URL(keyway.proxy.url).host;
     for (const call of calls.slice(1)) {
       const env = call.env!;
       expect(Object.keys(env).sort()).toEqual(

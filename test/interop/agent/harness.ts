@@ -249,9 +249,19 @@ export interface AgentOrg {
 }
 
 /** An organization with `terraform-data` published as 1.0.0 and enabled for no-code pinned there. */
-export async function agentOrg(api: Api, moduleName = "terraform-data"): Promise<AgentOrg> {
+export async function agentOrg(api: Api): Promise<AgentOrg> {
   const { org, owner } = await createOrg(api);
-  const token = owner.token;
+  const published = await publishModule(api, org, owner.token, moduleFiles("terraform-data"));
+  return { org, token: owner.token, ...published };
+}
+
+/** Publish `files` as version 1.0.0 of a new private module (provider `terraform`) and enable it for no-code. */
+export async function publishModule(
+  api: Api,
+  org: string,
+  token: string,
+  files: Record<string, string>,
+): Promise<{ noCodeModuleId: string; moduleAddress: string }> {
   const name = unique("data");
   const registryModule = await expectStatus(
     tfe(api, "POST", `organizations/${org}/registry-modules`, token, {
@@ -270,7 +280,7 @@ export async function agentOrg(api: Api, moduleName = "terraform-data"): Promise
   );
   const upload = await fetch(version.json.data.links.upload, {
     method: "PUT",
-    body: (await buildTarball(moduleFiles(moduleName))) as Uint8Array<ArrayBuffer>,
+    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
   });
   await upload.text();
   if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
@@ -294,7 +304,30 @@ export async function agentOrg(api: Api, moduleName = "terraform-data"): Promise
     200,
     "enable no-code",
   );
-  return { org, token, noCodeModuleId: enabled.json.data.id, moduleAddress: `${org}/${name}/terraform` };
+  return { noCodeModuleId: enabled.json.data.id, moduleAddress: `${org}/${name}/terraform` };
+}
+
+/** A self-signed certificate for 127.0.0.1 (openssl), for a proxy that speaks https. */
+export function selfSignedCertificate(): { key: string; cert: string; certFile: string; dispose(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), "keyway-tls-"));
+  const keyFile = path.join(dir, "key.pem");
+  const certFile = path.join(dir, "cert.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile, "-out", certFile, "-days", "1"].concat([
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ]),
+    { stdio: "ignore" },
+  );
+  return {
+    key: readFileSync(keyFile, "utf8"),
+    cert: readFileSync(certFile, "utf8"),
+    certFile,
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export interface Pool {
@@ -442,7 +475,14 @@ export const HOST_SECRET = "agent-host-secret-value-0f3a";
 export function startAgent(
   keyway: Keyway,
   pool: Pool,
-  options: { engine: string; args?: string[]; drainSeconds?: number; env?: Record<string, string> },
+  options: {
+    engine: string;
+    args?: string[];
+    drainSeconds?: number;
+    env?: Record<string, string>;
+    /** KEYWAY_ADDRESS; default the recording proxy's. */
+    address?: string;
+  },
 ): AgentProcess {
   const dir = mkdtempSync(path.join(tmpdir(), "keyway-agent-e2e-"));
   const tokenFile = path.join(dir, "token");
@@ -453,7 +493,7 @@ export function startAgent(
   const child = spawn(process.execPath, [AGENT_PROGRAM, ...(options.args ?? [])], {
     env: {
       PATH: process.env.PATH,
-      KEYWAY_ADDRESS: keyway.proxy.url,
+      KEYWAY_ADDRESS: options.address ?? keyway.proxy.url,
       KEYWAY_AGENT_TOKEN_FILE: tokenFile,
       KEYWAY_AGENT_NAME: name,
       KEYWAY_ENGINE: options.engine,

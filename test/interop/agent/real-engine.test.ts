@@ -18,12 +18,16 @@ import {
   currentState,
   engineVar,
   engineVersionOf,
+  envVar,
   HOST_SECRET,
   type Json,
   type Keyway,
   type Pool,
+  publishModule,
+  RecordingProxy,
   readPlan,
   realEngine,
+  selfSignedCertificate,
   startAgent,
   startWorker,
   waitForRun,
@@ -183,5 +187,56 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
     expect(ids(second)).toEqual(ids(first));
     expect(second.resources.find((r: Json) => r.name === "size").instances[0].attributes.input.value.size).toBe(2);
     expect((await currentState(keyway, ctx.token, workspace.workspaceId)).attributes.serial).toBe(second.serial);
+  });
+
+  it("a module calling a module of the organization's private registry: the engine's init fetches it through Keyway with the job's credential", async () => {
+    // Terraform reads module registries over https only: a proxy with a self-signed
+    // certificate for 127.0.0.1 stands in front of the Worker (on the same port, plain http
+    // for the download link, whose origin the Worker takes from the request), trusted by the
+    // agent (NODE_EXTRA_CA_CERTS) and by the engine (SSL_CERT_FILE, a workspace env variable).
+    const tls = selfSignedCertificate();
+    const proxy = await RecordingProxy.start(keyway.url, tls);
+    const host = new URL(proxy.url).host;
+    const source = `${host}/${ctx.moduleAddress}`;
+    const caller = await publishModule(keyway, ctx.org, ctx.token, {
+      "main.tf": [
+        'terraform {\n  required_providers {\n    terraform = {\n      source = "terraform.io/builtin/terraform"\n    }\n  }\n}\n',
+        `module "child" {\n  source  = "${source}"\n  version = "1.0.0"\n  name    = "from-the-caller"\n  secret  = "not-so-secret"\n}\n`,
+        'resource "terraform_data" "caller" {\n  input = module.child.name\n}\n',
+        'output "child_name" {\n  value = module.child.name\n}\n',
+      ].join("\n"),
+    });
+    const tlsPool = await createPool(keyway, ctx);
+    const tlsAgent = startAgent(keyway, tlsPool, {
+      engine: engine!,
+      address: proxy.url,
+      env: { NODE_EXTRA_CA_CERTS: tls.certFile },
+    });
+    try {
+      const workspace = await createAgentWorkspace(keyway, { ...ctx, ...caller }, tlsPool, {
+        engineVersion,
+        autoApply: true,
+        vars: [envVar("SSL_CERT_FILE", tls.certFile)],
+      });
+      const run = await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]).catch((error) => {
+        console.log(
+          `agent stderr:\n${tlsAgent.stderr()}\nlogs:\n${proxy.allLogs()}\ncalls:\n${proxy.requests.join("\n")}`,
+        );
+        throw error;
+      });
+      expect(proxy.allLogs()).toContain(`Downloading ${source} 1.0.0 for child...`);
+      const state = proxy.uploadedStates(run.id)[0]!;
+      const addresses = state.resources.map((r: Json) => `${r.module ? `${r.module}.` : ""}${r.type}.${r.name}`);
+      expect(addresses.sort()).toEqual([
+        "module.child.terraform_data.name",
+        "module.child.terraform_data.size",
+        "terraform_data.caller",
+      ]);
+      expect(state.outputs.child_name).toEqual({ value: "from-the-caller", type: "string" });
+    } finally {
+      await tlsAgent.dispose();
+      await proxy.stop();
+      tls.dispose();
+    }
   });
 });

@@ -10,16 +10,15 @@ import { inJsonList } from "../../db/json-list";
 import { agentPools, projects } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
-import { invalidAttribute, NocodeError, notFound } from "../errors";
+import { invalidAttribute, NocodeError } from "../errors";
 import { isId, newId } from "../ids";
-import { orgCallerPermissions } from "../permissions";
 import { pagedList, single } from "../request/answers";
 import { flag, members, requiredName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi } from "../respond";
-import { rights } from "../route-rights";
-import { type AgentPoolRow, findAgentPool, listAgentPools } from "./repo";
+import { rights, scope } from "../route-rights";
+import { type AgentPoolRow, agentCounts, findAgentPool, listAgentPools } from "./repo";
 import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
 /** Agent pool names: letters, digits, `-` and `_` (reference §5.4), at most 90 characters (our choice). */
@@ -81,8 +80,6 @@ agentPoolRoutes.post(
   async (c) => {
     const db = c.var.db;
     const organization = c.req.param("org");
-    const rights = await orgCallerPermissions(db, c.var.caller, organization);
-    if (!rights.has("manage-agent-pools")) throw notFound();
     const { attributes, relationships } = (await agentPoolCreate.body(c)).data;
     const allowedWorkspaces = idsOf(relationships["allowed-workspaces"]);
     const allowedProjects = idsOf(relationships["allowed-projects"]);
@@ -118,7 +115,7 @@ agentPoolRoutes.post(
       if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
       throw err;
     }
-    return jsonApi({ data: serializeAgentPool(pool) }, 201);
+    return jsonApi({ data: serializeAgentPool(pool, 0) }, 201);
   },
 );
 
@@ -132,12 +129,17 @@ const agentPoolList = operation({
 agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), agentPoolList, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  const rights = await orgCallerPermissions(db, c.var.caller, organization);
-  if (!rights.has("member")) throw notFound();
   const url = new URL(c.req.url);
   const page = pageOf(agentPoolList.query(c));
   const { rows, total } = await listAgentPools(db, organization, page);
-  return jsonApi({ data: rows.map(serializeAgentPool), ...pageDocument(url, page, total) });
+  const counts = await agentCounts(
+    db,
+    rows.map((r) => r.id),
+  );
+  return jsonApi({
+    data: rows.map((row) => serializeAgentPool(row, counts.get(row.id) ?? 0)),
+    ...pageDocument(url, page, total),
+  });
 });
 
 const agentPoolShow = operation({
@@ -146,11 +148,19 @@ const agentPoolShow = operation({
   answers: { 200: { description: "The agent pool", schema: single(agentPoolAnswer) } },
 });
 
-agentPoolRoutes.get("/agent-pools/:id", rights({ right: "member" }), agentPoolShow, async (c) => {
-  const db = c.var.db;
-  const pool = await findAgentPool(db, c.req.param("id"));
-  if (!pool) throw notFound();
-  const rights = await orgCallerPermissions(db, c.var.caller, pool.organization);
-  if (!rights.has("member")) throw notFound();
-  return jsonApi({ data: serializeAgentPool(pool) });
+/** The pool `:id` and its organization (its routes, and the agent-token and agent routes of N17). */
+export const agentPoolById = scope(async (c) => {
+  const pool = await findAgentPool(c.var.db, c.req.param("id") ?? "");
+  return pool && { resource: pool, organization: pool.organization };
 });
+
+agentPoolRoutes.get(
+  "/agent-pools/:id",
+  rights({ right: "member" }, { scope: agentPoolById }),
+  agentPoolShow,
+  async (c) => {
+    const pool = agentPoolById.of(c);
+    const counts = await agentCounts(c.var.db, [pool.id]);
+    return jsonApi({ data: serializeAgentPool(pool, counts.get(pool.id) ?? 0) });
+  },
+);

@@ -380,7 +380,8 @@ const agentProgramOp = operation({
 agentProtocolApp.post("/register", registerOp, async (c) => {
   const token = poolToken(c);
   const db = createDb(c.env.DB);
-  const found = await findAgentToken(db, await hashNocodeToken(c.env, token));
+  const tokenHash = await hashNocodeToken(c.env, token);
+  const found = await findAgentToken(db, tokenHash);
   if (!found) throw fail(401, "the agent token is not valid");
   const body = await jsonBody(c, registerBody);
   const { minimumVersion } = agentSettings(c.env);
@@ -391,7 +392,7 @@ agentProtocolApp.post("/register", registerOp, async (c) => {
   }
   const result = await poolStub(c.env, found.poolId).register({
     meta: { poolId: found.poolId, poolName: found.poolName, organization: found.organization },
-    tokenHash: await hashNocodeToken(c.env, token),
+    tokenHash,
     tokenId: found.tokenId,
     name: body.name,
     version: body.version,

@@ -81,9 +81,11 @@ describe("an agent workspace's first run, through the protocol", () => {
     expect((await agentCall("GET", `jobs/${jobId}/state`, { token: jobToken })).status).toBe(204);
     const log = await agentCall("PUT", `jobs/${jobId}/logs?offset=0`, { token: jobToken, rawBody: "planning…\n" });
     expect(log.status).toBe(200);
+    // With its length declared, the plan file is streamed into storage (encrypted on the way).
     const planFile = await agentCall("PUT", `jobs/${jobId}/plan-file`, {
       token: jobToken,
       rawBody: new Uint8Array([1, 2, 3, 4]),
+      headers: { "Content-Length": "4" },
     });
     expect(planFile.status).toBe(204);
     const plan = jsonPlanCreating(["terraform_data.a", "terraform_data.b"]);
@@ -165,6 +167,14 @@ describe("an agent workspace's first run, through the protocol", () => {
       token: jobToken,
       rawBody: JSON.stringify(jsonPlanCreating(["terraform_data.a"])),
     });
+    // A plan file over several 64 KiB segments, streamed in and out.
+    const bigPlan = "0123456789abcdef".repeat(13_000);
+    const up = await agentCall("PUT", `jobs/${jobId}/plan-file`, {
+      token: jobToken,
+      rawBody: bigPlan,
+      headers: { "Content-Length": String(bigPlan.length) },
+    });
+    expect(up.status).toBe(204);
     const lock = '# This file is maintained automatically by "terraform init".\n';
     expect((await agentCall("PUT", `jobs/${jobId}/lock-file`, { token: jobToken, rawBody: lock })).status).toBe(204);
     await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "finished" } });
@@ -177,6 +187,8 @@ describe("an agent workspace's first run, through the protocol", () => {
     expect(next.status).toBe(200);
     expect(next.json.job).toMatchObject({ "run-id": runId, phase: "apply" });
     const applyToken = (await agentCall("POST", `jobs/${next.json.job.id}/start`, { session })).json["job-token"];
+    const planBack = await agentCall("GET", `jobs/${next.json.job.id}/plan-file`, { token: applyToken });
+    expect(planBack.text).toBe(bigPlan);
     const lockBack = await agentCall("GET", `jobs/${next.json.job.id}/lock-file`, { token: applyToken });
     expect(lockBack.status).toBe(200);
     expect(lockBack.text).toBe(lock);

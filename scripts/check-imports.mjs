@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The import rules of house-style / HELPERS.md, checked on every file of src/ (issue 16):
+ * The import rules of the repository (README, "The two commands"), checked on every file of src/:
  *
  * 1. No import circle between feature folders. A feature is a folder directly under
  *    src/ssh, src/nocode or src/lib (src/nocode/registry, src/lib/sshwire, …); a file
@@ -10,22 +10,35 @@
  * 3. The two wings (src/ssh, src/nocode) never import each other.
  * 4. src/lib is pure: it imports neither Hono, nor the wings, nor src/db, src/app-env.ts,
  *    src/index.ts, src/queue.ts, nor `cloudflare:*` modules (no bindings).
+ *    Every file of src/lib lives in a folder (src/lib/bytes/, src/lib/crypto/, …), so
+ *    rule 1 sees lib as folders only and a circle through a loose root file cannot hide.
+ * 5. No import circle between files: every .ts file under src/ is a node, and a file
+ *    may not reach itself again through its imports (within a folder too).
+ * 6. Decision B21: src/platform/ (binding-aware code both wings use) imports only
+ *    src/platform, src/lib and src/db (and packages, `cloudflare:*` bindings included):
+ *    neither wing, nor the files that mount Hono routes (src/index.ts, src/queue.ts).
+ *    src/lib may not import src/platform (rule 4), so neither imports Hono routes.
  *
  * Type-only imports count: a circle of types is still a circle a reader has to untangle.
  * Imports are read with the TypeScript scanner (ts.preProcessFile), so `import type`,
  * `export … from` and dynamic `import()` are all seen.
  *
- * Usage: node scripts/check-imports.mjs [--graph]   (exit 1 when a rule is broken)
+ * Usage: node scripts/check-imports.mjs [--graph] [--root <dir>]   (exit 1 when a rule is broken;
+ * --root checks another tree's src/, as test/unit/scripts/check-imports.test.ts does)
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const rootArg = process.argv.indexOf("--root");
+const root =
+  rootArg === -1 ? resolve(dirname(fileURLToPath(import.meta.url)), "..") : resolve(process.argv[rootArg + 1]);
 const src = join(root, "src");
 const WINGS = ["src/ssh", "src/nocode"];
-const FEATURE_PARENTS = ["src/ssh", "src/nocode", "src/lib"];
+const FEATURE_PARENTS = ["src/ssh", "src/nocode", "src/lib", "src/platform"];
+/** Rule 6 (B21): what src/platform may import. */
+const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
 
 /** Every .ts file under `dir`, as paths relative to the repository root with `/`. */
 function tsFiles(dir) {
@@ -69,8 +82,17 @@ function wingOf(file) {
 const problems = [];
 /** folder graph: node → Map(target node → one example import "a.ts → b.ts") */
 const graph = new Map();
+/** file graph (rule 5): file → Map(target file → the same import, as "a.ts → b.ts") */
+const fileGraph = new Map();
+
+function addEdge(into, from, to, example) {
+  if (!into.has(from)) into.set(from, new Map());
+  const edges = into.get(from);
+  if (!edges.has(to)) edges.set(to, example);
+}
 
 for (const file of tsFiles(src)) {
+  if (/^src\/lib\/[^/]+$/.test(file)) problems.push(`every file of src/lib lives in a folder: ${file}`);
   const text = readFileSync(join(root, file), "utf8");
   const { importedFiles } = ts.preProcessFile(text, true, true);
   for (const { fileName: specifier } of importedFiles) {
@@ -96,12 +118,14 @@ for (const file of tsFiles(src)) {
     if (fromWing && toWing && fromWing !== toWing)
       problems.push(`the wings never import each other: ${file} → ${target}`);
     if (inLib && !target.startsWith("src/lib/")) problems.push(`src/lib must stay pure: ${file} → ${target}`);
+    if (file.startsWith("src/platform/") && !PLATFORM_MAY_IMPORT.some((allowed) => target.startsWith(allowed))) {
+      problems.push(`src/platform imports only src/platform, src/lib and src/db (B21): ${file} → ${target}`);
+    }
+    if (target !== file) addEdge(fileGraph, file, target, `${file} → ${target}`);
     const from = nodeOf(file);
     const to = nodeOf(target);
     if (from === to) continue;
-    if (!graph.has(from)) graph.set(from, new Map());
-    const edges = graph.get(from);
-    if (!edges.has(to)) edges.set(to, `${file} → ${target}`);
+    addEdge(graph, from, to, `${file} → ${target}`);
   }
 }
 
@@ -142,13 +166,18 @@ function circles(graph) {
   return found;
 }
 
-for (const component of circles(graph)) {
-  const members = new Set(component);
-  const lines = [];
-  for (const from of component) {
-    for (const [to, example] of graph.get(from) ?? []) if (members.has(to)) lines.push(`    ${example}`);
+for (const [what, into] of [
+  ["feature folders", graph],
+  ["files", fileGraph],
+]) {
+  for (const component of circles(into)) {
+    const members = new Set(component);
+    const lines = [];
+    for (const from of component) {
+      for (const [to, example] of into.get(from) ?? []) if (members.has(to)) lines.push(`    ${example}`);
+    }
+    problems.push(`import circle between ${what} ${component.join(", ")}:\n${lines.join("\n")}`);
   }
-  problems.push(`import circle between ${component.join(", ")}:\n${lines.join("\n")}`);
 }
 
 if (process.argv.includes("--graph")) {
@@ -160,4 +189,6 @@ if (problems.length > 0) {
   console.error(`check-imports: ${problems.length} problem(s)`);
   process.exit(1);
 }
-console.log("check-imports: no import circle between feature folders; wings and src/lib keep their bounds");
+console.log(
+  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds",
+);

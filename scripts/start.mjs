@@ -8,7 +8,7 @@
 // 4. applies the D1 migrations locally;
 // 5. runs `wrangler dev` on loopback.
 // Uses only Node built-ins until dependencies are installed (then esbuild, to load the
-// Worker's own check from src/lib/deployment-config.ts).
+// Worker's own check from src/lib/deployment-config/).
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

@@ -7,7 +7,7 @@
  * step, runs/configuration.ts). A D1 round
  * trip costs more than a whole cheap request, so these are served from memory for
  * NOCODE_CACHE_TTL_MS. The mechanism (values shared, pending loads never; bounded;
- * invalidation-safe) is src/lib/isolate-cache.ts.
+ * invalidation-safe) is src/lib/isolate-cache/.
  *
  * Consistency (N13, issue 19): every authenticated /api/v2 request other than GET/HEAD
  * clears the whole cache after it ran (app.ts), so the isolate that makes a change —

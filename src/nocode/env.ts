@@ -7,6 +7,7 @@
 import type { AppEnv } from "../app-env";
 import type { Db } from "../db/client";
 import type { NocodeCaller } from "./auth";
+import type { OrgPermission } from "./permissions";
 
 export type NocodeEnv = AppEnv & {
   Variables: AppEnv["Variables"] & {
@@ -14,5 +15,9 @@ export type NocodeEnv = AppEnv & {
     db: Db;
     /** Set by a route declaring `rights(…, { cache: "unchanged" })` (./route-rights.ts): ./app.ts then keeps the cache. */
     cacheUnchanged?: true;
+    /** Set by `rights(…)` (./route-rights.ts): the caller's rights in the organization its check was made in. */
+    orgRights: ReadonlySet<OrgPermission>;
+    /** Set by `rights(…, { scope })`: what the path addresses, with its scope; read it with the scope's `of(c)`. */
+    resource?: unknown;
   };
 };

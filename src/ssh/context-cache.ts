@@ -4,7 +4,7 @@
  * the zero-address list and the TTLs; lookup reads the zero-address list and keeps its
  * answer per normalized address (otp/lookup.ts). A D1 round trip costs far more than the rest of
  * such a request, so these are served from memory. The mechanism (values shared, pending
- * loads never; bounded; invalidation-safe) is src/lib/isolate-cache.ts.
+ * loads never; bounded; invalidation-safe) is src/lib/isolate-cache/.
  *
  * Consistency: every write that changes them in this isolate — role writes and deletes
  * (roles/repo.ts), issuer writes and deletes (issuers/repo.ts), mount tunes (sys/mounts.ts), the

@@ -10,7 +10,7 @@
 import type { Db } from "../db/client";
 import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
 import type { Capability } from "./auth/policy";
-import type { TokenContext } from "./auth/tokens";
+import type { TokenContext } from "./auth/token-context";
 import type { FieldSchema } from "./fields";
 
 /** Vault's logical operations (reference §1.1). */

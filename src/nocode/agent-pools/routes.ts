@@ -10,15 +10,14 @@ import { inJsonList } from "../../db/json-list";
 import { agentPools, projects } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
-import { invalidAttribute, NocodeError, notFound } from "../errors";
+import { invalidAttribute, NocodeError } from "../errors";
 import { isId, newId } from "../ids";
-import { orgCallerPermissions } from "../permissions";
 import { pagedList, single } from "../request/answers";
 import { flag, members, requiredName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { type AgentPoolRow, findAgentPool, listAgentPools } from "./repo";
 import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
@@ -81,8 +80,6 @@ agentPoolRoutes.post(
   async (c) => {
     const db = c.var.db;
     const organization = c.req.param("org");
-    const rights = await orgCallerPermissions(db, c.var.caller, organization);
-    if (!rights.has("manage-agent-pools")) throw notFound();
     const { attributes, relationships } = (await agentPoolCreate.body(c)).data;
     const allowedWorkspaces = idsOf(relationships["allowed-workspaces"]);
     const allowedProjects = idsOf(relationships["allowed-projects"]);
@@ -132,8 +129,6 @@ const agentPoolList = operation({
 agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), agentPoolList, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  const rights = await orgCallerPermissions(db, c.var.caller, organization);
-  if (!rights.has("member")) throw notFound();
   const url = new URL(c.req.url);
   const page = pageOf(agentPoolList.query(c));
   const { rows, total } = await listAgentPools(db, organization, page);
@@ -146,11 +141,15 @@ const agentPoolShow = operation({
   answers: { 200: { description: "The agent pool", schema: single(agentPoolAnswer) } },
 });
 
-agentPoolRoutes.get("/agent-pools/:id", rights({ right: "member" }), agentPoolShow, async (c) => {
-  const db = c.var.db;
-  const pool = await findAgentPool(db, c.req.param("id"));
-  if (!pool) throw notFound();
-  const rights = await orgCallerPermissions(db, c.var.caller, pool.organization);
-  if (!rights.has("member")) throw notFound();
-  return jsonApi({ data: serializeAgentPool(pool) });
+/** The agent pool `:id`. */
+const agentPoolById = scope(async (c) => {
+  const pool = await findAgentPool(c.var.db, c.req.param("id") ?? "");
+  return pool && { resource: pool, organization: pool.organization };
 });
+
+agentPoolRoutes.get(
+  "/agent-pools/:id",
+  rights({ right: "member" }, { scope: agentPoolById }),
+  agentPoolShow,
+  async (c) => jsonApi({ data: serializeAgentPool(agentPoolById.of(c)) }),
+);

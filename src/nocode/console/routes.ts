@@ -21,7 +21,6 @@
 import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
-import type { AppEnv } from "../../app-env";
 import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
@@ -41,22 +40,24 @@ import {
   signInChallenge,
   signInCsrfMatches,
 } from "../console-session";
+import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
+import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
-import { hasOrgPermission, orgCallerPermissions, requireOrgPermission } from "../permissions";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
 import { readRolloutDocument } from "../rollouts/input";
 import { listModuleRollouts } from "../rollouts/repo";
 import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "../rollouts/service";
+import { rights } from "../route-rights";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
 import { confirmUpgrade } from "../upgrade/confirm";
 import { defaultUpgradeDeps } from "../upgrade/deps";
 import { initiateUpgrade } from "../upgrade/initiate";
 import { NO_UPGRADE_INPUT } from "../upgrade/input";
-import { upgradeTarget } from "../upgrade/target";
-import { moduleToProvision, provisionWorkspace } from "../workspaces/create";
+import { findUpgradeTarget } from "../upgrade/target";
+import { provisionWorkspace } from "../workspaces/create";
 import { readWorkspaceDocument } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
@@ -79,7 +80,8 @@ import {
 } from "./pages";
 import { type CatalogEntry, callerOrganizations, catalog, workspacesOfModule, workspacesOfOrganization } from "./repo";
 
-type ConsoleEnv = AppEnv & { Variables: AppEnv["Variables"] & { viewer: Viewer; form: FormValues } };
+/** /api/v2's environment (the session's caller and one D1 handle, so `rights(…)` works here too) plus the page's viewer and form. */
+type ConsoleEnv = NocodeEnv & { Variables: NocodeEnv["Variables"] & { viewer: Viewer; form: FormValues } };
 type Ctx = Context<ConsoleEnv>;
 
 /**
@@ -219,7 +221,10 @@ consoleApp.use("*", async (c, next) => {
       return seeOther(`/app/~/sign-in?next=${encodeURIComponent(safeNext(c.req.path))}`);
     return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
   }
-  c.set("viewer", { session, label: await viewerLabel(createDb(c.env.DB), session) });
+  const db = createDb(c.env.DB);
+  c.set("caller", session.caller);
+  c.set("db", db);
+  c.set("viewer", { session, label: await viewerLabel(db, session) });
   if (c.req.method !== "GET" && c.req.method !== "HEAD") {
     const form = await readForm(c.req.raw);
     if (!sameOrigin(c.req.raw) || !(await csrfMatches(session, form.csrf))) {
@@ -288,17 +293,12 @@ consoleApp.get("/", async (c) => {
   return page(c, organizationsPage(c.var.viewer, orgs));
 });
 
-/** 404 unless the caller holds `permission` in the organization (N10). */
-async function requireRight(c: Ctx, permission: "member" | "read-workspaces" | "run-workspaces"): Promise<Db> {
-  const db = createDb(c.env.DB);
-  await requireOrgPermission(db, c.var.viewer.session.caller, c.req.param("org") ?? "", permission);
-  return db;
-}
-
-consoleApp.get("/:org", async (c) => {
-  const db = await requireRight(c, "member");
+// Every page of an organization declares its rights as /api/v2's routes do (../route-rights.ts):
+// the check runs before the handler, and a caller without the right gets the 404 page.
+consoleApp.get("/:org", rights({ right: "member" }), async (c) => {
+  const db = c.var.db;
   const org = c.req.param("org");
-  const rights = await orgCallerPermissions(db, c.var.viewer.session.caller, org);
+  const rights = c.var.orgRights;
   const [entries, workspaces] = await Promise.all([
     catalog(db, org),
     rights.has("read-workspaces") ? workspacesOfOrganization(db, org) : Promise.resolve(null),
@@ -314,8 +314,8 @@ async function moduleEntry(c: Ctx, db: Db): Promise<CatalogEntry> {
   return entry;
 }
 
-consoleApp.get("/:org/modules/:id", async (c) => {
-  const db = await requireRight(c, "run-workspaces");
+consoleApp.get("/:org/modules/:id", rights({ right: "run-workspaces" }), async (c) => {
+  const db = c.var.db;
   const entry = await moduleEntry(c, db);
   const [versions, workspaces, rollouts] = await Promise.all([
     versionStatusesOf(db, [entry.registryModule.id]),
@@ -336,8 +336,8 @@ consoleApp.get("/:org/modules/:id", async (c) => {
 });
 
 // N15: start a rollout from the module page (the API's create with the form's settings).
-consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
-  const db = await requireRight(c, "run-workspaces");
+consoleApp.post("/:org/modules/:id/rollouts", rights({ right: "run-workspaces" }), async (c) => {
+  const db = c.var.db;
   const entry = await moduleEntry(c, db);
   const form = c.var.form;
   const number = (name: string) => (/^\d{1,6}$/.test(form[name] ?? "") ? Number(form[name]) : form[name]);
@@ -351,7 +351,7 @@ consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
       },
     },
   };
-  const module = await rolloutModule(db, c.var.viewer.session.caller, entry.module.id);
+  const module = await rolloutModule(db, entry.module.id);
   const rollout = await createRollout(
     db,
     c.var.viewer.session.caller,
@@ -364,12 +364,12 @@ consoleApp.post("/:org/modules/:id/rollouts", async (c) => {
 
 /** The rollout `:rid` of `:org` as the API reads it (404 otherwise). */
 async function rolloutOf(c: Ctx) {
-  const found = await readRollout(createDb(c.env.DB), c.var.viewer.session.caller, c.req.param("rid") ?? "");
+  const found = await readRollout(c.var.db, c.req.param("rid") ?? "");
   if (found.rollout.organization !== c.req.param("org")) throw notFound();
   return found;
 }
 
-consoleApp.get("/:org/rollouts/:rid", async (c) => {
+consoleApp.get("/:org/rollouts/:rid", rights({ right: "run-workspaces" }), async (c) => {
   const { rollout, items } = await rolloutOf(c);
   const db = createDb(c.env.DB);
   const names = new Map((await workspacesOfModule(db, rollout.noCodeModuleId)).map((w) => [w.id, w.name] as const));
@@ -382,21 +382,19 @@ consoleApp.get("/:org/rollouts/:rid", async (c) => {
   );
 });
 
-consoleApp.post("/:org/rollouts/:rid/actions/:action{confirm|pause|resume|cancel}", async (c) => {
-  const { rollout } = await rolloutOf(c);
-  await rolloutAction(
-    createDb(c.env.DB),
-    c.var.viewer.session.caller,
-    rollout.id,
-    c.req.param("action") as RolloutAction,
-    defaultUpgradeDeps(c.env),
-  );
-  return seeOther(rolloutPath(rollout.organization, rollout.id));
-});
+consoleApp.post(
+  "/:org/rollouts/:rid/actions/:action{confirm|pause|resume|cancel}",
+  rights({ right: "run-workspaces" }),
+  async (c) => {
+    const { rollout } = await rolloutOf(c);
+    await rolloutAction(c.var.db, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
+    return seeOther(rolloutPath(rollout.organization, rollout.id));
+  },
+);
 
 /** The provisionable module of the form: enabled with an ingested pin; 404 otherwise (the catalog does not offer it). */
 async function provisionTarget(c: Ctx) {
-  const db = await requireRight(c, "run-workspaces");
+  const db = c.var.db;
   const entry = await moduleEntry(c, db);
   if (!entry.module.enabled || !entry.facts || entry.module.versionPin === null) throw notFound();
   const [version, options] = await Promise.all([
@@ -409,12 +407,12 @@ async function provisionTarget(c: Ctx) {
   return { entry, fields };
 }
 
-consoleApp.get("/:org/modules/:id/provision", async (c) => {
+consoleApp.get("/:org/modules/:id/provision", rights({ right: "run-workspaces" }), async (c) => {
   const { entry, fields } = await provisionTarget(c);
   return page(c, provisionPage(c.var.viewer, c.req.param("org"), entry, fields, {}, null));
 });
 
-consoleApp.post("/:org/modules/:id/provision", async (c) => {
+consoleApp.post("/:org/modules/:id/provision", rights({ right: "run-workspaces" }), async (c) => {
   const { entry, fields } = await provisionTarget(c);
   const org = c.req.param("org");
   const values = c.var.form;
@@ -424,7 +422,8 @@ consoleApp.post("/:org/modules/:id/provision", async (c) => {
   // E4 itself: the same document, service, checks and writes as the API.
   try {
     const db = createDb(c.env.DB);
-    const module = await moduleToProvision(db, c.var.viewer.session.caller, entry.module.id);
+    const module = await cachedNoCodeModuleWithOptions(db, entry.module.id);
+    if (!module) throw notFound();
     const input = readWorkspaceDocument(document);
     const { workspace } = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
     return seeOther(`${workspacePath(org, workspace.name)}?notice=created`);
@@ -435,26 +434,22 @@ consoleApp.post("/:org/modules/:id/provision", async (c) => {
   }
 });
 
-/** The workspace `:name` of `:org`, the caller holding `permission`; 404 otherwise. */
-async function workspaceOf(
-  c: Ctx,
-  permission: "read-workspaces" | "run-workspaces",
-): Promise<{ db: Db; ws: WorkspaceRow }> {
-  const db = await requireRight(c, permission);
+/** The workspace `:name` of `:org` (its route's rights checked the organization); 404 otherwise. */
+async function workspaceOf(c: Ctx): Promise<{ db: Db; ws: WorkspaceRow }> {
+  const db = c.var.db;
   const ws = await findWorkspaceByName(db, c.req.param("org") ?? "", c.req.param("name") ?? "");
   if (!ws) throw notFound();
   return { db, ws };
 }
 
-consoleApp.get("/:org/workspaces/:name", async (c) => {
-  const { db, ws } = await workspaceOf(c, "read-workspaces");
-  const caller = c.var.viewer.session.caller;
+consoleApp.get("/:org/workspaces/:name", rights({ right: "read-workspaces" }), async (c) => {
+  const { db, ws } = await workspaceOf(c);
   const module = ws.noCodeModuleId ? await findNoCodeModule(db, ws.noCodeModuleId) : undefined;
   const [vars, runs, upgradeAvailable, canManage, entries] = await Promise.all([
     listWorkspaceVars(db, ws.id),
     listWorkspaceRuns(db, ws.id, 20),
     noCodeUpgradeAvailable(db, ws),
-    hasOrgPermission(db, caller, ws.organization, "run-workspaces"),
+    c.var.orgRights.has("run-workspaces"),
     module ? catalog(db, ws.organization, { includeDisabled: true }) : Promise.resolve([]),
   ]);
   const entry = entries.find((e) => e.module.id === module?.id);
@@ -473,17 +468,13 @@ consoleApp.get("/:org/workspaces/:name", async (c) => {
 });
 
 // E5 from the banner: plan the upgrade, then review it.
-consoleApp.post("/:org/workspaces/:name/upgrade", async (c) => {
-  const { db, ws } = await workspaceOf(c, "run-workspaces");
+consoleApp.post("/:org/workspaces/:name/upgrade", rights({ right: "run-workspaces" }), async (c) => {
+  const { db, ws } = await workspaceOf(c);
   if (!ws.noCodeModuleId) throw notFound();
   // E5 with an empty body: no vars, no message.
-  const { module, workspace } = await upgradeTarget(
-    db,
-    c.var.viewer.session.caller,
-    ws.noCodeModuleId,
-    ws.id,
-    "run-workspaces",
-  );
+  const target = await findUpgradeTarget(db, ws.noCodeModuleId, ws.id);
+  if (!target) throw notFound();
+  const { module, workspace } = target;
   const result = await initiateUpgrade(c.env, db, module, workspace, NO_UPGRADE_INPUT);
   if (result.kind === "no-upgrade") return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
   return seeOther(reviewPath(ws.organization, ws.name, result.run.id));
@@ -496,47 +487,51 @@ async function upgradeRun(c: Ctx, db: Db, ws: WorkspaceRow) {
   return run;
 }
 
-consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", async (c) => {
-  const { db, ws } = await workspaceOf(c, "read-workspaces");
+consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-workspaces" }), async (c) => {
+  const { db, ws } = await workspaceOf(c);
   const run = await upgradeRun(c, db, ws);
   const model = await loadPlanPageModel(db, { workspace: ws, run });
   if (!model) throw notFound();
-  const canManage = await hasOrgPermission(db, c.var.viewer.session.caller, ws.organization, "run-workspaces");
+  const canManage = c.var.orgRights.has("run-workspaces");
   return page(c, upgradeReviewPage(c.var.viewer, ws.organization, ws, model, canManage));
 });
 
 // E7 from the review page.
-consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", async (c) => {
-  const { db, ws } = await workspaceOf(c, "run-workspaces");
+consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", rights({ right: "run-workspaces" }), async (c) => {
+  const { db, ws } = await workspaceOf(c);
   const run = await upgradeRun(c, db, ws);
   if (!run.noCodeModuleId) throw notFound();
-  await confirmUpgrade(db, c.var.viewer.session.caller, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
+  await confirmUpgrade(db, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
   return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
 });
 
 // N7 run actions (as `POST /runs/:id/actions/apply|discard`): a planned run of this workspace.
-consoleApp.post("/:org/workspaces/:name/runs/:run_id/actions/:action{apply|discard}", async (c) => {
-  const { db, ws } = await workspaceOf(c, "run-workspaces");
-  const run = await findRun(db, c.req.param("run_id"));
-  if (!run || run.workspaceId !== ws.id) throw notFound();
-  const action = c.req.param("action");
-  if (action === "apply") {
-    // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.
-    if (run.kind === "upgrade") return seeOther(reviewPath(ws.organization, ws.name, run.id));
-    if (!(await confirmRun(c.env, db, run.id)))
+consoleApp.post(
+  "/:org/workspaces/:name/runs/:run_id/actions/:action{apply|discard}",
+  rights({ right: "run-workspaces" }),
+  async (c) => {
+    const { db, ws } = await workspaceOf(c);
+    const run = await findRun(db, c.req.param("run_id"));
+    if (!run || run.workspaceId !== ws.id) throw notFound();
+    const action = c.req.param("action");
+    if (action === "apply") {
+      // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.
+      if (run.kind === "upgrade") return seeOther(reviewPath(ws.organization, ws.name, run.id));
+      if (!(await confirmRun(c.env, db, run.id)))
+        throw new NocodeError(
+          "conflict",
+          `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`,
+        );
+      return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=applied`);
+    }
+    if (!(await discardRun(db, run.id)))
       throw new NocodeError(
         "conflict",
-        `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`,
+        `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`,
       );
-    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=applied`);
-  }
-  if (!(await discardRun(db, run.id)))
-    throw new NocodeError(
-      "conflict",
-      `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`,
-    );
-  return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=discarded`);
-});
+    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=discarded`);
+  },
+);
 
 // Anything else under /app (the plan page's GET is matched before this, src/index.ts).
 consoleApp.all("*", (c) =>

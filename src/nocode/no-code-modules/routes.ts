@@ -14,7 +14,6 @@ import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { requireOrgPermission } from "../permissions";
 import { sendProvisionMessage } from "../queue/messages";
 import {
   findModuleVersion,
@@ -30,7 +29,7 @@ import { operation } from "../request/operation";
 import { includeParameter } from "../request/query";
 import { jsonApi, noContent } from "../respond";
 import { notifyRolloutOfModule } from "../rollout-hooks";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { cachedNoCodeModuleWithOptions } from "./cached";
 import { designError } from "./design";
 import {
@@ -163,18 +162,17 @@ function renderWith(module: NoCodeModuleRow, sets: readonly VariableOptionSet[],
   return doc;
 }
 
-/** A no-code module the caller may act on with `permission`; 404 otherwise (N10). */
-async function moduleForCaller(
-  db: Db,
-  caller: NocodeEnv["Variables"]["caller"],
-  id: string,
-  permission: "member" | "manage-no-code-modules" | "manage-registry-modules",
-): Promise<NoCodeModuleRow> {
-  const module = await findNoCodeModule(db, id);
-  if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, permission);
-  return module;
-}
+/** The no-code module `:id`. */
+const noCodeModuleById = scope(async (c) => {
+  const module = await findNoCodeModule(c.var.db, c.req.param("id") ?? "");
+  return module && { resource: module, organization: module.organization };
+});
+
+/** The no-code module `:id` with its option sets, in one round trip from the per-isolate cache (../cache.ts). */
+const noCodeModuleWithOptionsById = scope(async (c) => {
+  const found = await cachedNoCodeModuleWithOptions(c.var.db, c.req.param("id") ?? "");
+  return found && { resource: found, organization: found.module.organization };
+});
 
 /** Routes of no-code modules. */
 export const noCodeModuleRoutes = new Hono<NocodeEnv>();
@@ -195,7 +193,6 @@ noCodeModuleRoutes.post(
   async (c) => {
     const org = c.req.param("org");
     const db = c.var.db;
-    await requireOrgPermission(db, c.var.caller, org, "manage-no-code-modules");
     const input = noCodeModuleInput(await noCodeModuleCreate.body(c));
     if (input.registryModuleId === undefined) {
       throw new NocodeError("invalid_attribute", "Registry module is required", "/data/relationships/registry-module");
@@ -247,16 +244,16 @@ const noCodeModuleShow = operation({
   answers: { 200: { description: "The no-code module", schema: noCodeModuleDocumentAnswer } },
 });
 
-noCodeModuleRoutes.get("/no-code-modules/:id", rights({ right: "member" }), noCodeModuleShow, async (c) => {
-  const db = c.var.db;
-  const id = c.req.param("id");
-  // The module and its options in one round trip, served from the per-isolate cache (../cache.ts).
-  const found = await cachedNoCodeModuleWithOptions(db, id);
-  if (!found) throw notFound();
-  await requireOrgPermission(db, c.var.caller, found.module.organization, "member");
-  const include = noCodeModuleShow.query(c).include ?? [];
-  return jsonApi(renderWith(found.module, found.sets, include.length > 0));
-});
+noCodeModuleRoutes.get(
+  "/no-code-modules/:id",
+  rights({ right: "member" }, { scope: noCodeModuleWithOptionsById }),
+  noCodeModuleShow,
+  async (c) => {
+    const found = noCodeModuleWithOptionsById.of(c);
+    const include = noCodeModuleShow.query(c).include ?? [];
+    return jsonApi(renderWith(found.module, found.sets, include.length > 0));
+  },
+);
 
 // E2: update. Omitted attributes and relationships keep their values (N3, N5).
 const noCodeModuleUpdate = operation({
@@ -270,11 +267,11 @@ const noCodeModuleUpdate = operation({
 
 noCodeModuleRoutes.patch(
   "/no-code-modules/:id",
-  rights({ right: "manage-no-code-modules" }),
+  rights({ right: "manage-no-code-modules" }, { scope: noCodeModuleById }),
   noCodeModuleUpdate,
   async (c) => {
     const db = c.var.db;
-    const current = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-no-code-modules");
+    const current = noCodeModuleById.of(c);
     const input = noCodeModuleInput(await noCodeModuleUpdate.body(c));
 
     let registryModuleId = current.registryModuleId;
@@ -360,11 +357,11 @@ const noCodeModuleDelete = operation({
 
 noCodeModuleRoutes.delete(
   "/no-code-modules/:id",
-  rights({ right: "manage-registry-modules" }),
+  rights({ right: "manage-registry-modules" }, { scope: noCodeModuleById }),
   noCodeModuleDelete,
   async (c) => {
     const db = c.var.db;
-    const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "manage-registry-modules");
+    const module = noCodeModuleById.of(c);
     await db.batch([
       ...deleteNoCodeModuleStatements(db, module.id),
       setRegistryModuleNoCodeStatement(db, module.registryModuleId, false),
@@ -385,11 +382,11 @@ const moduleVariableList = operation({
 
 noCodeModuleRoutes.get(
   "/no-code-modules/:id/versions/:version/module-variables",
-  rights({ right: "member" }),
+  rights({ right: "member" }, { scope: noCodeModuleById }),
   moduleVariableList,
   async (c) => {
     const db = c.var.db;
-    const module = await moduleForCaller(db, c.var.caller, c.req.param("id"), "member");
+    const module = noCodeModuleById.of(c);
     const version = await findModuleVersion(db, module.registryModuleId, c.req.param("version"));
     if (!version) throw notFound();
     const summary = versionSummary(version);

@@ -9,7 +9,6 @@ import { isUniqueViolation } from "../../db/unique";
 import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
-import { hasOrgPermission, orgCallerPermissions } from "../permissions";
 import { optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
@@ -44,8 +43,7 @@ const organizationCreate = operation({
 });
 
 organizationRoutes.post("/organizations", rights({ caller: "admin" }), organizationCreate, async (c) => {
-  // N9, N10: only ADMIN_TOKEN creates organizations.
-  if (c.var.caller.kind !== "admin") throw notFound();
+  // N9, N10: only ADMIN_TOKEN creates organizations (its rights rule).
   const { name, email } = (await organizationCreate.body(c)).data.attributes;
 
   const db = c.var.db;
@@ -76,21 +74,21 @@ organizationRoutes.get(
   async (c) => {
     const db = c.var.db;
     const name = c.req.param("org");
-    const permissions = await orgCallerPermissions(db, c.var.caller, name);
-    // N10: any member may read the organization; everyone else (ADMIN_TOKEN too) gets 404.
-    if (!permissions.has("member")) throw notFound();
+    // N10: any member may read the organization; everyone else (ADMIN_TOKEN too) got 404 from its rights.
+    const permissions = c.var.orgRights;
     const org = await findOrganization(db, name);
     if (!org) throw notFound();
     return jsonApi(serializeOrganization(org, { ownersTeamId: await ownersTeamId(db, name), permissions }));
   },
 );
 
-/** N9: the organization token may be (re)issued by ADMIN_TOKEN, an owner, or the organization token. */
-async function requireTokenManager(c: { env: Env; var: NocodeEnv["Variables"] }, organization: string) {
+/**
+ * The organization whose token the route manages; N9: ADMIN_TOKEN, an owner or the
+ * organization token may, which its rights rule (`manage-teams`) checked.
+ */
+async function tokenOrganization(c: { var: NocodeEnv["Variables"] }, organization: string) {
   const db = c.var.db;
-  const org = await findOrganization(db, organization);
-  if (!org) throw notFound();
-  if (!(await hasOrgPermission(db, c.var.caller, organization, "manage-teams"))) throw notFound();
+  if (!(await findOrganization(db, organization))) throw notFound();
   return db;
 }
 
@@ -111,7 +109,7 @@ organizationRoutes.post(
   organizationTokenCreate,
   async (c) => {
     const organization = c.req.param("org");
-    const db = await requireTokenManager(c, organization);
+    const db = await tokenOrganization(c, organization);
     const input = await organizationTokenCreate.body(c);
     const expiredAt = input.data?.attributes["expired-at"] ?? null;
     const { token, row } = await issueToken(c.env, db, { kind: "organization", organization }, null, expiredAt);
@@ -131,7 +129,7 @@ organizationRoutes.delete(
   organizationTokenDelete,
   async (c) => {
     const organization = c.req.param("org");
-    const db = await requireTokenManager(c, organization);
+    const db = await tokenOrganization(c, organization);
     if (!(await revokeToken(db, "organization", organization))) throw notFound();
     return noContent();
   },

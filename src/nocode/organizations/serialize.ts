@@ -8,7 +8,7 @@ import type { OrganizationRow } from "./repo";
 /** Serialize an organization; `permissions` describes the caller's rights in it. */
 export function serializeOrganization(
   org: OrganizationRow,
-  extra: { ownersTeamId?: string; permissions: Set<OrgPermission> },
+  extra: { ownersTeamId?: string; permissions: ReadonlySet<OrgPermission> },
 ) {
   const p = extra.permissions;
   const relationships: Record<string, unknown> = {

@@ -8,16 +8,15 @@ import * as v from "valibot";
 import { projects } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import type { NocodeEnv } from "../env";
-import { invalidAttribute, notFound } from "../errors";
+import { invalidAttribute } from "../errors";
 import { newId } from "../ids";
 import { defaultProjectId } from "../organizations/repo";
-import { orgCallerPermissions } from "../permissions";
 import { pagedList, single } from "../request/answers";
 import { nullableText, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { findProject, listProjects, type ProjectRow } from "./repo";
 import { projectAnswer, serializeProject } from "./serialize";
 
@@ -59,8 +58,7 @@ const projectCreate = operation({
 projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-projects" }), projectCreate, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  const rights = await orgCallerPermissions(db, c.var.caller, organization);
-  if (!rights.has("manage-projects")) throw notFound();
+  const rights = c.var.orgRights;
   const { name, description } = (await projectCreate.body(c)).data.attributes;
 
   const project: ProjectRow = {
@@ -89,8 +87,7 @@ const projectList = operation({
 projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), projectList, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  const rights = await orgCallerPermissions(db, c.var.caller, organization);
-  if (!rights.has("member")) throw notFound();
+  const rights = c.var.orgRights;
   const url = new URL(c.req.url);
   const query = projectList.query(c);
   const page = pageOf(query);
@@ -111,12 +108,16 @@ const projectShow = operation({
   answers: { 200: { description: "The project", schema: single(projectAnswer) } },
 });
 
-projectRoutes.get("/projects/:id", rights({ right: "member" }), projectShow, async (c) => {
+/** The project `:id`. */
+const projectById = scope(async (c) => {
+  const project = await findProject(c.var.db, c.req.param("id") ?? "");
+  return project && { resource: project, organization: project.organization };
+});
+
+projectRoutes.get("/projects/:id", rights({ right: "member" }, { scope: projectById }), projectShow, async (c) => {
   const db = c.var.db;
-  const project = await findProject(db, c.req.param("id"));
-  if (!project) throw notFound();
-  const rights = await orgCallerPermissions(db, c.var.caller, project.organization);
-  if (!rights.has("member")) throw notFound();
+  const project = projectById.of(c);
+  const rights = c.var.orgRights;
   const defaultId = await defaultProjectId(db, project.organization);
   return jsonApi({ data: serializeProject(project, rights, project.id === defaultId) });
 });

@@ -6,7 +6,7 @@ import { isoTime } from "../respond";
 import type { ProjectRow } from "./repo";
 
 /** Serialize a project; `permissions` are the caller's rights in its organization. */
-export function serializeProject(project: ProjectRow, permissions: Set<OrgPermission>, isDefault: boolean) {
+export function serializeProject(project: ProjectRow, permissions: ReadonlySet<OrgPermission>, isDefault: boolean) {
   const manage = permissions.has("manage-projects");
   return {
     id: project.id,

@@ -9,17 +9,16 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
 import { registryModules } from "../../db/schema";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { hasOrgPermission, requireOrgPermission } from "../permissions";
+import type { OrgPermission } from "../permissions";
 import { single } from "../request/answers";
 import { requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { includeParameter, pageDocument, pageOf, pageParameters } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import type { RegistryNoCodeHooks } from "./no-code-hooks";
 import {
   deleteRegistryModuleRows,
@@ -50,16 +49,10 @@ export interface ModuleAddressParams {
 }
 
 /**
- * Resolve the module a path addresses, after checking the caller's permission in the
- * organization; 404 for an unknown module or a caller without the permission (N10).
+ * The module a path addresses (its route's rights have checked the organization `p.org`);
+ * 404 for an unknown module (N10).
  */
-export async function resolveModule(
-  db: Db,
-  caller: NocodeCaller,
-  p: ModuleAddressParams,
-  permission: "member" | "manage-registry-modules",
-): Promise<RegistryModuleRow> {
-  await requireOrgPermission(db, caller, p.org, permission);
+export async function resolveModule(db: Db, p: ModuleAddressParams): Promise<RegistryModuleRow> {
   // Only the private registry exists; a private module's namespace is its organization.
   if (p.registry !== PRIVATE_REGISTRY || p.namespace !== p.org) throw notFound();
   const module = await findRegistryModule(db, {
@@ -74,11 +67,16 @@ export async function resolveModule(
 }
 
 /** Serialize one module with its version statuses, its no-code modules and the caller's rights. */
-async function renderModule(db: Db, noCodeHooks: RegistryNoCodeHooks, caller: NocodeCaller, module: RegistryModuleRow) {
-  const [statuses, noCode, canManage] = await Promise.all([
+async function renderModule(
+  db: Db,
+  noCodeHooks: RegistryNoCodeHooks,
+  rights: ReadonlySet<OrgPermission>,
+  module: RegistryModuleRow,
+) {
+  const canManage = rights.has("manage-registry-modules");
+  const [statuses, noCode] = await Promise.all([
     versionStatusesOf(db, [module.id]),
     noCodeHooks.noCodeModulesOf(db, [module.id]),
-    hasOrgPermission(db, caller, module.organization, "manage-registry-modules"),
   ]);
   return registryModuleResource(module, {
     versionStatuses: statuses.get(module.id) ?? [],
@@ -153,6 +151,12 @@ const moduleDelete = operation({
  * (the `no-code-modules` relationship and include, the legacy `no-code: true`, the cascade
  * on delete): the no-code modules feature provides it, since it imports the registry.
  */
+/** The registry module `:id`. */
+const registryModuleById = scope(async (c) => {
+  const module = await findRegistryModuleById(c.var.db, c.req.param("id") ?? "");
+  return module && { resource: module, organization: module.organization };
+});
+
 export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<NocodeEnv> {
   const routes = new Hono<NocodeEnv>();
 
@@ -164,8 +168,6 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
       const org = c.req.param("org");
       const db = c.var.db;
       const caller = c.var.caller;
-      // N10: registry-module writes need manage-registry-modules (the organization token has it).
-      await requireOrgPermission(db, caller, org, "manage-registry-modules");
       const attributes = (await moduleCreate.body(c)).data.attributes;
       // A private module's namespace is its organization (N9).
       if (attributes.namespace !== undefined && attributes.namespace !== null && attributes.namespace !== org) {
@@ -174,7 +176,8 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
       const input = { name: attributes.name, provider: attributes.provider, noCode: attributes["no-code"] ?? false };
       // N10a: the legacy `no-code: true` enables no-code provisioning as E1 does, so it needs
       // E1's right (the organization token lacks it → 404, as E1 answers it).
-      if (input.noCode) await requireOrgPermission(db, caller, org, "manage-no-code-modules");
+      // The one right that depends on the body: read from the rights the route's check loaded.
+      if (input.noCode && !c.var.orgRights.has("manage-no-code-modules")) throw notFound();
       const address = {
         organization: org,
         registryName: PRIVATE_REGISTRY,
@@ -201,15 +204,13 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
       }
       // N9: the legacy `no-code: true` also creates an enabled no-code module (issue #7 hook).
       if (input.noCode) await noCodeHooks.createLegacyNoCodeModule(db, row, caller);
-      return jsonApi({ data: await renderModule(db, noCodeHooks, caller, row) }, 201);
+      return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.orgRights, row) }, 201);
     },
   );
 
   routes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
     const org = c.req.param("org");
     const db = c.var.db;
-    const caller = c.var.caller;
-    await requireOrgPermission(db, caller, org, "member");
     const url = new URL(c.req.url);
     const query = moduleList.query(c);
     const includes = query.include ?? [];
@@ -220,11 +221,8 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
       limit: page.size,
     });
     const ids = rows.map((r) => r.id);
-    const [statuses, noCode, canManage] = await Promise.all([
-      versionStatusesOf(db, ids),
-      noCodeHooks.noCodeModulesOf(db, ids),
-      hasOrgPermission(db, caller, org, "manage-registry-modules"),
-    ]);
+    const canManage = c.var.orgRights.has("manage-registry-modules");
+    const [statuses, noCode] = await Promise.all([versionStatusesOf(db, ids), noCodeHooks.noCodeModulesOf(db, ids)]);
     const data = rows.map((m) =>
       registryModuleResource(m, {
         versionStatuses: statuses.get(m.id) ?? [],
@@ -237,13 +235,13 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
     return jsonApi(doc);
   });
 
-  routes.get("/registry-modules/:id", rights({ right: "member" }), moduleShow, async (c) => {
-    const db = c.var.db;
-    const module = await findRegistryModuleById(db, c.req.param("id"));
-    if (!module) throw notFound();
-    await requireOrgPermission(db, c.var.caller, module.organization, "member");
-    return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
-  });
+  routes.get(
+    "/registry-modules/:id",
+    rights({ right: "member" }, { scope: registryModuleById }),
+    moduleShow,
+    async (c) =>
+      jsonApi({ data: await renderModule(c.var.db, noCodeHooks, c.var.orgRights, registryModuleById.of(c)) }),
+  );
 
   routes.get(
     "/organizations/:org/registry-modules/:registry/:namespace/:name/:provider",
@@ -251,8 +249,8 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
     moduleShow,
     async (c) => {
       const db = c.var.db;
-      const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
-      return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.caller, module) });
+      const module = await resolveModule(db, c.req.param());
+      return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.orgRights, module) });
     },
   );
 
@@ -262,7 +260,7 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
     moduleDelete,
     async (c) => {
       const db = c.var.db;
-      const module = await resolveModule(db, c.var.caller, c.req.param(), "manage-registry-modules");
+      const module = await resolveModule(db, c.req.param());
       await noCodeHooks.beforeRegistryModuleDelete(db, module);
       const keys = await deleteRegistryModuleRows(db, module.id);
       if (keys.length > 0) await c.env.MODULES.delete(keys);

@@ -21,20 +21,17 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { registryTokenCaller } from "../agent-queue";
 import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
-import { requireOrgPermission } from "../permissions";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
 import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
 import { compareVersionStrings, MAX_VERSION_LENGTH } from "./semver";
-
-type ProtocolEnv = AppEnv & { Variables: AppEnv["Variables"] & { caller: NocodeCaller } };
 
 /** B13: download links are short-lived. */
 export const DOWNLOAD_LINK_TTL_S = 300;
@@ -51,7 +48,7 @@ async function registryCallerOf(env: Env, headers: Headers): Promise<NocodeCalle
 
 export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
 
-export const registryProtocolApp = new Hono<ProtocolEnv>();
+export const registryProtocolApp = new Hono<NocodeEnv>();
 registryProtocolApp.onError(renderNocodeError);
 
 /** The tarball route carries its own credential (the signed link); every other path needs a token. */
@@ -65,6 +62,7 @@ registryProtocolApp.use("*", async (c, next) => {
     (c.req.method === "GET" ? await registryCallerOf(c.env, c.req.raw.headers) : null);
   if (!caller) throw unauthorized();
   c.set("caller", caller);
+  c.set("db", createDb(c.env.DB));
   await next();
 });
 
@@ -104,8 +102,7 @@ registryProtocolApp.get(
   }),
   async (c) => {
     const params = c.req.param();
-    const db = createDb(c.env.DB);
-    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const db = c.var.db;
     const module = await findModule(db, params);
     const rows = await db
       .select({ version: registryModuleVersions.version })
@@ -152,8 +149,7 @@ registryProtocolApp.get(
   }),
   async (c) => {
     const params = c.req.param();
-    const db = createDb(c.env.DB);
-    await requireOrgPermission(db, c.var.caller, params.org, "member");
+    const db = c.var.db;
     const version = await downloadableVersion(db, params);
     const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_LINK_TTL_S;
     const signature = await signLink(c.env, version.id, expires);

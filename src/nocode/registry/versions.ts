@@ -7,7 +7,6 @@ import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
@@ -15,7 +14,7 @@ import { single } from "../request/answers";
 import { members, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
-import { rights } from "../route-rights";
+import { organizationParam, rights } from "../route-rights";
 import { type ModuleAddressParams, resolveModule } from "./modules";
 import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
@@ -60,16 +59,9 @@ const versionCreate = operation({
 });
 
 /** Create a version of the addressed module; shared by the current and the deprecated path. */
-async function createVersion(
-  c: Context<NocodeEnv>,
-  db: Db,
-  env: Env,
-  caller: NocodeCaller,
-  params: ModuleAddressParams,
-) {
+async function createVersion(c: Context<NocodeEnv>, db: Db, env: Env, params: ModuleAddressParams) {
   const request = c.req.raw;
-  // N10: a registry-module write needs manage-modules.
-  const module = await resolveModule(db, caller, params, "manage-registry-modules");
+  const module = await resolveModule(db, params);
   const { attributes } = (await versionCreate.body(c)).data;
   const input = { version: attributes.version, commitSha: attributes["commit-sha"] ?? null };
   const taken = () => invalidAttribute("version", "Version has already been taken");
@@ -107,18 +99,18 @@ versionRoutes.post(
   "/organizations/:org/registry-modules/:registry/:namespace/:name/:provider/versions",
   rights({ right: "manage-registry-modules" }),
   versionCreate,
-  async (c) => createVersion(c, c.var.db, c.env, c.var.caller, c.req.param()),
+  async (c) => createVersion(c, c.var.db, c.env, c.req.param()),
 );
 
 // The deprecated path go-tfe still uses (reference §5.1): the namespace is the organization.
 versionRoutes.post(
   "/registry-modules/:namespace/:name/:provider/versions",
-  rights({ right: "manage-registry-modules" }),
+  rights({ right: "manage-registry-modules" }, { scope: organizationParam("namespace") }),
   versionCreate,
   async (c) => {
     const { namespace, name, provider } = c.req.param();
     const params = { org: namespace, registry: PRIVATE_REGISTRY, namespace, name, provider };
-    return createVersion(c, c.var.db, c.env, c.var.caller, params);
+    return createVersion(c, c.var.db, c.env, params);
   },
 );
 
@@ -141,7 +133,7 @@ versionRoutes.get(
   versionShow,
   async (c) => {
     const db = c.var.db;
-    const module = await resolveModule(db, c.var.caller, c.req.param(), "member");
+    const module = await resolveModule(db, c.req.param());
     const wanted = versionShow.query(c).module_version;
     const version = await findModuleVersion(db, module.id, wanted);
     if (!version) throw notFound();

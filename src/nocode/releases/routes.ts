@@ -23,15 +23,10 @@ import { compareVersions, EXACT_VERSION, parseVersion } from "./version-constrai
 
 export const releaseRoutes = new Hono<NocodeEnv>();
 
-// N10: ADMIN_TOKEN only; for any other caller these paths do not exist.
-releaseRoutes.use("/admin/terraform-versions", async (c, next) => {
-  if (c.var.caller.kind !== "admin") throw notFound();
-  await next();
-});
-releaseRoutes.use("/admin/terraform-versions/*", async (c, next) => {
-  if (c.var.caller.kind !== "admin") throw notFound();
-  await next();
-});
+// N10: ADMIN_TOKEN only; for any other caller these paths do not exist, whatever the method
+// (each route declares the same rule for the authorization matrix).
+releaseRoutes.use("/admin/terraform-versions", rights({ caller: "admin" }));
+releaseRoutes.use("/admin/terraform-versions/*", rights({ caller: "admin" }));
 
 const TYPES = ["terraform-versions", "terraform-version"] as const;
 const TEXT_MAX = 2048;

@@ -2,14 +2,16 @@
  * The route description of /api/v2 (decision B14, issue 16): every route lists
  * `operation({...})` beside its `rights(...)`. The description holds the route's summary,
  * the schemas of its body and query, and its answers by status. The handler validates with
- * the same object (`await op.body(c)`, `op.query(c)`) after its permission checks (N2: a
- * caller without the right gets 404 before any 4xx of validation), and the OpenAPI
+ * the same object (`await op.body(c)`, `op.query(c)`); it runs after the route's
+ * `rights(...)` middleware (../route-rights.ts), so a caller without the right gets 404
+ * before any 4xx of validation (N2), and the OpenAPI
  * document (./openapi.ts) reads the descriptions back from Hono's `app.routes`, so each
  * schema is written once.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { readJsonObject } from "../../lib/http/body";
+import { fromComposedHandler } from "../route-rights";
 import { documentError, queryError } from "./issues";
 
 /** One answer of a route: its description and, when it has a body, the body's schema. */
@@ -92,22 +94,13 @@ export function operation<
   return described;
 }
 
-/**
- * The description a route handler carries, or undefined. Hono keeps the original handler
- * of a mounted sub-app with its own error handler under `__COMPOSED_HANDLER`
- * (hono/utils/constants): unwrap that too (as ../route-rights.ts does).
- */
+/** The description a route handler carries (or the handler Hono composed it into), or undefined. */
 export function operationOf(
   handler: unknown,
 ): OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined> | undefined {
-  let h: unknown = handler;
-  for (let depth = 0; typeof h === "function" && depth < 8; depth++) {
-    const fn = h as {
-      [DESCRIPTION]?: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined>;
-      __COMPOSED_HANDLER?: unknown;
-    };
-    if (fn[DESCRIPTION]) return fn[DESCRIPTION];
-    h = fn.__COMPOSED_HANDLER;
-  }
-  return undefined;
+  return fromComposedHandler(
+    handler,
+    (fn) =>
+      (fn as { [DESCRIPTION]?: OperationSpec<v.GenericSchema | undefined, v.GenericSchema | undefined> })[DESCRIPTION],
+  );
 }

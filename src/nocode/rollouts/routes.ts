@@ -8,14 +8,15 @@
 import { Hono } from "hono";
 import type { NocodeEnv } from "../env";
 import { notFound } from "../errors";
+import { findNoCodeModule } from "../no-code-modules/repo";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { defaultUpgradeDeps } from "../upgrade/deps";
 import { rolloutDocument, rolloutInputOf } from "./input";
-import { listRolloutItems } from "./repo";
+import { findRollout, listRolloutItems } from "./repo";
 import { rolloutDocumentAnswer, rolloutResource } from "./serialize";
-import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "./service";
+import { createRollout, type RolloutAction, rolloutAction } from "./service";
 
 /** Routes of N15, mounted under /api/v2. */
 export const rolloutRoutes = new Hono<NocodeEnv>();
@@ -32,13 +33,25 @@ const rolloutCreate = operation({
   errors: [409],
 });
 
+/** The no-code module `:id` to roll out. */
+const moduleById = scope(async (c) => {
+  const module = await findNoCodeModule(c.var.db, c.req.param("id") ?? "");
+  return module && { resource: module, organization: module.organization };
+});
+
+/** The rollout `:id`. */
+const rolloutById = scope(async (c) => {
+  const rollout = await findRollout(c.var.db, c.req.param("id") ?? "");
+  return rollout && { resource: rollout, organization: rollout.organization };
+});
+
 rolloutRoutes.post(
   "/no-code-modules/:id/upgrade-rollouts",
-  rights({ right: "run-workspaces" }),
+  rights({ right: "run-workspaces" }, { scope: moduleById }),
   rolloutCreate,
   async (c) => {
     const db = c.var.db;
-    const module = await rolloutModule(db, c.var.caller, c.req.param("id"));
+    const module = moduleById.of(c);
     const input = rolloutInputOf(await rolloutCreate.body(c));
     const rollout = await createRollout(db, c.var.caller, module, input, defaultUpgradeDeps(c.env));
     const items = await listRolloutItems(db, rollout.id);
@@ -52,10 +65,15 @@ const rolloutShow = operation({
   answers: { 200: { description: "The rollout", schema: rolloutDocumentAnswer } },
 });
 
-rolloutRoutes.get("/upgrade-rollouts/:id", rights({ right: "run-workspaces" }), rolloutShow, async (c) => {
-  const { rollout, items } = await readRollout(c.var.db, c.var.caller, c.req.param("id"));
-  return jsonApi({ data: rolloutResource(rollout, items) });
-});
+rolloutRoutes.get(
+  "/upgrade-rollouts/:id",
+  rights({ right: "run-workspaces" }, { scope: rolloutById }),
+  rolloutShow,
+  async (c) => {
+    const rollout = rolloutById.of(c);
+    return jsonApi({ data: rolloutResource(rollout, await listRolloutItems(c.var.db, rollout.id)) });
+  },
+);
 
 const rolloutActionOperation = operation({
   tag: "upgrade-rollouts",
@@ -66,12 +84,12 @@ const rolloutActionOperation = operation({
 
 rolloutRoutes.post(
   "/upgrade-rollouts/:id/actions/:action",
-  rights({ right: "run-workspaces" }),
+  rights({ right: "run-workspaces" }, { scope: rolloutById }),
   rolloutActionOperation,
   async (c) => {
     const action = c.req.param("action") as RolloutAction;
     if (!ACTIONS.includes(action)) throw notFound();
-    const rollout = await rolloutAction(c.var.db, c.var.caller, c.req.param("id"), action, defaultUpgradeDeps(c.env));
+    const rollout = await rolloutAction(c.var.db, rolloutById.of(c).id, action, defaultUpgradeDeps(c.env));
     const items = await listRolloutItems(c.var.db, rollout.id);
     return jsonApi({ data: rolloutResource(rollout, items) }, 202);
   },

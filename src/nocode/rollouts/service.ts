@@ -26,7 +26,6 @@ import { newId } from "../ids";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { provisionableVersion } from "../no-code-modules/provisionable";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { requireOrgPermission } from "../permissions";
 import { rolloutStepMessage } from "../queue/messages";
 import { ACTIVE_ROLLOUT_STATUSES } from "../rollout-hooks";
 import { discardPlannedRunStatements, findActiveRun, findRun, type RunRow } from "../runs/repo";
@@ -84,19 +83,21 @@ async function digestOf(vars: readonly { id: string; updatedAt: number }[]): Pro
   return [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** The module, the caller holding `run-workspaces` (N10: a manage-workspaces team; never the organization token) in its organization (404 otherwise). */
-export async function rolloutModule(db: Db, caller: NocodeCaller, noCodeModuleId: string): Promise<NoCodeModuleRow> {
+/**
+ * The module to roll out (404 when there is none). Whoever calls it has checked the
+ * caller's `run-workspaces` in its organization (N10: a manage-workspaces team; never the
+ * organization token): the routes through their rights (../route-rights.ts).
+ */
+export async function rolloutModule(db: Db, noCodeModuleId: string): Promise<NoCodeModuleRow> {
   const module = await findNoCodeModule(db, noCodeModuleId);
   if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, "run-workspaces");
   return module;
 }
 
-/** The rollout, the caller holding `run-workspaces` (N10: a manage-workspaces team; never the organization token) in its organization (404 otherwise). */
-async function rolloutFor(db: Db, caller: NocodeCaller, rolloutId: string): Promise<RolloutRow> {
+/** The rollout (404 when there is none); the caller's rights were checked as for {@link rolloutModule}. */
+async function rolloutFor(db: Db, rolloutId: string): Promise<RolloutRow> {
   const rollout = await findRollout(db, rolloutId);
   if (!rollout) throw notFound();
-  await requireOrgPermission(db, caller, rollout.organization, "run-workspaces");
   return rollout;
 }
 
@@ -206,10 +207,9 @@ export async function createRollout(
 /** N15 read: the rollout and its items. */
 export async function readRollout(
   db: Db,
-  caller: NocodeCaller,
   rolloutId: string,
 ): Promise<{ rollout: RolloutRow; items: RolloutItemRow[] }> {
-  const rollout = await rolloutFor(db, caller, rolloutId);
+  const rollout = await rolloutFor(db, rolloutId);
   return { rollout, items: await listRolloutItems(db, rollout.id) };
 }
 
@@ -562,16 +562,15 @@ export type RolloutAction = "confirm" | "pause" | "resume" | "cancel";
  * N15 actions: 202 when applied, 409 in a state where they do not apply.
  *
  * @example
- * await rolloutAction(c.env, c.var.caller, id, "pause", defaultUpgradeDeps(c.env));
+ * await rolloutAction(c.var.db, id, "pause", defaultUpgradeDeps(c.env));
  */
 export async function rolloutAction(
   db: Db,
-  caller: NocodeCaller,
   rolloutId: string,
   action: RolloutAction,
   deps: UpgradeDeps,
 ): Promise<RolloutRow> {
-  const rollout = await rolloutFor(db, caller, rolloutId);
+  const rollout = await rolloutFor(db, rolloutId);
   const refuse = () => conflict(`Cannot ${action} a rollout that is ${rollout.status}`);
   const at = deps.now();
   switch (action) {

@@ -7,15 +7,13 @@
  * token may not act (N10). Not permitted → 404.
  */
 import { Hono } from "hono";
-import type { Db } from "../../db/client";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
-import { conflict, notFound } from "../errors";
-import { hasOrgPermission, requireOrgPermission } from "../permissions";
+import { conflict } from "../errors";
+import type { OrgPermission } from "../permissions";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { notifyRolloutOfRun } from "../rollout-hooks";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { confirmRun, discardRun } from "./create";
 import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow } from "./repo";
 import {
@@ -30,25 +28,27 @@ import {
   stateVersionResource,
 } from "./serialize";
 
-/** A run the caller may read (read-workspaces); 404 otherwise. */
-async function readableRun(db: Db, caller: NocodeCaller, run: RunRow | undefined): Promise<RunRow> {
-  if (!run) throw notFound();
-  await requireOrgPermission(db, caller, run.organization, "read-workspaces");
-  return run;
-}
+/** The run `:id` (its organization's rights decide). */
+const runById = scope(async (c) => {
+  const run = await findRun(c.var.db, c.req.param("id") ?? "");
+  return run && { resource: run, organization: run.organization };
+});
 
-/** Render a run with the caller's rights. */
-export async function renderRun(db: Db, caller: NocodeCaller, run: RunRow) {
-  const canAct = await hasOrgPermission(db, caller, run.organization, "run-workspaces");
-  return runResource(run, { canAct });
-}
+/** The run of the plan `:id`. */
+const runByPlanId = scope(async (c) => {
+  const run = await findRunByPlanId(c.var.db, c.req.param("id") ?? "");
+  return run && { resource: run, organization: run.organization };
+});
 
-/** A run the caller may act on (manage-workspaces, no organization token); 404 otherwise. */
-async function actionableRun(db: Db, caller: NocodeCaller, id: string): Promise<RunRow> {
-  const run = await findRun(db, id);
-  if (!run) throw notFound();
-  await requireOrgPermission(db, caller, run.organization, "run-workspaces");
-  return run;
+/** The state version `:id`, with its workspace's organization. */
+const stateVersionById = scope(async (c) => {
+  const sv = await findStateVersionWithOrganization(c.var.db, c.req.param("id") ?? "");
+  return sv && { resource: sv, organization: sv.organization };
+});
+
+/** A run with the caller's rights in its organization (`permissions.can-apply`, …). */
+function renderRun(run: RunRow, rights: ReadonlySet<OrgPermission>) {
+  return runResource(run, { canAct: rights.has("run-workspaces") });
 }
 
 /** Routes of runs and plans. */
@@ -60,11 +60,9 @@ const runShow = operation({
   answers: { 200: { description: "The run", schema: runDocumentAnswer } },
 });
 
-runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }), runShow, async (c) => {
-  const db = c.var.db;
-  const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
-  return jsonApi({ data: await renderRun(db, c.var.caller, run) });
-});
+runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }, { scope: runById }), runShow, async (c) =>
+  jsonApi({ data: renderRun(runById.of(c), c.var.orgRights) }),
+);
 
 const runPlanShow = operation({
   tag: "runs",
@@ -72,11 +70,9 @@ const runPlanShow = operation({
   answers: { 200: { description: "The plan", schema: planDocumentAnswer } },
 });
 
-runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }), runPlanShow, async (c) => {
-  const db = c.var.db;
-  const run = await readableRun(db, c.var.caller, await findRun(db, c.req.param("id")));
-  return jsonApi({ data: planResource(run) });
-});
+runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }, { scope: runById }), runPlanShow, async (c) =>
+  jsonApi({ data: planResource(runById.of(c)) }),
+);
 
 const planShow = operation({
   tag: "runs",
@@ -84,11 +80,9 @@ const planShow = operation({
   answers: { 200: { description: "The plan", schema: planDocumentAnswer } },
 });
 
-runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }), planShow, async (c) => {
-  const db = c.var.db;
-  const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
-  return jsonApi({ data: planResource(run) });
-});
+runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }, { scope: runByPlanId }), planShow, async (c) =>
+  jsonApi({ data: planResource(runByPlanId.of(c)) }),
+);
 
 const planJsonOutputShow = operation({
   tag: "runs",
@@ -99,18 +93,22 @@ const planJsonOutputShow = operation({
   errors: [409],
 });
 
-runRoutes.get("/plans/:id/json-output", rights({ right: "read-workspaces" }), planJsonOutputShow, async (c) => {
-  const db = c.var.db;
-  const run = await readableRun(db, c.var.caller, await findRunByPlanId(db, c.req.param("id")));
-  const plan = planOf(run);
-  if (!plan) throw conflict("The plan has not finished yet; its JSON output is not available");
-  return c.json(planJsonOutput(run, plan));
-});
+runRoutes.get(
+  "/plans/:id/json-output",
+  rights({ right: "read-workspaces" }, { scope: runByPlanId }),
+  planJsonOutputShow,
+  async (c) => {
+    const run = runByPlanId.of(c);
+    const plan = planOf(run);
+    if (!plan) throw conflict("The plan has not finished yet; its JSON output is not available");
+    return c.json(planJsonOutput(run, plan));
+  },
+);
 
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
 runRoutes.post(
   "/runs/:id/actions/apply",
-  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runById }),
   operation({
     tag: "runs",
     summary: "Confirm a run waiting at planned and queue its apply (N7; an upgrade run is confirmed by E7 instead)",
@@ -119,7 +117,7 @@ runRoutes.post(
   }),
   async (c) => {
     const db = c.var.db;
-    const run = await actionableRun(db, c.var.caller, c.req.param("id"));
+    const run = runById.of(c);
     if (run.kind === "upgrade") {
       // N8: an upgrade run is confirmed by E7, which also switches the workspace's version.
       throw conflict("This is a no-code upgrade run: confirm it through the workspace upgrade endpoint");
@@ -132,7 +130,7 @@ runRoutes.post(
 // N7 run action: discard a run waiting at `planned`.
 runRoutes.post(
   "/runs/:id/actions/discard",
-  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runById }),
   operation({
     tag: "runs",
     summary: "Discard a run waiting at planned (N7)",
@@ -141,7 +139,7 @@ runRoutes.post(
   }),
   async (c) => {
     const db = c.var.db;
-    const run = await actionableRun(db, c.var.caller, c.req.param("id"));
+    const run = runById.of(c);
     if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
     // N15: a rollout's plan discarded by hand — the rollout's next step skips that workspace.
     await notifyRolloutOfRun(db, run.id, async (message) => {
@@ -157,10 +155,9 @@ const stateVersionShow = operation({
   answers: { 200: { description: "The state version", schema: stateVersionDocumentAnswer } },
 });
 
-runRoutes.get("/state-versions/:id", rights({ right: "read-workspaces" }), stateVersionShow, async (c) => {
-  const db = c.var.db;
-  const sv = await findStateVersionWithOrganization(db, c.req.param("id"));
-  if (!sv) throw notFound();
-  await requireOrgPermission(db, c.var.caller, sv.organization, "read-workspaces");
-  return jsonApi({ data: stateVersionResource(sv) });
-});
+runRoutes.get(
+  "/state-versions/:id",
+  rights({ right: "read-workspaces" }, { scope: stateVersionById }),
+  stateVersionShow,
+  async (c) => jsonApi({ data: stateVersionResource(stateVersionById.of(c)) }),
+);

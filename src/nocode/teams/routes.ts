@@ -11,12 +11,11 @@ import type { Db } from "../../db/client";
 import { teams } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { findOrganization } from "../organizations/repo";
-import { hasOrgPermission, mayDelegateTeam, type OrgPermission, orgCallerPermissions } from "../permissions";
+import { mayDelegateTeam } from "../permissions";
 import { pagedList, single } from "../request/answers";
 import {
   identifierListDocument,
@@ -28,7 +27,7 @@ import {
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import {
   addMembers,
   findTeam,
@@ -47,18 +46,17 @@ export const TEAM_NAME_MAX = 64;
 
 export const teamRoutes = new Hono<NocodeEnv>();
 
-/** N9: ADMIN_TOKEN, an owner, or the organization token (`manage-teams`) may create teams. */
-function canManageTeams(db: Db, caller: NocodeCaller, organization: string): Promise<boolean> {
-  return hasOrgPermission(db, caller, organization, "manage-teams");
-}
+/** The team `:id`, for reading: its organization's rights decide. */
+const teamById = scope(async (c) => {
+  const team = await findTeam(c.var.db, c.req.param("id") ?? "");
+  return team && { resource: team, organization: team.organization };
+});
 
-/** The team `id` when the caller may manage its tokens and membership (else 404, N10, N10a). */
-export async function manageableTeam(db: Db, caller: NocodeCaller, id: string): Promise<TeamRow> {
-  const team = await findTeam(db, id);
-  if (!team || !mayDelegateTeam(caller, await orgCallerPermissions(db, caller, team.organization), team))
-    throw notFound();
-  return team;
-}
+/** The team `:id` whose tokens and membership the route manages: N10a's no-escalation rule decides. */
+const delegatedTeamById = scope(async (c) => {
+  const team = await findTeam(c.var.db, c.req.param("id") ?? "");
+  return team && { resource: team, team };
+});
 
 /** `organization-access`: the flags we model; keys HCP has and we do not (manage-policies, …) are ignored, as clients send them. */
 const organizationAccessAttribute = v.optional(
@@ -100,8 +98,7 @@ const teamCreate = operation({
 teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), teamCreate, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  if (!(await findOrganization(db, organization)) || !(await canManageTeams(db, c.var.caller, organization)))
-    throw notFound();
+  if (!(await findOrganization(db, organization))) throw notFound();
   const { name, "organization-access": requested } = (await teamCreate.body(c)).data.attributes;
   const access: Partial<Record<(typeof ORGANIZATION_ACCESS)[keyof typeof ORGANIZATION_ACCESS], boolean>> = {};
   for (const [key, column] of Object.entries(ORGANIZATION_ACCESS)) {
@@ -129,19 +126,11 @@ teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), 
   }
   return jsonApi(
     {
-      data: serializeTeam(
-        team,
-        [],
-        mayDelegateTeam(c.var.caller, await callerRights(db, c.var.caller, organization), team),
-      ),
+      data: serializeTeam(team, [], mayDelegateTeam(c.var.caller, c.var.orgRights, team)),
     },
     201,
   );
 });
-
-async function callerRights(db: Db, caller: NocodeCaller, organization: string): Promise<Set<OrgPermission>> {
-  return orgCallerPermissions(db, caller, organization);
-}
 
 const teamList = operation({
   tag: "teams",
@@ -153,8 +142,7 @@ const teamList = operation({
 teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), teamList, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  const rights = await callerRights(db, c.var.caller, organization);
-  if (!rights.has("member")) throw notFound();
+  const rights = c.var.orgRights;
   const url = new URL(c.req.url);
   const page = pageOf(teamList.query(c));
   const { rows, total } = await listTeams(db, organization, page);
@@ -174,12 +162,10 @@ const teamShow = operation({
   answers: { 200: { description: "The team", schema: single(teamAnswer) } },
 });
 
-teamRoutes.get("/teams/:id", rights({ right: "member" }), teamShow, async (c) => {
+teamRoutes.get("/teams/:id", rights({ right: "member" }, { scope: teamById }), teamShow, async (c) => {
   const db = c.var.db;
-  const team = await findTeam(db, c.req.param("id"));
-  if (!team) throw notFound();
-  const rights = await callerRights(db, c.var.caller, team.organization);
-  if (!rights.has("member")) throw notFound();
+  const team = teamById.of(c);
+  const rights = c.var.orgRights;
   const members = await memberIds(db, [team.id]);
   return jsonApi({
     data: serializeTeam(team, members.get(team.id) ?? [], mayDelegateTeam(c.var.caller, rights, team)),
@@ -198,11 +184,11 @@ const teamTokenCreate = operation({
 
 teamRoutes.post(
   "/teams/:id/authentication-token",
-  rights({ right: "manage-teams", team: "delegate" }),
+  rights({ right: "manage-teams", team: "delegate" }, { scope: delegatedTeamById }),
   teamTokenCreate,
   async (c) => {
     const db = c.var.db;
-    const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
+    const team = delegatedTeamById.of(c);
     const expiredAt = (await teamTokenCreate.body(c)).data?.attributes["expired-at"] ?? null;
     const { token, row } = await issueToken(
       c.env,
@@ -223,11 +209,11 @@ const teamTokenDelete = operation({
 
 teamRoutes.delete(
   "/teams/:id/authentication-token",
-  rights({ right: "manage-teams", team: "delegate" }),
+  rights({ right: "manage-teams", team: "delegate" }, { scope: delegatedTeamById }),
   teamTokenDelete,
   async (c) => {
     const db = c.var.db;
-    const team = await manageableTeam(db, c.var.caller, c.req.param("id"));
+    const team = delegatedTeamById.of(c);
     if (!(await revokeToken(db, "team", team.id))) throw notFound();
     return noContent();
   },
@@ -257,7 +243,7 @@ async function membershipChange(
   apply: (db: Db, teamId: string, userIds: string[]) => Promise<void>,
 ) {
   const db = c.var.db;
-  const team = await manageableTeam(db, c.var.caller, c.req.param("id") ?? "");
+  const team = delegatedTeamById.of(c);
   const names = (await described.body(c)).data.map((member) => member.id);
   const { ids, missing } = await resolveUsers(db, names);
   if (missing.length > 0) throw notFound();
@@ -267,13 +253,13 @@ async function membershipChange(
 
 teamRoutes.post(
   "/teams/:id/relationships/users",
-  rights({ right: "manage-teams", team: "delegate" }),
+  rights({ right: "manage-teams", team: "delegate" }, { scope: delegatedTeamById }),
   membershipAdd,
   (c) => membershipChange(c, membershipAdd, addMembers),
 );
 teamRoutes.delete(
   "/teams/:id/relationships/users",
-  rights({ right: "manage-teams", team: "delegate" }),
+  rights({ right: "manage-teams", team: "delegate" }, { scope: delegatedTeamById }),
   membershipRemove,
   (c) => membershipChange(c, membershipRemove, removeMembers),
 );

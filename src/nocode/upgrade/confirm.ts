@@ -7,8 +7,7 @@
  */
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
-import type { NocodeCaller } from "../auth";
-import { conflict } from "../errors";
+import { conflict, notFound } from "../errors";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { sourceModuleIdOf } from "../no-code-modules/provisionable";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
@@ -21,26 +20,26 @@ import { listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 import type { UpgradeDeps } from "./deps";
 import { confirmUpgradeStatements, undoConfirmStatements } from "./repo";
 import { upgradeStaleness } from "./staleness";
-import { upgradeRunOf, upgradeTarget } from "./target";
+import { findUpgradeTarget, upgradeRunOf } from "./target";
 import type { UpgradeRunConfiguration } from "./vars";
 
 /**
- * E7. Throws 404 for anything but an upgrade run of this module and workspace (the caller
- * holding `run-workspaces`), 409 when it is not `planned` or its plan is stale (N8); on
+ * E7 on a module and workspace whose organization's rights the route checked
+ * (`run-workspaces`). Throws 404 for anything but an upgrade run of this module and workspace, 409 when it is not `planned` or its plan is stale (N8); on
  * success the workspace runs the new version and vars and the apply of the run is queued.
  *
  * @example
- * await confirmUpgrade(c.var.db, c.var.caller, moduleId, workspaceId, runId, defaultUpgradeDeps(c.env));
+ * await confirmUpgrade(c.var.db, moduleId, workspaceId, runId, defaultUpgradeDeps(c.env));
  */
 export async function confirmUpgrade(
   db: Db,
-  caller: NocodeCaller,
   noCodeModuleId: string,
   workspaceId: string,
   runId: string,
   deps: UpgradeDeps,
 ): Promise<void> {
-  const target = await upgradeTarget(db, caller, noCodeModuleId, workspaceId, "run-workspaces");
+  const target = await findUpgradeTarget(db, noCodeModuleId, workspaceId);
+  if (!target) throw notFound();
   const run = await upgradeRunOf(db, target, runId);
   await confirmUpgradeRun(db, target.module, target.workspace, run, deps);
   // N15: a rollout's planned run confirmed by hand counts as confirmed; let the rollout know.

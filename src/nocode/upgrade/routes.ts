@@ -28,8 +28,7 @@ import {
   workspaceUpgradeAnswer,
   workspaceUpgradeResource,
 } from "./serialize";
-import { findUpgradeRun } from "./status";
-import { upgradeTarget } from "./target";
+import { upgradeRunOf, upgradeTargetOfPath } from "./target";
 
 /** Routes of E5–E7, mounted under /api/v2. */
 export const upgradeRoutes = new Hono<NocodeEnv>();
@@ -50,21 +49,20 @@ const initiate = operation({
   errors: [409, 422],
 });
 
-upgradeRoutes.post(BASE, rights({ right: "run-workspaces" }, { cache: "unchanged" }), initiate, async (c) => {
-  const db = c.var.db;
-  const { module, workspace } = await upgradeTarget(
-    db,
-    c.var.caller,
-    c.req.param("id"),
-    c.req.param("workspace_id"),
-    "run-workspaces",
-  );
-  const input = upgradeInputOf(await initiate.body(c));
-  const result = await initiateUpgrade(c.env, db, module, workspace, input);
-  if (result.kind === "no-upgrade") return jsonApi({ data: noUpgradeResource(result.workspace.id, result.message) });
-  const url = await planUrl(c.env, new URL(c.req.url).origin, result.workspace, result.run.id);
-  return jsonApi({ data: workspaceUpgradeResource(result.run, result.workspace.id, url) });
-});
+upgradeRoutes.post(
+  BASE,
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: upgradeTargetOfPath }),
+  initiate,
+  async (c) => {
+    const db = c.var.db;
+    const { module, workspace } = upgradeTargetOfPath.of(c);
+    const input = upgradeInputOf(await initiate.body(c));
+    const result = await initiateUpgrade(c.env, db, module, workspace, input);
+    if (result.kind === "no-upgrade") return jsonApi({ data: noUpgradeResource(result.workspace.id, result.message) });
+    const url = await planUrl(c.env, new URL(c.req.url).origin, result.workspace, result.run.id);
+    return jsonApi({ data: workspaceUpgradeResource(result.run, result.workspace.id, url) });
+  },
+);
 
 // E6
 const status = operation({
@@ -73,17 +71,18 @@ const status = operation({
   answers: { 200: { description: "The upgrade run", schema: workspaceUpgradeAnswer } },
 });
 
-upgradeRoutes.get(`${BASE}/:run_id`, rights({ right: "read-upgrades" }), status, async (c) => {
-  const { workspace, run } = await findUpgradeRun(
-    c.var.db,
-    c.var.caller,
-    c.req.param("id"),
-    c.req.param("workspace_id"),
-    c.req.param("run_id"),
-  );
-  const url = await planUrl(c.env, new URL(c.req.url).origin, workspace, run.id);
-  return jsonApi({ data: workspaceUpgradeResource(run, workspace.id, url) });
-});
+upgradeRoutes.get(
+  `${BASE}/:run_id`,
+  rights({ right: "read-upgrades" }, { scope: upgradeTargetOfPath }),
+  status,
+  async (c) => {
+    const target = upgradeTargetOfPath.of(c);
+    const workspace = target.workspace;
+    const run = await upgradeRunOf(c.var.db, target, c.req.param("run_id"));
+    const url = await planUrl(c.env, new URL(c.req.url).origin, workspace, run.id);
+    return jsonApi({ data: workspaceUpgradeResource(run, workspace.id, url) });
+  },
+);
 
 // E7
 const confirm = operation({
@@ -95,12 +94,11 @@ const confirm = operation({
 
 upgradeRoutes.post(
   `${BASE}/:run_id`,
-  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: upgradeTargetOfPath }),
   confirm,
   async (c) => {
     await confirmUpgrade(
       c.var.db,
-      c.var.caller,
       c.req.param("id"),
       c.req.param("workspace_id"),
       c.req.param("run_id"),

@@ -1,13 +1,12 @@
 /**
- * What E5–E7 act on (decisions N8, N10): a no-code module and one of its workspaces, the
- * caller holding the right the step needs; for E6 and E7 also one of the workspace's
- * upgrade runs. Everything not permitted or not found is 404.
+ * What E5–E7 act on (decisions N8, N10): a no-code module and one of its workspaces; for
+ * E6 and E7 also one of the workspace's upgrade runs. Everything not found is 404, and
+ * the routes' rights (../route-rights.ts) make everything not permitted 404 too.
  */
 import type { Db } from "../../db/client";
-import type { NocodeCaller } from "../auth";
 import { notFound } from "../errors";
 import { findNoCodeModule, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { requireOrgPermission } from "../permissions";
+import { scope } from "../route-rights";
 import { findRun, type RunRow } from "../runs/repo";
 import { findWorkspace, type WorkspaceRow } from "../workspaces/repo";
 
@@ -17,23 +16,26 @@ export interface UpgradeTarget {
   workspace: WorkspaceRow;
 }
 
-/** The no-code module and one of its workspaces, the caller holding `permission` (N10); 404 otherwise. */
-export async function upgradeTarget(
+/** The no-code module and one of its workspaces; undefined when either is missing or the workspace is not the module's. */
+export async function findUpgradeTarget(
   db: Db,
-  caller: NocodeCaller,
   noCodeModuleId: string,
   workspaceId: string,
-  permission: "run-workspaces" | "read-upgrades",
-): Promise<UpgradeTarget> {
+): Promise<UpgradeTarget | undefined> {
   const module = await findNoCodeModule(db, noCodeModuleId);
-  if (!module) throw notFound();
-  await requireOrgPermission(db, caller, module.organization, permission);
+  if (!module) return undefined;
   const workspace = await findWorkspace(db, workspaceId);
   // A workspace not created from this module is not one of its workspaces: 404.
   if (!workspace || workspace.organization !== module.organization || workspace.noCodeModuleId !== module.id)
-    throw notFound();
+    return undefined;
   return { module, workspace };
 }
+
+/** The target of E5–E7, `:id` and `:workspace_id`: the module's organization's rights decide (N10). */
+export const upgradeTargetOfPath = scope(async (c) => {
+  const target = await findUpgradeTarget(c.var.db, c.req.param("id") ?? "", c.req.param("workspace_id") ?? "");
+  return target && { resource: target, organization: target.module.organization };
+});
 
 /** The upgrade run `runId` of this module and workspace; 404 for any other run (N8). */
 export async function upgradeRunOf(db: Db, { module, workspace }: UpgradeTarget, runId: string): Promise<RunRow> {

@@ -6,7 +6,6 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { Db } from "../../db/client";
 import { nocodeUsers } from "../../db/schema";
 import { isUniqueViolation } from "../../db/unique";
 import { tellPoolTokenRevoked } from "../agent-queue";
@@ -21,12 +20,10 @@ import {
   tokenCreateAttributes,
   tokenResourceAnswer,
 } from "../api-tokens";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
-import { hasOrgPermission } from "../permissions";
 import { pagedList } from "../request/answers";
 import {
   nullableText,
@@ -38,8 +35,8 @@ import {
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { rights } from "../route-rights";
-import { manageableTeam } from "../teams/routes";
+import { rights, scope } from "../route-rights";
+import { findTeam } from "../teams/repo";
 import { findUser, type UserRow } from "./repo";
 import { serializeUser, userAnswer } from "./serialize";
 
@@ -70,7 +67,6 @@ const userCreate = operation({
 });
 
 userRoutes.post("/admin/users", rights({ caller: "admin" }), userCreate, async (c) => {
-  if (c.var.caller.kind !== "admin") throw notFound();
   const { username, email } = (await userCreate.body(c)).data.attributes;
 
   const db = c.var.db;
@@ -95,10 +91,16 @@ const accountDetails = operation({
 
 userRoutes.get("/account/details", rights({ caller: "user" }), accountDetails, async (c) => {
   const caller = c.var.caller;
-  if (caller.kind !== "user") throw notFound();
-  const user = await findUser(c.var.db, caller.userId);
+  // rights({ caller: "user" }) let only a user token through.
+  const user = caller.kind === "user" ? await findUser(c.var.db, caller.userId) : undefined;
   if (!user) throw notFound();
   return jsonApi(serializeUser(user, { showEmail: true, self: true }));
+});
+
+/** The user `:id`: that user or ADMIN_TOKEN may use it; anyone else gets 404 as if it did not exist (N9, N10). */
+const userById = scope(async (c) => {
+  const user = await findUser(c.var.db, c.req.param("id") ?? "");
+  return user && { resource: user, user: user.id };
 });
 
 const userTokenCreate = operation({
@@ -120,25 +122,26 @@ const userTokenCreate = operation({
   answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
 });
 
-userRoutes.post("/users/:id/authentication-tokens", rights({ caller: "user-self" }), userTokenCreate, async (c) => {
-  const db = c.var.db;
-  const user = await findUser(db, c.req.param("id"));
-  const caller = c.var.caller;
-  // N9: ADMIN_TOKEN or that user; anyone else gets 404 as if the user did not exist (N10).
-  if (!user || !(caller.kind === "admin" || (caller.kind === "user" && caller.userId === user.id))) throw notFound();
-  const attributes = (await userTokenCreate.body(c)).data?.attributes;
-  const description = attributes?.description;
-  const expiredAt = attributes?.["expired-at"] ?? null;
-  const { token, row } = await issueToken(c.env, db, { kind: "user", userId: user.id }, description ?? null, expiredAt);
-  return jsonApi(serializeToken(row, token), 201);
-});
-
-/** The user `id` when the caller is that user or ADMIN_TOKEN; else 404 as if it did not exist (N9, N10). */
-async function selfOrAdmin(db: Db, caller: NocodeCaller, id: string): Promise<UserRow> {
-  const user = await findUser(db, id);
-  if (!user || !(caller.kind === "admin" || (caller.kind === "user" && caller.userId === user.id))) throw notFound();
-  return user;
-}
+userRoutes.post(
+  "/users/:id/authentication-tokens",
+  rights({ caller: "user-self" }, { scope: userById }),
+  userTokenCreate,
+  async (c) => {
+    const db = c.var.db;
+    const user = userById.of(c);
+    const attributes = (await userTokenCreate.body(c)).data?.attributes;
+    const description = attributes?.description;
+    const expiredAt = attributes?.["expired-at"] ?? null;
+    const { token, row } = await issueToken(
+      c.env,
+      db,
+      { kind: "user", userId: user.id },
+      description ?? null,
+      expiredAt,
+    );
+    return jsonApi(serializeToken(row, token), 201);
+  },
+);
 
 const userTokenList = operation({
   tag: "users",
@@ -147,44 +150,50 @@ const userTokenList = operation({
   answers: { 200: { description: "One page of tokens (never the secrets)", schema: pagedList(tokenResourceAnswer) } },
 });
 
-userRoutes.get("/users/:id/authentication-tokens", rights({ caller: "user-self" }), userTokenList, async (c) => {
-  const db = c.var.db;
-  const user = await selfOrAdmin(db, c.var.caller, c.req.param("id"));
-  const url = new URL(c.req.url);
-  const page = pageOf(userTokenList.query(c));
-  const { rows, total } = await listUserTokens(db, user.id, {
-    offset: (page.number - 1) * page.size,
-    limit: page.size,
-  });
-  return jsonApi({ data: rows.map((row) => serializeToken(row, null).data), ...pageDocument(url, page, total) });
-});
+userRoutes.get(
+  "/users/:id/authentication-tokens",
+  rights({ caller: "user-self" }, { scope: userById }),
+  userTokenList,
+  async (c) => {
+    const db = c.var.db;
+    const user = userById.of(c);
+    const url = new URL(c.req.url);
+    const page = pageOf(userTokenList.query(c));
+    const { rows, total } = await listUserTokens(db, user.id, {
+      offset: (page.number - 1) * page.size,
+      limit: page.size,
+    });
+    return jsonApi({ data: rows.map((row) => serializeToken(row, null).data), ...pageDocument(url, page, total) });
+  },
+);
 
 /**
- * The token `id` when the caller may see and revoke it (N13): a user token — that user
- * or ADMIN_TOKEN; a team token — whoever may manage the team's tokens (N10a); the
- * organization token — ADMIN_TOKEN, owners, or the organization token; an agent token
- * (N17) — `manage-agent-pools` in its pool's organization. Else 404.
+ * The token `:id` and who may see and revoke it (N13): a user token — that user or
+ * ADMIN_TOKEN; a team token — whoever may manage the team's tokens (N10a); the
+ * organization token — ADMIN_TOKEN, owners, or the organization token (`manage-teams`);
+ * an agent token (N17) — `manage-agent-pools` in its pool's organization.
  */
-async function visibleToken(db: Db, caller: NocodeCaller, id: string): Promise<TokenRow> {
-  const row = await findTokenById(db, id);
-  if (!row) throw notFound();
+const tokenById = scope<TokenRow>(async (c) => {
+  const db = c.var.db;
+  const row = await findTokenById(db, c.req.param("id") ?? "");
+  if (!row) return undefined;
   switch (row.kind) {
-    case "user":
-      await selfOrAdmin(db, caller, row.subjectId);
-      break;
-    case "team":
-      await manageableTeam(db, caller, row.subjectId);
-      break;
+    case "user": {
+      const user = await findUser(db, row.subjectId);
+      return user && { resource: row, user: user.id };
+    }
+    case "team": {
+      const team = await findTeam(db, row.subjectId);
+      return team && { resource: row, team };
+    }
     case "organization":
-      if (!(await hasOrgPermission(db, caller, row.subjectId, "manage-teams"))) throw notFound();
-      break;
+      return { resource: row, organization: row.subjectId, right: "manage-teams" };
     case "agent":
-      if (row.organization === null || !(await hasOrgPermission(db, caller, row.organization, "manage-agent-pools")))
-        throw notFound();
-      break;
+      return row.organization === null
+        ? undefined
+        : { resource: row, organization: row.organization, right: "manage-agent-pools" };
   }
-  return row;
-}
+});
 
 const tokenShow = operation({
   tag: "users",
@@ -192,10 +201,12 @@ const tokenShow = operation({
   answers: { 200: { description: "The token", schema: tokenAnswer } },
 });
 
-userRoutes.get("/authentication-tokens/:id", rights({ caller: "user-self" }), tokenShow, async (c) => {
-  const db = c.var.db;
-  return jsonApi(serializeToken(await visibleToken(db, c.var.caller, c.req.param("id")), null));
-});
+userRoutes.get(
+  "/authentication-tokens/:id",
+  rights({ caller: "user-self" }, { scope: tokenById }),
+  tokenShow,
+  async (c) => jsonApi(serializeToken(tokenById.of(c), null)),
+);
 
 const tokenDelete = operation({
   tag: "users",
@@ -203,12 +214,17 @@ const tokenDelete = operation({
   answers: { 204: { description: "Revoked" } },
 });
 
-userRoutes.delete("/authentication-tokens/:id", rights({ caller: "user-self" }), tokenDelete, async (c) => {
-  const db = c.var.db;
-  const row = await visibleToken(db, c.var.caller, c.req.param("id"));
-  // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.
-  if (!(await revokeTokenById(db, row.id))) throw notFound();
-  // N17: the pool's sessions opened with an agent token end at once.
-  if (row.kind === "agent") await tellPoolTokenRevoked(c.env, row.subjectId, row.id);
-  return noContent();
-});
+userRoutes.delete(
+  "/authentication-tokens/:id",
+  rights({ caller: "user-self" }, { scope: tokenById }),
+  tokenDelete,
+  async (c) => {
+    const db = c.var.db;
+    const row = tokenById.of(c);
+    // A concurrent revoke of the same token leaves nothing to delete: 404, as for an unknown id.
+    if (!(await revokeTokenById(db, row.id))) throw notFound();
+    // N17: the pool's sessions opened with an agent token end at once.
+    if (row.kind === "agent") await tellPoolTokenRevoked(c.env, row.subjectId, row.id);
+    return noContent();
+  },
+);

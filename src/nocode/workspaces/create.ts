@@ -2,7 +2,7 @@
  * E4 `POST /no-code-modules/:id/workspaces`: create a workspace from a no-code module
  * (seed §4; decisions N1, N5, N6, N7, N10; reference §3 E4, §5.4, §7).
  *
- * The handler finds the module the caller may provision from ({@link moduleToProvision}:
+ * The handler finds the module the caller may provision from ({@link provisionableModule}:
  * 404 first), reads the body (./input.ts, through the request kit), then {@link provisionWorkspace} checks the rest
  * before anything is written, so a refused request creates nothing: the project and agent
  * pool, the module (enabled, with an `ok` pin), the engine version, the name, and the vars
@@ -16,17 +16,16 @@ import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
 import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
 import { sealAgentInputs } from "../agents/inputs";
-import type { NocodeCaller } from "../auth";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../no-code-modules/cached";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { checkProvisionable, sourceModuleIdOf } from "../no-code-modules/provisionable";
 import type { NoCodeModuleWithOptions } from "../no-code-modules/repo";
-import { requireOrgPermission } from "../permissions";
 import { cachedWorkspaceProjectId } from "../projects/cached";
 import { cachedReleases } from "../releases/cached";
 import { engineVersionError, pickEngineVersion } from "../releases/resolve";
+import { scope } from "../route-rights";
 import { buildRunConfiguration, effectiveValues } from "../runs/configuration";
 import { enqueueRunPlan, newRunRow } from "../runs/create";
 import { insertRunQuery } from "../runs/repo";
@@ -54,24 +53,18 @@ function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoo
 }
 
 /**
- * The no-code module E4 provisions from: 404 for an unknown module or a caller without
- * manage-workspaces' run right in its organization (N10; seed §5: the organization token
- * lacks it). Checked before the body is read, so a caller who may not provision learns
- * nothing from validation errors.
+ * The no-code module `:id` E4 provisions from; its organization's rights decide (N10:
+ * `run-workspaces`, which the organization token lacks). The route's rights check runs
+ * before the body is read, so a caller who may not provision learns nothing from
+ * validation errors.
  */
-export async function moduleToProvision(
-  db: Db,
-  caller: NocodeCaller,
-  noCodeModuleId: string,
-): Promise<NoCodeModuleWithOptions> {
+export const provisionableModule = scope<NoCodeModuleWithOptions>(async (c) => {
   // E3's entry of the per-isolate cache (issue 19): the module and its option sets, so
   // neither is read again below. Like every cached read, at most NOCODE_CACHE_TTL_MS old
   // for another isolate's E2 or DELETE; this isolate's own clear the cache at once.
-  const found = await cachedNoCodeModuleWithOptions(db, noCodeModuleId);
-  if (!found) throw notFound();
-  await requireOrgPermission(db, caller, found.module.organization, "run-workspaces");
-  return found;
-}
+  const found = await cachedNoCodeModuleWithOptions(c.var.db, c.req.param("id") ?? "");
+  return found && { resource: found, organization: found.module.organization };
+});
 
 /** What E4 created: the workspace and its vars (the vars are what its document lists). */
 export interface ProvisionedWorkspace {
@@ -81,7 +74,7 @@ export interface ProvisionedWorkspace {
 
 /**
  * Run E4 with validated input on a module the caller may provision from (see
- * {@link moduleToProvision}). Throws NocodeError (422) for every rule violation.
+ * {@link provisionableModule}). Throws NocodeError (422) for every rule violation.
  */
 export async function provisionWorkspace(
   env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "PROVISION_QUEUE" | "AGENT_POOLS">,

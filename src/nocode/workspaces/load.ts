@@ -3,10 +3,9 @@
  * its vars, and whether a no-code upgrade is available (N8).
  */
 import type { Db } from "../../db/client";
-import type { NocodeCaller } from "../auth";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
-import { orgCallerPermissions } from "../permissions";
+import type { OrgPermission } from "../permissions";
 import type { ProvisionedWorkspace } from "./create";
 import { listWorkspaceVars, type WorkspaceRow } from "./repo";
 import { workspaceResource } from "./serialize";
@@ -27,13 +26,9 @@ export async function noCodeUpgradeAvailable(
   return (await optionSetFingerprint(await listVariableOptions(db, module.id))) !== ws.optionSetFingerprint;
 }
 
-/** Load the workspace resource as `caller` sees it. */
-export async function loadWorkspaceResource(db: Db, caller: NocodeCaller, ws: WorkspaceRow) {
-  const [rights, vars, upgrade] = await Promise.all([
-    orgCallerPermissions(db, caller, ws.organization),
-    listWorkspaceVars(db, ws.id),
-    noCodeUpgradeAvailable(db, ws),
-  ]);
+/** Load the workspace resource as a caller holding `rights` in its organization sees it. */
+export async function loadWorkspaceResource(db: Db, rights: ReadonlySet<OrgPermission>, ws: WorkspaceRow) {
+  const [vars, upgrade] = await Promise.all([listWorkspaceVars(db, ws.id), noCodeUpgradeAvailable(db, ws)]);
   return workspaceResource(ws, { rights, varIds: vars.map((v) => v.id), noCodeUpgradeAvailable: upgrade });
 }
 
@@ -41,11 +36,9 @@ export async function loadWorkspaceResource(db: Db, caller: NocodeCaller, ws: Wo
  * The resource of a workspace E4 has just written, from what E4 knows: its vars are the
  * ones it wrote, and no upgrade is available, since E4 provisioned the module's pin with
  * the option sets it read in the same request (N8's two comparisons are equal by
- * construction). Only the caller's rights are looked up: E4's permission check has just
- * loaded them into the per-isolate cache.
+ * construction). `rights` are the caller's, as E4's rights check loaded them.
  */
-export async function provisionedWorkspaceResource(db: Db, caller: NocodeCaller, created: ProvisionedWorkspace) {
-  const rights = await orgCallerPermissions(db, caller, created.workspace.organization);
+export function provisionedWorkspaceResource(rights: ReadonlySet<OrgPermission>, created: ProvisionedWorkspace) {
   // listWorkspaceVars' order: creation time, then id (E4's vars share one creation time).
   const varIds = [...created.vars]
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

@@ -12,19 +12,17 @@ import { Hono } from "hono";
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
 import type { ModuleSummary } from "../../lib/terraform/types";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
-import { hasOrgPermission, requireOrgPermission } from "../permissions";
 import { findModuleVersionById, versionSummary } from "../registry/repo";
 import { operation } from "../request/operation";
 import { pageDocument, pageQuery, pageRequest } from "../request/query";
 import { jsonApi, noContent } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { workspaceRunsPageQueries } from "../runs/repo";
 import { runResource } from "../runs/serialize";
-import { moduleToProvision, provisionWorkspace } from "./create";
+import { provisionableModule, provisionWorkspace } from "./create";
 import { workspaceDocument, workspaceInputOf } from "./input";
 import { loadWorkspaceResource, provisionedWorkspaceResource } from "./load";
 import {
@@ -55,18 +53,11 @@ import {
   varValueTooDeep,
 } from "./vars";
 
-/** A workspace the caller holds `permission` on; 404 otherwise (N10). */
-async function workspaceForCaller(
-  db: Db,
-  caller: NocodeCaller,
-  id: string,
-  permission: "read-workspaces" | "write-vars",
-): Promise<WorkspaceRow> {
-  const ws = await findWorkspace(db, id);
-  if (!ws) throw notFound();
-  await requireOrgPermission(db, caller, ws.organization, permission);
-  return ws;
-}
+/** The workspace `:id` (its organization's rights decide). */
+const workspaceById = scope(async (c) => {
+  const ws = await findWorkspace(c.var.db, c.req.param("id") ?? "");
+  return ws && { resource: ws, organization: ws.organization };
+});
 
 /** The module rules a workspace's vars follow (N5): its version's variables and the module's options. */
 async function moduleRules(
@@ -99,14 +90,14 @@ const workspaceCreate = operation({
 
 workspaceRoutes.post(
   "/no-code-modules/:id/workspaces",
-  rights({ right: "run-workspaces" }, { cache: "unchanged" }),
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: provisionableModule }),
   workspaceCreate,
   async (c) => {
     const db = c.var.db;
-    const module = await moduleToProvision(db, c.var.caller, c.req.param("id"));
+    const module = provisionableModule.of(c);
     const input = workspaceInputOf(await workspaceCreate.body(c));
     const created = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
-    return jsonApi({ data: await provisionedWorkspaceResource(db, c.var.caller, created) });
+    return jsonApi({ data: provisionedWorkspaceResource(c.var.orgRights, created) });
   },
 );
 
@@ -116,11 +107,16 @@ const workspaceShow = operation({
   answers: { 200: { description: "The workspace", schema: workspaceDocumentAnswer } },
 });
 
-workspaceRoutes.get("/workspaces/:id", rights({ right: "read-workspaces" }), workspaceShow, async (c) => {
-  const db = c.var.db;
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
-  return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
-});
+workspaceRoutes.get(
+  "/workspaces/:id",
+  rights({ right: "read-workspaces" }, { scope: workspaceById }),
+  workspaceShow,
+  async (c) => {
+    const db = c.var.db;
+    const ws = workspaceById.of(c);
+    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, ws) });
+  },
+);
 
 const workspaceShowByName = operation({
   tag: "workspaces",
@@ -134,11 +130,9 @@ workspaceRoutes.get(
   workspaceShowByName,
   async (c) => {
     const db = c.var.db;
-    const org = c.req.param("org");
-    await requireOrgPermission(db, c.var.caller, org, "read-workspaces");
-    const ws = await findWorkspaceByName(db, org, c.req.param("name"));
+    const ws = await findWorkspaceByName(db, c.req.param("org"), c.req.param("name"));
     if (!ws) throw notFound();
-    return jsonApi({ data: await loadWorkspaceResource(db, c.var.caller, ws) });
+    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, ws) });
   },
 );
 
@@ -148,12 +142,17 @@ const varList = operation({
   answers: { 200: { description: "The variables", schema: varListAnswer } },
 });
 
-workspaceRoutes.get("/workspaces/:id/vars", rights({ right: "read-workspaces" }), varList, async (c) => {
-  const db = c.var.db;
-  const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
-  const vars = await listWorkspaceVars(db, ws.id);
-  return jsonApi({ data: vars.map((v) => varResource(v, ws)) });
-});
+workspaceRoutes.get(
+  "/workspaces/:id/vars",
+  rights({ right: "read-workspaces" }, { scope: workspaceById }),
+  varList,
+  async (c) => {
+    const db = c.var.db;
+    const ws = workspaceById.of(c);
+    const vars = await listWorkspaceVars(db, ws.id);
+    return jsonApi({ data: vars.map((v) => varResource(v, ws)) });
+  },
+);
 
 const varCreate = operation({
   tag: "workspaces",
@@ -164,11 +163,11 @@ const varCreate = operation({
 
 workspaceRoutes.post(
   "/workspaces/:id/vars",
-  rights({ right: "write-vars" }, { cache: "unchanged" }),
+  rights({ right: "write-vars" }, { cache: "unchanged", scope: workspaceById }),
   varCreate,
   async (c) => {
     const db = c.var.db;
-    const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
+    const ws = workspaceById.of(c);
     const input = varInputOf((await varCreate.body(c)).data.attributes);
     if (varValueTooDeep(input.hcl, input.value)) throw hclValueTooDeepError("/data/attributes/value");
     if (input.category === "env" && reservedEnvName(input.key))
@@ -196,11 +195,11 @@ const varUpdate = operation({
 
 workspaceRoutes.patch(
   "/workspaces/:id/vars/:var_id",
-  rights({ right: "write-vars" }, { cache: "unchanged" }),
+  rights({ right: "write-vars" }, { cache: "unchanged", scope: workspaceById }),
   varUpdate,
   async (c) => {
     const db = c.var.db;
-    const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
+    const ws = workspaceById.of(c);
     const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
     if (!current) throw notFound();
     const attributes = (await varUpdate.body(c)).data.attributes;
@@ -287,11 +286,11 @@ const varDelete = operation({
 
 workspaceRoutes.delete(
   "/workspaces/:id/vars/:var_id",
-  rights({ right: "write-vars" }, { cache: "unchanged" }),
+  rights({ right: "write-vars" }, { cache: "unchanged", scope: workspaceById }),
   varDelete,
   async (c) => {
     const db = c.var.db;
-    const ws = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "write-vars");
+    const ws = workspaceById.of(c);
     const current = await findWorkspaceVar(db, ws.id, c.req.param("var_id"));
     if (!current) throw notFound();
     // N5: a required module variable must keep a value.
@@ -312,12 +311,20 @@ const workspaceRunList = operation({
   answers: { 200: { description: "A page of runs", schema: runListAnswer } },
 });
 
-workspaceRoutes.get("/workspaces/:id/runs", rights({ right: "read-workspaces" }), workspaceRunList, async (c) => {
-  const db = c.var.db;
-  const workspace = await workspaceForCaller(db, c.var.caller, c.req.param("id"), "read-workspaces");
-  const url = new URL(c.req.url);
-  const page = pageRequest(url);
-  const [rows, totals] = await db.batch(workspaceRunsPageQueries(db, workspace.id, page));
-  const canAct = await hasOrgPermission(db, c.var.caller, workspace.organization, "run-workspaces");
-  return jsonApi({ data: rows.map((r) => runResource(r, { canAct })), ...pageDocument(url, page, totals[0]?.n ?? 0) });
-});
+workspaceRoutes.get(
+  "/workspaces/:id/runs",
+  rights({ right: "read-workspaces" }, { scope: workspaceById }),
+  workspaceRunList,
+  async (c) => {
+    const db = c.var.db;
+    const workspace = workspaceById.of(c);
+    const url = new URL(c.req.url);
+    const page = pageRequest(url);
+    const [rows, totals] = await db.batch(workspaceRunsPageQueries(db, workspace.id, page));
+    const canAct = c.var.orgRights.has("run-workspaces");
+    return jsonApi({
+      data: rows.map((r) => runResource(r, { canAct })),
+      ...pageDocument(url, page, totals[0]?.n ?? 0),
+    });
+  },
+);

@@ -6,7 +6,7 @@ import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { identityEntities, vaultPolicies, vaultTokens } from "../../db/schema";
 import { Acl, DEFAULT_POLICY_TEXT, type PolicyRules, parsePolicy } from "./policy";
-import type { TokenContext } from "./tokens";
+import type { TokenContext } from "./token-context";
 
 const defaultRules = parsePolicy(DEFAULT_POLICY_TEXT);
 

@@ -3,7 +3,7 @@
  * (row, entity policies) and its compiled ACL, keyed by the token's keyed hash, so a
  * request with a non-root token costs no D1 read before its handler. The mechanism
  * (values shared, pending loads never; bounded; invalidation-safe) is
- * src/lib/isolate-cache.ts; the contract is the one of src/ssh/context-cache.ts.
+ * src/lib/isolate-cache/; the contract is the one of src/ssh/context-cache.ts.
  *
  * Consistency: every write in this isolate that changes what a cached caller may do —
  * a revocation (revokeTokenTree, which also removes the token's children, so all entries
@@ -19,7 +19,7 @@
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
 import { IsolateCache } from "../../lib/isolate-cache";
-import type { TokenContext } from "./tokens";
+import type { TokenContext } from "./token-context";
 
 /** How long a cached caller may be served without re-reading D1. */
 export const TOKEN_CONTEXT_TTL_MS = 1000;

@@ -4,48 +4,24 @@
  */
 import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
-import { randomBytes, toBase64Url, toHex, trimTrailing } from "../../lib/bytes";
+import { identityEntities, vaultTokens } from "../../db/schema";
+import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
-import { Acl, type PolicyRules } from "./policy";
+import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "./durations";
+import { Acl } from "./policy";
 import { invalidateTokenContext, invalidateTokenContexts, tokenContextCache } from "./token-cache";
-
-/** S5a: default and maximum token TTL, 768h. */
-export const TOKEN_MAX_TTL_SECONDS = 768 * 3600;
+import type { TokenContext } from "./token-context";
+import {
+  ancestorsQuery,
+  type EntityPoliciesRow,
+  type TokenRow,
+  tokenEntityQuery,
+  tokenRowQuery,
+} from "./token-queries";
 
 const TOKEN_HASH_PURPOSE = "vault-token";
-
-/** The authenticated caller of a /v1 request. */
-export interface TokenContext {
-  isRoot: boolean;
-  /** Keyed hash of the token (row id); "" for the root token. */
-  id: string;
-  accessor: string;
-  displayName: string;
-  /** Effective policies: the token's plus its entity's. */
-  policies: string[];
-  /** Policies attached to the token itself. */
-  tokenPolicies: string[];
-  identityPolicies: string[];
-  entityId: string | null;
-  meta: Record<string, string>;
-  numUses: number;
-  usesLeft: number | null;
-  ttl: number;
-  explicitMaxTtl: number;
-  createdAt: number;
-  expireAt: number | null;
-  parentAccessor: string | null;
-  /**
-   * Rules of `policies`, read in the same D1 batch as the token by resolveToken so the
-   * ACL costs no second round trip; absent on contexts built another way.
-   */
-  policyRules?: PolicyRules[];
-  /** The ACL compiled from `policyRules`, kept with a cached context (token-cache.ts). */
-  compiledAcl?: Acl;
-}
 
 /** Hash a presented token for lookup. */
 export function hashToken(hashKeySecret: string, token: string): Promise<string> {
@@ -108,28 +84,6 @@ export function presentedToken(headers: Headers): string | null {
   const auth = headers.get("authorization");
   const m = auth ? /^Bearer\s(.+)$/i.exec(auth.trim()) : null;
   return m?.[1]?.trim() || null;
-}
-
-type TokenRow = typeof vaultTokens.$inferSelect;
-
-interface EntityPoliciesRow {
-  policies: string;
-  disabled: boolean;
-}
-
-/** The row of the token with this id (the keyed hash of a presented token). */
-function tokenRowQuery(db: Db, id: string) {
-  return db.select().from(vaultTokens).where(eq(vaultTokens.id, id)).limit(1);
-}
-
-/** Policies and state of the entity of the token with this id; no row when it has none. */
-function tokenEntityQuery(db: Db, id: string) {
-  return db
-    .select({ policies: identityEntities.policies, disabled: identityEntities.disabled })
-    .from(vaultTokens)
-    .innerJoin(identityEntities, eq(identityEntities.id, vaultTokens.entityId))
-    .where(eq(vaultTokens.id, id))
-    .limit(1);
 }
 
 async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {
@@ -290,27 +244,6 @@ export async function revokeTokenTree(db: Db, accessor: string): Promise<void> {
 }
 
 /**
- * Expiry times of a token's ancestors, from `parentAccessor` up to the token created by
- * root (S5b: a child never outlives any of them). One statement, one bound parameter.
- */
-function ancestorsQuery(db: Db, parentAccessor: string) {
-  return db
-    .select({ accessor: vaultTokens.accessor, expireAt: vaultTokens.expireAt })
-    .from(vaultTokens)
-    .where(
-      sql`${vaultTokens.accessor} IN (
-        WITH RECURSIVE chain(accessor) AS (
-          SELECT ${parentAccessor}
-          UNION
-          SELECT t.parent_accessor FROM vault_tokens t JOIN chain c ON t.accessor = c.accessor
-          WHERE t.parent_accessor IS NOT NULL
-        )
-        SELECT accessor FROM chain
-      )`,
-    );
-}
-
-/**
  * The latest time a child of `parentAccessor` may live until (S5b), or `null` when no
  * ancestor expires; `"revoked"` when the parent no longer exists or has expired, so the
  * child must go too.
@@ -460,30 +393,4 @@ export async function renewToken(
   await db.update(vaultTokens).set({ expireAt }).where(eq(vaultTokens.id, token.id));
   invalidateTokenContext(token.id);
   return { ...token, expireAt };
-}
-
-/** Seconds of life left (0 for tokens that never expire). */
-export function remainingTtl(token: TokenContext, now = Date.now()): number {
-  return token.expireAt === null ? 0 : Math.max(0, Math.floor((token.expireAt - now) / 1000));
-}
-
-/** Go's time.Duration String() for whole seconds, e.g. `768h0m0s`. */
-export function formatGoDuration(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  if (h > 0) return `${h}h${m}m${s}s`;
-  if (m > 0) return `${m}m${s}s`;
-  return `${s}s`;
-}
-
-/** The token store's accessor, `auth_token_<8 hex>` (S5a), created once and kept in D1. */
-export async function tokenStoreAccessor(db: Db): Promise<string> {
-  const key = "token_store_accessor";
-  const existing = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
-  if (existing) return existing.value;
-  const value = `auth_token_${toHex(randomBytes(4))}`;
-  await db.insert(vaultSettings).values({ key, value }).onConflictDoNothing();
-  const stored = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
-  return stored?.value ?? value;
 }

@@ -6,7 +6,7 @@ import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, identityEntityAliases } from "../../db/schema";
 import { invalidateTokenContexts } from "../auth/token-cache";
-import { tokenStoreAccessor } from "../auth/tokens";
+import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import {

@@ -3,7 +3,7 @@
  * `sys/leases/revoke` (S13, S18) and `sys/capabilities-self`.
  */
 import { aclFor } from "../auth/acl";
-import { tokenStoreAccessor } from "../auth/tokens";
+import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
 import { bool, envelope, envelopeWith, int, object, str, strings, written } from "../openapi-schemas";

@@ -4,17 +4,10 @@
  */
 import { eq } from "drizzle-orm";
 import { vaultTokens } from "../../db/schema";
+import { remainingTtl } from "../auth/durations";
 import { invalidateTokenContext } from "../auth/token-cache";
-import {
-  createToken,
-  hashToken,
-  presentedToken,
-  remainingTtl,
-  renewToken,
-  resolveToken,
-  revokeTokenTree,
-  type TokenContext,
-} from "../auth/tokens";
+import type { TokenContext } from "../auth/token-context";
+import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import {

@@ -1,5 +1,5 @@
 /**
- * B10: which secrets make a deployment misconfigured (src/lib/deployment-config.ts), and
+ * B10: which secrets make a deployment misconfigured (src/lib/deployment-config/), and
  * that every placeholder of .dev.vars.example is among them (the example and the check
  * stay in step). The messages name the setting, never a value.
  */

@@ -85,7 +85,7 @@ async function startKept(workspaceIds: string[], attributes: Record<string, unkn
     },
   };
   const db = createDb(env.DB);
-  const module = await rolloutModule(db, caller!, pool.noCodeModuleId);
+  const module = await rolloutModule(db, pool.noCodeModuleId);
   const input = readRolloutDocument(body);
   const rollout = await createRollout(db, caller!, module, input, {
     now: Date.now,
@@ -119,7 +119,7 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", {
     expect(await upgradeRunsOf(ws)).toEqual([{ id: runId, status: "planned" }]);
 
     const kept: ProvisionMessage[] = [];
-    await rolloutAction(createDb(env.DB), rollout.caller, rollout.id, "confirm", {
+    await rolloutAction(createDb(env.DB), rollout.id, "confirm", {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });

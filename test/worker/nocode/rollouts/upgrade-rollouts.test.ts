@@ -54,7 +54,7 @@ function startRollout(attributes: Record<string, unknown>, workspaceIds?: string
 /** Create a rollout through the service as the route does (module and caller checked, body read), with injected deps. */
 async function createRollout(caller: NocodeCaller, noCodeModuleId: string, body: unknown, deps: UpgradeDeps) {
   const db = createDb(env.DB);
-  const module = await rolloutModule(db, caller, noCodeModuleId);
+  const module = await rolloutModule(db, noCodeModuleId);
   return createRolloutService(db, caller, module, readRolloutDocument(body), deps);
 }
 
@@ -343,7 +343,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
   });
 
   it("an apply that errors pushes the rollout over max-failures: failed; an apply already running still finishes", async () => {
-    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
+    const _caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const ids = take(2);
     const id = (await startRollout({ "batch-size": 2 }, ids)).json.data.id as string;
     const waiting = await waitRollout(id, ["waiting-confirmation"], (d) =>
@@ -352,7 +352,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     const runIds = waiting.attributes.items.map((i: { run: string }) => i.run) as string[];
     // Confirm through the service, keeping the apply messages to deliver them by hand.
     const kept: ProvisionMessage[] = [];
-    await rolloutAction(createDb(env.DB), caller!, id, "confirm", {
+    await rolloutAction(createDb(env.DB), id, "confirm", {
       now: Date.now,
       send: async (m) => void kept.push(m),
     });

@@ -9,7 +9,6 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { workspaceVars } from "../../../../src/db/schema";
-import { authenticateNocode } from "../../../../src/nocode/auth";
 import { NocodeError } from "../../../../src/nocode/errors";
 import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
@@ -169,11 +168,10 @@ describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, ()
     "concurrent E7s that read the same clock (workerd's Date.now() can be equal across requests), %s: exactly one confirms and queues the apply; the others are told the run is no longer awaiting confirmation",
     async (_, vars) => {
       const ctx = await planned(vars);
-      const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
       const sameTime = Date.now();
       const sent: ProvisionMessage[] = [];
       const confirmAt = () =>
-        confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
+        confirmUpgrade(createDb(env.DB), ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
           now: () => sameTime,
           send: async (m) => void sent.push(m),
         }).then(
@@ -296,7 +294,6 @@ describe("E7 when the apply cannot be queued (N11)", { timeout: UPGRADE_TEST_TIM
       varEntry("region", "us-east-1"),
       varEntry("db_password", "third-password-3", { sensitive: true }),
     ]);
-    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
     const varsBefore = await db
       .select()
       .from(workspaceVars)
@@ -305,7 +302,7 @@ describe("E7 when the apply cannot be queued (N11)", { timeout: UPGRADE_TEST_TIM
     const wsBefore = await workspaceAttributes(ctx.workspaceId, ctx.ownerToken);
     const sent: ProvisionMessage[] = [];
     await expect(
-      confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
+      confirmUpgrade(createDb(env.DB), ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, {
         now: Date.now,
         send: async (message) => {
           sent.push(message);

@@ -10,7 +10,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { authenticateNocode } from "../../../../src/nocode/auth";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
@@ -49,9 +48,8 @@ async function confirmedUpgrade(vars: ReturnType<typeof varEntry>[] = []) {
   const started = await e5(ctx.noCodeModuleId, ctx.workspaceId, ctx.ownerToken, vars);
   expect(started.status, started.text).toBe(200);
   const runId = started.json.data.id as string;
-  const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${ctx.ownerToken}` }));
   const kept: ProvisionMessage[] = [];
-  await confirmUpgrade(createDb(env.DB), caller!, ctx.noCodeModuleId, ctx.workspaceId, runId, {
+  await confirmUpgrade(createDb(env.DB), ctx.noCodeModuleId, ctx.workspaceId, runId, {
     now: Date.now,
     send: async (m) => void kept.push(m),
   });

@@ -8,8 +8,8 @@
  * KEYWAY_KEK; ROOT_TOKEN equal to ADMIN_TOKEN. The message names the setting and the
  * reason, never a secret's value. Pure: no bindings, no Hono (start.mjs bundles it).
  */
-import { fromBase64 } from "./bytes";
-import { parseKek } from "./crypto/kek";
+import { fromBase64 } from "../bytes";
+import { parseKek } from "../crypto/kek";
 
 /** The four secrets of decision B6. */
 export interface DeploymentSecrets {

@@ -1,0 +1,36 @@
+/**
+ * The authenticated caller of a /v1 request, as the token store resolves it (tokens.ts)
+ * and the per-isolate cache keeps it (token-cache.ts). A type of its own so the ACL and
+ * the cache can name it without importing the token store.
+ */
+import type { Acl, PolicyRules } from "./policy";
+
+/** The authenticated caller of a /v1 request. */
+export interface TokenContext {
+  isRoot: boolean;
+  /** Keyed hash of the token (row id); "" for the root token. */
+  id: string;
+  accessor: string;
+  displayName: string;
+  /** Effective policies: the token's plus its entity's. */
+  policies: string[];
+  /** Policies attached to the token itself. */
+  tokenPolicies: string[];
+  identityPolicies: string[];
+  entityId: string | null;
+  meta: Record<string, string>;
+  numUses: number;
+  usesLeft: number | null;
+  ttl: number;
+  explicitMaxTtl: number;
+  createdAt: number;
+  expireAt: number | null;
+  parentAccessor: string | null;
+  /**
+   * Rules of `policies`, read in the same D1 batch as the token by resolveToken so the
+   * ACL costs no second round trip; absent on contexts built another way.
+   */
+  policyRules?: PolicyRules[];
+  /** The ACL compiled from `policyRules`, kept with a cached context (token-cache.ts). */
+  compiledAcl?: Acl;
+}

@@ -1,0 +1,60 @@
+/**
+ * scripts/check-imports.mjs on tiny trees of its own (`--root`): a circle between two files
+ * of one folder, type-only, fails the check; the same files without the circle pass; and
+ * src/platform importing a wing breaks decision B21's rule.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const script = path.resolve(import.meta.dirname, "../../../scripts/check-imports.mjs");
+const roots: string[] = [];
+
+/** Runs the checker on a tree made of `files` (paths relative to the tree's root). */
+function check(files: Record<string, string>): { status: number | null; output: string } {
+  const root = mkdtempSync(path.join(tmpdir(), "check-imports-"));
+  roots.push(root);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), text);
+  }
+  const run = spawnSync(process.execPath, [script, "--root", root], { encoding: "utf8" });
+  return { status: run.status, output: run.stdout + run.stderr };
+}
+
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+describe("check-imports", () => {
+  it("fails on a circle between two files of one folder, type-only imports included", () => {
+    const result = check({
+      "src/ssh/auth/a.ts": 'import type { B } from "./b";\nexport interface A { b: B }\n',
+      "src/ssh/auth/b.ts": 'import type { A } from "./a";\nexport interface B { a: A }\n',
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("import circle between files src/ssh/auth/a.ts, src/ssh/auth/b.ts");
+  });
+
+  it("passes the same folder once the circle is gone", () => {
+    const result = check({
+      "src/ssh/auth/a.ts": "export interface A { n: number }\n",
+      "src/ssh/auth/b.ts": 'import type { A } from "./a";\nexport interface B { a: A }\n',
+    });
+    expect(result.output).not.toContain("problem");
+    expect(result.status).toBe(0);
+  });
+
+  it("keeps src/platform out of the wings (B21) and every src/lib file in a folder", () => {
+    const result = check({
+      "src/nocode/x.ts": "export const x = 1;\n",
+      "src/platform/store.ts": 'import { x } from "../nocode/x";\nexport const y = x;\n',
+      "src/lib/loose.ts": "export const z = 1;\n",
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("src/platform imports only src/platform, src/lib and src/db (B21)");
+    expect(result.output).toContain("every file of src/lib lives in a folder: src/lib/loose.ts");
+  });
+});

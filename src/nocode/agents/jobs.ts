@@ -8,10 +8,16 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
-import { describeJob, type JobDescription, type QueueJobEnv, queueAgentJob, stampRunStatuses } from "../agent-queue";
+import {
+  describeJob,
+  type JobDescription,
+  type QueueJobEnv,
+  queueAgentJob,
+  stampRunStatuses,
+  tellPoolJobEnded,
+} from "../agent-queue";
 import type { Plan } from "../planner";
 import { type RunStatus, transitionRunReturningQuery } from "../runs/repo";
-import { poolStub } from "./pool-stub";
 import { type AgentJobRow, agentStatusQuery, type JobPhase, type JobStatus, moveJobQuery } from "./repo";
 
 /** The job as the protocol shows it (docs/agent-protocol.md). */
@@ -175,7 +181,7 @@ export async function finishJob(
     const again = await db.select({ status: agentJobs.status }).from(agentJobs).where(eq(agentJobs.id, job.id)).get();
     return { status: again?.status ?? status };
   }
-  if (job.agentId) await poolStub(env, job.poolId).jobEnded(job.id, job.agentId);
+  if (job.agentId) await tellPoolJobEnded(env, job.poolId, job.id, job.agentId);
   if (queueApply) await queueAgentJob(env, db, job.runId, "apply", now);
   return { status };
 }

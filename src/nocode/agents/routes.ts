@@ -12,21 +12,17 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { Db } from "../../db/client";
 import { agents } from "../../db/schema";
 import { findAgentPool } from "../agent-pools/repo";
 import { issueToken, serializeToken, tokenAnswer, tokenResourceAnswer } from "../api-tokens";
-import type { NocodeCaller } from "../auth";
 import { hashNocodeToken } from "../auth";
 import type { NocodeEnv } from "../env";
-import { notFound } from "../errors";
-import { hasOrgPermission } from "../permissions";
 import { orNull, pagedList, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { nullableText, optionalResourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageParameters, pageQuery } from "../request/query";
 import { isoTime, jsonApi, noContent } from "../respond";
-import { rights } from "../route-rights";
+import { rights, scope } from "../route-rights";
 import { TOKEN_DESCRIPTION_MAX } from "../users/routes";
 import type { AgentPool } from "./pool-object";
 import { poolStub } from "./pool-stub";
@@ -34,12 +30,11 @@ import { type AgentRow, type AgentStatus, findAgent, listPoolAgents, listPoolTok
 
 export const agentRoutes = new Hono<NocodeEnv>();
 
-/** The pool `id` when the caller holds `right` in its organization; 404 otherwise. */
-async function poolFor(db: Db, caller: NocodeCaller, id: string, right: "member" | "manage-agent-pools") {
-  const pool = await findAgentPool(db, id);
-  if (!pool || !(await hasOrgPermission(db, caller, pool.organization, right))) throw notFound();
-  return pool;
-}
+/** The pool `:id` (its organization's rights decide). */
+const poolById = scope(async (c) => {
+  const pool = await findAgentPool(c.var.db, c.req.param("id") ?? "");
+  return pool && { resource: pool, organization: pool.organization };
+});
 
 /** The live view of agents: the Durable Object's status and last ping where it has them. */
 type LiveStatuses = Awaited<ReturnType<AgentPool["statuses"]>>;
@@ -99,11 +94,11 @@ const poolTokenCreate = operation({
 
 agentRoutes.post(
   "/agent-pools/:id/authentication-tokens",
-  rights({ right: "manage-agent-pools" }),
+  rights({ right: "manage-agent-pools" }, { scope: poolById }),
   poolTokenCreate,
   async (c) => {
     const db = c.var.db;
-    const pool = await poolFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
+    const pool = poolById.of(c);
     const description = (await poolTokenCreate.body(c)).data?.attributes?.description ?? null;
     const { token, row } = await issueToken(
       c.env,
@@ -128,11 +123,11 @@ const poolTokenList = operation({
 
 agentRoutes.get(
   "/agent-pools/:id/authentication-tokens",
-  rights({ right: "manage-agent-pools" }),
+  rights({ right: "manage-agent-pools" }, { scope: poolById }),
   poolTokenList,
   async (c) => {
     const db = c.var.db;
-    const pool = await poolFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
+    const pool = poolById.of(c);
     const page = pageOf(poolTokenList.query(c));
     const { rows, total } = await listPoolTokens(db, pool.id, { offset: page.offset, limit: page.size });
     return jsonApi({
@@ -160,9 +155,9 @@ const agentList = operation({
   answers: { 200: { description: "One page of agents", schema: pagedList(agentAnswer) } },
 });
 
-agentRoutes.get("/agent-pools/:id/agents", rights({ right: "member" }), agentList, async (c) => {
+agentRoutes.get("/agent-pools/:id/agents", rights({ right: "member" }, { scope: poolById }), agentList, async (c) => {
   const db = c.var.db;
-  const pool = await poolFor(db, c.var.caller, c.req.param("id"), "member");
+  const pool = poolById.of(c);
   const query = agentList.query(c);
   const page = pageOf(query);
   const since = query["filter[last-ping-since]"];
@@ -176,12 +171,11 @@ agentRoutes.get("/agent-pools/:id/agents", rights({ right: "member" }), agentLis
   });
 });
 
-/** The agent `id` when the caller holds `right` in its organization; 404 otherwise. */
-async function agentFor(db: Db, caller: NocodeCaller, id: string, right: "member" | "manage-agent-pools") {
-  const agent = await findAgent(db, id);
-  if (!agent || !(await hasOrgPermission(db, caller, agent.organization, right))) throw notFound();
-  return agent;
-}
+/** The agent `:id` (its organization's rights decide). */
+const agentById = scope(async (c) => {
+  const agent = await findAgent(c.var.db, c.req.param("id") ?? "");
+  return agent && { resource: agent, organization: agent.organization };
+});
 
 const agentShow = operation({
   tag: "agent-pools",
@@ -189,9 +183,9 @@ const agentShow = operation({
   answers: { 200: { description: "The agent", schema: single(agentAnswer) } },
 });
 
-agentRoutes.get("/agents/:id", rights({ right: "member" }), agentShow, async (c) => {
-  const db = c.var.db;
-  const agent = await agentFor(db, c.var.caller, c.req.param("id"), "member");
+agentRoutes.get("/agents/:id", rights({ right: "member" }, { scope: agentById }), agentShow, async (c) => {
+  const _db = c.var.db;
+  const agent = agentById.of(c);
   const live = await poolStub(c.env, agent.poolId).statuses();
   return jsonApi({ data: serializeAgent(agent, live) });
 });
@@ -202,10 +196,15 @@ const agentDelete = operation({
   answers: { 204: { description: "Removed" } },
 });
 
-agentRoutes.delete("/agents/:id", rights({ right: "manage-agent-pools" }), agentDelete, async (c) => {
-  const db = c.var.db;
-  const agent = await agentFor(db, c.var.caller, c.req.param("id"), "manage-agent-pools");
-  await poolStub(c.env, agent.poolId).removeAgent(agent.id);
-  await db.delete(agents).where(eq(agents.id, agent.id)).run();
-  return noContent();
-});
+agentRoutes.delete(
+  "/agents/:id",
+  rights({ right: "manage-agent-pools" }, { scope: agentById }),
+  agentDelete,
+  async (c) => {
+    const db = c.var.db;
+    const agent = agentById.of(c);
+    await poolStub(c.env, agent.poolId).removeAgent(agent.id);
+    await db.delete(agents).where(eq(agents.id, agent.id)).run();
+    return noContent();
+  },
+);

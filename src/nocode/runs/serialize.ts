@@ -1,12 +1,12 @@
 /**
- * JSON:API shapes of `runs`, `plans` and `state-versions`, and the plan's JSON output
+ * JSON:API shapes of `runs` and `plans`, and the plan's JSON output
  * in Terraform's machine-readable plan format (decisions N6, N7; reference §6).
  */
 import * as v from "valibot";
 import type { Plan } from "../planner";
 import { identifierOf, orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
-import type { RunRow, StateVersionRow } from "./repo";
+import type { RunRow } from "./repo";
 
 const API = "/api/v2";
 
@@ -111,8 +111,8 @@ export function executionDetailsOf(run: Pick<RunRow, "executionMode" | "executio
   return run.executionDetails ? (JSON.parse(run.executionDetails) as Record<string, string>) : { mode: "agent" };
 }
 
-/** A `plans` resource. */
-export function planResource(run: RunRow) {
+/** A `plans` resource; `logReadUrl`: the signed link to its log (N20, B23), null once expired. */
+export function planResource(run: RunRow, logReadUrl: string | null) {
   const plan = planOf(run);
   const ts = timestamps(run);
   const planTimestamps: Record<string, string> = {};
@@ -131,7 +131,7 @@ export function planResource(run: RunRow) {
       "resource-changes": plan?.changes ?? 0,
       "resource-destructions": plan?.destructions ?? 0,
       "resource-imports": plan?.imports ?? 0,
-      "log-read-url": null,
+      "log-read-url": logReadUrl,
       "execution-details": executionDetailsOf(run),
     },
     relationships: { run: { data: { id: run.id, type: "runs" } } },
@@ -190,28 +190,6 @@ export function planJsonOutput(run: RunRow, plan: Plan) {
     applyable: plan.hasChanges,
     complete: true,
     errored: false,
-  };
-}
-
-/** A `state-versions` resource (N7: addresses and outputs, values null). */
-export function stateVersionResource(sv: StateVersionRow) {
-  const resources = JSON.parse(sv.resources) as string[];
-  const outputs = JSON.parse(sv.outputs) as { name: string; sensitive: boolean; value: null }[];
-  return {
-    id: sv.id,
-    type: "state-versions",
-    attributes: {
-      serial: sv.serial,
-      "created-at": isoTime(sv.createdAt),
-      "resources-processed": true,
-      resources: resources.map((address) => ({ address })),
-      outputs: outputs.map((o) => ({ name: o.name, sensitive: o.sensitive, value: null })),
-    },
-    relationships: {
-      workspace: { data: { id: sv.workspaceId, type: "workspaces" } },
-      run: { data: { id: sv.runId, type: "runs" } },
-    },
-    links: { self: `${API}/state-versions/${sv.id}` },
   };
 }
 
@@ -280,7 +258,7 @@ export const planDocumentAnswer = single(
       "resource-changes": v.number(),
       "resource-destructions": v.number(),
       "resource-imports": v.number(),
-      "log-read-url": v.null(),
+      "log-read-url": orNull(v.string()),
       "execution-details": v.union([
         v.strictObject({ mode: v.literal("remote"), planner: v.literal("structural") }),
         v.strictObject({
@@ -297,48 +275,4 @@ export const planDocumentAnswer = single(
     relationships: v.strictObject({ run: v.strictObject({ data: identifierOf("runs") }) }),
     links: v.strictObject({ self: v.string(), "json-output": v.string() }),
   }),
-);
-
-/** B14: the schema of {@link planJsonOutput} (Terraform's JSON plan format, values unknown). */
-export const planJsonOutputAnswer = v.strictObject({
-  format_version: v.string(),
-  terraform_version: v.string(),
-  resource_changes: v.array(
-    v.strictObject({
-      address: v.string(),
-      module_address: v.optional(v.string()),
-      mode: v.literal("managed"),
-      type: v.optional(v.string()),
-      name: v.string(),
-      change: v.strictObject({
-        actions: v.array(v.string()),
-        before: v.null(),
-        after: v.null(),
-        after_unknown: v.strictObject({}),
-        before_sensitive: v.boolean(),
-        after_sensitive: v.boolean(),
-      }),
-    }),
-  ),
-  applyable: v.boolean(),
-  complete: v.boolean(),
-  errored: v.boolean(),
-});
-
-/** B14: a document of one state version ({@link stateVersionResource}). */
-export const stateVersionDocumentAnswer = single(
-  resourceAnswer(
-    "state-versions",
-    {
-      serial: v.number(),
-      "created-at": timestamp,
-      "resources-processed": v.boolean(),
-      resources: v.array(v.strictObject({ address: v.string() })),
-      outputs: v.array(v.strictObject({ name: v.string(), sensitive: v.boolean(), value: v.null() })),
-    },
-    {
-      workspace: v.strictObject({ data: identifierOf("workspaces") }),
-      run: v.strictObject({ data: identifierOf("runs") }),
-    },
-  ),
 );

@@ -42,6 +42,7 @@ export function workspacePermissions(rights: ReadonlySet<OrgPermission>) {
   const read = rights.has("read-workspaces");
   const manage = rights.has("write-vars");
   const run = rights.has("run-workspaces");
+  const owner = rights.has("owner");
   return {
     "can-update": manage,
     "can-destroy": manage,
@@ -49,13 +50,14 @@ export function workspacePermissions(rights: ReadonlySet<OrgPermission>) {
     "can-read-run": read,
     "can-read-variable": read,
     "can-update-variable": manage,
-    "can-read-state-versions": read,
+    // N20: raw state (the download) needs manage-workspaces as a user or team; outputs read-workspaces.
+    "can-read-state-versions": run,
     "can-read-state-outputs": read,
-    "can-create-state-versions": manage,
+    "can-create-state-versions": owner,
     "can-queue-apply": run,
-    "can-lock": manage,
-    "can-unlock": manage,
-    "can-force-unlock": manage,
+    "can-lock": run,
+    "can-unlock": run,
+    "can-force-unlock": owner,
     "can-read-settings": read,
     "can-manage-tags": manage,
     "can-manage-run-tasks": manage,
@@ -90,7 +92,8 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "created-at": isoTime(ws.createdAt),
       "updated-at": isoTime(ws.updatedAt),
       environment: "default",
-      locked: ws.locked,
+      // N20: a user's or team's lock (a run's lock, from planning to its end, shows on the run).
+      locked: ws.lockedBy !== null,
       "locked-reason": "",
       name: ws.name,
       "queue-all-runs": false,

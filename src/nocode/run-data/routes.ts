@@ -12,6 +12,7 @@
  */
 import { and, asc, eq, lt } from "drizzle-orm";
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import type { Db } from "../../db/client";
 import { agentJobLogChunks, agentJobs } from "../../db/schema";
 import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
@@ -102,7 +103,9 @@ runDataRoutes.get(
   operation({
     tag: "runs",
     summary: "A plan's JSON output through its signed link (B23: 60 s; no token)",
-    answers: { 200: { description: "Terraform's JSON plan format", contentType: "application/json" } },
+    answers: {
+      200: { description: "Terraform's JSON plan format", contentType: "application/json", schema: v.unknown() },
+    },
     errors: [404],
   }),
   async (c) => {
@@ -202,7 +205,9 @@ runDataRoutes.get(
     tag: "runs",
     summary:
       "A phase's log through its log-read-url (B23; no token): `?limit&offset` over the log framed with STX (0x02) first and ETX (0x03) once the phase is complete",
-    answers: { 200: { description: "The requested bytes of the framed log", contentType: "text/plain" } },
+    answers: {
+      200: { description: "The requested bytes of the framed log", contentType: "text/plain", schema: v.string() },
+    },
     errors: [400, 404],
   }),
   async (c) => {

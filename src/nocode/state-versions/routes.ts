@@ -10,6 +10,7 @@
  * (`run-workspaces`, which the organization token never holds: it gets null and 404).
  */
 import { type Context, Hono } from "hono";
+import * as v from "valibot";
 import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
 import { findRunData } from "../agents/repo";
 import { openRunData } from "../agents/run-data";
@@ -181,6 +182,7 @@ stateVersionRoutes.get(
       200: {
         description: "The state, as the engine wrote it",
         contentType: "application/json",
+        schema: v.unknown(),
       },
     },
     errors: [404],

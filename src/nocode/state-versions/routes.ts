@@ -2,7 +2,9 @@
  * State versions and their outputs (decisions N7, N20), HCP Terraform's API:
  * `GET /workspaces/:id/current-state-version`, `GET /state-versions/:id`,
  * `GET /state-versions/:id/outputs`, `GET /state-version-outputs/:id`,
- * `GET /workspaces/:id/current-state-version-outputs`, and the signed state download.
+ * `GET /workspaces/:id/current-state-version-outputs`, the signed state download, and the
+ * owners' recovery upload `POST /workspaces/:id/state-versions` (docs/api-nocode.md gives
+ * the recipe).
  *
  * N20's rights: metadata and outputs (sensitive values null) need `read-workspaces`; the
  * state download (`hosted-state-download-url`, null for anyone else) and a sensitive value
@@ -11,18 +13,23 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
+import { fromBase64, fromUtf8 } from "../../lib/bytes";
 import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
+import { readJsonObject } from "../../lib/http/body";
 import { findRunData } from "../agents/repo";
 import { openRunData } from "../agents/run-data";
+import { md5Hex, recordEngineState } from "../agents/state-upload";
 import type { NocodeEnv } from "../env";
-import { notFound } from "../errors";
+import { conflict, invalidAttribute, NocodeError, notFound } from "../errors";
 import type { OrgPermission } from "../permissions";
-import { operation } from "../request/operation";
+import { requiredText, resourceDocument } from "../request/document";
+import { operation, validDocument } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
 import { runDataLink, runDataLinkValid, signedLinkRefused } from "../run-data/links";
 import { findStateVersion, findStateVersionWithOrganization, type StateVersionRow } from "../runs/repo";
+import { lockHolderOf } from "../workspaces/locks";
 import { findWorkspace } from "../workspaces/repo";
 import { parseOutputId, recordedOutputs, stateOutputs } from "./outputs";
 import {
@@ -195,5 +202,82 @@ stateVersionRoutes.get(
     const stream = row ? await openRunData(c.env, row) : null;
     if (!stream) return signedLinkRefused();
     return c.body(stream, 200, { ...SIGNED_LINK_HEADERS, "Content-Type": "application/json" });
+  },
+);
+
+/** N20: the largest state a recovery upload takes (its base64 travels in a JSON body, parsed in memory). */
+export const RECOVERY_STATE_MAX = 16 * 1024 * 1024;
+/** The request body that carries it: base64 is 4/3 of the bytes, plus the document around it. */
+const RECOVERY_BODY_MAX = Math.ceil((RECOVERY_STATE_MAX * 4) / 3) + 64 * 1024;
+
+const recoveryUpload = operation({
+  tag: "state-versions",
+  summary:
+    "Upload a state by hand to recover a workspace (N20; owners; the caller must hold the workspace's lock; N20's serial and lineage rules)",
+  body: resourceDocument({
+    types: ["state-versions"],
+    attributes: {
+      serial: v.pipe(
+        v.number("Serial must be a number"),
+        v.integer("Serial must be an integer"),
+        v.minValue(0, "Serial must be at least 0"),
+      ),
+      md5: v.pipe(requiredText("md5"), v.regex(/^[0-9a-f]{32}$/, "Md5 must be 32 lower-case hex digits")),
+      lineage: requiredText("lineage"),
+      state: requiredText("state"),
+    },
+  }),
+  answers: {
+    201: { description: "The new state version", schema: stateVersionDocumentAnswer },
+    200: {
+      description: "The state is the current one already: nothing was recorded",
+      schema: stateVersionDocumentAnswer,
+    },
+  },
+  errors: [409, 413],
+});
+
+stateVersionRoutes.post(
+  "/workspaces/:id/state-versions",
+  rights({ right: "owner" }, { cache: "unchanged", scope: workspaceById }),
+  recoveryUpload,
+  async (c) => {
+    const db = c.var.db;
+    const ws = workspaceById.of(c);
+    const document = validDocument(recoveryUpload.spec.body!, await readJsonObject(c.req.raw, RECOVERY_BODY_MAX));
+    const { serial, md5, lineage, state } = document.data.attributes;
+    let bytes: Uint8Array;
+    try {
+      bytes = fromBase64(state);
+    } catch {
+      throw invalidAttribute("state", "State must be base64");
+    }
+    if (bytes.length > RECOVERY_STATE_MAX)
+      throw new NocodeError("payload_too_large", `the state is larger than the limit of ${RECOVERY_STATE_MAX} bytes`);
+    if ((await md5Hex(bytes)) !== md5) throw invalidAttribute("md5", "Md5 does not match the state's MD5");
+    let parsed: { serial?: unknown; lineage?: unknown };
+    try {
+      parsed = JSON.parse(fromUtf8(bytes)) as typeof parsed;
+    } catch {
+      throw invalidAttribute("state", "State is not a JSON state");
+    }
+    if (parsed?.serial !== serial) throw invalidAttribute("serial", "Serial does not match the state's serial");
+    if (parsed?.lineage !== lineage) throw invalidAttribute("lineage", "Lineage does not match the state's lineage");
+    // N20: only the holder of the workspace's lock may replace its state.
+    const holder = lockHolderOf(c.var.caller!);
+    if (holder === null || ws.lockedBy !== holder)
+      throw conflict("The workspace must be locked by you to upload a state version");
+    const recorded = await recordEngineState(c.env, db, ws.id, null, bytes);
+    switch (recorded.kind) {
+      case "invalid":
+        throw invalidAttribute("state", recorded.message);
+      case "refused":
+        throw conflict(recorded.message);
+      default: {
+        const sv = await findStateVersion(db, recorded.id);
+        if (!sv) throw notFound();
+        return jsonApi({ data: await renderStateVersion(c, sv) }, recorded.kind === "created" ? 201 : 200);
+      }
+    }
   },
 );

@@ -37,7 +37,8 @@ export function stateVersionResource(sv: StateVersionRow, downloadUrl: string | 
     },
     relationships: {
       workspace: { data: { id: sv.workspaceId, type: "workspaces" } },
-      run: { data: { id: sv.runId, type: "runs" } },
+      // A recovery upload (N20) has no run.
+      run: { data: sv.runId === "" ? null : { id: sv.runId, type: "runs" } },
       outputs: { data: outputs.map((_, i) => ({ id: outputId(sv.id, i), type: "state-version-outputs" })) },
     },
     links: { self: `${API}/state-versions/${sv.id}` },
@@ -79,7 +80,7 @@ const stateVersionAnswer = resourceAnswer(
   },
   {
     workspace: v.strictObject({ data: identifierOf("workspaces") }),
-    run: v.strictObject({ data: identifierOf("runs") }),
+    run: v.strictObject({ data: orNull(identifierOf("runs")) }),
     outputs: v.strictObject({ data: v.array(identifierOf("state-version-outputs")) }),
   },
 );

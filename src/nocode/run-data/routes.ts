@@ -85,21 +85,21 @@ export const runDataRoutes = new Hono<NocodeEnv>();
 
 runDataRoutes.get(
   "/plans/:id/json-output",
-  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runByPlanId }),
+  rights({ right: "run-workspaces" }, { scope: runByPlanId }),
   jsonOutputOp(),
   async (c) => jsonOutputAnswer(c, runByPlanId.of(c)),
 );
 
 runDataRoutes.get(
   "/runs/:id/plan/json-output",
-  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runById }),
+  rights({ right: "run-workspaces" }, { scope: runById }),
   jsonOutputOp(),
   async (c) => jsonOutputAnswer(c, runById.of(c)),
 );
 
 runDataRoutes.get(
   "/signed/plans/:id/json-output",
-  rights({ caller: "public" }, { cache: "unchanged" }),
+  rights({ caller: "public" }),
   operation({
     tag: "runs",
     summary: "A plan's JSON output through its signed link (B23: 60 s; no token)",
@@ -200,7 +200,7 @@ const BYTE_COUNT = /^(0|[1-9][0-9]{0,9})$/;
 
 runDataRoutes.get(
   "/signed/logs/:id",
-  rights({ caller: "public" }, { cache: "unchanged" }),
+  rights({ caller: "public" }),
   operation({
     tag: "runs",
     summary:

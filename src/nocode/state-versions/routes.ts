@@ -89,7 +89,7 @@ export const stateVersionRoutes = new Hono<NocodeEnv>();
 
 stateVersionRoutes.get(
   "/workspaces/:id/current-state-version",
-  rights({ right: "read-workspaces" }, { cache: "unchanged", scope: workspaceById }),
+  rights({ right: "read-workspaces" }, { scope: workspaceById }),
   operation({
     tag: "state-versions",
     summary: "The workspace's current state version (N20; read-workspaces); 404 when it has none",
@@ -105,7 +105,7 @@ stateVersionRoutes.get(
 
 stateVersionRoutes.get(
   "/state-versions/:id",
-  rights({ right: "read-workspaces" }, { cache: "unchanged", scope: stateVersionById }),
+  rights({ right: "read-workspaces" }, { scope: stateVersionById }),
   operation({
     tag: "state-versions",
     summary:
@@ -124,7 +124,7 @@ const outputList = operation({
 
 stateVersionRoutes.get(
   "/state-versions/:id/outputs",
-  rights({ right: "read-workspaces" }, { cache: "unchanged", scope: stateVersionById }),
+  rights({ right: "read-workspaces" }, { scope: stateVersionById }),
   outputList,
   async (c) => {
     const page = pageOf(outputList.query(c));
@@ -145,7 +145,7 @@ const currentOutputList = operation({
 
 stateVersionRoutes.get(
   "/workspaces/:id/current-state-version-outputs",
-  rights({ right: "read-workspaces" }, { cache: "unchanged", scope: workspaceById }),
+  rights({ right: "read-workspaces" }, { scope: workspaceById }),
   currentOutputList,
   async (c) => {
     const page = pageOf(currentOutputList.query(c));
@@ -162,7 +162,7 @@ stateVersionRoutes.get(
 
 stateVersionRoutes.get(
   "/state-version-outputs/:id",
-  rights({ right: "read-workspaces" }, { cache: "unchanged", scope: outputById }),
+  rights({ right: "read-workspaces" }, { scope: outputById }),
   operation({
     tag: "state-versions",
     summary:
@@ -181,7 +181,7 @@ stateVersionRoutes.get(
 // B23: the state download. The link is the credential (N2a); any refusal is 404.
 stateVersionRoutes.get(
   "/signed/state-versions/:id",
-  rights({ caller: "public" }, { cache: "unchanged" }),
+  rights({ caller: "public" }),
   operation({
     tag: "state-versions",
     summary: "Download a state version's state through its signed link (B23: 60 s; no token)",

@@ -38,7 +38,6 @@ interface PoolNotices {
   enqueue(job: JobDescription): Promise<unknown>;
   tokenRevoked(tokenId: string): Promise<unknown>;
   workspaceLock(workspaceId: string, locked: boolean): Promise<unknown>;
-  jobEnded(jobId: string, agentId: string): Promise<unknown>;
 }
 
 /** The pool's Durable Object, seen through {@link PoolNotices}. */
@@ -149,16 +148,6 @@ export async function queueAgentJob(
 /** N17: an agent token was deleted; the pool ends the sessions opened with it at once. */
 export async function tellPoolTokenRevoked(env: QueueJobEnv, poolId: string, tokenId: string): Promise<void> {
   await poolNotices(env, poolId).tokenRevoked(tokenId);
-}
-
-/** Tell the pool a job of its agent ended (the agent is free again). */
-export async function tellPoolJobEnded(
-  env: QueueJobEnv,
-  poolId: string,
-  jobId: string,
-  agentId: string,
-): Promise<void> {
-  await poolNotices(env, poolId).jobEnded(jobId, agentId);
 }
 
 /**

@@ -1,7 +1,8 @@
 /** Agent pools (N9, reference §5.4). */
-import { and, count, eq } from "drizzle-orm";
+import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentPools } from "../../db/schema";
+import { inJsonList } from "../../db/json-list";
+import { agentPools, agents } from "../../db/schema";
 
 export type AgentPoolRow = typeof agentPools.$inferSelect;
 
@@ -31,6 +32,21 @@ export async function listAgentPools(
     db.select({ n: count() }).from(agentPools).where(where).all(),
   ]);
   return { rows, total: totals[0]?.n ?? 0 };
+}
+
+/**
+ * N17: the agents of each pool that have not ended (`idle`, `busy`, `unknown` as last
+ * written by the pool's Durable Object), by pool id; one statement.
+ */
+export async function agentCounts(db: Db, poolIds: readonly string[]): Promise<Map<string, number>> {
+  if (poolIds.length === 0) return new Map();
+  const rows = await db
+    .select({ poolId: agents.poolId, n: count() })
+    .from(agents)
+    .where(and(inJsonList(agents.poolId, [...poolIds]), inArray(agents.status, ["idle", "busy", "unknown"])))
+    .groupBy(agents.poolId)
+    .all();
+  return new Map(rows.map((r) => [r.poolId, r.n]));
 }
 
 /** Ids stored in one of the JSON-array relationship columns. */

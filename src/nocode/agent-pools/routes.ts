@@ -18,7 +18,7 @@ import { operation } from "../request/operation";
 import { pageDocument, pageOf, pageQuery } from "../request/query";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
-import { type AgentPoolRow, findAgentPool, listAgentPools } from "./repo";
+import { type AgentPoolRow, agentCounts, findAgentPool, listAgentPools } from "./repo";
 import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
 /** Agent pool names: letters, digits, `-` and `_` (reference §5.4), at most 90 characters (our choice). */
@@ -115,7 +115,7 @@ agentPoolRoutes.post(
       if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
       throw err;
     }
-    return jsonApi({ data: serializeAgentPool(pool) }, 201);
+    return jsonApi({ data: serializeAgentPool(pool, 0) }, 201);
   },
 );
 
@@ -132,7 +132,14 @@ agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" 
   const url = new URL(c.req.url);
   const page = pageOf(agentPoolList.query(c));
   const { rows, total } = await listAgentPools(db, organization, page);
-  return jsonApi({ data: rows.map(serializeAgentPool), ...pageDocument(url, page, total) });
+  const counts = await agentCounts(
+    db,
+    rows.map((r) => r.id),
+  );
+  return jsonApi({
+    data: rows.map((row) => serializeAgentPool(row, counts.get(row.id) ?? 0)),
+    ...pageDocument(url, page, total),
+  });
 });
 
 const agentPoolShow = operation({
@@ -141,8 +148,8 @@ const agentPoolShow = operation({
   answers: { 200: { description: "The agent pool", schema: single(agentPoolAnswer) } },
 });
 
-/** The agent pool `:id`. */
-const agentPoolById = scope(async (c) => {
+/** The pool `:id` and its organization (its routes, and the agent-token and agent routes of N17). */
+export const agentPoolById = scope(async (c) => {
   const pool = await findAgentPool(c.var.db, c.req.param("id") ?? "");
   return pool && { resource: pool, organization: pool.organization };
 });
@@ -151,5 +158,9 @@ agentPoolRoutes.get(
   "/agent-pools/:id",
   rights({ right: "member" }, { scope: agentPoolById }),
   agentPoolShow,
-  async (c) => jsonApi({ data: serializeAgentPool(agentPoolById.of(c)) }),
+  async (c) => {
+    const pool = agentPoolById.of(c);
+    const counts = await agentCounts(c.var.db, [pool.id]);
+    return jsonApi({ data: serializeAgentPool(pool, counts.get(pool.id) ?? 0) });
+  },
 );

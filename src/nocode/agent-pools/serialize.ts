@@ -6,8 +6,8 @@ import { type AgentPoolRow, storedIds } from "./repo";
 
 const identifiers = (column: string, type: string) => ({ data: storedIds(column).map((id) => ({ id, type })) });
 
-/** Serialize an agent pool. This service runs no agents, so `agent-count` is always 0. */
-export function serializeAgentPool(pool: AgentPoolRow) {
+/** Serialize an agent pool; `agentCount`: its agents that have not ended (N17). */
+export function serializeAgentPool(pool: AgentPoolRow, agentCount: number) {
   return {
     id: pool.id,
     type: "agent-pools",
@@ -15,7 +15,7 @@ export function serializeAgentPool(pool: AgentPoolRow) {
       name: pool.name,
       "created-at": isoTime(pool.createdAt),
       "organization-scoped": pool.organizationScoped,
-      "agent-count": 0,
+      "agent-count": agentCount,
     },
     relationships: {
       organization: { data: { id: pool.organization, type: "organizations" } },
@@ -31,7 +31,7 @@ export function serializeAgentPool(pool: AgentPoolRow) {
 /** B14: the resource serializeAgentPool renders. */
 export const agentPoolAnswer = resourceAnswer(
   "agent-pools",
-  { name: v.string(), "created-at": timestamp, "organization-scoped": v.boolean(), "agent-count": v.literal(0) },
+  { name: v.string(), "created-at": timestamp, "organization-scoped": v.boolean(), "agent-count": v.number() },
   {
     organization: toOneAnswer("organizations"),
     agents: linkAnswer,

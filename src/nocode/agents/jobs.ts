@@ -8,14 +8,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
-import {
-  describeJob,
-  type JobDescription,
-  type QueueJobEnv,
-  queueAgentJob,
-  stampRunStatuses,
-  tellPoolJobEnded,
-} from "../agent-queue";
+import { describeJob, type JobDescription, type QueueJobEnv, queueAgentJob, stampRunStatuses } from "../agent-queue";
 import type { Plan } from "../planner";
 import { type RunStatus, transitionRunReturningQuery } from "../runs/repo";
 import { type AgentJobRow, agentStatusQuery, type JobPhase, type JobStatus, moveJobQuery } from "./repo";
@@ -175,13 +168,13 @@ export async function finishJob(
           sql`EXISTS (SELECT 1 FROM agent_jobs WHERE id = ${job.id} AND status = ${status} AND finished_at = ${now})`,
         ),
       ),
-    job.agentId ? agentStatusQuery(db, job.agentId, "idle", now, now) : db.select({ one: sql`1` }).from(runs).limit(0),
+    // A running job always has its agent (set by `start`); the agent is idle again.
+    agentStatusQuery(db, job.agentId ?? "", "idle", now, now),
   ]);
   if (moved.length === 0) {
     const again = await db.select({ status: agentJobs.status }).from(agentJobs).where(eq(agentJobs.id, job.id)).get();
     return { status: again?.status ?? status };
   }
-  if (job.agentId) await tellPoolJobEnded(env, job.poolId, job.id, job.agentId);
   if (queueApply) await queueAgentJob(env, db, job.runId, "apply", now);
   return { status };
 }

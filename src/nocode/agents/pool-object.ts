@@ -103,6 +103,8 @@ export const JOB_TOKEN_PURPOSE = "agent-job-token";
 
 /** A job not started this long after it was handed out goes back to the queue. */
 export const RESERVATION_MS = 60_000;
+/** How long a job past its cap stays the agent's, so it can finish it and upload its state (N18). */
+const JOB_GRACE_MS = 10 * 60_000;
 /** D1 sync (last pings, queue reconciliation) at most this often. */
 const SYNC_INTERVAL_MS = 60_000;
 /** The longest long poll (N18). */
@@ -604,7 +606,7 @@ export class AgentPool extends DurableObject<Env> {
       if (LIVE.includes(s.status)) live = true;
     }
     for (const j of this.queue.values()) if (j.reservedAt !== null) due.push(j.reservedAt + RESERVATION_MS);
-    for (const j of this.running.values()) if (j.signal === null) due.push(j.expiresAt);
+    for (const j of this.running.values()) due.push(j.signal === null ? j.expiresAt : j.expiresAt + JOB_GRACE_MS);
     if (live) due.push(this.lastSyncAt + SYNC_INTERVAL_MS);
     return due.length > 0 ? Math.min(...due) : null;
   }
@@ -639,11 +641,14 @@ export class AgentPool extends DurableObject<Env> {
         this.saveQueued(job);
       }
     }
-    for (const job of this.running.values()) {
+    for (const job of [...this.running.values()]) {
       if (job.signal === null && now >= job.expiresAt) {
         await endJobWithoutAgent(db, job, "errored", `job exceeded its time limit (${durationText(job.limitMs)})`, now);
         job.signal = "cancel";
         this.saveRunning(job);
+      } else if (job.signal !== null && now >= job.expiresAt + JOB_GRACE_MS) {
+        // Its token's grace is over and the agent never finished it: the agent is free again.
+        await this.jobEnded(job.id, job.agentId);
       }
     }
     if (now >= this.lastSyncAt + SYNC_INTERVAL_MS) await this.sync(now);

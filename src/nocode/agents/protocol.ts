@@ -318,7 +318,7 @@ const planFileGetOp = operation({
 const lockFileGetOp = operation({
   tag: TAG,
   summary: "The lock file the run's plan job uploaded (job token; N18)",
-  answers: { 200: bytesAnswer("The lock file", "text/plain; charset=utf-8"), 204: noneYet },
+  answers: { 200: bytesAnswer("The lock file", "text/plain"), 204: noneYet },
 });
 const logsOp = operation({
   tag: TAG,
@@ -371,7 +371,7 @@ const agentProgramOp = operation({
   answers: {
     200: {
       description: "The program",
-      contentType: "text/javascript; charset=utf-8",
+      contentType: "text/javascript",
       schema: v.string(),
       headers: { "Keyway-Agent-SHA256": { description: "SHA-256 (hex) of the body" } },
     },
@@ -381,7 +381,8 @@ const agentProgramOp = operation({
 agentProtocolApp.post("/register", registerOp, async (c) => {
   const token = poolToken(c);
   const db = createDb(c.env.DB);
-  const found = await findAgentToken(db, await hashNocodeToken(c.env, token));
+  const tokenHash = await hashNocodeToken(c.env, token);
+  const found = await findAgentToken(db, tokenHash);
   if (!found) throw fail(401, "the agent token is not valid");
   const body = await jsonBody(c, registerBody);
   const { minimumVersion } = agentSettings(c.env);
@@ -392,7 +393,7 @@ agentProtocolApp.post("/register", registerOp, async (c) => {
   }
   const result = await poolStub(c.env, found.poolId).register({
     meta: { poolId: found.poolId, poolName: found.poolName, organization: found.organization },
-    tokenHash: await hashNocodeToken(c.env, token),
+    tokenHash,
     tokenId: found.tokenId,
     name: body.name,
     version: body.version,

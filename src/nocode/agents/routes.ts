@@ -13,7 +13,7 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { agents } from "../../db/schema";
-import { findAgentPool } from "../agent-pools/repo";
+import { agentPoolById } from "../agent-pools/routes";
 import { issueToken, serializeToken, tokenAnswer, tokenResourceAnswer } from "../api-tokens";
 import { hashNocodeToken } from "../auth";
 import type { NocodeEnv } from "../env";
@@ -30,10 +30,10 @@ import { type AgentRow, type AgentStatus, findAgent, listPoolAgents, listPoolTok
 
 export const agentRoutes = new Hono<NocodeEnv>();
 
-/** The pool `:id` (its organization's rights decide). */
-const poolById = scope(async (c) => {
-  const pool = await findAgentPool(c.var.db, c.req.param("id") ?? "");
-  return pool && { resource: pool, organization: pool.organization };
+/** The agent `:id` and its organization. */
+const agentById = scope(async (c) => {
+  const agent = await findAgent(c.var.db, c.req.param("id") ?? "");
+  return agent && { resource: agent, organization: agent.organization };
 });
 
 /** The live view of agents: the Durable Object's status and last ping where it has them. */
@@ -94,11 +94,11 @@ const poolTokenCreate = operation({
 
 agentRoutes.post(
   "/agent-pools/:id/authentication-tokens",
-  rights({ right: "manage-agent-pools" }, { scope: poolById }),
+  rights({ right: "manage-agent-pools" }, { scope: agentPoolById }),
   poolTokenCreate,
   async (c) => {
     const db = c.var.db;
-    const pool = poolById.of(c);
+    const pool = agentPoolById.of(c);
     const description = (await poolTokenCreate.body(c)).data?.attributes?.description ?? null;
     const { token, row } = await issueToken(
       c.env,
@@ -123,11 +123,11 @@ const poolTokenList = operation({
 
 agentRoutes.get(
   "/agent-pools/:id/authentication-tokens",
-  rights({ right: "manage-agent-pools" }, { scope: poolById }),
+  rights({ right: "manage-agent-pools" }, { scope: agentPoolById }),
   poolTokenList,
   async (c) => {
     const db = c.var.db;
-    const pool = poolById.of(c);
+    const pool = agentPoolById.of(c);
     const page = pageOf(poolTokenList.query(c));
     const { rows, total } = await listPoolTokens(db, pool.id, { offset: page.offset, limit: page.size });
     return jsonApi({
@@ -155,27 +155,26 @@ const agentList = operation({
   answers: { 200: { description: "One page of agents", schema: pagedList(agentAnswer) } },
 });
 
-agentRoutes.get("/agent-pools/:id/agents", rights({ right: "member" }, { scope: poolById }), agentList, async (c) => {
-  const db = c.var.db;
-  const pool = poolById.of(c);
-  const query = agentList.query(c);
-  const page = pageOf(query);
-  const since = query["filter[last-ping-since]"];
-  const [{ rows, total }, live] = await Promise.all([
-    listPoolAgents(db, pool.id, { offset: page.offset, limit: page.size }, since),
-    poolStub(c.env, pool.id).statuses(),
-  ]);
-  return jsonApi({
-    data: rows.map((row) => serializeAgent(row, live)),
-    ...pageDocument(new URL(c.req.url), page, total),
-  });
-});
-
-/** The agent `:id` (its organization's rights decide). */
-const agentById = scope(async (c) => {
-  const agent = await findAgent(c.var.db, c.req.param("id") ?? "");
-  return agent && { resource: agent, organization: agent.organization };
-});
+agentRoutes.get(
+  "/agent-pools/:id/agents",
+  rights({ right: "member" }, { scope: agentPoolById }),
+  agentList,
+  async (c) => {
+    const db = c.var.db;
+    const pool = agentPoolById.of(c);
+    const query = agentList.query(c);
+    const page = pageOf(query);
+    const since = query["filter[last-ping-since]"];
+    const [{ rows, total }, live] = await Promise.all([
+      listPoolAgents(db, pool.id, { offset: page.offset, limit: page.size }, since),
+      poolStub(c.env, pool.id).statuses(),
+    ]);
+    return jsonApi({
+      data: rows.map((row) => serializeAgent(row, live)),
+      ...pageDocument(new URL(c.req.url), page, total),
+    });
+  },
+);
 
 const agentShow = operation({
   tag: "agent-pools",
@@ -184,7 +183,6 @@ const agentShow = operation({
 });
 
 agentRoutes.get("/agents/:id", rights({ right: "member" }, { scope: agentById }), agentShow, async (c) => {
-  const _db = c.var.db;
   const agent = agentById.of(c);
   const live = await poolStub(c.env, agent.poolId).statuses();
   return jsonApi({ data: serializeAgent(agent, live) });

@@ -39,13 +39,13 @@ export const DOWNLOAD_LINK_TTL_S = 300;
 /** Purpose string of the download links' HMAC (B2's domain separation). */
 export const DOWNLOAD_LINK_PURPOSE = "registry-download";
 
-/** The path below which this app is mounted. */
 /** The caller of an agent job's registry token sent as Bearer (N18), or null. */
 async function registryCallerOf(env: Env, headers: Headers): Promise<NocodeCaller | null> {
   const token = bearerToken(headers);
   return token ? registryTokenCaller(env, createDb(env.DB), token) : null;
 }
 
+/** The path below which this app is mounted. */
 export const REGISTRY_PROTOCOL_PREFIX = "/api/registry/v1";
 
 export const registryProtocolApp = new Hono<NocodeEnv>();

@@ -16,6 +16,7 @@ import {
 } from "../../../helpers/agents";
 import { tfe } from "../../../helpers/nocode";
 import { type NoCodeOrg, noCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
+import { workerRequest } from "../../../helpers/worker-request";
 
 let ctx: NoCodeOrg;
 let poolId: string;
@@ -69,13 +70,22 @@ describe("an agent workspace's first run, through the protocol", () => {
     );
     expect(inputs.json.registry.host).toBe("keyway.test");
     expect(inputs.json.registry.token).toContain(".atlasv1.");
+    expect(inputs.headers.get("cache-control")).toBe("no-store");
+    // The registry token reads the run's organization's modules while the job runs, and nothing else.
+    const registryToken = inputs.json.registry.token;
+    const versions = `http://keyway.test/api/registry/v1/modules/${ctx.org}/${ctx.registryModule.name}/${ctx.registryModule.provider}/versions`;
+    const read = await workerRequest(versions, { headers: { Authorization: `Bearer ${registryToken}` } });
+    expect(read.status).toBe(200);
+    expect((await tfe("GET", `organizations/${ctx.org}`, { token: registryToken })).status).toBe(401);
 
     expect((await agentCall("GET", `jobs/${jobId}/state`, { token: jobToken })).status).toBe(204);
     const log = await agentCall("PUT", `jobs/${jobId}/logs?offset=0`, { token: jobToken, rawBody: "planning…\n" });
     expect(log.status).toBe(200);
+    // With its length declared, the plan file is streamed into storage (encrypted on the way).
     const planFile = await agentCall("PUT", `jobs/${jobId}/plan-file`, {
       token: jobToken,
       rawBody: new Uint8Array([1, 2, 3, 4]),
+      headers: { "Content-Length": "4" },
     });
     expect(planFile.status).toBe(204);
     const plan = jsonPlanCreating(["terraform_data.a", "terraform_data.b"]);
@@ -84,6 +94,10 @@ describe("an agent workspace's first run, through the protocol", () => {
     const finished = await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "finished" } });
     expect(finished.status).toBe(200);
     expect(finished.json.job.status).toBe("finished");
+    // Idempotent; and the registry token stops with its job.
+    const again = await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "errored" } });
+    expect(again.json.job.status).toBe("finished");
+    expect((await workerRequest(versions, { headers: { Authorization: `Bearer ${registryToken}` } })).status).toBe(401);
 
     const applyQueued = await waitForRun(runId, ctx.ownerToken, ["apply_queued"]);
     expect(applyQueued.attributes["has-changes"]).toBe(true);
@@ -128,9 +142,19 @@ describe("an agent workspace's first run, through the protocol", () => {
     const ws = await tfe("GET", `workspaces/${workspace.id}`, { token: ctx.ownerToken });
     expect(ws.json.data.attributes["resource-count"]).toBe(2);
 
-    // The state is given back, decrypted, to the next job (here: the same apply, still within its token).
+    // The apply job ended: its token no longer reads anything.
     const back = await agentCall("GET", `jobs/${applyId}/state`, { token: applyToken });
-    expect(back.status).toBe(401); // the apply job ended: a read is no longer allowed
+    expect(back.status).toBe(401);
+  });
+
+  it("serves the agent program with its SHA-256", async () => {
+    const res = await agentCall("GET", "agent.mjs");
+    expect(res.status).toBe(200);
+    expect(res.text.startsWith("#!/usr/bin/env node")).toBe(true);
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(res.text)));
+    expect(res.headers.get("keyway-agent-sha256")).toBe(
+      [...digest].map((b) => b.toString(16).padStart(2, "0")).join(""),
+    );
   });
 
   it("without auto-apply waits at planned; actions/apply sends the apply job", async () => {
@@ -143,6 +167,16 @@ describe("an agent workspace's first run, through the protocol", () => {
       token: jobToken,
       rawBody: JSON.stringify(jsonPlanCreating(["terraform_data.a"])),
     });
+    // A plan file over several 64 KiB segments, streamed in and out.
+    const bigPlan = "0123456789abcdef".repeat(13_000);
+    const up = await agentCall("PUT", `jobs/${jobId}/plan-file`, {
+      token: jobToken,
+      rawBody: bigPlan,
+      headers: { "Content-Length": String(bigPlan.length) },
+    });
+    expect(up.status).toBe(204);
+    const lock = '# This file is maintained automatically by "terraform init".\n';
+    expect((await agentCall("PUT", `jobs/${jobId}/lock-file`, { token: jobToken, rawBody: lock })).status).toBe(204);
     await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "finished" } });
     const planned = await waitForRun(runId, ctx.ownerToken, ["planned", "errored"]);
     expect(planned.attributes["error-message"]).toBeNull();
@@ -152,5 +186,15 @@ describe("an agent workspace's first run, through the protocol", () => {
     const next = await agentCall("GET", "jobs/next?wait=10", { session });
     expect(next.status).toBe(200);
     expect(next.json.job).toMatchObject({ "run-id": runId, phase: "apply" });
+    const applyToken = (await agentCall("POST", `jobs/${next.json.job.id}/start`, { session })).json["job-token"];
+    const planBack = await agentCall("GET", `jobs/${next.json.job.id}/plan-file`, { token: applyToken });
+    expect(planBack.text).toBe(bigPlan);
+    const lockBack = await agentCall("GET", `jobs/${next.json.job.id}/lock-file`, { token: applyToken });
+    expect(lockBack.status).toBe(200);
+    expect(lockBack.text).toBe(lock);
+    // An apply job uploads no plan artifacts.
+    expect(
+      (await agentCall("PUT", `jobs/${next.json.job.id}/lock-file`, { token: applyToken, rawBody: lock })).status,
+    ).toBe(409);
   });
 });

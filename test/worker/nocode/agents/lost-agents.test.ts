@@ -82,6 +82,63 @@ describe("the pool's alarm (N18)", () => {
     expect((await agentCall("POST", "ping", { session, body: { status: "busy" } })).status).toBe(401);
   });
 
+  it("a job past its cap errors its run naming the limit, and the next ping signals cancel", async () => {
+    const poolId = await createPool(ctx);
+    const { token } = await createAgentToken(poolId, ctx.ownerToken);
+    const { runId } = await createAgentWorkspace(ctx, poolId, { "engine-version": engine });
+    const session = await registerAgent(token, engine);
+    const polled = await agentCall("GET", "jobs/next?wait=5", { session });
+    const jobId = polled.json.job.id;
+    const started = await agentCall("POST", `jobs/${jobId}/start`, { session });
+    expect(Date.parse(started.json["expires-at"]) - Date.now()).toBeGreaterThan(2 * 3600_000 - 60_000);
+    await runInDurableObject(poolStub(env, poolId), (instance: AgentPool) => {
+      const running = (instance as unknown as { running: Map<string, { expiresAt: number }> }).running.get(jobId)!;
+      running.expiresAt = Date.now() - 1;
+    });
+    await runDurableObjectAlarm(poolStub(env, poolId));
+    const run = await waitForRun(runId, ctx.ownerToken, ["errored"]);
+    expect(run.attributes["error-message"]).toBe("job exceeded its time limit (2h)");
+    const ping = await agentCall("POST", "ping", { session, body: { status: "busy" } });
+    expect(ping.json.signals).toEqual([{ "job-id": jobId, signal: "cancel" }]);
+    // The token still serves finish within its grace.
+    const done = await agentCall("POST", `jobs/${jobId}/finish`, {
+      token: started.json["job-token"],
+      body: { status: "canceled" },
+    });
+    expect(done.json.job.status).toBe("errored");
+  });
+
+  it("a job handed out but not started within a minute goes back to the queue for another agent", async () => {
+    const poolId = await createPool(ctx);
+    const { token } = await createAgentToken(poolId, ctx.ownerToken);
+    const { runId } = await createAgentWorkspace(ctx, poolId, { "engine-version": engine });
+    const first = await registerAgent(token, engine);
+    const second = await registerAgent(token, engine);
+    const polled = await agentCall("GET", "jobs/next?wait=5", { session: first });
+    const jobId = polled.json.job.id;
+    expect((await agentCall("GET", "jobs/next?wait=1", { session: second })).status).toBe(204);
+    await runInDurableObject(poolStub(env, poolId), (instance: AgentPool) => {
+      const queued = (instance as unknown as { queue: Map<string, { reservedAt: number }> }).queue.get(jobId)!;
+      queued.reservedAt -= 61_000;
+    });
+    await runDurableObjectAlarm(poolStub(env, poolId));
+    const again = await agentCall("GET", "jobs/next?wait=1", { session: second });
+    expect(again.json.job).toMatchObject({ id: jobId, "run-id": runId });
+    expect((await agentCall("POST", `jobs/${jobId}/start`, { session: first })).status).toBe(409);
+    expect((await agentCall("POST", `jobs/${jobId}/start`, { session: second })).status).toBe(200);
+  });
+
+  it("an agent reporting exited ends its session: it reads exited and its next call is 401", async () => {
+    const poolId = await createPool(ctx);
+    const { token } = await createAgentToken(poolId, ctx.ownerToken);
+    const session = await registerAgent(token, engine);
+    expect((await agentCall("POST", "ping", { session, body: { status: "exited" } })).status).toBe(200);
+    expect((await agentCall("POST", "ping", { session, body: { status: "idle" } })).status).toBe(401);
+    expect((await agentCall("GET", "jobs/next?wait=1", { session })).status).toBe(401);
+    const agent = await tfe("GET", `agents/${session.agentId}`, { token: ctx.ownerToken });
+    expect(agent.json.data.attributes.status).toBe("exited");
+  });
+
   it("an unknown agent that pings again is back to idle", async () => {
     const poolId = await createPool(ctx);
     const { token } = await createAgentToken(poolId, ctx.ownerToken);

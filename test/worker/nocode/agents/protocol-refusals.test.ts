@@ -5,7 +5,6 @@
  * agent program below the minimum version; and where an agent token reaches (nowhere but
  * the protocol). Deleting an agent token or an agent ends the session at once.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentSession,
@@ -17,7 +16,7 @@ import {
   registerAgent,
   stateWith,
 } from "../../../helpers/agents";
-import { createOrgToken, tfe, uniqueName } from "../../../helpers/nocode";
+import { createMember, createOrgToken, tfe, uniqueName } from "../../../helpers/nocode";
 import { type NoCodeOrg, noCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
 import { workerRequest } from "../../../helpers/worker-request";
 
@@ -148,6 +147,16 @@ describe("credentials (N17, N18)", () => {
     expect(started.status).toBe(200);
     const listed = await tfe("GET", `agent-pools/${pool}/authentication-tokens`, { token: ctx.ownerToken });
     expect(listed.json.data.map((t: { id: string }) => t.id)).toContain(created.id);
+    const shown = await tfe("GET", `authentication-tokens/${created.id}`, { token: ctx.ownerToken });
+    expect(shown.status).toBe(200);
+    expect(shown.json.data.attributes.token).toBeNull();
+    expect(shown.json.data.relationships["agent-pool"].data).toEqual({ id: pool, type: "agent-pools" });
+    // N17: a member without manage-agent-pools neither sees nor revokes it.
+    const reader = await createMember(ctx.org, { "read-workspaces": true });
+    expect((await tfe("GET", `authentication-tokens/${created.id}`, { token: reader.token })).status).toBe(404);
+    expect((await tfe("DELETE", `authentication-tokens/${created.id}`, { token: reader.token })).status).toBe(404);
+    expect((await tfe("GET", `agent-pools/${pool}/authentication-tokens`, { token: reader.token })).status).toBe(404);
+    expect((await tfe("GET", `agent-pools/${pool}/agents`, { token: reader.token })).status).toBe(200);
     expect((await tfe("DELETE", `authentication-tokens/${created.id}`, { token: ctx.ownerToken })).status).toBe(204);
     expect((await agentCall("POST", "ping", { session, body: { status: "busy" } })).status).toBe(401);
     const run = await waitForRun(runId, ctx.ownerToken, ["canceled"]);
@@ -168,10 +177,18 @@ describe("credentials (N17, N18)", () => {
     const session = await registerAgent(poolToken, engine, "to-remove");
     const listed = await tfe("GET", `agent-pools/${poolId}/agents`, { token: ctx.ownerToken });
     const row = listed.json.data.find((a: { id: string }) => a.id === session.agentId);
+    const before = (await tfe("GET", `agent-pools/${poolId}`, { token: ctx.ownerToken })).json.data.attributes[
+      "agent-count"
+    ];
+    expect(before).toBeGreaterThan(0);
     expect(row.attributes).toMatchObject({ name: "to-remove", status: "idle", "engine-name": "terraform" });
     expect((await tfe("DELETE", `agents/${session.agentId}`, { token: ctx.ownerToken })).status).toBe(204);
     expect((await agentCall("POST", "ping", { session, body: { status: "idle" } })).status).toBe(401);
     expect((await tfe("GET", `agents/${session.agentId}`, { token: ctx.ownerToken })).status).toBe(404);
+    const after = (await tfe("GET", `agent-pools/${poolId}`, { token: ctx.ownerToken })).json.data.attributes[
+      "agent-count"
+    ];
+    expect(after).toBe(before - 1);
   });
 });
 
@@ -325,6 +342,5 @@ describe("workspace env variables the agent controls (N21)", () => {
       body: { data: { type: "vars", attributes: { key: "AWS_REGION", value: "x", category: "env" } } },
     });
     expect(fine.status).toBe(201);
-    void env;
   });
 });

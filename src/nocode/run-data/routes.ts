@@ -1,6 +1,7 @@
 /**
  * A run's plan and data through HCP Terraform's API (decisions N7, N20): `GET /runs/:id/plan`
- * and `GET /plans/:id` with their `log-read-url`, the plan's JSON output
+ * and `GET /plans/:id`, `GET /runs/:id/apply` and `GET /applies/:id` with their
+ * `log-read-url`, the plan's JSON output
  * (`GET /plans/:id/json-output`, `GET /runs/:id/plan/json-output`: 204 until the plan
  * finishes, then 307 to a B23 link of 60 s) and the logs behind `log-read-url` (B23; read
  * with `?limit&offset`, framed with STX at the start and ETX once the phase is complete, as
@@ -25,7 +26,16 @@ import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
 import { findRun, findRunByPlanId, type RunRow } from "../runs/repo";
-import { planDocumentAnswer, planJsonOutput, planOf, planResource, planStatus } from "../runs/serialize";
+import {
+  applyDocumentAnswer,
+  applyIdOf,
+  applyResource,
+  planDocumentAnswer,
+  planJsonOutput,
+  planOf,
+  planResource,
+  planStatus,
+} from "../runs/serialize";
 import { runDataLink, runDataLinkValid, signedLinkRefused } from "./links";
 
 /** B23: the JSON plan link's lifetime. */
@@ -125,11 +135,6 @@ runDataRoutes.get(
     return c.body(JSON.stringify(planJsonOutput(run, plan)), 200, headers);
   },
 );
-
-/** A phase of a run: `plan-…` is the plan, `apply-<the plan id's characters>` the apply. */
-export function applyIdOf(run: Pick<RunRow, "planId">): string {
-  return `apply-${run.planId.slice("plan-".length)}`;
-}
 
 /** The run and phase a log id names. */
 async function phaseOfLogId(db: Db, id: string): Promise<{ run: RunRow; phase: "plan" | "apply" } | undefined> {
@@ -261,4 +266,26 @@ const planShow = operation({
 
 runDataRoutes.get("/plans/:id", rights({ right: "read-workspaces" }, { scope: runByPlanId }), planShow, async (c) =>
   jsonApi({ data: planResource(runByPlanId.of(c), await logReadUrl(c, runByPlanId.of(c), "plan")) }),
+);
+
+/** The run of the apply `:id` (`apply-<the plan id's characters>`). */
+const runByApplyId = scope(async (c) => {
+  const id = c.req.param("id") ?? "";
+  if (!id.startsWith("apply-")) return undefined;
+  const run = await findRunByPlanId(c.var.db, `plan-${id.slice("apply-".length)}`);
+  return run && { resource: run, organization: run.organization };
+});
+
+const applyShow = operation({
+  tag: "runs",
+  summary: "Show an apply with its log-read-url (N20; read-workspaces)",
+  answers: { 200: { description: "The apply", schema: applyDocumentAnswer } },
+});
+
+runDataRoutes.get("/applies/:id", rights({ right: "read-workspaces" }, { scope: runByApplyId }), applyShow, async (c) =>
+  jsonApi({ data: applyResource(runByApplyId.of(c), await logReadUrl(c, runByApplyId.of(c), "apply")) }),
+);
+
+runDataRoutes.get("/runs/:id/apply", rights({ right: "read-workspaces" }, { scope: runById }), applyShow, async (c) =>
+  jsonApi({ data: applyResource(runById.of(c), await logReadUrl(c, runById.of(c), "apply")) }),
 );

@@ -73,6 +73,7 @@ export function runResource(run: RunRow, permissions: RunPermissions) {
     relationships: {
       workspace: { data: { id: run.workspaceId, type: "workspaces" } },
       plan: { data: { id: run.planId, type: "plans" }, links: { related: `${API}/runs/${run.id}/plan` } },
+      apply: { data: { id: applyIdOf(run), type: "applies" }, links: { related: `${API}/runs/${run.id}/apply` } },
       "configuration-version": {
         data: { id: run.configurationVersionId, type: "configuration-versions" },
         links: { related: `${API}/configuration-versions/${run.configurationVersionId}` },
@@ -136,6 +137,58 @@ export function planResource(run: RunRow, logReadUrl: string | null) {
     },
     relationships: { run: { data: { id: run.id, type: "runs" } } },
     links: { self: `${API}/plans/${run.planId}`, "json-output": `${API}/plans/${run.planId}/json-output` },
+  };
+}
+
+/** A run's apply id (N20): `apply-` and the characters of its plan id, so it needs no column. */
+export function applyIdOf(run: Pick<RunRow, "planId">): string {
+  return `apply-${run.planId.slice("plan-".length)}`;
+}
+
+/** The apply's own status (HCP's apply states), derived from the run's. */
+export function applyStatus(run: Pick<RunRow, "status" | "statusTimestamps">): string {
+  switch (run.status) {
+    case "apply_queued":
+      return "queued";
+    case "applying":
+      return "running";
+    case "applied":
+      return "finished";
+    case "errored":
+    case "canceled":
+      return timestamps(run)["applying-at"] ? run.status : "unreachable";
+    case "discarded":
+    case "planned_and_finished":
+      return "unreachable";
+    default:
+      return "pending";
+  }
+}
+
+/** An `applies` resource (N20); `logReadUrl`: the signed link to its log, null once expired. */
+export function applyResource(run: RunRow, logReadUrl: string | null) {
+  const plan = planOf(run);
+  const ts = timestamps(run);
+  const applyTimestamps: Record<string, string> = {};
+  if (ts["apply-queued-at"]) applyTimestamps["queued-at"] = ts["apply-queued-at"];
+  if (ts["applying-at"]) applyTimestamps["started-at"] = ts["applying-at"];
+  if (ts["applied-at"]) applyTimestamps["finished-at"] = ts["applied-at"];
+  const applied = run.status === "applied";
+  return {
+    id: applyIdOf(run),
+    type: "applies",
+    attributes: {
+      status: applyStatus(run),
+      "status-timestamps": applyTimestamps,
+      "log-read-url": logReadUrl,
+      "resource-additions": applied ? (plan?.additions ?? 0) : 0,
+      "resource-changes": applied ? (plan?.changes ?? 0) : 0,
+      "resource-destructions": applied ? (plan?.destructions ?? 0) : 0,
+      "resource-imports": applied ? (plan?.imports ?? 0) : 0,
+      "execution-details": executionDetailsOf(run),
+    },
+    relationships: { run: { data: { id: run.id, type: "runs" } } },
+    links: { self: `${API}/applies/${applyIdOf(run)}` },
   };
 }
 
@@ -234,6 +287,7 @@ export const runAnswer = resourceAnswer(
   {
     workspace: v.strictObject({ data: identifierOf("workspaces") }),
     plan: toOneAnswer("plans"),
+    apply: toOneAnswer("applies"),
     "configuration-version": toOneAnswer("configuration-versions"),
   },
 );
@@ -274,5 +328,29 @@ export const planDocumentAnswer = single(
     }),
     relationships: v.strictObject({ run: v.strictObject({ data: identifierOf("runs") }) }),
     links: v.strictObject({ self: v.string(), "json-output": v.string() }),
+  }),
+);
+
+/** B14: a document of one apply ({@link applyResource}). */
+export const applyDocumentAnswer = single(
+  v.strictObject({
+    id: v.string(),
+    type: v.literal("applies"),
+    attributes: v.strictObject({
+      status: v.picklist(["pending", "queued", "running", "errored", "canceled", "finished", "unreachable"]),
+      "status-timestamps": v.strictObject({
+        "queued-at": v.optional(timestamp),
+        "started-at": v.optional(timestamp),
+        "finished-at": v.optional(timestamp),
+      }),
+      "log-read-url": orNull(v.string()),
+      "resource-additions": v.number(),
+      "resource-changes": v.number(),
+      "resource-destructions": v.number(),
+      "resource-imports": v.number(),
+      "execution-details": v.record(v.string(), v.string()),
+    }),
+    relationships: v.strictObject({ run: v.strictObject({ data: identifierOf("runs") }) }),
+    links: v.strictObject({ self: v.string() }),
   }),
 );

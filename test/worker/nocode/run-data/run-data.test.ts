@@ -182,6 +182,40 @@ describe("log-read-url (N20)", () => {
     expect(after.headers.get("cache-control")).toBe("no-store");
   });
 
+  it("an apply's log-read-url (GET /runs/:id/apply, /applies/:id): the apply job's log, ETX once it ended", async () => {
+    const { runId, jobId, jobToken, session } = await startedPlan();
+    await agentCall("PUT", `jobs/${jobId}/json-plan`, {
+      token: jobToken,
+      rawBody: JSON.stringify(jsonPlanCreating(["terraform_data.a"])),
+    });
+    await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "finished" } });
+    await waitForRun(runId, ctx.ownerToken, ["planned"]);
+    const pending = await tfe("GET", `runs/${runId}/apply`, { token: readTeam });
+    expect(pending.status).toBe(200);
+    expect(pending.json.data.attributes.status).toBe("pending");
+    const applyId = pending.json.data.id as string;
+    expect(applyId).toMatch(/^apply-[A-Za-z0-9]{16}$/);
+    const run = await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken });
+    expect(run.json.data.relationships.apply.data).toEqual({ id: applyId, type: "applies" });
+
+    expect((await tfe("POST", `runs/${runId}/actions/apply`, { token: ctx.ownerToken })).status).toBe(202);
+    const poll = await agentCall("GET", "jobs/next?wait=2", { session });
+    const applyJob = poll.json.job.id;
+    const applyToken = (await agentCall("POST", `jobs/${applyJob}/start`, { session })).json["job-token"];
+    await agentCall("PUT", `jobs/${applyJob}/logs?offset=0`, { token: applyToken, rawBody: "Applying...\n" });
+    const running = await tfe("GET", `applies/${applyId}`, { token: ctx.ownerToken });
+    expect(running.json.data.attributes.status).toBe("running");
+    const url = running.json.data.attributes["log-read-url"] as string;
+    expect(url).toContain(`/api/v2/signed/logs/${applyId}?`);
+    expect((await followLink(url)).text).toBe("\u0002Applying...\n");
+    await agentCall("POST", `jobs/${applyJob}/finish`, { token: applyToken, body: { status: "finished" } });
+    await waitForRun(runId, ctx.ownerToken, ["applied"]);
+    expect((await followLink(url)).text).toBe("\u0002Applying...\n\u0003");
+    const done = await tfe("GET", `applies/${applyId}`, { token: ctx.ownerToken });
+    expect(done.json.data.attributes).toMatchObject({ status: "finished", "resource-additions": 1 });
+    expect((await tfe("GET", `applies/apply-AAAAAAAAAAAAAAAA`, { token: ctx.ownerToken })).status).toBe(404);
+  });
+
   it("a bad limit or offset is 400; a tampered log link is 404", async () => {
     const { planId } = await startedPlan();
     const url = (await tfe("GET", `plans/${planId}`, { token: ctx.ownerToken })).json.data.attributes["log-read-url"];

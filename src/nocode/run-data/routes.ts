@@ -21,7 +21,7 @@ import { type AgentJobRow, findRunData } from "../agents/repo";
 import { openRunData, readRunData } from "../agents/run-data";
 import { agentSettings } from "../agents/settings";
 import type { NocodeEnv } from "../env";
-import { badRequest, nocodeErrorResponse } from "../errors";
+import { badRequest, nocodeErrorResponse, notFound } from "../errors";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
@@ -69,9 +69,11 @@ function jobOfRun(db: Db, runId: string, phase: "plan" | "apply"): Promise<Agent
     .get();
 }
 
-/** N20: 204 while the plan runs, then 307 to the signed JSON plan. */
+/** N20: 204 while the plan runs, then 307 to the signed JSON plan; 404 for a plan that ended without one. */
 async function jsonOutputAnswer(c: Context<NocodeEnv>, run: RunRow): Promise<Response> {
-  if (!planOf(run) || planStatus(run) !== "finished") return c.body(null, 204, { "Cache-Control": "no-store" });
+  const status = planStatus(run);
+  if (status === "errored" || status === "unreachable") throw notFound();
+  if (!planOf(run) || status !== "finished") return c.body(null, 204, { "Cache-Control": "no-store" });
   const link = await runDataLink(c.env, new URL(c.req.url).origin, "jsonPlan", run.planId, JSON_PLAN_LINK_SECONDS);
   return c.body(null, 307, { Location: link, "Cache-Control": "no-store" });
 }
@@ -80,7 +82,7 @@ const jsonOutputOp = () =>
   operation({
     tag: "runs",
     summary:
-      "A plan's JSON output (N20; manage-workspaces, user or team tokens): 204 until the plan finishes, then 307 to a signed link valid 60 s",
+      "A plan's JSON output (N20; manage-workspaces, user or team tokens): 204 until the plan finishes, then 307 to a signed link valid 60 s; 404 when the plan ended without one",
     answers: {
       204: { description: "The plan has not finished yet" },
       307: {

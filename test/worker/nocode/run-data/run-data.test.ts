@@ -98,6 +98,13 @@ describe("json-output (N20)", () => {
     }
   });
 
+  it("a plan that errored has no JSON output: 404", async () => {
+    const { runId, planId, jobId, jobToken } = await startedPlan();
+    await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "errored", message: "boom" } });
+    await waitForRun(runId, ctx.ownerToken, ["errored"]);
+    expect((await tfe("GET", `plans/${planId}/json-output`, { token: ctx.ownerToken })).status).toBe(404);
+  });
+
   it("a JSON plan link of another plan, another purpose or tampered is 404", async () => {
     const { runId, planId, jobId, jobToken } = await startedPlan();
     await agentCall("PUT", `jobs/${jobId}/json-plan`, {

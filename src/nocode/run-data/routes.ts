@@ -11,7 +11,7 @@
  * structural content. `json-output` needs manage-workspaces as a user or team
  * (`run-workspaces`; the organization token gets 404).
  */
-import { and, asc, eq, lt } from "drizzle-orm";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
@@ -181,26 +181,42 @@ export async function logReadUrl(
   return runDataLink(c.env, new URL(c.req.url).origin, "log", id, Math.floor((until - now) / 1000), now);
 }
 
-/** The log bytes of `job` in [start, end) (the chunks are contiguous from 0). */
+/** The most log chunks one read opens (the agent's chunks have no minimum size): a read may answer fewer bytes than asked. */
+const LOG_CHUNKS_PER_READ = 64;
+
+/**
+ * The log bytes of `job` from `start`, up to `end`: fewer when the range spans more than
+ * LOG_CHUNKS_PER_READ chunks (a reader asks again from where this stopped, as go-tfe does).
+ */
 async function logBytes(c: Context<NocodeEnv>, job: AgentJobRow, start: number, end: number): Promise<Uint8Array> {
   const out = new Uint8Array(Math.max(0, end - start));
   if (out.length === 0) return out;
   const chunks = await c.var.db
     .select()
     .from(agentJobLogChunks)
-    .where(and(eq(agentJobLogChunks.jobId, job.id), lt(agentJobLogChunks.offset, end)))
+    .where(
+      and(
+        eq(agentJobLogChunks.jobId, job.id),
+        lt(agentJobLogChunks.offset, end),
+        sql`${agentJobLogChunks.offset} + ${agentJobLogChunks.length} > ${start}`,
+      ),
+    )
     .orderBy(asc(agentJobLogChunks.offset))
+    .limit(LOG_CHUNKS_PER_READ)
     .all();
+  let filled = start;
   for (const chunk of chunks) {
-    if (chunk.offset + chunk.length <= start) continue;
+    // The chunks are contiguous from 0 (the append is conditional on the length); stop at anything else.
+    if (chunk.offset > filled) break;
     const row = await findRunData(c.var.db, chunk.objectId);
     const bytes = row ? await readRunData(c.env, row) : null;
-    if (!bytes) continue;
-    const from = Math.max(start, chunk.offset);
+    if (!bytes) break;
     const to = Math.min(end, chunk.offset + chunk.length);
-    out.set(bytes.subarray(from - chunk.offset, to - chunk.offset), from - start);
+    out.set(bytes.subarray(filled - chunk.offset, to - chunk.offset), filled - start);
+    filled = to;
+    if (filled >= end) break;
   }
-  return out;
+  return out.subarray(0, filled - start);
 }
 
 const BYTE_COUNT = /^(0|[1-9][0-9]{0,9})$/;
@@ -240,12 +256,16 @@ runDataRoutes.get(
     const framedLength = 1 + logLength + (complete ? 1 : 0);
     const start = Math.min(offset, framedLength);
     const end = Math.min(framedLength, start + limit);
-    const out = new Uint8Array(end - start);
-    if (start === 0 && end > 0) out[0] = STX;
-    const logStart = Math.max(start, 1) - 1;
-    const logEnd = Math.min(end - 1, logLength);
-    if (job && logEnd > logStart) out.set(await logBytes(c, job, logStart, logEnd), logStart + 1 - start);
-    if (complete && end === framedLength && end > start) out[out.length - 1] = ETX;
+    const head = start === 0 && end > 0 ? [STX] : [];
+    const logStart = Math.max(start - 1, 0);
+    const logEnd = Math.max(logStart, Math.min(end - 1, logLength));
+    const log = job && logEnd > logStart ? await logBytes(c, job, logStart, logEnd) : new Uint8Array(0);
+    // ETX only once the phase is complete and this read reached the log's end.
+    const tail = complete && logStart + log.length === logLength && end === framedLength && end > start ? [ETX] : [];
+    const out = new Uint8Array(head.length + log.length + tail.length);
+    out.set(head, 0);
+    out.set(log, head.length);
+    out.set(tail, head.length + log.length);
     return c.body(out, 200, headers);
   },
 );

@@ -223,6 +223,19 @@ describe("log-read-url (N20)", () => {
     expect((await tfe("GET", `applies/apply-AAAAAAAAAAAAAAAA`, { token: ctx.ownerToken })).status).toBe(404);
   });
 
+  it("a log of many small chunks is read in bounded steps (at most 64 chunks a read)", async () => {
+    const { planId, jobId, jobToken } = await startedPlan();
+    for (let i = 0; i < 70; i++) {
+      const res = await agentCall("PUT", `jobs/${jobId}/logs?offset=${i}`, { token: jobToken, rawBody: "x" });
+      expect(res.status).toBe(200);
+    }
+    const url = (await tfe("GET", `plans/${planId}`, { token: ctx.ownerToken })).json.data.attributes["log-read-url"];
+    const first = await followLink(`${url}&limit=1000&offset=0`);
+    expect(first.text).toBe(`\u0002${"x".repeat(64)}`);
+    const rest = await followLink(`${url}&limit=1000&offset=65`);
+    expect(rest.text).toBe("x".repeat(6));
+  });
+
   it("a bad limit or offset is 400; a tampered log link is 404", async () => {
     const { planId } = await startedPlan();
     const url = (await tfe("GET", `plans/${planId}`, { token: ctx.ownerToken })).json.data.attributes["log-read-url"];

@@ -252,7 +252,12 @@ export class AgentPool extends DurableObject<Env> {
     ip: string | null;
   }): Promise<{ ok: true; agentId: string; sessionSecret: string } | PoolRefusal> {
     this.setMeta(input.meta);
-    const tokens = await this.loadTokens(input.meta.poolId);
+    let tokens = await this.loadTokens(input.meta.poolId);
+    if (tokens.get(input.tokenHash) !== input.tokenId) {
+      // The API found the token in D1 just now; a notice of it may have been lost: read again once.
+      this.tokens = null;
+      tokens = await this.loadTokens(input.meta.poolId);
+    }
     if (tokens.get(input.tokenHash) !== input.tokenId) {
       return { ok: false, status: 401, detail: "the agent token is not valid" };
     }

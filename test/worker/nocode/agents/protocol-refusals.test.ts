@@ -291,6 +291,18 @@ describe("allocation (N18)", () => {
     expect((await agentCall("POST", `jobs/${got[0]!.json.job.id}/start`, { session: winner })).status).toBe(200);
   });
 
+  it("a waiting poll receives a job within a second of the commit that queued it", async () => {
+    const pool = await createPool(ctx);
+    const { token } = await createAgentToken(pool, ctx.ownerToken);
+    const session = await registerAgent(token, engine);
+    const poll = agentCall("GET", "jobs/next?wait=10", { session }).then((res) => ({ res, at: Date.now() }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await createAgentWorkspace(ctx, pool, { "engine-version": engine });
+    const { res, at } = await poll;
+    expect(res.status).toBe(200);
+    expect(at - Date.parse(res.json.job["queued-at"])).toBeLessThan(1000);
+  });
+
   it("a job goes only to an agent whose engine satisfies the workspace's engine version; the run says why it waits", async () => {
     const pool = await createPool(ctx, uniqueName("pool"));
     const { token } = await createAgentToken(pool, ctx.ownerToken);

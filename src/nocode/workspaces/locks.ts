@@ -9,7 +9,8 @@
  * from `planning` to its end: that lock is read from the run's status, never stored, so it
  * ends with the run whatever ends it. While a user holds the lock, the workspace's queued
  * runs stay `plan_queued`: for an agent workspace its pool is told before the lock is
- * written, so no plan job is handed out meanwhile.
+ * written, so no plan job is handed out meanwhile; a remote workspace's runs are held by
+ * the Queue consumer (../runs/lifecycle.ts) and sent again on unlock.
  *
  * Rights: lock and unlock need manage-workspaces as a user or team (`run-workspaces`, as the
  * other run actions); force-unlock needs the owners team.
@@ -22,6 +23,7 @@ import { tellPoolWorkspaceLock } from "../agent-queue";
 import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { conflict } from "../errors";
+import { planRunMessage } from "../queue/messages";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
@@ -66,9 +68,23 @@ function lockingRun(db: Db, workspaceId: string) {
     .get();
 }
 
-/** Tell an agent workspace's pool of a lock change (N20); remote workspaces have none. */
+/**
+ * Tell whoever holds the workspace's queued runs of a lock change (N20): an agent
+ * workspace's pool; for a remote workspace, unlocking sends the plan message of each run
+ * the lock kept queued again (the Queue consumer held them in `plan_queued`).
+ */
 async function tellPool(c: Context<NocodeEnv>, ws: WorkspaceRow, locked: boolean) {
-  if (ws.executionMode === "agent" && ws.agentPoolId) await tellPoolWorkspaceLock(c.env, ws.agentPoolId, ws.id, locked);
+  if (ws.executionMode === "agent" && ws.agentPoolId) {
+    await tellPoolWorkspaceLock(c.env, ws.agentPoolId, ws.id, locked);
+    return;
+  }
+  if (locked) return;
+  const held = await c.var.db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, ws.id), inArray(runs.status, ["pending", "plan_queued"])))
+    .all();
+  for (const run of held) await c.env.PROVISION_QUEUE.send(planRunMessage(run.id), { contentType: "json" });
 }
 
 /** Set or clear the user lock where `condition` holds; true when it moved. */

@@ -488,6 +488,32 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
   });
 });
 
+describe("a user's lock holds a remote workspace's queued runs (N20)", () => {
+  it("the consumer keeps a pending run in plan_queued while locked; unlocking plans it; E5 is 409 while locked", async () => {
+    const { workspace, runId } = await plannedWorkspace();
+    expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(202);
+    expect((await tfe("POST", `workspaces/${workspace.id}/actions/lock`, { token: ctx.ownerToken })).status).toBe(200);
+    const run = await pendingRun(workspace.id);
+    const held = await deliver([planRunMessage(run.id)]);
+    expect(held.result.explicitAcks).toContain(held.ids[0]);
+    expect(await runStatus(run.id)).toBe("plan_queued");
+    // A redelivery finds it queued and still holds it.
+    await deliver([planRunMessage(run.id)]);
+    expect(await runStatus(run.id)).toBe("plan_queued");
+    const e5 = await tfe("POST", `no-code-modules/${ctx.noCodeModuleId}/workspaces/${workspace.id}/upgrade`, {
+      token: ctx.ownerToken,
+      body: { data: { type: "workspaces", attributes: {}, relationships: { vars: { data: [] } } } },
+    });
+    expect(e5.status).toBe(409);
+    expect(e5.json.errors[0].detail).toContain("locked");
+    // Unlocking sends its plan message again: the run is planned.
+    expect((await tfe("POST", `workspaces/${workspace.id}/actions/unlock`, { token: ctx.ownerToken })).status).toBe(
+      200,
+    );
+    await waitForRun(run.id, ctx.ownerToken, ["planned", "planned_and_finished"]);
+  });
+});
+
 describe("run and plan reads, run actions (N7, N10)", () => {
   it("a pending run's plan is `pending` and its JSON output is 204 until planned", async () => {
     const { workspace } = await plannedWorkspace();

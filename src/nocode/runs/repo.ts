@@ -338,6 +338,24 @@ export function transitionRunQuery(
  */
 export const WORKSPACE_NOT_USER_LOCKED = sql`NOT EXISTS (SELECT 1 FROM workspaces WHERE workspaces.id = runs.workspace_id AND workspaces.locked_by IS NOT NULL)`;
 
+/** N20: the run statuses in which a run holds its workspace's lock (from `planning` to its end). */
+export const LOCK_HOLDING_STATUSES: readonly RunStatus[] = [
+  "planning",
+  "planned",
+  "confirmed",
+  "apply_queued",
+  "applying",
+];
+
+/** N20: the run of `workspaceId` holding its lock, if any. */
+export function findLockingRun(db: Db, workspaceId: string) {
+  return db
+    .select({ id: runs.id, status: runs.status })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...LOCK_HOLDING_STATUSES])))
+    .get();
+}
+
 /** N20: whether a user or team holds the workspace's lock. */
 export async function workspaceUserLocked(db: Db, workspaceId: string): Promise<boolean> {
   const row = await db

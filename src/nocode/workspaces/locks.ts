@@ -27,19 +27,10 @@ import { planRunMessage } from "../queue/messages";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
-import type { RunStatus } from "../runs/repo";
+import { findLockingRun, LOCK_HOLDING_STATUSES } from "../runs/repo";
 import { loadWorkspaceResource } from "./load";
 import { findWorkspace, type WorkspaceRow } from "./repo";
 import { workspaceDocumentAnswer } from "./serialize";
-
-/** N20: the run statuses in which a run holds its workspace's lock (from planning to its end). */
-export const LOCK_HOLDING_STATUSES: readonly RunStatus[] = [
-  "planning",
-  "planned",
-  "confirmed",
-  "apply_queued",
-  "applying",
-];
 
 /** The workspace `:id`. */
 const workspaceById = scope(async (c) => {
@@ -57,15 +48,6 @@ export function lockHolderOf(caller: NocodeCaller): string | null {
     default:
       return null;
   }
-}
-
-/** The run of `workspaceId` holding its lock, if any. */
-function lockingRun(db: Db, workspaceId: string) {
-  return db
-    .select({ id: runs.id, status: runs.status })
-    .from(runs)
-    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...LOCK_HOLDING_STATUSES])))
-    .get();
 }
 
 /**
@@ -161,7 +143,7 @@ workspaceLockRoutes.post(
     const ws = workspaceById.of(c);
     const holder = lockHolderOf(c.var.caller!);
     if (ws.lockedBy === null) {
-      if (await lockingRun(db, ws.id))
+      if (await findLockingRun(db, ws.id))
         throw conflict("Unable to unlock workspace. The workspace is locked by a run; it unlocks when the run ends.");
       throw conflict("Unable to unlock workspace. The workspace is not locked.");
     }
@@ -188,7 +170,7 @@ workspaceLockRoutes.post(
   async (c) => {
     const db = c.var.db;
     const ws = workspaceById.of(c);
-    const run = await lockingRun(db, ws.id);
+    const run = await findLockingRun(db, ws.id);
     if (run?.status === "applying") throw conflict("Unable to force-unlock workspace while a run is applying.");
     if (ws.lockedBy === null) {
       if (run) throw conflict(`Unable to force-unlock workspace: run ${run.id} holds the lock; cancel or discard it.`);

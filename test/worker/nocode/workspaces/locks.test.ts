@@ -57,6 +57,7 @@ describe("workspace locks (N20)", () => {
     const locked = await act(workspaceId, "lock", manageTeam);
     expect(locked.status).toBe(200);
     expect(locked.json.data.attributes.locked).toBe(true);
+    expect(locked.json.data.relationships["locked-by"].data.type).toBe("teams");
     expect((await act(workspaceId, "lock", manageTeam)).status).toBe(409);
     expect((await act(workspaceId, "lock", manageUser)).status).toBe(409);
     // Another holder may not unlock; force-unlock is for owners only.
@@ -74,6 +75,7 @@ describe("workspace locks (N20)", () => {
     const forced = await act(workspaceId, "force-unlock", ctx.ownerToken);
     expect(forced.status).toBe(200);
     expect(forced.json.data.attributes.locked).toBe(false);
+    expect(forced.json.data.relationships["locked-by"].data).toBeNull();
     expect((await tfe("GET", `workspaces/${workspaceId}`, { token: readTeam })).json.data.attributes.locked).toBe(
       false,
     );
@@ -101,6 +103,9 @@ describe("workspace locks (N20)", () => {
     const jobId = polled.json.job.id;
     const jobToken = (await agentCall("POST", `jobs/${jobId}/start`, { session })).json["job-token"];
     // planning: the run holds the lock.
+    const shown = await tfe("GET", `workspaces/${workspaceId}`, { token: readTeam });
+    expect(shown.json.data.attributes.locked).toBe(true);
+    expect(shown.json.data.relationships["locked-by"].data).toEqual({ id: runId, type: "runs" });
     expect((await act(workspaceId, "lock", ctx.ownerToken)).status).toBe(409);
     const byRun = await act(workspaceId, "unlock", ctx.ownerToken);
     expect(byRun.status).toBe(409);

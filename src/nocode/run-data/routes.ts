@@ -1,21 +1,6 @@
-/**
- * A run's plan and data through HCP Terraform's API (decisions N7, N20): `GET /runs/:id/plan`
- * and `GET /plans/:id`, `GET /runs/:id/apply` and `GET /applies/:id` with their
- * `log-read-url`, the plan's JSON output
- * (`GET /plans/:id/json-output`, `GET /runs/:id/plan/json-output`: 204 until the plan
- * finishes, then 307 to a B23 link of 60 s) and the logs behind `log-read-url` (B23; read
- * with `?limit&offset`, framed with STX at the start and ETX once the phase is complete, as
- * go-tfe's log reader expects: https://github.com/hashicorp/go-tfe/blob/main/logreader.go).
- *
- * An agent run's JSON plan is the engine's, decrypted from R2; a remote run's is N7's
- * structural content. `json-output` needs manage-workspaces as a user or team
- * (`run-workspaces`; the organization token gets 404).
- */
-import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
-import { agentJobLogChunks, agentJobs } from "../../db/schema";
 import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
 import { type AgentJobRow, findRunData } from "../agents/repo";
 import { openRunData, readRunData } from "../agents/run-data";
@@ -37,6 +22,7 @@ import {
   planStatus,
 } from "../runs/serialize";
 import { runDataLink, runDataLinkValid, signedLinkRefused } from "./links";
+import { findJobOfRun, logChunksOverlapping } from "./repo";
 
 /** B23: the JSON plan link's lifetime. */
 const JSON_PLAN_LINK_SECONDS = 60;
@@ -59,15 +45,6 @@ const runByPlanId = scope(async (c) => {
   const run = await findRunByPlanId(c.var.db, c.req.param("id") ?? "");
   return run && { resource: run, organization: run.organization };
 });
-
-/** A run's agent job of `phase`, if an agent executes it. */
-function jobOfRun(db: Db, runId: string, phase: "plan" | "apply"): Promise<AgentJobRow | undefined> {
-  return db
-    .select()
-    .from(agentJobs)
-    .where(and(eq(agentJobs.runId, runId), eq(agentJobs.phase, phase)))
-    .get();
-}
 
 /** N20: 204 while the plan runs, then 307 to the signed JSON plan; 404 for a plan that ended without one. */
 async function jsonOutputAnswer(c: Context<NocodeEnv>, run: RunRow): Promise<Response> {
@@ -128,7 +105,7 @@ runDataRoutes.get(
     if (!run || !plan) return signedLinkRefused();
     const headers = { ...SIGNED_LINK_HEADERS, "Content-Type": "application/json" };
     if (run.executionMode === "agent") {
-      const job = await jobOfRun(c.var.db, run.id, "plan");
+      const job = await findJobOfRun(c.var.db, run.id, "plan");
       const row = job?.jsonPlanObjectId ? await findRunData(c.var.db, job.jsonPlanObjectId) : undefined;
       const stream = row ? await openRunData(c.env, row) : null;
       if (!stream) return signedLinkRefused();
@@ -171,7 +148,7 @@ export async function logReadUrl(
   phase: "plan" | "apply",
   now = Date.now(),
 ): Promise<string | null> {
-  const job = run.executionMode === "agent" ? await jobOfRun(c.var.db, run.id, phase) : undefined;
+  const job = run.executionMode === "agent" ? await findJobOfRun(c.var.db, run.id, phase) : undefined;
   const endedAt = phaseEndedAt(run, phase, job);
   const settings = agentSettings(c.env);
   const limit = phase === "plan" ? settings.planJobLimitMs : settings.applyJobLimitMs;
@@ -191,19 +168,7 @@ const LOG_CHUNKS_PER_READ = 64;
 async function logBytes(c: Context<NocodeEnv>, job: AgentJobRow, start: number, end: number): Promise<Uint8Array> {
   const out = new Uint8Array(Math.max(0, end - start));
   if (out.length === 0) return out;
-  const chunks = await c.var.db
-    .select()
-    .from(agentJobLogChunks)
-    .where(
-      and(
-        eq(agentJobLogChunks.jobId, job.id),
-        lt(agentJobLogChunks.offset, end),
-        sql`${agentJobLogChunks.offset} + ${agentJobLogChunks.length} > ${start}`,
-      ),
-    )
-    .orderBy(asc(agentJobLogChunks.offset))
-    .limit(LOG_CHUNKS_PER_READ)
-    .all();
+  const chunks = await logChunksOverlapping(c.var.db, job.id, start, end, LOG_CHUNKS_PER_READ);
   let filled = start;
   for (const chunk of chunks) {
     // The chunks are contiguous from 0 (the append is conditional on the length); stop at anything else.
@@ -249,7 +214,7 @@ runDataRoutes.get(
     }
     const offset = Number(rawOffset);
     const limit = Math.min(Number(rawLimit), LOG_READ_MAX);
-    const job = run.executionMode === "agent" ? await jobOfRun(c.var.db, run.id, phase) : undefined;
+    const job = run.executionMode === "agent" ? await findJobOfRun(c.var.db, run.id, phase) : undefined;
     const complete = phaseEndedAt(run, phase, job) !== null;
     // Framed: STX, the log's bytes, then ETX once complete.
     const logLength = job?.logLength ?? 0;

@@ -356,6 +356,15 @@ export function findLockingRun(db: Db, workspaceId: string) {
     .get();
 }
 
+/** N20: the runs a user's lock keeps queued (a remote workspace's; sent to the planner again on unlock). */
+export function findQueuedRuns(db: Db, workspaceId: string): Promise<{ id: string }[]> {
+  return db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, ["pending", "plan_queued"])))
+    .all();
+}
+
 /** N20: whether a user or team holds the workspace's lock. */
 export async function workspaceUserLocked(db: Db, workspaceId: string): Promise<boolean> {
   const row = await db

@@ -15,10 +15,9 @@
  * Rights: lock and unlock need manage-workspaces as a user or team (`run-workspaces`, as the
  * other run actions); force-unlock needs the owners team.
  */
-import { and, eq, inArray, isNull, notExists, sql } from "drizzle-orm";
+import { eq, isNotNull } from "drizzle-orm";
 import { type Context, Hono } from "hono";
-import type { Db } from "../../db/client";
-import { runs, workspaces } from "../../db/schema";
+import { workspaces } from "../../db/schema";
 import { tellPoolWorkspaceLock } from "../agent-queue";
 import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
@@ -27,9 +26,9 @@ import { planRunMessage } from "../queue/messages";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
-import { findLockingRun, LOCK_HOLDING_STATUSES } from "../runs/repo";
+import { findLockingRun, findQueuedRuns } from "../runs/repo";
 import { loadWorkspaceResource } from "./load";
-import { findWorkspace, type WorkspaceRow } from "./repo";
+import { findWorkspace, lockIsFree, type WorkspaceRow, writeLockQuery } from "./repo";
 import { workspaceDocumentAnswer } from "./serialize";
 
 /** The workspace `:id`. */
@@ -61,23 +60,8 @@ async function tellPool(c: Context<NocodeEnv>, ws: WorkspaceRow, locked: boolean
     return;
   }
   if (locked) return;
-  const held = await c.var.db
-    .select({ id: runs.id })
-    .from(runs)
-    .where(and(eq(runs.workspaceId, ws.id), inArray(runs.status, ["pending", "plan_queued"])))
-    .all();
-  for (const run of held) await c.env.PROVISION_QUEUE.send(planRunMessage(run.id), { contentType: "json" });
-}
-
-/** Set or clear the user lock where `condition` holds; true when it moved. */
-async function writeLock(db: Db, id: string, holder: string | null, condition: ReturnType<typeof and>) {
-  const now = Date.now();
-  const moved = await db
-    .update(workspaces)
-    .set({ locked: holder !== null, lockedBy: holder, lockedAt: holder === null ? null : now, updatedAt: now })
-    .where(and(eq(workspaces.id, id), condition))
-    .returning({ id: workspaces.id });
-  return moved.length > 0;
+  for (const run of await findQueuedRuns(c.var.db, ws.id))
+    await c.env.PROVISION_QUEUE.send(planRunMessage(run.id), { contentType: "json" });
 }
 
 const lockAnswer = { 200: { description: "The workspace", schema: workspaceDocumentAnswer } };
@@ -104,20 +88,8 @@ workspaceLockRoutes.post(
     if (ws.lockedBy !== null) throw conflict("Unable to lock workspace. The workspace is already locked.");
     // The pool first: from here no plan job of this workspace is handed out (N20).
     await tellPool(c, ws, true);
-    const moved = await writeLock(
-      db,
-      ws.id,
-      holder,
-      and(
-        isNull(workspaces.lockedBy),
-        notExists(
-          db
-            .select({ one: sql`1` })
-            .from(runs)
-            .where(and(eq(runs.workspaceId, ws.id), inArray(runs.status, [...LOCK_HOLDING_STATUSES]))),
-        ),
-      ),
-    );
+    const moved = await writeLockQuery(db, ws.id, holder, lockIsFree(ws.id));
+
     if (!moved) {
       const now = await findWorkspace(db, ws.id);
       if (!now?.lockedBy) await tellPool(c, ws, false);
@@ -149,7 +121,7 @@ workspaceLockRoutes.post(
     }
     if (ws.lockedBy !== holder)
       throw conflict("Unable to unlock workspace. The workspace is locked by a different user; use force-unlock.");
-    if (!(await writeLock(db, ws.id, null, eq(workspaces.lockedBy, holder))))
+    if (!(await writeLockQuery(db, ws.id, null, eq(workspaces.lockedBy, holder))))
       throw conflict("Unable to unlock workspace. The workspace is not locked.");
     await tellPool(c, ws, false);
     const unlocked = await findWorkspace(db, ws.id);
@@ -176,7 +148,7 @@ workspaceLockRoutes.post(
       if (run) throw conflict(`Unable to force-unlock workspace: run ${run.id} holds the lock; cancel or discard it.`);
       throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
     }
-    if (!(await writeLock(db, ws.id, null, sql`${workspaces.lockedBy} IS NOT NULL`)))
+    if (!(await writeLockQuery(db, ws.id, null, isNotNull(workspaces.lockedBy))))
       throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
     await tellPool(c, ws, false);
     const unlocked = await findWorkspace(db, ws.id);

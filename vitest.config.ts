@@ -52,6 +52,7 @@ export default defineConfig({
               queueConsumers: {
                 "keyway-provision": { maxBatchTimeout: 0.05 },
                 "keyway-provision-dlq": { maxBatchTimeout: 0.05 },
+                "keyway-ssh-krl": { maxBatchTimeout: 0.05 },
               },
             },
           }),

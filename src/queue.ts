@@ -2,10 +2,12 @@
  * The Queue consumer (decision N11): one entry point, routed by queue name
  * (house style §3.2 item 10).
  */
+import { createDb } from "./db/client";
 import { guardEnv } from "./db/d1-guard";
 import { logError } from "./lib/log";
 import { ingestModule } from "./lib/terraform";
 import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue-consumer";
+import { handleKrlRebuildBatch, KRL_REBUILD_QUEUE_NAME } from "./ssh/revocation/krl";
 
 export const PROVISION_QUEUE_NAME = "keyway-provision";
 export const PROVISION_DLQ_NAME = "keyway-provision-dlq";
@@ -22,6 +24,8 @@ export function createQueueHandler(deps: ProvisionConsumerDeps) {
         return handleProvisionBatch(batch, env, deps);
       case PROVISION_DLQ_NAME:
         return handleProvisionDeadLetters(batch, env);
+      case KRL_REBUILD_QUEUE_NAME:
+        return handleKrlRebuildBatch(batch, env, createDb(env.DB));
       default:
         // A message nobody understands is acknowledged, never retried forever (poison).
         for (const message of batch.messages) {

@@ -684,8 +684,16 @@ export const sshRevocations = sqliteTable(
     requesterAccessor: text("requester_accessor").notNull(),
     /** Milliseconds since the epoch. */
     createdAt: integer("created_at").notNull(),
+    /**
+     * B17: SHA256 fingerprint of the CA key a serial or key-id revocation applies to; NULL
+     * when it names no issuer or is not back-filled yet, '' when its issuer was gone first.
+     */
+    caKeyFingerprint: text("ca_key_fingerprint"),
   },
-  (t) => [index("ssh_revocations_mount_created").on(t.mount, t.createdAt)],
+  (t) => [
+    index("ssh_revocations_mount_created").on(t.mount, t.createdAt),
+    index("ssh_revocations_mount_ca_key").on(t.mount, t.caKeyFingerprint),
+  ],
 );
 
 /**
@@ -701,6 +709,10 @@ export const sshKrlState = sqliteTable("ssh_krl_state", {
   builtVersion: integer("built_version").notNull().default(0),
   /** The ids of the issuers the built KRL covers: a change of issuers is a change of the KRL. */
   builtIssuers: text("built_issuers").notNull().default(""),
+  /** B17: why the last rebuild failed; NULL once one succeeds (the last good KRL is served meanwhile). */
+  rebuildError: text("rebuild_error"),
+  /** B17: failed rebuild attempts in a row (the retry's backoff). */
+  rebuildAttempts: integer("rebuild_attempts").notNull().default(0),
 });
 
 // --- Self-service console (N14, issue 20) ---

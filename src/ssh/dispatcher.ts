@@ -20,6 +20,7 @@ import {
   VaultRouter,
 } from "./router";
 import { vaultRoutes } from "./routes";
+import { rewriteStoredKeysOnce } from "./stored-keys";
 
 const router = new VaultRouter(vaultRoutes);
 
@@ -68,6 +69,7 @@ export async function serveSecrets(
   const requestId = record.id;
   let response: Response;
   const waitUntil = (work: Promise<unknown>) => (ctx ? ctx.waitUntil(work) : void work.catch(() => {}));
+  rewriteStoredKeysOnce(env, waitUntil);
   try {
     response = await dispatch(request, env, new URL(request.url), requestId, record, waitUntil);
   } catch (err) {

@@ -279,3 +279,42 @@ export function formatPublicKeyText(blob: Uint8Array, comment?: string, typeName
   const name = typeName ?? new SshReader(blob, "public key").readText("key type");
   return `${name} ${toBase64(blob)}${comment ? ` ${comment}` : ""}`;
 }
+
+/** A public key in the one text form Keyway stores (decision B17). */
+export interface CanonicalPublicKey {
+  /** `<type> <base64>[ <comment>]`: the type read from the blob, single spaces, nothing around. */
+  readonly text: string;
+  /** The wire-format blob. */
+  readonly blob: Uint8Array;
+  /** The decoded key. */
+  readonly key: SshPublicKey;
+}
+
+/**
+ * The one parser every stored public key goes through (decision B17), on the way in and
+ * on the way out (rows written before it existed). Surrounding whitespace (CR and LF
+ * included) is ignored; fields are separated by runs of spaces or tabs; a comment keeps its
+ * words, joined by single spaces, with control characters dropped. The type written is the
+ * blob's own (sshd's authorized_keys format, sshd(8) "AUTHORIZED_KEYS FILE FORMAT"), so two
+ * texts of one key differ at most in their comment. A bare base64 blob is accepted too.
+ * @throws WireError as {@link parsePublicKeyText}
+ */
+export function parseCanonicalPublicKey(text: string): CanonicalPublicKey {
+  const fields = text
+    .trim()
+    .split(/[ \t]/)
+    .filter((field) => field !== "");
+  if (fields.length === 0) throw new WireError("INVALID_ENCODING", "no base64 key data");
+  const bare = fields.length === 1;
+  const { key, blob } = parsePublicKeyText(bare ? fields[0]! : `${fields[0]} ${fields[1]}`);
+  const comment = bare
+    ? ""
+    : fields
+        .slice(2)
+        .join(" ")
+        .replace(/[\u0000-\u001f\u007f]/g, " ")
+        .split(" ")
+        .filter((word) => word !== "")
+        .join(" ");
+  return { text: formatPublicKeyText(blob, comment || undefined, key.type), blob, key };
+}

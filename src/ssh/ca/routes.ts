@@ -92,13 +92,16 @@ export const caRoutes: VaultRoute[] = [
     operations: {
       read: async (req) => {
         const issuer = defaultOrThrow(await cachedIssuersOfMount(req.db, req.mount), notFound);
-        // Byte-identical to what was stored (reference §3.10).
+        // The stored text, which is the canonical form of the key (B17).
         return new Response(issuer.publicKey, { status: 200, headers: { "Content-Type": "text/plain" } });
       },
     },
     docs: {
       operations: {
-        read: { summary: "The default issuer's public key, as stored", responses: plainText("an OpenSSH public key") },
+        read: {
+          summary: "The default issuer's public key, in canonical text (B17)",
+          responses: plainText("an OpenSSH public key"),
+        },
       },
     },
   },

@@ -12,7 +12,7 @@ import {
   type SshSigningKey,
 } from "../../lib/crypto/ssh-keys-and-certificates";
 import { WireError } from "../../lib/sshwire/errors";
-import { parsePublicKeyText } from "../../lib/sshwire/public-key";
+import { parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { badRequest } from "../errors";
 import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 
@@ -27,7 +27,7 @@ export const KEY_MATERIAL_FIELDS = {
 
 /** A validated key pair, ready to store. */
 export interface KeyMaterial {
-  /** As supplied (kept verbatim: `public_key` serves exactly it) or as generated. */
+  /** As supplied or generated, in the canonical text form every stored key has (B17). */
   publicKeyText: string;
   privateKeyPem: string;
   keyType: string;
@@ -46,7 +46,10 @@ function causeOf(e: unknown): string {
 }
 
 /** Check a supplied pair (reference §3.9 row "explicitly false"), in Vault's order. */
-async function importSuppliedPair(publicKeyText: string, privateKeyPem: string): Promise<SshSigningKey> {
+async function importSuppliedPair(
+  publicKeyText: string,
+  privateKeyPem: string,
+): Promise<{ signingKey: SshSigningKey; canonicalText: string }> {
   if (publicKeyText === "") throw badRequest("missing public_key");
   if (privateKeyPem === "") throw badRequest("missing private_key");
   let signingKey: SshSigningKey;
@@ -55,15 +58,15 @@ async function importSuppliedPair(publicKeyText: string, privateKeyPem: string):
   } catch (e) {
     throw badRequest(`Unable to parse private_key as an SSH private key: ${causeOf(e)}`);
   }
-  let blob: Uint8Array;
+  let parsed: ReturnType<typeof parseCanonicalPublicKey>;
   try {
-    blob = parsePublicKeyText(publicKeyText.trim()).blob;
+    parsed = parseCanonicalPublicKey(publicKeyText);
   } catch (e) {
     throw badRequest(`Unable to parse public_key as an SSH public key: ${causeOf(e)}`);
   }
   // S9: Vault stores a mismatched pair and then publishes the wrong CA; we refuse it.
-  if (!bytesEqual(blob, signingKey.publicKeyBlob)) throw badRequest("public_key does not match private_key");
-  return signingKey;
+  if (!bytesEqual(parsed.blob, signingKey.publicKeyBlob)) throw badRequest("public_key does not match private_key");
+  return { signingKey, canonicalText: parsed.text };
 }
 
 /**
@@ -94,9 +97,9 @@ export async function keyMaterialFrom(values: Record<string, unknown>, provided:
   }
 
   if (useSupplied) {
-    const signingKey = await importSuppliedPair(publicKey, privateKey);
+    const { signingKey, canonicalText } = await importSuppliedPair(publicKey, privateKey);
     return {
-      publicKeyText: publicKey,
+      publicKeyText: canonicalText,
       privateKeyPem: privateKey,
       keyType: signingKey.keyType,
       signingKey,
@@ -120,7 +123,7 @@ export async function keyMaterialFrom(values: Record<string, unknown>, provided:
     throw e;
   }
   return {
-    publicKeyText: pair.publicKeyText,
+    publicKeyText: parseCanonicalPublicKey(pair.publicKeyText).text,
     privateKeyPem: pair.privateKeyPem,
     keyType: sshKeyTypeOf(spec),
     signingKey: pair.signingKey,

@@ -14,6 +14,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { sshIssuerConfig, sshIssuers, sshRoles } from "../../db/schema";
 import { encryptSecret } from "../../lib/crypto/kek";
+import { parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { invalidateMountContexts } from "../context-cache";
 
 /** A stored issuer row. */
@@ -53,6 +54,26 @@ export function issuerConfigQuery(db: Db, mount: string) {
     .limit(1);
 }
 
+/**
+ * B17: a stored public key in its canonical text. Rows written before B17 may carry
+ * surrounding whitespace or a different spacing; they read as the canonical form (and are
+ * rewritten by rewriteNonCanonicalIssuerKeys). Text that does not parse at all is returned
+ * as stored: no write path ever stored such a key, and its readers refuse it themselves.
+ */
+export function canonicalStoredKey(stored: string): string {
+  try {
+    return parseCanonicalPublicKey(stored).text;
+  } catch {
+    return stored;
+  }
+}
+
+/** An issuer row as every reader sees it: its public key in canonical text (B17). */
+function readIssuerRow(row: IssuerRow): IssuerRow {
+  const publicKey = canonicalStoredKey(row.publicKey);
+  return publicKey === row.publicKey ? row : { ...row, publicKey };
+}
+
 /** Decode the rows of issuersOfMountQuery and issuerConfigQuery. A default id naming no issuer reads as none. */
 export function mountIssuersFromRows(
   issuerRows: IssuerRow[],
@@ -60,7 +81,26 @@ export function mountIssuersFromRows(
 ): MountIssuers {
   const id = configRows[0]?.defaultIssuerId ?? null;
   const defaultId = id !== null && issuerRows.some((i) => i.id === id) ? id : null;
-  return { issuers: issuerRows, defaultId };
+  return { issuers: issuerRows.map(readIssuerRow), defaultId };
+}
+
+/**
+ * B17's one-time rewrite: every issuer row of every mount whose public key is not in
+ * canonical text is rewritten to it. Idempotent (a canonical row is left alone, and the
+ * update only applies while the row still holds the text that was read).
+ */
+export async function rewriteNonCanonicalIssuerKeys(db: Db): Promise<number> {
+  const rows = await db.select({ id: sshIssuers.id, publicKey: sshIssuers.publicKey }).from(sshIssuers);
+  const stale = rows
+    .map((row) => ({ ...row, canonical: canonicalStoredKey(row.publicKey) }))
+    .filter((row) => row.canonical !== row.publicKey);
+  for (const row of stale) {
+    await db
+      .update(sshIssuers)
+      .set({ publicKey: row.canonical })
+      .where(and(eq(sshIssuers.id, row.id), eq(sshIssuers.publicKey, row.publicKey)));
+  }
+  return stale.length;
 }
 
 /** The issuers of a mount and its default, in one D1 round trip. */
@@ -109,7 +149,8 @@ export async function insertIssuer(
     id: crypto.randomUUID(),
     mount,
     name: issuer.name,
-    publicKey: issuer.publicKeyText,
+    // B17: the one canonical form, whatever the caller passed.
+    publicKey: parseCanonicalPublicKey(issuer.publicKeyText).text,
     privateKeyEncrypted: await encryptSecret(env.KEYWAY_KEK, issuerKekContext(mount), issuer.privateKeyPem),
     keyType: issuer.keyType,
     trusted: issuer.trusted ?? true,

@@ -31,7 +31,6 @@ import {
   createIssuer,
   ISSUER_NAME_PATTERN,
   isNameConflict,
-  noDefaultIssuer,
   normaliseIssuerRef,
   pathIssuerRef,
   resolveIssuer,
@@ -195,9 +194,8 @@ async function issuerPublicKey(req: VaultRequest): Promise<Response> {
 
 async function readIssuersConfig(req: VaultRequest): Promise<Response> {
   const set = await issuersOfMount(req.db, req.mount);
-  const issuer = defaultIssuerOf(set);
-  if (!issuer) throw noDefaultIssuer();
-  return vaultJson(req, { data: { default: issuer.id } });
+  // S20a: OpenBao answers 200 with an empty default when none is configured.
+  return vaultJson(req, { data: { default: defaultIssuerOf(set)?.id ?? "" } });
 }
 
 const ISSUERS_CONFIG_FIELDS = { default: { type: "string" } } as const;
@@ -357,7 +355,10 @@ export const issuerRoutes: VaultRoute[] = [
     docs: {
       params: ISSUER_REF_DOC,
       operations: {
-        read: { summary: "An issuer's public key, as stored", responses: plainText("an OpenSSH public key") },
+        read: {
+          summary: "An issuer's public key, in canonical text (B17)",
+          responses: plainText("an OpenSSH public key"),
+        },
       },
     },
   },

@@ -9,7 +9,7 @@
  */
 import type { Db } from "../../db/client";
 import { bytesEqual } from "../../lib/bytes";
-import { parsePublicKeyText } from "../../lib/sshwire/public-key";
+import { parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";
 import type { KeyMaterial } from "./key-material";
@@ -119,7 +119,7 @@ function issuerHolding(set: MountIssuers, material: KeyMaterial): IssuerRow | nu
   const blob = material.signingKey.publicKeyBlob;
   for (const issuer of set.issuers) {
     try {
-      if (bytesEqual(parsePublicKeyText(issuer.publicKey.trim()).blob, blob)) return issuer;
+      if (bytesEqual(parseCanonicalPublicKey(issuer.publicKey).blob, blob)) return issuer;
     } catch {
       // A stored key that no longer parses holds nothing comparable.
     }

@@ -10,7 +10,7 @@
  * `/v1`, writes as POST (PUT too: Vault accepts both), lists as `GET ?list=true`, mounted
  * paths under a `{mount}` path parameter, Vault's envelope and `{"errors": [...]}`.
  */
-import { jsonPointer, toOpenApiPath } from "../../lib/openapi/paths";
+import { toOpenApiPath } from "../../lib/openapi/paths";
 import type {
   HttpMethod,
   JsonSchema,
@@ -116,6 +116,7 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
   const key = (route.mounted ? "/{mount}" : "") + toOpenApiPath(route.pattern);
   const parameters = pathParameters(route, mounts);
   const tag = route.mounted ? "ssh" : route.pattern.split("/")[0]!;
+  let listOperation: OperationObject | undefined;
   for (const operation of Object.keys(route.operations) as Operation[]) {
     const docs = route.docs.operations[operation];
     if (!docs) throw new Error(`route ${route.pattern} serves ${operation} but its docs do not describe it`);
@@ -164,6 +165,7 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
       }
       if (unauthenticated) op.security = [];
       item[method] = op;
+      if (operation === "list") listOperation = op;
     }
     // B12: HEAD answers the read's status and headers without its body.
     if (operation === "read" && route.head) {
@@ -178,7 +180,12 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
     }
   }
   // S2b: a list also answers with a trailing slash (Vault's own spelling of list paths).
-  if (route.operations.list) paths[`${key}/`] = { $ref: `#${encodeURI(jsonPointer(["paths", key]))}` };
+  // B14a: a path item of its own (not a `$ref` to the other, which would repeat its
+  // operationId), holding only the list under an id of its own.
+  const list = listOperation;
+  if (list) {
+    paths[`${key}/`] = { parameters, get: { ...list, operationId: `${list.operationId}-trailing-slash` } };
+  }
 }
 
 function pathParameters(route: VaultRoute, mounts: readonly string[]): ParameterObject[] {

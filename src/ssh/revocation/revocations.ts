@@ -12,7 +12,7 @@ import { utf8 } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
 import { WireError } from "../../lib/sshwire/errors";
 import { isCertificateTypeName } from "../../lib/sshwire/key-types";
-import { formatPublicKeyText, parsePublicKeyText } from "../../lib/sshwire/public-key";
+import { formatPublicKeyText, parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, listData, object, str, written } from "../openapi-schemas";
@@ -20,7 +20,7 @@ import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { parseSerialText, sha256Fingerprint } from "./inventory";
 import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
-import { krlChangeIfDeletedStatement, krlChangeStatement, rebuildKrl } from "./krl";
+import { caKeyFingerprint, KRL_STALE_HEADER, krlChangeIfDeletedStatement, krlChangeStatement, rebuildKrl } from "./krl";
 
 /** S23: the longest key id that can be revoked, in bytes. */
 export const MAX_REVOKED_KEY_ID_BYTES = 1024;
@@ -53,6 +53,7 @@ function revocationData(row: RevocationRow) {
     key_id: row.keyId ?? "",
     public_key: row.publicKey ?? "",
     public_key_fingerprint: row.publicKeyFingerprint ?? "",
+    ca_key_fingerprint: row.caKeyFingerprint ?? "",
     expires_at: row.expiresAt === null ? "" : new Date(row.expiresAt * 1000).toISOString(),
     created_at: new Date(row.createdAt).toISOString(),
     requester: { display_name: row.requesterDisplayName, accessor: row.requesterAccessor },
@@ -61,6 +62,10 @@ function revocationData(row: RevocationRow) {
 
 /** B14: the schema of `revocationData`. */
 const REVOCATION_KIND = { enum: ["serial", "key_id", "public_key"], description: "what the revocation matches" };
+/** B17: the CA key a revocation follows; "" when it names none or its issuer was gone first (orphaned). */
+const CA_KEY_FINGERPRINT = str(
+  "SHA256 fingerprint of the CA key (B17); empty for by-public-key, mount-wide and orphaned revocations",
+);
 /** An RFC 3339 time, or "" when there is none. */
 const OPTIONAL_TIME = { anyOf: [dateTime(), { const: "" }] };
 const revocationSchema = object({
@@ -71,6 +76,7 @@ const revocationSchema = object({
   key_id: str(),
   public_key: str(),
   public_key_fingerprint: str(),
+  ca_key_fingerprint: CA_KEY_FINGERPRINT,
   expires_at: OPTIONAL_TIME,
   created_at: dateTime(),
   requester: object({ display_name: str(), accessor: str() }),
@@ -79,7 +85,7 @@ const revocationSchema = object({
 /** The revocation a request describes (before its id, time and requester are added). */
 type Revocation = Pick<
   RevocationRow,
-  "kind" | "issuerId" | "serial" | "keyId" | "publicKey" | "publicKeyFingerprint" | "expiresAt"
+  "kind" | "issuerId" | "serial" | "keyId" | "publicKey" | "publicKeyFingerprint" | "expiresAt" | "caKeyFingerprint"
 >;
 
 async function describeRevocation(
@@ -94,7 +100,15 @@ async function describeRevocation(
   if (expiresAt !== null && expiresAt * 1000 <= Date.now())
     throw badRequest("expires_at is in the past: the revocation would never be in the KRL");
   const ref = provided.has("issuer_ref") && values.issuer_ref !== "" ? (values.issuer_ref as string) : null;
-  const base = { issuerId: null, serial: null, keyId: null, publicKey: null, publicKeyFingerprint: null, expiresAt };
+  const base = {
+    issuerId: null,
+    serial: null,
+    keyId: null,
+    publicKey: null,
+    publicKeyFingerprint: null,
+    caKeyFingerprint: null,
+    expiresAt,
+  };
 
   if (given[0] === "serial_number") {
     const serial = parseSerialText(values.serial_number as string);
@@ -115,7 +129,14 @@ async function describeRevocation(
         .limit(1);
       defaultExpiry = cert[0]?.validBefore ?? null;
     }
-    return { ...base, kind: "serial", issuerId: issuer.id, serial, expiresAt: defaultExpiry };
+    return {
+      ...base,
+      kind: "serial",
+      issuerId: issuer.id,
+      caKeyFingerprint: await caKeyFingerprint(issuer.publicKey),
+      serial,
+      expiresAt: defaultExpiry,
+    };
   }
 
   if (given[0] === "key_id") {
@@ -124,14 +145,22 @@ async function describeRevocation(
     if (utf8(keyId).length > MAX_REVOKED_KEY_ID_BYTES)
       throw badRequest(`key_id is longer than ${MAX_REVOKED_KEY_ID_BYTES} bytes`);
     // Without issuer_ref: every issuer of the mount, present and future (never the KRL wildcard).
-    const issuerId = ref === null ? null : resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id;
-    return { ...base, kind: "key_id", issuerId, keyId };
+    if (ref === null) return { ...base, kind: "key_id", keyId };
+    const issuer = resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref);
+    return {
+      ...base,
+      kind: "key_id",
+      issuerId: issuer.id,
+      caKeyFingerprint: await caKeyFingerprint(issuer.publicKey),
+      keyId,
+    };
   }
 
   if (ref !== null) throw badRequest("issuer_ref applies to serial_number and key_id only");
-  let parsed: ReturnType<typeof parsePublicKeyText>;
+  let parsed: ReturnType<typeof parseCanonicalPublicKey>;
   try {
-    parsed = parsePublicKeyText(values.public_key as string);
+    // B17: the one parser every stored key goes through (surrounding space, CRLF, comments).
+    parsed = parseCanonicalPublicKey(values.public_key as string);
   } catch (e) {
     if (e instanceof WireError && e.code === "CERTIFICATE")
       throw badRequest("public_key must be a plain public key, not a certificate");
@@ -148,17 +177,16 @@ async function describeRevocation(
   };
 }
 
-/** Rebuild after a committed change; a failed rebuild is retried by the next read. */
-async function rebuildAfterChange(req: VaultRequest): Promise<void> {
-  try {
-    await rebuildKrl(req.env, req.db, req.mount);
-  } catch (e) {
-    logInfo("ssh krl rebuild deferred to the next read", {
-      request_id: req.requestId,
-      mount: req.mount,
-      error: e instanceof Error ? e.message : String(e),
-    });
-  }
+/**
+ * Rebuild after a committed change. B17: a failed rebuild keeps the change (it is stored)
+ * and answers a warning naming the reason; the Queue retries the rebuild.
+ */
+async function rebuildAfterChange(req: VaultRequest): Promise<string[]> {
+  const rebuilt = await rebuildKrl(req.env, req.db, req.mount, { requestId: req.requestId });
+  if (rebuilt.ok) return [];
+  return [
+    `the revocation is stored but the KRL could not be rebuilt (${rebuilt.reason}); GET krl serves the last good KRL with ${KRL_STALE_HEADER}: true until a retry succeeds`,
+  ];
 }
 
 /** `POST revoke` (S23) → 200 `data.revocation_id`. */
@@ -184,11 +212,12 @@ async function revoke(req: VaultRequest): Promise<Response> {
     serial: row.serial,
     key_id: row.keyId,
     public_key_fingerprint: row.publicKeyFingerprint,
+    ca_key_fingerprint: row.caKeyFingerprint,
     expires_at: row.expiresAt,
     accessor: row.requesterAccessor,
   });
-  await rebuildAfterChange(req);
-  return vaultJson(req, { data: { revocation_id: row.id }, warnings: unknownFieldWarnings(f.unknown) });
+  const warnings = [...unknownFieldWarnings(f.unknown), ...(await rebuildAfterChange(req))];
+  return vaultJson(req, { data: { revocation_id: row.id }, warnings });
 }
 
 async function listRevocations(req: VaultRequest): Promise<Response> {
@@ -207,6 +236,7 @@ async function listRevocations(req: VaultRequest): Promise<Response> {
       serial_number: d.serial_number,
       key_id: d.key_id,
       public_key_fingerprint: d.public_key_fingerprint,
+      ca_key_fingerprint: d.ca_key_fingerprint,
       expires_at: d.expires_at,
     };
   }
@@ -247,7 +277,8 @@ async function deleteRevocation(req: VaultRequest): Promise<Response> {
       kind: removed[0]!.kind,
       accessor: req.token?.accessor ?? "",
     });
-    await rebuildAfterChange(req);
+    const warnings = await rebuildAfterChange(req);
+    if (warnings.length > 0) return vaultNoContent(req, warnings);
   }
   return vaultNoContent(req);
 }
@@ -302,6 +333,7 @@ export const revocationRoutes: VaultRoute[] = [
                 serial_number: str(),
                 key_id: str(),
                 public_key_fingerprint: str(),
+                ca_key_fingerprint: CA_KEY_FINGERPRINT,
                 expires_at: OPTIONAL_TIME,
               }),
             ),

@@ -4,15 +4,29 @@
  */
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
+import type { HeaderObject, ResponseObject } from "../../lib/openapi/types";
 import { cacheableFile } from "../openapi-schemas";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
 import { inventoryRoutes, tidyCertificates } from "./inventory";
-import { serveKrl } from "./krl";
+import { KRL_STALE_HEADER, rebuildKrl, serveKrl, staleKrlMounts } from "./krl";
 import { revocationRoutes, tidyRevocations } from "./revocations";
 
 /** S22: what the scheduled tidy keeps past expiry. */
 const SCHEDULED_SAFETY_BUFFER_SECONDS = 72 * 3600;
+
+/** B17: the KRL's answers may say that they are the last good KRL, not the current one. */
+function withStaleHeader(responses: Record<string, ResponseObject>): Record<string, ResponseObject> {
+  const header: Record<string, HeaderObject> = {
+    [KRL_STALE_HEADER]: {
+      description: "`true` when rebuilds of a newer version fail and this is the last good KRL (B17)",
+      schema: { type: "string", enum: ["true"] },
+    },
+  };
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => [status, { ...r, headers: { ...r.headers, ...header } }]),
+  );
+}
 
 function krl(req: VaultRequest): Promise<Response> {
   return serveKrl(req.env, req.db, req.mount, req.headers);
@@ -31,9 +45,8 @@ export const revocationFeatureRoutes: VaultRoute[] = [
       operations: {
         read: {
           summary: "The mount's OpenSSH KRL (sshd's RevokedKeys), covering every issuer",
-          responses: cacheableFile(
-            "an OpenSSH KRL (PROTOCOL.krl, format version 1, unsigned)",
-            "application/octet-stream",
+          responses: withStaleHeader(
+            cacheableFile("an OpenSSH KRL (PROTOCOL.krl, format version 1, unsigned)", "application/octet-stream"),
           ),
         },
       },
@@ -51,5 +64,12 @@ export async function scheduledTidy(env: Env, now = Date.now()): Promise<void> {
     } catch (e) {
       logError(`scheduled-tidy:${mount}`, "scheduled tidy of an SSH mount failed", e);
     }
+  }
+  // B17: a stale KRL whose Queue retry was lost is retried here at the latest.
+  try {
+    for (const mount of await staleKrlMounts(db, configuredMounts(env.SSH_MOUNTS)))
+      await rebuildKrl(env, db, mount, { force: true });
+  } catch (e) {
+    logError("scheduled-tidy", "scheduled retry of stale SSH KRLs failed", e);
   }
 }

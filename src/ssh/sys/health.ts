@@ -6,10 +6,11 @@
  * every answer probes (200 when it answers, 503 `storage unavailable` when it does not).
  */
 import packageJson from "../../../package.json";
-import { storageUnavailable } from "../errors";
+import { badRequest, storageUnavailable } from "../errors";
 import { bool, int, object, rawJson, str } from "../openapi-schemas";
 import { jsonResponse } from "../respond";
-import type { VaultRequest, VaultRoute } from "../router";
+import { krlHealth } from "../revocation/krl";
+import { configuredMounts, type VaultRequest, type VaultRoute } from "../router";
 
 /** Keyway's version, as Vault's `version` field reports it. */
 export const KEYWAY_VERSION: string = packageJson.version;
@@ -35,16 +36,58 @@ async function requireStorage(req: VaultRequest): Promise<void> {
   if (!(await probeStorage(req.env.DB))) throw storageUnavailable();
 }
 
+/** Vault's status-code parameters of `sys/health` (vault/http/sys_health.go). */
+const HEALTH_CODE_PARAMS = [
+  "uninitcode",
+  "sealedcode",
+  "standbycode",
+  "activecode",
+  "drsecondarycode",
+  "performancestandbycode",
+] as const;
+
+/** Vault's boolean parameters of `sys/health` (Go's strconv.ParseBool spellings). */
+const HEALTH_BOOL_PARAMS = ["standbyok", "perfstandbyok"] as const;
+const GO_BOOLEAN = /^(1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/;
+
+/** Statuses whose answer has no body (Fetch's null body statuses). */
+const NULL_BODY_STATUSES: readonly number[] = [204, 205, 304];
+
 /**
- * Vault's `activecode` query parameter: the status an active, unsealed node answers
- * (default 200; load balancers set it). Vault's other codes (`standbycode`, `sealedcode`…)
- * describe states Keyway is never in.
+ * The status `sys/health` answers (B19). Every code Vault reads is checked, a value that
+ * is not an integer from 200 to 599 being a 400 naming the parameter; Keyway is always
+ * initialized, unsealed and active, so `activecode` (default 200) is the one that decides.
  */
-function activeCode(query: URLSearchParams): number {
-  const raw = query.get("activecode");
-  if (raw === null || raw === "") return 200;
-  const code = /^\d{3}$/.test(raw) ? Number(raw) : Number.NaN;
-  return code >= 200 && code <= 599 ? code : 200;
+function healthStatus(query: URLSearchParams): number {
+  const codes = new Map<string, number>();
+  for (const param of HEALTH_CODE_PARAMS) {
+    const raw = query.get(param);
+    if (raw === null) continue;
+    // Go's strconv.Atoi, as Vault parses them: optional `+`, decimal digits.
+    const code = /^\+?\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!(code >= 200 && code <= 599)) throw badRequest(`${param} must be a status code between 200 and 599`);
+    codes.set(param, code);
+  }
+  for (const param of HEALTH_BOOL_PARAMS) {
+    const raw = query.get(param);
+    if (raw !== null && !GO_BOOLEAN.test(raw)) throw badRequest(`${param} must be true or false`);
+  }
+  return codes.get("activecode") ?? 200;
+}
+
+/** A JSON answer, or an empty one for 204, 205 and 304 (a body there is a TypeError). */
+function healthResponse(body: unknown, status: number): Response {
+  return NULL_BODY_STATUSES.includes(status) ? new Response(null, { status }) : jsonResponse(body, status);
+}
+
+/**
+ * B17: Keyway's own fields. `krl_stale` lists the mounts whose KRL rebuilds fail (the last
+ * good KRL is served, so the service stays healthy); `krl_orphaned_revocations` counts, per
+ * mount, the revocations whose issuer was deleted before they recorded its CA key.
+ */
+async function krlFields(req: VaultRequest) {
+  const health = await krlHealth(req.db, configuredMounts(req.env.SSH_MOUNTS));
+  return { krl_stale: health.stale, krl_orphaned_revocations: health.orphanedRevocations };
 }
 
 /** B14: the answer of `sys/health`. */
@@ -59,6 +102,12 @@ const healthSchema = object({
   version: str(),
   enterprise: { const: false },
   cluster_name: str(),
+  krl_stale: { type: "array", items: str(), description: "mounts serving their last good KRL (B17)" },
+  krl_orphaned_revocations: {
+    type: "object",
+    additionalProperties: int(),
+    description: "per mount, revocations whose issuer was gone before B17 (B17)",
+  },
 });
 
 export const healthRoutes: VaultRoute[] = [
@@ -66,6 +115,7 @@ export const healthRoutes: VaultRoute[] = [
     pattern: "sys/health",
     operations: {
       read: async (req) => {
+        const status = healthStatus(req.query);
         await requireStorage(req);
         const body = {
           initialized: true,
@@ -78,8 +128,9 @@ export const healthRoutes: VaultRoute[] = [
           version: KEYWAY_VERSION,
           enterprise: false,
           cluster_name: CLUSTER_NAME,
+          ...(await krlFields(req)),
         };
-        return jsonResponse(body, activeCode(req.query));
+        return healthResponse(body, status);
       },
     },
     unauthenticated: ["read"],
@@ -88,13 +139,29 @@ export const healthRoutes: VaultRoute[] = [
       operations: {
         read: {
           summary: "Health of the service (also HEAD)",
-          query: {
-            activecode: { description: "the status to answer when healthy (default 200)", schema: { type: "string" } },
-          },
+          query: Object.fromEntries([
+            ...HEALTH_CODE_PARAMS.map((p) => [
+              p,
+              {
+                description:
+                  p === "activecode"
+                    ? "the status to answer when healthy (default 200; 204, 205 and 304 have no body)"
+                    : "accepted and checked as Vault does; Keyway is never in that state",
+                schema: { type: "integer", minimum: 200, maximum: 599 },
+              },
+            ]),
+            ...HEALTH_BOOL_PARAMS.map((p) => [
+              p,
+              { description: "accepted; Keyway is never a standby", schema: { type: "boolean" } },
+            ]),
+          ]),
           responses: {
             ...rawJson("healthy", healthSchema),
+            ...Object.fromEntries(
+              NULL_BODY_STATUSES.map((status) => [String(status), { description: "healthy with this `activecode`" }]),
+            ),
             ...rawJson(
-              "healthy with `activecode`, or 503 `storage unavailable`",
+              "healthy with `activecode` (no body for 204, 205, 304), 400 for a bad parameter, or 503 `storage unavailable`",
               {
                 anyOf: [healthSchema, { $ref: "#/components/schemas/VaultErrors" }],
               },

@@ -4,6 +4,7 @@
  * The worker tests then check every answer they see against them (test/helpers/openapi-check.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openApiValidatorProblems, SERVED_DOCUMENTS } from "../../../scripts/validate-openapi.mjs";
 import type { OpenApiDocument } from "../../../src/lib/openapi/types";
 import { CONTRACT_SOURCES } from "../../helpers/openapi-check";
 import { openApiDocumentProblems } from "../../helpers/openapi-document-check";
@@ -43,7 +44,11 @@ describe("the /v1 document", () => {
       in: "query",
       required: true,
     });
-    expect(document.paths?.["/{mount}/roles/"]).toEqual({ $ref: "#/paths/~1%7Bmount%7D~1roles" });
+    // B14a: the trailing-slash spelling is a path item of its own with an operationId of its own.
+    expect(document.paths?.["/{mount}/roles/"]?.get).toEqual({
+      ...document.paths?.["/{mount}/roles"]?.get,
+      operationId: "ssh-roles-list-trailing-slash",
+    });
     // S16a's unauthenticated operations carry no security requirement; the others the document's.
     const open = Object.entries(document.paths ?? {}).flatMap(([key, item]) =>
       Object.entries(item)
@@ -72,5 +77,23 @@ describe("the /v1 document", () => {
     expect(document.paths?.["/{mount}/krl"]?.get?.responses["200"]).toMatchObject({
       content: { "application/octet-stream": {} },
     });
+  });
+});
+
+describe("B14a: @readme/openapi-parser's validate() (scripts/validate-openapi.mjs, run by .ci/run)", () => {
+  it.each(SERVED_DOCUMENTS)("accepts the served %s", async (documentPath) => {
+    const document = (await (await fetch(`${keyway.url}${documentPath}`)).json()) as OpenApiDocument;
+    expect(await openApiValidatorProblems(document)).toEqual([]);
+  });
+
+  it("refuses a /v1 document in which one operationId is used twice", async () => {
+    const document = (await (await fetch(`${keyway.url}/v1/sys/internal/specs/openapi`)).json()) as OpenApiDocument;
+    const roles = document.paths?.["/{mount}/roles"]?.get;
+    const role = document.paths?.["/{mount}/roles/{name}"]?.get;
+    expect(roles?.operationId).toBe("ssh-roles-list");
+    role!.operationId = roles!.operationId;
+    const problems = await openApiValidatorProblems(document);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/operationId.*ssh-roles-list|ssh-roles-list.*operationId/is);
   });
 });

@@ -27,7 +27,7 @@ describe("§8 item 13: config/ca update and delete (S9: POST replaces)", () => {
     const mount = "ssh";
     const first = await vault("POST", `${mount}/config/ca`);
     expect(first.status).toBe(200);
-    expect(first.json.data.public_key).toMatch(/^ssh-rsa AAAA[A-Za-z0-9+/=]+\n$/);
+    expect(first.json.data.public_key).toMatch(/^ssh-rsa AAAA[A-Za-z0-9+/=]+$/);
 
     // Vault: 400 "keys are already configured". S9: the pair is replaced.
     const second = await configure(mount, { key_type: "ed25519" });
@@ -41,7 +41,7 @@ describe("§8 item 13: config/ca update and delete (S9: POST replaces)", () => {
     expect(imported.text).toBe("");
     const replaced = await importPair(mount, CA_KEYS.ecdsa384);
     expect(replaced.status).toBe(204);
-    expect((await publicKey(mount)).text).toBe(CA_KEYS.ecdsa384.publicKey);
+    expect((await publicKey(mount)).text).toBe(CA_KEYS.ecdsa384.publicKey.trim());
 
     expect((await vault("DELETE", `${mount}/config/ca`)).status).toBe(204);
     const regenerated = await configure(mount, { key_type: "ec" });
@@ -109,7 +109,7 @@ describe("§8 item 14: generated CA key types (TestSSH_ConfigCAKeyTypes)", () =>
     const gen = await configure(mount, { key_type: keyType, key_bits: keyBits });
     expect(gen.status).toBe(200);
     expect(gen.json.data.public_key.startsWith(`${sshType} `)).toBe(true);
-    expect(gen.json.data.public_key.endsWith("\n")).toBe(true);
+    expect(gen.json.data.public_key).toBe(gen.json.data.public_key.trim()); // B17: canonical, no trailing newline
     const signed = await vault("POST", `${mount}/sign/${role}`, {
       body: { public_key: SUBJECT_KEYS.ed25519, valid_principals: "u" },
     });
@@ -207,7 +207,7 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
     else expect(res.json.errors[0]).toMatch(message);
     // S9: parameters are validated before anything is generated.
     expect(Date.now() - started).toBeLessThan(1000);
-    expect((await publicKey(mount)).text).toBe(CA_KEYS.ecdsa256.publicKey);
+    expect((await publicKey(mount)).text).toBe(CA_KEYS.ecdsa256.publicKey.trim());
   });
 
   it("imports every supported private key container", async () => {
@@ -250,22 +250,23 @@ describe("§8 item 16: GET config/ca", () => {
     await importPair(mount, CA_KEYS.ed25519);
     const after = await vault("GET", `${mount}/config/ca`);
     expect(after.status).toBe(200);
-    expect(after.json.data).toEqual({ public_key: CA_KEYS.ed25519.publicKey });
+    expect(after.json.data).toEqual({ public_key: CA_KEYS.ed25519.publicKey.trim() });
   });
 });
 
 describe("§8 items 17–18: GET public_key (S16)", () => {
-  it("17: serves an imported public key unauthenticated, text/plain, byte-identical", async () => {
+  it("17: serves an imported public key unauthenticated, text/plain, in its canonical form (B17)", async () => {
     const mount = "ssh-two";
-    // A comment and the trailing newline are kept verbatim.
-    const pub = `${CA_KEYS.rsa2048.publicKey.trim()} extra words\n`;
+    // B17: the comment is kept, surrounding space and the trailing newline are not.
+    const pub = `  ${CA_KEYS.rsa2048.publicKey.trim()}   extra\twords\r\n`;
+    const canonical = `${CA_KEYS.rsa2048.publicKey.trim()} extra words`;
     expect((await configure(mount, { private_key: CA_KEYS.rsa2048.privateKey, public_key: pub })).status).toBe(204);
     const res = await publicKey(mount);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/plain");
-    expect(res.text).toBe(pub);
+    expect(res.text).toBe(canonical);
     // A token is accepted too.
-    expect((await vault("GET", `${mount}/public_key`)).text).toBe(pub);
+    expect((await vault("GET", `${mount}/public_key`)).text).toBe(canonical);
   });
 
   it("18: serves an auto-generated key exactly as config/ca returned it", async () => {
@@ -328,7 +329,7 @@ describe("the CA private key at rest and in answers (B2)", () => {
   it("each mount has its own CA (S1)", async () => {
     await importPair("ssh", CA_KEYS.ed25519);
     await importPair("ssh-two", CA_KEYS.ecdsa384);
-    expect((await publicKey("ssh")).text).toBe(CA_KEYS.ed25519.publicKey);
-    expect((await publicKey("ssh-two")).text).toBe(CA_KEYS.ecdsa384.publicKey);
+    expect((await publicKey("ssh")).text).toBe(CA_KEYS.ed25519.publicKey.trim());
+    expect((await publicKey("ssh-two")).text).toBe(CA_KEYS.ecdsa384.publicKey.trim());
   });
 });

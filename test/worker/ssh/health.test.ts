@@ -42,12 +42,78 @@ describe("sys/health, sys/seal-status, sys/leader (B12)", () => {
       version: packageJson.version,
       enterprise: false,
       cluster_name: "keyway",
+      krl_stale: [],
+      krl_orphaned_revocations: {},
     });
     expect(res.json.server_time_utc).toBeGreaterThanOrEqual(before);
   });
 
   it("sys/health honours Vault's activecode for load balancers", async () => {
     expect((await vault("GET", "sys/health?activecode=299", { token: null })).status).toBe(299);
+    // B19: Keyway is always active, so the other codes are checked but never decide.
+    const all = await vault(
+      "GET",
+      "sys/health?uninitcode=501&sealedcode=503&standbycode=429&drsecondarycode=472&performancestandbycode=473&standbyok=true&perfstandbyok=0&activecode=201",
+      { token: null },
+    );
+    expect(all.status).toBe(201);
+    expect(all.json.initialized).toBe(true);
+    expect((await vault("GET", "sys/health?standbycode=599&activecode=%2B0200", { token: null })).status).toBe(200);
+  });
+
+  it("B19: 204, 205 and 304 answer with an empty body, GET and HEAD", async () => {
+    for (const code of [204, 205, 304]) {
+      for (const method of ["GET", "HEAD"]) {
+        const res = await vault(method, `sys/health?activecode=${code}`, { token: null });
+        expect(res.status, `${method} ${code}`).toBe(code);
+        expect(res.text, `${method} ${code}`).toBe("");
+      }
+    }
+  });
+
+  it("B19: a code that is not an integer from 200 to 599, or a bad boolean, is a 400 naming it", async () => {
+    const params = [
+      "uninitcode",
+      "sealedcode",
+      "standbycode",
+      "activecode",
+      "drsecondarycode",
+      "performancestandbycode",
+    ];
+    const bad = [
+      "",
+      "199",
+      "600",
+      "0",
+      "-200",
+      "200.0",
+      "2e2",
+      "0x12c",
+      " 200",
+      "200 ",
+      "abc",
+      "99999999999999999999",
+      "%00",
+    ];
+    for (const param of params) {
+      for (const value of bad) {
+        for (const method of ["GET", "HEAD"]) {
+          const res = await vault(method, `sys/health?${param}=${encodeURIComponent(value)}`, { token: null });
+          expect(res.status, `${method} ${param}=${value}`).toBe(400);
+          if (method === "GET")
+            expect(res.json, `${param}=${value}`).toEqual({
+              errors: [`${param} must be a status code between 200 and 599`],
+            });
+        }
+      }
+    }
+    for (const param of ["standbyok", "perfstandbyok"]) {
+      for (const value of ["", "yes", "2", "TRUE ", "tRuE"]) {
+        const res = await vault("GET", `sys/health?${param}=${encodeURIComponent(value)}`, { token: null });
+        expect(res.status, `${param}=${value}`).toBe(400);
+        expect(res.json).toEqual({ errors: [`${param} must be true or false`] });
+      }
+    }
   });
 
   it("HEAD sys/health answers the status with no body", async () => {

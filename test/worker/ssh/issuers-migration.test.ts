@@ -12,6 +12,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { bytesEqual } from "../../../src/lib/bytes";
 import { encryptSecret } from "../../../src/lib/crypto/kek";
+import { rewriteStoredKeys } from "../../../src/ssh/stored-keys";
 import { uniqueName, vault } from "../../helpers/vault";
 import { blobOf, CA_KEYS, decodeSignedKey, SUBJECT_KEYS } from "./ca-fixtures";
 
@@ -79,8 +80,8 @@ describe("migration 0009: the existing CA becomes the default issuer, invisibly"
     // What clients see.
     const pub = await vault("GET", "ssh/public_key", { token: null });
     expect(pub.status).toBe(200);
-    expect(pub.text).toBe(CA_KEYS.ed25519.publicKey);
-    expect((await vault("GET", "ssh/config/ca")).json.data).toEqual({ public_key: CA_KEYS.ed25519.publicKey });
+    expect(pub.text).toBe(CA_KEYS.ed25519.publicKey.trim());
+    expect((await vault("GET", "ssh/config/ca")).json.data).toEqual({ public_key: CA_KEYS.ed25519.publicKey.trim() });
     const signed = await vault("POST", `ssh/sign/${roleName}`, {
       body: { public_key: SUBJECT_KEYS.ecdsa256, valid_principals: "alice" },
     });
@@ -96,10 +97,17 @@ describe("migration 0009: the existing CA becomes the default issuer, invisibly"
     expect(list.json.data.key_info[row.id as string]).toEqual({
       issuer_name: "",
       is_default: true,
-      public_key: CA_KEYS.ed25519.publicKey,
+      public_key: CA_KEYS.ed25519.publicKey.trim(),
       trusted: true,
     });
     expect((await vault("GET", "ssh-two/issuers?list=true")).status).toBe(404);
+
+    // B17: the row written before canonical keys is read canonical above, and the one-time
+    // rewrite stores it canonical; running it again changes nothing.
+    expect(await rewriteStoredKeys(env)).toEqual({ issuers: 1, revocations: 0 });
+    const rewritten = await env.DB.prepare("SELECT public_key FROM ssh_issuers WHERE id = ?").bind(row.id).first();
+    expect(rewritten).toEqual({ public_key: CA_KEYS.ed25519.publicKey.trim() });
+    expect(await rewriteStoredKeys(env)).toEqual({ issuers: 0, revocations: 0 });
     expect((await vault("GET", "ssh-two/public_key", { token: null })).status).toBe(404);
   });
 });

@@ -84,7 +84,7 @@ console.log(added > 0 ? `Wrote ${added} new secret(s) to .dev.vars.` : "Using th
 // with the message the Worker would answer with (it names the setting, never its value).
 const { build } = await import("esbuild");
 const bundled = await build({
-  entryPoints: [path.join(root, "src", "lib", "deployment-config.ts")],
+  entryPoints: [path.join(root, "src", "lib", "deployment-config", "index.ts")],
   bundle: true,
   format: "esm",
   platform: "neutral",

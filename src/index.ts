@@ -11,6 +11,7 @@ import { guardEnv } from "./db/d1-guard";
 import { logAccess } from "./lib/access-log";
 import { cachedDeploymentProblem, misconfiguredMessage } from "./lib/deployment-config";
 import { attachRequestRecord, incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "./lib/http/request-id";
+import { logError } from "./lib/log";
 import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./nocode/agents/protocol";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
@@ -19,6 +20,7 @@ import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { stampRequestId } from "./nocode/queue/request-id";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
+import { sweepAbandonedUploads } from "./nocode/registry/uploads";
 import { handleQueue } from "./queue";
 import { requestId } from "./request-id-middleware";
 import { isSecretsUrl, serveSecrets } from "./ssh/dispatcher";
@@ -108,8 +110,15 @@ export async function handleFetch(request: Request, rawEnv: Env, ctx: ExecutionC
 export default {
   fetch: handleFetch,
   queue: handleQueue,
-  // S22/S23: the cron trigger of wrangler.jsonc tidies the certificate inventory and revocations.
+  // The hourly cron trigger of wrangler.jsonc: S22/S23 tidy the certificate inventory and
+  // revocations; B16 deletes the objects of module uploads that never finished.
   scheduled: (_controller, env, ctx) => {
     ctx.waitUntil(scheduledTidy(env));
+    ctx.waitUntil(
+      sweepAbandonedUploads(env).then(
+        () => undefined,
+        (err) => logError("scheduled-uploads", "sweeping abandoned module uploads failed", err),
+      ),
+    );
   },
 } satisfies ExportedHandler<Env>;

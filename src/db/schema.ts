@@ -338,7 +338,10 @@ export const registryModuleVersions = sqliteTable(
     commitSha: text("commit_sha"),
     status: text("status", { enum: ["pending", "reg_ingressing", "ok", "reg_ingress_failed"] }).notNull(),
     error: text("error"),
-    /** R2 key (binding MODULES) of the uploaded tarball; null before upload and after a failed ingestion. */
+    /**
+     * R2 key (binding MODULES) of the uploaded tarball, recorded by the batch that spent the
+     * upload link (B16: one object per attempt); null before upload and after a failed ingestion.
+     */
     tarballKey: text("tarball_key"),
     tarballBytes: integer("tarball_bytes"),
     /** JSON of the ingested ModuleSummary; set only when `status` is `ok`. */
@@ -366,6 +369,22 @@ export const registryUploadLinks = sqliteTable(
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("registry_upload_links_version").on(t.versionId)],
+);
+
+/**
+ * Upload attempts whose R2 object is written but not (yet) recorded (B16). Each attempt
+ * writes its own object, recorded here first; the batch that spends the link records the
+ * winner's key on its version and deletes its row, a loser deletes its object and row, and
+ * the hourly cron deletes what is left after one hour (src/nocode/registry/uploads.ts).
+ */
+export const registryUploadAttempts = sqliteTable(
+  "registry_upload_attempts",
+  {
+    objectKey: text("object_key").primaryKey(),
+    versionId: text("version_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("registry_upload_attempts_created").on(t.createdAt)],
 );
 
 // ---------------------------------------------------------------------------

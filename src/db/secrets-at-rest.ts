@@ -21,7 +21,9 @@
  * Every write is a compare-and-swap on the old ciphertext, so a value written meanwhile
  * (by a request on any isolate) is never replaced by an older one.
  */
+
 import { decryptSecret, encryptSecret, keyring } from "../lib/crypto/kek";
+import { IsolateCache } from "../lib/isolate-cache";
 import { logError } from "../lib/log";
 
 /** Most secrets re-encrypted by one call (B11), so one call stays within a request's limits. */
@@ -110,8 +112,8 @@ export async function rewrapStoredSecret(
 ): Promise<void> {
   // Concurrent reads of one stale secret in this isolate schedule one rewrap, not one each.
   const slot = `${table}\u0000${key}\u0000${ciphertext}`;
-  if (rewrapsUnderWay.has(slot)) return;
-  rewrapsUnderWay.add(slot);
+  if (rewrapsUnderWay.peek(slot)) return;
+  rewrapsUnderWay.set(slot, true);
   try {
     const col = ENCRYPTED_COLUMNS.find((c) => c.table === table);
     if (!col) throw new Error(`no encrypted column in table ${table}`);
@@ -124,8 +126,11 @@ export async function rewrapStoredSecret(
   }
 }
 
-/** Rewraps on read under way in this isolate (bounded by the stale secrets read at once). */
-const rewrapsUnderWay = new Set<string>();
+/**
+ * Rewraps on read under way in this isolate (B18: bounded; an evicted slot only lets a
+ * second, idempotent rewrap of the same secret start).
+ */
+const rewrapsUnderWay = new IsolateCache<true>({ name: "rewraps-under-way", maxEntries: 1024 });
 
 export interface RewrapResult {
   /** Secrets re-encrypted under the primary key by this call. */

@@ -8,7 +8,7 @@ import { agentPoolRoutes } from "./agent-pools/routes";
 import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./agents/protocol";
 import { agentRoutes } from "./agents/routes";
 import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
-import { clearNocodeCache } from "./cache";
+import { clearNocodeCacheAfterWrite } from "./cache";
 import { discoveryApp } from "./discovery";
 import type { NocodeEnv } from "./env";
 import { renderNocodeError, unauthorized } from "./errors";
@@ -68,7 +68,8 @@ nocodeApp.use("*", async (c, next) => {
   try {
     await next();
   } finally {
-    if (!c.get("cacheUnchanged")) clearNocodeCache();
+    // B18: a refused write (no right: 403/404) clears nothing.
+    if (!c.get("cacheUnchanged")) clearNocodeCacheAfterWrite(c.res.status);
   }
 });
 

@@ -5,10 +5,12 @@
  * Tokens other than ADMIN_TOKEN are stored only as
  * `keyedHash(KEYWAY_HASH_KEY, "tfe-token", token)` (B2) in `nocode_tokens`.
  */
+
 import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
 import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
+import { IsolateCache } from "../lib/isolate-cache";
 import { cachedNocode } from "./cache";
 import { randomAlphanumeric } from "./ids";
 
@@ -120,8 +122,10 @@ export function waitUntilOf(c: {
  * Tokens whose last-used-at this isolate wrote: token id → the stored value it replaced.
  * While the cached row still shows that value, the write is done (bounded).
  */
-const lastUsedWrites = new Map<string, number | null>();
-const LAST_USED_MEMORY = 4096;
+const lastUsedWrites = new IsolateCache<{ replaced: number | null }>({
+  name: "nocode-last-used-writes",
+  maxEntries: 4096,
+});
 
 /**
  * N13: record a use of `token`, at most once a minute per token. The UPDATE is itself
@@ -130,9 +134,8 @@ const LAST_USED_MEMORY = 4096;
  */
 async function recordUse(db: Db, token: ResolvedToken, now: number): Promise<void> {
   if (token.lastUsedAt !== null && now - token.lastUsedAt < LAST_USED_WRITE_INTERVAL_MS) return;
-  if (lastUsedWrites.has(token.tokenId) && lastUsedWrites.get(token.tokenId) === token.lastUsedAt) return;
-  if (lastUsedWrites.size >= LAST_USED_MEMORY) lastUsedWrites.clear();
-  lastUsedWrites.set(token.tokenId, token.lastUsedAt);
+  if (lastUsedWrites.peek(token.tokenId)?.replaced === token.lastUsedAt) return;
+  lastUsedWrites.set(token.tokenId, { replaced: token.lastUsedAt });
   await db
     .update(nocodeTokens)
     .set({ lastUsedAt: now })

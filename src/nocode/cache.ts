@@ -10,7 +10,7 @@
  * invalidation-safe) is src/lib/isolate-cache/.
  *
  * Consistency (N13, issue 19): every authenticated /api/v2 request other than GET/HEAD
- * clears the whole cache after it ran (app.ts), so the isolate that makes a change —
+ * clears the whole cache after it ran (app.ts), unless it was refused (B18), so the isolate that makes a change —
  * token revocation, membership or team changes, E1/E2/DELETE, variable options, registry
  * module deletes, release list changes — sees it at once; a route whose writes touch none of the tables in
  * NOCODE_CACHE_ENTRIES declares so (route-rights.ts `cache: "unchanged"`) and keeps it.
@@ -19,7 +19,7 @@
  * are not kept). Writes made by another isolate are seen after at most
  * NOCODE_CACHE_TTL_MS. Cached values are shared: callers must not mutate them.
  */
-import { IsolateCache, type IsolateCacheGetOptions } from "../lib/isolate-cache";
+import { IsolateCache, type IsolateCacheGetOptions, MAX_CACHE_BYTES } from "../lib/isolate-cache";
 
 /** How long an entry may be served without re-reading D1. */
 export const NOCODE_CACHE_TTL_MS = 1000;
@@ -27,11 +27,27 @@ export const NOCODE_CACHE_TTL_MS = 1000;
 /** Upper bound on cached entries. */
 const MAX_ENTRIES = 2048;
 
-const cache = new IsolateCache<unknown>({ ttlMs: NOCODE_CACHE_TTL_MS, maxEntries: MAX_ENTRIES });
+/** B18: summaries and option sets vary in size, so the cache is bounded in bytes too. */
+const cache = new IsolateCache<unknown>({
+  name: "nocode",
+  ttlMs: NOCODE_CACHE_TTL_MS,
+  maxEntries: MAX_ENTRIES,
+  maxBytes: MAX_CACHE_BYTES,
+});
 
 /** Drop every cached entry (call on any authenticated write that may change what is cached). */
 export function clearNocodeCache(): void {
   cache.clear();
+}
+
+/**
+ * Clear the cache after an authenticated write unless its answer was a refusal of
+ * credentials or rights (401, 403, 404: nothing was written). B18: no request clears a
+ * cache before it has been authenticated and authorised, so a caller without the right to
+ * write cannot flush what every other request of the isolate reads.
+ */
+export function clearNocodeCacheAfterWrite(status: number): void {
+  if (status !== 401 && status !== 403 && status !== 404) cache.clear();
 }
 
 /**

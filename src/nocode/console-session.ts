@@ -18,7 +18,7 @@ import { and, eq, gt, inArray, lte } from "drizzle-orm";
 import { createDb } from "../db/client";
 import { consoleSessions } from "../db/schema";
 import { randomBytes, toBase64Url } from "../lib/bytes";
-import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
+import { keyedHash, presentedValuesEqual } from "../lib/crypto/hmac";
 import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "./auth";
 
 /** N14: a session lasts 12 hours at most. */
@@ -135,7 +135,7 @@ export async function endSession(env: Env, request: Request): Promise<void> {
 /** Whether `given` is the session's CSRF token (constant-time comparison). */
 export async function csrfMatches(session: ConsoleSession, given: string | undefined): Promise<boolean> {
   if (typeof given !== "string" || given.length !== session.csrf.length) return false;
-  return secretsEqual(given, session.csrf);
+  return presentedValuesEqual(given, session.csrf);
 }
 
 /** The sign-in form's pre-session cookie and the CSRF token the form carries for it. */
@@ -154,7 +154,7 @@ export async function signInChallenge(env: Env, request: Request): Promise<{ coo
 export async function signInCsrfMatches(env: Env, request: Request, given: string | undefined): Promise<boolean> {
   const value = readCookie(request.headers, cookieNames(new URL(request.url)).signIn);
   if (!value || !COOKIE_VALUE.test(value) || typeof given !== "string") return false;
-  return secretsEqual(given, await keyedHash(env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value));
+  return presentedValuesEqual(given, await keyedHash(env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value));
 }
 
 export { SIGN_IN_TTL_SECONDS };

@@ -14,7 +14,7 @@
  * Only authenticated requests (sign, issue, creds, lookup) read through these caches (N2b).
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
-import { IsolateCache } from "../lib/isolate-cache";
+import { IsolateCache, MAX_CACHE_BYTES } from "../lib/isolate-cache";
 
 /** How long an entry may be served without re-reading D1. */
 export const MOUNT_CONTEXT_TTL_MS = 1000;
@@ -29,8 +29,9 @@ const MAX_ENTRIES = 1024;
 export class MountContextCache<T> {
   readonly #cache: IsolateCache<T>;
 
-  constructor(maxEntries: number = MAX_ENTRIES) {
-    this.#cache = new IsolateCache<T>({ ttlMs: MOUNT_CONTEXT_TTL_MS, maxEntries });
+  constructor(name: string, maxEntries: number = MAX_ENTRIES) {
+    // B18: roles, issuer sets and KRLs vary in size, so each cache is bounded in bytes too.
+    this.#cache = new IsolateCache<T>({ name, ttlMs: MOUNT_CONTEXT_TTL_MS, maxEntries, maxBytes: MAX_CACHE_BYTES });
   }
 
   /**
@@ -53,11 +54,15 @@ export class MountContextCache<T> {
   }
 }
 
+/** Every mount context cache, registered at module load (allow-listed in test/unit/lib/module-state.test.ts). */
 const caches: MountContextCache<unknown>[] = [];
 
-/** A new cache (at most `maxEntries`), cleared by invalidateMountContexts along with every other. */
+/**
+ * A new cache (at most `maxEntries`), cleared by invalidateMountContexts along with every
+ * other. Call it at module load only (one per cache in code).
+ */
 export function mountContextCache<T>(maxEntries: number = MAX_ENTRIES): MountContextCache<T> {
-  const cache = new MountContextCache<T>(maxEntries);
+  const cache = new MountContextCache<T>(`ssh-mount-context:${caches.length}`, maxEntries);
   caches.push(cache as MountContextCache<unknown>);
   return cache;
 }

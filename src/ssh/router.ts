@@ -7,7 +7,9 @@
  * a path name that would need normalising (400), unsupported operation (405), bad list
  * flag (400).
  */
+
 import type { Db } from "../db/client";
+import { IsolateCache } from "../lib/isolate-cache";
 import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
 import type { Capability } from "./auth/policy";
 import type { TokenContext } from "./auth/token-context";
@@ -153,7 +155,8 @@ export interface RouteMatch {
   mount: string;
 }
 
-const mountsCache = new Map<string, string[]>();
+/** Parsed SSH_MOUNTS values (server configuration: one entry in practice). */
+const mountsCache = new IsolateCache<string[]>({ name: "ssh-mounts", maxEntries: 4 });
 
 /**
  * Mount names from SSH_MOUNTS (S1); invalid or reserved names are ignored. Read at
@@ -161,7 +164,7 @@ const mountsCache = new Map<string, string[]>();
  */
 export function configuredMounts(value: string | undefined): string[] {
   const key = value ?? "ssh";
-  let mounts = mountsCache.get(key);
+  let mounts = mountsCache.peek(key);
   if (!mounts) {
     mounts = parseMounts(key);
     mountsCache.set(key, mounts);

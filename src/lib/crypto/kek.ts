@@ -6,14 +6,17 @@
  * so keys rotate by prepending a new one; B11: a ciphertext under another key is
  * rewrapped under the first (on read, and by `sys/rotate/rewrap`) until none is left.
  */
+
 import { fromBase64, fromUtf8, randomBytes, toBase64Url, utf8 } from "../bytes";
+import { IsolateCache } from "../isolate-cache";
 
 interface Keyring {
   primaryId: string;
   keys: Map<string, Promise<CryptoKey>>;
 }
 
-const keyrings = new Map<string, Keyring>();
+/** Keyrings by KEYWAY_KEK value: a deployment secret, so one entry in practice (B18). */
+const keyrings = new IsolateCache<Keyring>({ name: "kek-keyrings", maxEntries: 4 });
 
 /** One key of KEYWAY_KEK: its id and its 32 raw bytes. */
 export interface KekEntry {
@@ -54,7 +57,7 @@ export function parseKek(secret: string): KekEntry[] {
 
 /** Parse KEYWAY_KEK into a keyring (cached per isolate). The first key encrypts. */
 export function keyring(secret: string): Keyring {
-  const cached = keyrings.get(secret);
+  const cached = keyrings.peek(secret);
   if (cached) return cached;
   let entries: KekEntry[];
   try {

@@ -26,7 +26,7 @@ import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import { authenticateNocode } from "../auth";
-import { clearNocodeCache } from "../cache";
+import { clearNocodeCacheAfterWrite } from "../cache";
 import {
   type ConsoleSession,
   cookieHeader,
@@ -115,6 +115,9 @@ const NO_STORE = { "Cache-Control": "no-store" };
 /** Largest form body accepted (the provision form of a module with many variables fits easily). */
 const MAX_FORM_BYTES = 256 * 1024;
 
+/** What a token can look like (B19): 1–512 printable ASCII characters, no space. */
+const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
+
 /** Paths that need no session. */
 const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
 
@@ -192,15 +195,8 @@ async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
 }
 
 // Headers on everything (the plan page's route, registered first on /app, answers before
-// this runs), and the API's cache rule: a write clears this isolate's cache of tokens and
-// rights before and after it runs (src/nocode/cache.ts).
+// this runs).
 consoleApp.use("*", consoleSecurityHeaders);
-consoleApp.use("*", async (c, next) => {
-  const write = c.req.method !== "GET" && c.req.method !== "HEAD";
-  if (write) clearNocodeCache();
-  await next();
-  if (write) clearNocodeCache();
-});
 
 consoleApp.get("/~/console.css", (c) =>
   c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
@@ -239,6 +235,13 @@ consoleApp.use("*", async (c, next) => {
       );
     }
     c.set("form", form);
+    // The API's cache rule (src/nocode/cache.ts): a write clears this isolate's cache of
+    // tokens and rights after it ran, so the person sees their change at once. B18: only
+    // here, once the session and its CSRF token are checked, and not when the write was
+    // refused; a POST without a session (sign-in included) never clears it.
+    await next();
+    clearNocodeCacheAfterWrite(c.res.status);
+    return;
   }
   await next();
 });
@@ -268,8 +271,12 @@ consoleApp.post("/~/sign-in", async (c) => {
     return again(403, "This sign-in form has expired. Enter your token again.");
   }
   const token = (form.token ?? "").trim();
+  // B19: a token is printable ASCII without spaces; anything else (a newline, a control
+  // character, a non-ASCII letter) is not a token, and could not even travel in a header.
+  if (!SIGN_IN_TOKEN.test(token))
+    return again(401, "This is not a valid token: a token has no spaces, line breaks or control characters.");
   // The API's own token check (N13's lifecycle rules included).
-  const caller = token ? await authenticateNocode(c.env, new Headers({ Authorization: `Bearer ${token}` })) : null;
+  const caller = await authenticateNocode(c.env, new Headers({ Authorization: `Bearer ${token}` }));
   if (!caller) return again(401, "This token is not valid. It may be mistyped, revoked or expired.");
   if (!mayOpenSession(caller))
     return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");

@@ -8,16 +8,20 @@
  *   (`read-workspaces`, N10; the organization token may read workspaces);
  * - the console's session cookie (N14), with the rights of the token it was opened with.
  *
- * Refusals follow N2's split between credentials and rights: no credential, an invalid or
- * expired view token, or an unknown Bearer token → 401 (checked before anything is
- * looked up, so a 401 never tells whether the run exists); a valid Bearer token without
- * `read-workspaces`, or an unknown organization, workspace or run → 404. A view token of
- * another run is invalid for this one (401). Sensitive values are never shown.
+ * Refusals follow N2's split between credentials and rights: no credential or an unknown
+ * Bearer token → 401 (checked before anything is looked up, so a 401 never tells whether
+ * the run exists); a view token that is invalid, expired or of another run → 404 (B23: a
+ * signed link with a bad signature is 404, also decided before any lookup) unless a
+ * Bearer token or session opens the page; a valid Bearer token without
+ * `read-workspaces`, or an unknown organization, workspace or run → 404. Every answer is
+ * `Cache-Control: no-store` and `Referrer-Policy: no-referrer` (B23). Sensitive values
+ * are never shown.
  */
 import { Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
+import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
 import { logError } from "../../lib/log";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../auth";
 import { currentSession } from "../console-session";
@@ -48,8 +52,8 @@ const pageSecurityHeaders = secureHeaders({
   strictTransportSecurity: false,
 });
 
-/** Never cached: a plan page shows a run's state of the moment and may carry a view token. */
-const NO_STORE = { "Cache-Control": "no-store" };
+/** Never cached: a plan page shows a run's state of the moment and may carry a view token (B23). */
+const NO_STORE = { "Cache-Control": SIGNED_LINK_HEADERS["Cache-Control"] };
 
 type Format = "html" | "json";
 
@@ -86,6 +90,13 @@ const unauthorizedAnswer = (format: Format) =>
       "WWW-Authenticate": 'Bearer realm="keyway"',
     },
   );
+const linkRefusedAnswer = (format: Format) =>
+  answer(
+    format,
+    404,
+    "Not found",
+    "This plan link is invalid or has expired. Ask for a new link, or sign in with an API token.",
+  );
 const notFoundAnswer = (format: Format) =>
   answer(format, 404, "Not found", "There is no such run, or you may not read it.");
 
@@ -106,7 +117,9 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
       if (bearerToken(c.req.raw.headers) !== null)
         caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
       else caller = (await currentSession(c.env, c.req.raw))?.caller ?? null; // N14: the console's session
-      if (!caller) return unauthorizedAnswer(format);
+      // B23: a signed link with a bad or expired signature is 404 (before any lookup, so
+      // it tells nothing about the run); no credential at all is N2's 401.
+      if (!caller) return view === undefined ? unauthorizedAnswer(format) : linkRefusedAnswer(format);
     }
     // 2. The run, and the Bearer caller's right to read it.
     const db = createDb(c.env.DB);

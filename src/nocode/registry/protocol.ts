@@ -12,9 +12,11 @@
  * Both take `Authorization: Bearer` with a token that may read the organization's
  * registry (N10's `member`): 401 without a valid token, 404 when the module is absent or
  * not readable (N2). Terraform does not send the token to the download link, so the link
- * carries its own credential: an HMAC (KEYWAY_HASH_KEY, purpose `registry-download`) over
- * the version's id and an expiry five minutes ahead. It opens that one version of that one
- * module until it expires, and is refused (404) otherwise. Private modules have the
+ * carries its own credential: a signed link (B23, src/lib/crypto/signed-link.ts, purpose
+ * `registry-download`) over the version's id and an expiry five minutes ahead. It opens
+ * that one version of that one module until it expires, and is refused (404) otherwise;
+ * every answer of it is `no-store` and `no-referrer`. It serves the version's recorded
+ * tarball only (B16). Private modules have the
  * organization as namespace (N9), so `:org` is both.
  */
 
@@ -23,7 +25,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { createDb } from "../../db/client";
 import { registryModuleVersions } from "../../db/schema";
-import { keyedHash } from "../../lib/crypto/hmac";
+import { SIGNED_LINK_HEADERS, signLink, verifySignedLink } from "../../lib/crypto/signed-link";
 import { registryTokenCaller } from "../agent-queue";
 import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
@@ -122,18 +124,6 @@ async function downloadableVersion(db: ReturnType<typeof createDb>, params: Modu
   return { ...version, tarballKey: version.tarballKey };
 }
 
-function signLink(env: Env, versionId: string, expires: number): Promise<string> {
-  return keyedHash(env.KEYWAY_HASH_KEY, DOWNLOAD_LINK_PURPOSE, `${versionId}\n${expires}`);
-}
-
-/** Constant-time equality of two hex strings (the expected one is always 64 characters). */
-function hexEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
-
 registryProtocolApp.get(
   "/modules/:org/:name/:provider/:version/download",
   rights({ right: "member" }),
@@ -151,8 +141,12 @@ registryProtocolApp.get(
     const params = c.req.param();
     const db = c.var.db;
     const version = await downloadableVersion(db, params);
-    const expires = Math.floor(Date.now() / 1000) + DOWNLOAD_LINK_TTL_S;
-    const signature = await signLink(c.env, version.id, expires);
+    const { expiry: expires, signature } = await signLink(
+      c.env.KEYWAY_HASH_KEY,
+      { purpose: DOWNLOAD_LINK_PURPOSE, id: version.id },
+      Date.now(),
+      DOWNLOAD_LINK_TTL_S,
+    );
     const path = [params.org, params.name, params.provider, params.version].map(encodeURIComponent).join("/");
     const link = `${new URL(c.req.url).origin}${REGISTRY_PROTOCOL_PREFIX}/modules/${path}/archive?expires=${expires}&signature=${signature}&archive=tar.gz`;
     return c.body(null, 204, { "X-Terraform-Get": link });
@@ -165,8 +159,8 @@ const archive = operation({
   tag: "registry protocol",
   summary: "Download a version's tarball through its signed link (B13; the link is the credential)",
   query: v.looseObject({
-    expires: v.pipe(v.string(), v.regex(/^\d{1,12}$/)),
-    signature: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
+    expires: v.pipe(v.string(), v.regex(/^[1-9]\d{0,11}$/)),
+    signature: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/)),
     archive: v.optional(v.literal("tar.gz")),
   }),
   answers: { 200: { description: "The module's tarball", contentType: "application/gzip", schema: v.string() } },
@@ -177,6 +171,11 @@ registryProtocolApp.get(
   "/modules/:org/:name/:provider/:version/archive",
   rights({ caller: "public" }),
   archive,
+  // B23: every answer of the signed link, refusals included, is no-store and no-referrer.
+  async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(SIGNED_LINK_HEADERS)) c.res.headers.set(name, value);
+  },
   async (c) => {
     const params = c.req.param();
     let query: ReturnType<typeof archive.query>;
@@ -187,9 +186,6 @@ registryProtocolApp.get(
       if (err instanceof NocodeError) throw linkRefused();
       throw err;
     }
-    const signature = query.signature;
-    const expires = Number(query.expires);
-    if (expires < Date.now() / 1000) throw linkRefused();
     const db = createDb(c.env.DB);
     let version: Awaited<ReturnType<typeof downloadableVersion>>;
     try {
@@ -198,7 +194,15 @@ registryProtocolApp.get(
       if (err instanceof NocodeError) throw linkRefused();
       throw err;
     }
-    if (!hexEqual(signature, await signLink(c.env, version.id, expires))) throw linkRefused();
+    const verdict = await verifySignedLink(
+      c.env.KEYWAY_HASH_KEY,
+      { purpose: DOWNLOAD_LINK_PURPOSE, id: version.id },
+      query.expires,
+      query.signature,
+      Date.now(),
+      DOWNLOAD_LINK_TTL_S,
+    );
+    if (!verdict.ok) throw linkRefused();
     const object = await c.env.MODULES.get(version.tarballKey);
     if (!object) throw linkRefused();
     return new Response(object.body, {
@@ -206,7 +210,7 @@ registryProtocolApp.get(
       headers: {
         "Content-Type": "application/gzip",
         "Content-Length": String(object.size),
-        "Cache-Control": "private, no-store",
+        ...SIGNED_LINK_HEADERS,
       },
     });
   },

@@ -1,5 +1,5 @@
 /**
- * Single-use upload links of module tarballs (decisions N9, N2a, B5, B2).
+ * Single-use upload links of module tarballs (decisions N9, N2a, B5, B2, B16).
  *
  * `POST …/versions` issues a link `<origin>/api/v2/uploads/<token>`. The link is the
  * credential: it is exempt from the token check (N2a, src/nocode/app.ts), valid one hour,
@@ -7,14 +7,20 @@
  * `PUT` answers 200 once the tarball is stored in R2 (binding MODULES) and ingestion is
  * queued (N4); 413 over B5's 10 MiB (and the version becomes `reg_ingress_failed`).
  * Every other verdict, a non-gzip body included, appears on the version after ingestion.
- * The link is spent in the same D1 batch that records the stored tarball (issue 14,
- * finding 13): an interrupted body (400) or a failed write (500) leaves the link usable
- * and the version `pending`, so the upload can be retried.
+ *
+ * B16: each attempt writes its own R2 object (a fresh key per attempt, recorded first in
+ * `registry_upload_attempts`), and the one D1 batch that spends the link records that key
+ * on the version. Ingestion, the registry download and every run read only the recorded
+ * key, so a slow second PUT on the same link can never change what they receive: it loses
+ * the batch, answers 404 and deletes its own object. Objects of attempts that never
+ * finished are deleted by the hourly cron after one hour ({@link sweepAbandonedUploads}).
+ * An interrupted body (400) or a failed write (500) leaves the link usable and the version
+ * `pending`, so the upload can be retried.
  */
-import { and, eq, exists, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, exists, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { Hono } from "hono";
-import type { Db } from "../../db/client";
-import { registryModuleVersions, registryUploadLinks } from "../../db/schema";
+import { createDb, type Db } from "../../db/client";
+import { registryModuleVersions, registryUploadAttempts, registryUploadLinks } from "../../db/schema";
 import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
@@ -46,9 +52,12 @@ export function hashUploadToken(env: Pick<Env, "KEYWAY_HASH_KEY">, token: string
   return keyedHash(env.KEYWAY_HASH_KEY, UPLOAD_TOKEN_PURPOSE, token);
 }
 
-/** R2 key of a version's tarball. */
-export function tarballKeyOf(version: Pick<RegistryModuleVersionRow, "moduleId" | "id">): string {
-  return `registry-modules/${version.moduleId}/${version.id}.tar.gz`;
+/**
+ * A fresh R2 key for one upload attempt of a version (B16): never the key of another
+ * attempt, so no attempt can overwrite the object another one recorded.
+ */
+function attemptKeyOf(version: Pick<RegistryModuleVersionRow, "moduleId" | "id">): string {
+  return `registry-modules/${version.moduleId}/${version.id}/${toBase64Url(randomBytes(16))}.tar.gz`;
 }
 
 /**
@@ -146,9 +155,11 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
     throw new NocodeError("payload_too_large", error);
   }
 
-  // R2 first, then ONE batch that records the tarball and spends the link: either both
-  // happen or neither (a D1 failure leaves an unspent link and a pending version).
-  const key = tarballKeyOf(version);
+  // B16: the attempt is recorded, then its own object written, then ONE batch records the
+  // key on the version and spends the link: either both happen or neither (a D1 failure
+  // leaves an unspent link and a pending version), and only the winner's key is ever read.
+  const key = attemptKeyOf(version);
+  await db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }).run();
   await c.env.MODULES.put(key, bytes, { httpMetadata: { contentType: "application/gzip" } });
   let stored: unknown[];
   try {
@@ -171,15 +182,16 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
         )
         .returning({ id: registryModuleVersions.id }),
       spendLink,
+      db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)),
     ]);
   } catch (err) {
-    await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
     throw err;
   }
   if (stored.length === 0) {
     // Another PUT of this link won, the link expired, or the module was deleted meanwhile:
-    // the object belongs to the winner (same key) or to nobody.
-    await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
+    // this attempt's object belongs to nobody.
+    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
     throw notFound();
   }
   try {
@@ -187,7 +199,8 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
     await sendProvisionMessage(c.env, ingestModuleVersionMessage(version.id));
   } catch (err) {
     logError(c.var.requestId, "could not queue module ingestion", err);
-    // Undo the upload in one batch, so the same link can be used again.
+    // Undo the upload in one batch, so the same link can be used again; the object becomes
+    // an unfinished attempt again (swept by the cron if the delete below fails).
     await db.batch([
       db
         .update(registryModuleVersions)
@@ -196,26 +209,28 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
           and(
             eq(registryModuleVersions.id, version.id),
             eq(registryModuleVersions.status, "reg_ingressing"),
-            eq(registryModuleVersions.uploadedAt, now),
+            eq(registryModuleVersions.tarballKey, key),
           ),
         ),
       db
         .update(registryUploadLinks)
         .set({ usedAt: null })
         .where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
+      db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }),
     ]);
-    await deleteIfStillPending(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
     throw err;
   }
   return c.body(null, 200);
 });
 
 /**
- * Delete the object written by an upload that did not record it, unless the version has
- * meanwhile recorded it (a concurrent PUT of the same link won with the same key). Best
- * effort: a leftover is overwritten by the next successful upload of the version.
+ * Delete the object of an attempt that no version recorded, then its attempt row. Best
+ * effort: what a failure leaves behind is deleted by {@link sweepAbandonedUploads}. The
+ * key is this attempt's own (B16), so deleting it never touches another attempt's object;
+ * the check of the version is a second guard only.
  */
-async function deleteIfStillPending(
+async function discardAttempt(
   db: Db,
   env: Pick<Env, "MODULES">,
   versionId: string,
@@ -223,9 +238,52 @@ async function deleteIfStillPending(
   requestId: string,
 ): Promise<void> {
   try {
-    const now = await findModuleVersionById(db, versionId);
-    if (now?.tarballKey !== key) await env.MODULES.delete(key);
+    if ((await findModuleVersionById(db, versionId))?.tarballKey === key) return;
+    await env.MODULES.delete(key);
+    await db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)).run();
   } catch (err) {
-    logError(requestId, "could not remove an unrecorded module tarball", err);
+    logError(requestId, "could not remove the object of an unrecorded module upload", err);
   }
+}
+
+/** B16: an attempt still unrecorded this long after it began never finished. */
+export const ABANDONED_UPLOAD_AFTER_MS = 60 * 60 * 1000;
+
+/** Attempts deleted per statement (B8: D1 binds at most 100 parameters per statement). */
+const SWEEP_PAGE = 50;
+
+/** Pages per cron run: a bound on one run's work; anything left waits for the next hour. */
+const SWEEP_PAGES = 20;
+
+/**
+ * The hourly cron's part for uploads (B16): delete the objects of attempts that began more
+ * than an hour ago and were never recorded (the Worker stopped between the R2 write and the
+ * batch, or a loser's delete failed), then their rows. A key some version records is never
+ * deleted (its row is only dropped). Returns how many attempts were swept.
+ */
+export async function sweepAbandonedUploads(env: Pick<Env, "DB" | "MODULES">, now = Date.now()): Promise<number> {
+  const db = createDb(env.DB);
+  let swept = 0;
+  for (let page = 0; page < SWEEP_PAGES; page++) {
+    const stale = await db
+      .select({ key: registryUploadAttempts.objectKey, versionId: registryUploadAttempts.versionId })
+      .from(registryUploadAttempts)
+      .where(lt(registryUploadAttempts.createdAt, now - ABANDONED_UPLOAD_AFTER_MS))
+      .limit(SWEEP_PAGE)
+      .all();
+    if (stale.length === 0) break;
+    const keys = stale.map((row) => row.key);
+    const recorded = await db
+      .select({ key: registryModuleVersions.tarballKey })
+      .from(registryModuleVersions)
+      .where(inArray(registryModuleVersions.id, [...new Set(stale.map((row) => row.versionId))]))
+      .all();
+    const keep = new Set(recorded.map((row) => row.key));
+    const unrecorded = keys.filter((key) => !keep.has(key));
+    if (unrecorded.length > 0) await env.MODULES.delete(unrecorded);
+    await db.delete(registryUploadAttempts).where(inArray(registryUploadAttempts.objectKey, keys)).run();
+    swept += keys.length;
+    if (stale.length < SWEEP_PAGE) break;
+  }
+  return swept;
 }

@@ -18,7 +18,7 @@
  * unauthenticated requests cannot insert entries keyed by values they choose.
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
-import { IsolateCache } from "../../lib/isolate-cache";
+import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
 import type { TokenContext } from "./token-context";
 
 /** How long a cached caller may be served without re-reading D1. */
@@ -32,8 +32,10 @@ const MAX_ENTRIES = 1024;
 
 /** Keyed by the token's keyed hash (its row id). Entries are shared: readers copy before changing one. */
 export const tokenContextCache = new IsolateCache<TokenContext | null>({
+  name: "ssh-token-contexts",
   ttlMs: TOKEN_CONTEXT_TTL_MS,
   maxEntries: MAX_ENTRIES,
+  maxBytes: MAX_CACHE_BYTES,
 });
 
 /** Drop one token's entry (after a write that changed only that token, e.g. a renewal). */

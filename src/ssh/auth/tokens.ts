@@ -2,11 +2,13 @@
  * The secrets service's token store (decisions S5, S5a): Vault-shaped service tokens kept
  * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
  */
+
 import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultTokens } from "../../db/schema";
 import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
+import { IsolateCache } from "../../lib/isolate-cache";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
 import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "./durations";
@@ -29,14 +31,14 @@ export function hashToken(hashKeySecret: string, token: string): Promise<string>
 }
 
 /** The configured root token's keyed hash, once per isolate (per configuration). */
-const rootTokenHashes = new Map<string, Promise<string>>();
+const rootTokenHashes = new IsolateCache<Promise<string>>({ name: "ssh-root-token-hash", maxEntries: 4 });
 
 /** The keyed hash of the configured root token; null when none is configured (then nothing is root). */
 function rootTokenHash(env: Env): Promise<string> | null {
   const root = env.ROOT_TOKEN;
   if (typeof root !== "string" || root === "") return null;
   const cacheKey = `${env.KEYWAY_HASH_KEY}\u0000${root}`;
-  let hash = rootTokenHashes.get(cacheKey);
+  let hash = rootTokenHashes.peek(cacheKey);
   if (!hash) {
     hash = hashToken(env.KEYWAY_HASH_KEY, root);
     rootTokenHashes.set(cacheKey, hash);

@@ -5,9 +5,11 @@
  * a replaced or deleted issuer is never signed with: the row sign reads (fresh, or at most
  * MOUNT_CONTEXT_TTL_MS old) must carry the same ciphertext for the entry to be used.
  */
+
 import { rewrapStoredSecret } from "../../db/secrets-at-rest";
 import { decryptSecret, needsRewrap } from "../../lib/crypto/kek";
 import { importSigningKey, type SshSigningKey } from "../../lib/crypto/ssh-keys-and-certificates";
+import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
 import { invalidateMountContexts } from "../context-cache";
 import { type IssuerRow, issuerKekContext } from "./repo";
 
@@ -19,15 +21,14 @@ interface CacheEntry {
 /** Upper bound on cached keys per isolate; the oldest entry goes first. */
 const MAX_KEYS = 256;
 
-/** Issuer id → the key imported from that exact ciphertext. */
-const cache = new Map<string, CacheEntry>();
+/** Issuer id → the key imported from that exact ciphertext (B18: ciphertexts vary in size). */
+const cache = new IsolateCache<CacheEntry>({
+  name: "ssh-signing-keys",
+  maxEntries: MAX_KEYS,
+  maxBytes: MAX_CACHE_BYTES,
+});
 
 function remember(id: string, entry: CacheEntry): void {
-  cache.delete(id);
-  if (cache.size >= MAX_KEYS) {
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
   cache.set(id, entry);
 }
 
@@ -54,7 +55,7 @@ export function signingKeyFor(
       ),
     );
   }
-  const hit = cache.get(row.id);
+  const hit = cache.peek(row.id);
   if (hit && hit.ciphertext === row.privateKeyEncrypted) return hit.key;
   const key = decryptSecret(env.KEYWAY_KEK, issuerKekContext(row.mount), row.privateKeyEncrypted).then(
     importSigningKey,
@@ -63,7 +64,7 @@ export function signingKeyFor(
   remember(row.id, entry);
   // A failed import must not stay cached.
   key.catch(() => {
-    if (cache.get(row.id) === entry) cache.delete(row.id);
+    if (cache.peek(row.id) === entry) cache.delete(row.id);
   });
   return key;
 }

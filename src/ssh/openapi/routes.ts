@@ -3,6 +3,7 @@
  * unauthenticated, at Vault's path and, as Vault serves it, outside the envelope.
  */
 
+import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
 import { rawJson } from "../openapi-schemas";
 import { configuredMounts, type VaultRoute } from "../router";
 import { buildOpenApiDocument } from "./document";
@@ -12,7 +13,12 @@ import { buildOpenApiDocument } from "./document";
  * the key is server configuration, so the cache holds one entry in practice (N2b: an
  * unauthenticated read fills only caches keyed by server-side values).
  */
-const serialised = new Map<string, string>();
+const serialised = new IsolateCache<string>({
+  name: "ssh-openapi-document",
+  maxEntries: 4,
+  maxBytes: MAX_CACHE_BYTES,
+  sizeOf: (text) => 2 * text.length,
+});
 
 /** The document's route; `table` is the whole /v1 route table, this route included. */
 export function openApiRoutes(table: () => readonly VaultRoute[]): VaultRoute[] {
@@ -23,7 +29,7 @@ export function openApiRoutes(table: () => readonly VaultRoute[]): VaultRoute[] 
       operations: {
         read: async (req) => {
           const key = req.env.SSH_MOUNTS ?? "";
-          let text = serialised.get(key);
+          let text = serialised.peek(key);
           if (text === undefined) {
             text = JSON.stringify(buildOpenApiDocument(table(), configuredMounts(req.env.SSH_MOUNTS)));
             serialised.set(key, text);

@@ -12,8 +12,10 @@
  *   all, the length of Vault's lease suffix), so `sys/leases/revoke` finds the shard
  *   from the lease id alone and the shard finds the row by its lease-key index.
  */
+
 import { toHex } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
+import { IsolateCache } from "../../lib/isolate-cache";
 import type { OtpStore } from "./otp-store";
 
 /** Hex digits of the hash that select the shard: 16^2 = 256 shards per mount. */
@@ -48,20 +50,16 @@ export function otpStore(env: Env, mount: string, shard: string): DurableObjectS
   const name = `otp:${mount}:${shard}`;
   // idFromName hashes the name on every call; an id is plain data, safe to keep per
   // isolate (stubs are not kept: they belong to the request that made them).
-  let ids = shardIds.get(namespace);
-  if (!ids) {
-    ids = new Map();
-    shardIds.set(namespace, ids);
-  }
-  let id = ids.get(name);
+  let id = shardIds.peek(name);
   if (!id) {
     id = namespace.idFromName(name);
-    ids.set(name, id);
+    shardIds.set(name, id);
   }
   return namespace.get(id);
 }
 
-const shardIds = new WeakMap<object, Map<string, DurableObjectId>>();
+/** Ids of the OTP_STORE binding by name (B18: mounts × 256 shards at most, bounded anyway). */
+const shardIds = new IsolateCache<DurableObjectId>({ name: "ssh-otp-shard-ids", maxEntries: 4096 });
 
 /** A new lease key for an OTP stored in `shard`. */
 export function newLeaseKey(shard: string): string {

@@ -18,6 +18,34 @@ export interface FuzzFixtures {
   caRole: string;
   otpRole: string;
   policy: string;
+  /** The console session of the owner (`keyway_console=…`) and its forms' CSRF token. */
+  consoleCookie: string;
+  consoleCsrf: string;
+  /** The sign-in form's pre-session cookie and the CSRF token that goes with it. */
+  signInCookie: string;
+  signInCsrf: string;
+}
+
+/** The sign-in form's pre-session cookie and CSRF token, then a session signed in with `token`. */
+async function consoleSession(url: string, token: string) {
+  const form = await fetch(`${url}/app/~/sign-in`);
+  const signInCookie = form.headers.getSetCookie()[0]!.split(";")[0]!;
+  const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+  const signInCsrf = csrfOf(await form.text());
+  const signedIn = await fetch(`${url}/app/~/sign-in`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: signInCookie },
+    body: new URLSearchParams({ csrf: signInCsrf, token }).toString(),
+    redirect: "manual",
+  });
+  await signedIn.text();
+  if (signedIn.status !== 303) throw new Error(`fixture console sign-in: ${signedIn.status}`);
+  const consoleCookie = signedIn.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("keyway_console="))!
+    .split(";")[0]!;
+  const page = await fetch(`${url}/app`, { headers: { Cookie: consoleCookie } });
+  return { consoleCookie, consoleCsrf: csrfOf(await page.text()), signInCookie, signInCsrf };
 }
 
 async function call(url: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
@@ -79,12 +107,14 @@ export async function seedFixtures(keyway: {
     data: [{ type: "users", id: `${org}-owner` }],
   });
   const orgToken = await call(url, "POST", `/api/v2/organizations/${org}/authentication-token`, admin);
+  const ownerToken = userToken.data.attributes.token as string;
   return {
+    ...(await consoleSession(url, ownerToken)),
     url,
     rootToken,
     adminToken,
     limitedToken: limited.auth.client_token,
-    ownerToken: userToken.data.attributes.token,
+    ownerToken,
     organizationToken: orgToken.data.attributes.token,
     org,
     caRole: "web",

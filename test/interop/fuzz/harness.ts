@@ -6,8 +6,10 @@
  * text) and credentials — and each answer must be
  * - never a 5xx,
  * - for a 4xx, in that API's error format: /v1 Vault's `{"errors":["…"]}` (strings;
- *   `[]` for a bare 404), /api/v2 JSON:API's `{"errors":[{"status":"4xx","title":…}]}`
- *   with `application/vnd.api+json`,
+ *   `[]` for a bare 404), /api/v2 and the registry protocol JSON:API's
+ *   `{"errors":[{"status":"4xx","title":…}]}` with `application/vnd.api+json`, and under
+ *   /app (the plan page, the console and its forms, B19) an HTML page (or the plan page's
+ *   JSON error with `?format=json`),
  * - and answered at all (a request that times out means the service stopped answering).
  * The OTP race check issues OTPs and has several callers verify each at once: exactly one
  * may succeed (S13).
@@ -61,11 +63,29 @@ export function contractViolation(
   contentType: string,
   body: string,
 ): string | null {
-  if (status >= 500) return `status ${status}`;
-  if (status < 400 || request.method === "HEAD") return null;
   // The URL parser resolves `..` segments before sending (`/v1/../x` is `/x`): judge the
   // answer by the path the Worker received. Outside /v1, the root not-found is JSON:API's.
-  const received = new URL(request.path, "http://x").pathname;
+  const url = new URL(request.path, "http://x");
+  const received = url.pathname;
+  if (received === "/v1/sys/health" && askedHealthStatus(url, status, body)) return null;
+  if (status >= 500) return `status ${status}`;
+  if (status < 400 || request.method === "HEAD") return null;
+  if (received === "/app" || received.startsWith("/app/")) {
+    // The plan page and the console answer people: HTML, or the plan page's JSON errors
+    // (`?format=json`) in JSON:API's shape with `application/json`.
+    if (url.searchParams.get("format") === "json" && contentType.startsWith("application/json")) {
+      try {
+        const errors = (JSON.parse(body) as { errors?: { status?: string; title?: unknown }[] }).errors;
+        if (!Array.isArray(errors) || errors.length === 0) return "plan page JSON error has no errors";
+        if (!errors.every((e) => e.status === String(status) && typeof e.title === "string"))
+          return "plan page JSON error status or title";
+        return null;
+      } catch {
+        return "plan page error body is not JSON";
+      }
+    }
+    return contentType.startsWith("text/html") ? null : `content type ${contentType} under /app`;
+  }
   const api = received === "/v1" || received.startsWith("/v1/") ? "v1" : "v2";
   let parsed: unknown;
   try {
@@ -89,6 +109,21 @@ export function contractViolation(
     if (typeof e.title !== "string") return "JSON:API error has no title";
   }
   return null;
+}
+
+/**
+ * Whether a `sys/health` answer is the status its caller asked for: Vault answers the
+ * health body (or nothing, for 204, 205 and 304) with the status of `activecode` (Keyway
+ * is always active, B19), whatever that status is, 4xx and 5xx included.
+ */
+function askedHealthStatus(url: URL, status: number, body: string): boolean {
+  if (url.searchParams.get("activecode") !== String(status)) return false;
+  if (body === "") return true;
+  try {
+    return typeof (JSON.parse(body) as { initialized?: unknown }).initialized === "boolean";
+  } catch {
+    return false;
+  }
 }
 
 /** Send one request; the answer's status, content type and body, or why there was none. */

@@ -1,9 +1,31 @@
 /**
  * The OTP race check of the fuzz suite (issue 14, decision S13): OTPs issued through
  * `creds`, each verified by several callers at once; exactly one may succeed.
+ *
+ * B19: the race runs on state the fuzzer cannot reach. The fuzzed requests carry the root
+ * token and may delete or change anything they can name on the mount `ssh` (a role named
+ * `otp-role` was gone after a full run), so the race uses its own mount (RACE_MOUNT, which
+ * the generators never name) and creates its OTP role there with a fresh name after the
+ * fuzz, in {@link runOtpRaces}.
  */
 import type { FuzzFixtures } from "./fixtures";
 import { isDevProxyFailure } from "./harness";
+
+/** The mount only the OTP race uses (configured in SSH_MOUNTS by fuzz.test.ts; see the note above). */
+export const RACE_MOUNT = "otp-race";
+
+/** Create the race's OTP role on its own mount; returns its name. */
+async function createRaceRole(f: FuzzFixtures): Promise<string> {
+  const role = `race-${crypto.randomUUID().slice(0, 8)}`;
+  const res = await fetch(`${f.url}/v1/${RACE_MOUNT}/roles/${role}`, {
+    method: "POST",
+    headers: { "X-Vault-Token": f.rootToken, "Content-Type": "application/json" },
+    body: JSON.stringify({ key_type: "otp", default_user: "ubuntu", cidr_list: "10.0.0.0/8" }),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`race role on ${RACE_MOUNT}: ${res.status} ${text}`);
+  return role;
+}
 
 export interface OtpRaceStats {
   otps: number;
@@ -38,13 +60,14 @@ export async function runOtpRaces(
     indeterminate: 0,
     otherAnswers: 0,
   };
+  const role = await createRaceRole(f);
   let issued = 0;
   const worker = async () => {
     while (issued < options.otps) {
       issued++;
       let creds: Response;
       try {
-        creds = await fetch(`${f.url}/v1/ssh/creds/${f.otpRole}`, {
+        creds = await fetch(`${f.url}/v1/${RACE_MOUNT}/creds/${role}`, {
           method: "POST",
           headers: { "X-Vault-Token": f.rootToken, "Content-Type": "application/json" },
           body: JSON.stringify({ ip: "10.1.2.3" }),
@@ -68,7 +91,7 @@ export async function runOtpRaces(
       const answers = await Promise.all(
         Array.from({ length: options.callers }, async () => {
           try {
-            const res = await fetch(`${f.url}/v1/ssh/verify`, {
+            const res = await fetch(`${f.url}/v1/${RACE_MOUNT}/verify`, {
               method: "POST",
               headers: { "Content-Type": "application/json" },
               body: JSON.stringify({ otp }),

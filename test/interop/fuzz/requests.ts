@@ -2,13 +2,15 @@
  * The requests the fuzz suite sends (issue 14; see ./harness.ts): fast-check generators of
  * methods, paths built from every route template of both APIs with hostile segments and
  * spellings (S2b), query strings, bodies (JSON of any shape, JSON:API documents, Vault
- * fields of wrong types, JSON deeper than B9's bound, malformed text) and credentials.
+ * fields of wrong types, JSON deeper than B9's bound, malformed text) and credentials;
+ * B19: every unauthenticated path with every query parameter it reads, and the console's
+ * forms (sign-in and every POST under /app) with hostile field values.
  */
 import fc from "fast-check";
 import type { FuzzFixtures } from "./fixtures";
 
 export interface FuzzRequest {
-  api: "v1" | "v2";
+  api: "v1" | "v2" | "app";
   method: string;
   path: string;
   headers: Record<string, string>;
@@ -351,6 +353,301 @@ function v2Headers(f: FuzzFixtures): fc.Arbitrary<Record<string, string>> {
   );
 }
 
+// ---------------------------------------------------------------- B19: side doors and forms
+
+/** Text a person (or an attacker) may type into a field: control characters, line breaks, Unicode, long. */
+const hostileText = fc.oneof(
+  fc.constantFrom(
+    "",
+    " ",
+    "\n",
+    "a\nb",
+    "a\r\nb",
+    "\t",
+    "\u0000",
+    "\u007f",
+    "\u2028",
+    "\ud800",
+    "é",
+    "%00",
+    "<script>",
+    '"',
+    "x".repeat(600),
+    "1".repeat(30),
+    "-1",
+    "1e309",
+    "true",
+  ),
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+  fc.string({ unit: "binary", maxLength: 20 }),
+);
+
+/** A value for a status-code parameter of sys/health (B19: an integer in 200–599, else 400). */
+const statusCodeValue = fc.oneof(
+  fc.constantFrom(
+    "200",
+    "204",
+    "205",
+    "304",
+    "429",
+    "473",
+    "503",
+    "599",
+    "600",
+    "199",
+    "100",
+    "0",
+    "-200",
+    "2e2",
+    "0x1f4",
+    " 204",
+    "204 ",
+    "",
+  ),
+  fc.integer({ min: -1000, max: 10_000 }).map(String),
+  hostileText,
+);
+
+const booleanValue = fc.oneof(fc.constantFrom("true", "false", "1", "0", "t", "", "TRUE", "yes"), hostileText);
+
+/** Values of the signed links' parameters (B23): right-looking, wrong, and hostile. */
+const expiresValue = fc.oneof(
+  fc.integer({ min: 0, max: 2 ** 40 }).map(String),
+  fc.constantFrom("", "0", "01", "9".repeat(13), "1e10", "-1", "NaN"),
+  hostileText,
+);
+const signatureValue = fc.oneof(
+  fc.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+  fc.stringMatching(/^[0-9a-f]{64}$/),
+  hostileText,
+);
+const viewValue = fc.oneof(
+  fc.tuple(expiresValue, signatureValue).map(([e, sig]) => `${e}.${sig}`),
+  hostileText,
+);
+
+/** Every unauthenticated path of the Worker, with every query parameter it reads. */
+function unauthenticatedArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
+  const segment = (known: string[]) => fc.oneof(fc.constantFrom(...known), hostileSegment);
+  const query = (params: Record<string, fc.Arbitrary<string>>) =>
+    fc
+      .subarray(Object.keys(params))
+      .chain((keys) =>
+        fc.tuple(
+          fc.tuple(...keys.map((k) => params[k]!.map((value) => [k, value] as [string, string]))),
+          fc.array(fc.tuple(fc.string({ maxLength: 10 }), queryValue), { maxLength: 1 }),
+        ),
+      )
+      .map(([pairs, extra]) => {
+        const all = [...pairs, ...extra];
+        return all.length === 0 ? "" : `?${new URLSearchParams(all).toString()}`;
+      });
+  const read = fc.constantFrom("GET", "GET", "GET", "HEAD", "POST", "OPTIONS");
+  const request = (
+    api: FuzzRequest["api"],
+    methods: fc.Arbitrary<string>,
+    path: fc.Arbitrary<string>,
+    q: fc.Arbitrary<string>,
+    body: fc.Arbitrary<string | undefined> = fc.constant(undefined),
+    headers: fc.Arbitrary<Record<string, string>> = fc.constant({}),
+  ) =>
+    fc.record({ method: methods, path, q, body, headers }).map(
+      (r): FuzzRequest => ({
+        api,
+        method: r.method,
+        path: `${r.path}${r.q}`,
+        headers: r.headers,
+        body: hasBody(r.method) ? r.body : undefined,
+      }),
+    );
+  const healthCodes = {
+    standbyok: booleanValue,
+    perfstandbyok: booleanValue,
+    activecode: statusCodeValue,
+    standbycode: statusCodeValue,
+    sealedcode: statusCodeValue,
+    uninitcode: statusCodeValue,
+    drsecondarycode: statusCodeValue,
+    performancestandbycode: statusCodeValue,
+  };
+  // Header values must be bytes a client can send: printable ASCII of the hostile text.
+  const etag = fc.oneof(
+    fc.constant({}),
+    hostileText.map((t) => ({ "If-None-Match": t.replace(/[^\x20-\x7e]/g, "") })),
+  );
+  return fc.oneof(
+    request("v1", fc.constantFrom("GET", "HEAD", "GET", "POST"), fc.constant("/v1/sys/health"), query(healthCodes)),
+    request("v1", read, fc.constantFrom("/v1/sys/seal-status", "/v1/sys/leader"), query({})),
+    request("v1", read, fc.constant("/v1/sys/internal/specs/openapi"), query({ generic: booleanValue })),
+    request(
+      "v1",
+      read,
+      segment(["ssh"]).map((m) => `/v1/${m}/public_key`),
+      query({}),
+    ),
+    request(
+      "v1",
+      read,
+      fc.tuple(segment(["ssh"]), segment(["default", "x"])).map(([m, r]) => `/v1/${m}/issuer/${r}/public_key`),
+      query({}),
+    ),
+    request(
+      "v1",
+      read,
+      segment(["ssh"]).map((m) => `/v1/${m}/trusted_keys`),
+      query({}),
+      undefined,
+      etag,
+    ),
+    request(
+      "v1",
+      read,
+      segment(["ssh"]).map((m) => `/v1/${m}/known_hosts`),
+      query({ domain: fc.oneof(fc.domain(), hostileText) }),
+      undefined,
+      etag,
+    ),
+    request(
+      "v1",
+      read,
+      segment(["ssh"]).map((m) => `/v1/${m}/krl`),
+      query({}),
+      undefined,
+      etag,
+    ),
+    request(
+      "v1",
+      fc.constantFrom("POST", "PUT"),
+      segment(["ssh"]).map((m) => `/v1/${m}/verify`),
+      query({}),
+      fc.oneof(
+        hostileText.map((otp) => JSON.stringify({ otp })),
+        bodyArb("v1", { deepJson: false, hugePageNumber: false }),
+      ),
+    ),
+    request(
+      "v2",
+      read,
+      fc.constantFrom("/api/v2/ping", "/api/v2/openapi.json", "/.well-known/terraform.json"),
+      query({}),
+    ),
+    request(
+      "v2",
+      fc.constantFrom("PUT", "GET", "POST"),
+      fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), hostileSegment).map((t) => `/api/v2/uploads/${t}`),
+      query({}),
+      hostileText,
+    ),
+    request(
+      "v2",
+      read,
+      fc
+        .tuple(segment([f.org]), segment(["mod"]), segment(["aws"]), segment(["1.0.0", "0.0.0-x"]))
+        .map(([o, n, p, v]) => `/api/registry/v1/modules/${o}/${n}/${p}/${v}/archive`),
+      query({
+        expires: expiresValue,
+        signature: signatureValue,
+        archive: fc.oneof(fc.constant("tar.gz"), hostileText),
+      }),
+    ),
+    request(
+      "app",
+      read,
+      fc
+        .tuple(segment([f.org]), segment(["ws"]), segment(["run-AAAAAAAAAAAAAAAA"]))
+        .map(([o, w, r]) => `/app/${o}/workspaces/${w}/runs/${r}`),
+      query({ view: viewValue, format: fc.oneof(fc.constantFrom("json", "html"), hostileText) }),
+    ),
+    request(
+      "app",
+      read,
+      fc.constantFrom("/app/~/sign-in", "/app/~/console.css", "/app/~/console.js", "/app"),
+      query({
+        next: fc.oneof(
+          fc.constantFrom("/app", "//evil.example", "/app/../x", "https://evil.example/app", "/app/~/sign-in"),
+          hostileText,
+        ),
+      }),
+    ),
+  );
+}
+
+/** The console's forms: every POST under /app, with the session and CSRF (or a wrong one), and hostile fields. */
+function consoleFormArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
+  const id = fc.oneof(fc.constantFrom("nocode-AAAAAAAAAAAAAAAA", "x"), hostileSegment);
+  const org = fc.oneof(fc.constant(f.org), hostileSegment);
+  const signedIn = fc.oneof(
+    fc.tuple(org, id).map(([o, m]) => `/app/${o}/modules/${m}/rollouts`),
+    fc.tuple(org, id).map(([o, m]) => `/app/${o}/modules/${m}/provision`),
+    fc
+      .tuple(org, id, fc.constantFrom("confirm", "pause", "resume", "cancel", "x"))
+      .map(([o, r, a]) => `/app/${o}/rollouts/${r}/actions/${a}`),
+    fc.tuple(org, id).map(([o, w]) => `/app/${o}/workspaces/${w}/upgrade`),
+    fc.tuple(org, id, id).map(([o, w, r]) => `/app/${o}/workspaces/${w}/upgrade/${r}/confirm`),
+    fc
+      .tuple(org, id, id, fc.constantFrom("apply", "discard", "x"))
+      .map(([o, w, r, a]) => `/app/${o}/workspaces/${w}/runs/${r}/actions/${a}`),
+  );
+  const fieldNames = fc.constantFrom("name", "batch-size", "auto-confirm", "max-failures", "token", "var:prefix", "x");
+  const fields = fc.dictionary(fieldNames, hostileText, { maxKeys: 5 });
+  const encode = (form: Record<string, string>) => new URLSearchParams(form).toString();
+  const body = (csrf: fc.Arbitrary<string>) =>
+    fc.oneof(
+      { weight: 4, arbitrary: fc.tuple(fields, csrf).map(([form, c]) => encode({ ...form, csrf: c })) },
+      { weight: 1, arbitrary: hostileText },
+    );
+  const contentType = fc.constantFrom(
+    "application/x-www-form-urlencoded",
+    "application/x-www-form-urlencoded",
+    "application/x-www-form-urlencoded; charset=utf-8",
+    "text/plain",
+    "multipart/form-data",
+  );
+  const sessionCsrf = fc.oneof(
+    { weight: 4, arbitrary: fc.constant(f.consoleCsrf) },
+    { weight: 1, arbitrary: hostileText },
+  );
+  const signInCsrf = fc.oneof(
+    { weight: 4, arbitrary: fc.constant(f.signInCsrf) },
+    { weight: 1, arbitrary: hostileText },
+  );
+  const signInBody = fc.oneof(
+    { weight: 4, arbitrary: fc.tuple(hostileText, signInCsrf).map(([token, c]) => encode({ token, csrf: c })) },
+    { weight: 1, arbitrary: hostileText },
+  );
+  return fc.oneof(
+    fc.record({ path: signedIn, body: body(sessionCsrf), type: contentType }).map(
+      (r): FuzzRequest => ({
+        api: "app",
+        method: "POST",
+        path: r.path,
+        headers: { "Content-Type": r.type, Cookie: f.consoleCookie },
+        body: r.body,
+      }),
+    ),
+    fc.record({ body: signInBody, type: contentType, next: fc.oneof(fc.constant(""), hostileText) }).map(
+      (r): FuzzRequest => ({
+        api: "app",
+        method: "POST",
+        path: `/app/~/sign-in${r.next ? `?${new URLSearchParams({ next: r.next })}` : ""}`,
+        headers: { "Content-Type": r.type, Cookie: f.signInCookie },
+        body: r.body,
+      }),
+    ),
+    // Sign-out only with a wrong CSRF value: a right one would end the session the other forms use.
+    hostileText.map(
+      (c): FuzzRequest => ({
+        api: "app",
+        method: "POST",
+        path: "/app/~/sign-out",
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: f.consoleCookie },
+        body: encode({ csrf: `${c}-wrong` }),
+      }),
+    ),
+  );
+}
+
 /** One generated request to either API. */
 export function requestArb(f: FuzzFixtures, known: KnownIssueSwitches): fc.Arbitrary<FuzzRequest> {
   const methods = fc.constantFrom("GET", "GET", "POST", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS");
@@ -391,7 +688,12 @@ export function requestArb(f: FuzzFixtures, known: KnownIssueSwitches): fc.Arbit
         body: hasBody(r.method) ? r.body : undefined,
       }),
     );
-  return fc.oneof(v1, v2);
+  return fc.oneof(
+    { weight: 8, arbitrary: v1 },
+    { weight: 8, arbitrary: v2 },
+    { weight: 3, arbitrary: unauthenticatedArb(f) },
+    { weight: 2, arbitrary: consoleFormArb(f) },
+  );
 }
 
 const hasBody = (method: string) => method !== "GET" && method !== "HEAD";

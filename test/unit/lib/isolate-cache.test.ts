@@ -4,9 +4,9 @@
  * started before it; failed and unwanted values are not kept; the size stays bounded.
  */
 import { describe, expect, it } from "vitest";
-import { IsolateCache } from "../../../src/lib/isolate-cache";
+import { estimateBytes, IsolateCache, isolateCacheStats } from "../../../src/lib/isolate-cache";
 
-const newCache = <V>(maxEntries = 16) => new IsolateCache<V>({ ttlMs: 1000, maxEntries });
+const newCache = <V>(maxEntries = 16) => new IsolateCache<V>({ name: "test", ttlMs: 1000, maxEntries });
 
 /** A load that settles only when told to. */
 function deferred<V>() {
@@ -112,5 +112,64 @@ describe("IsolateCache", () => {
     expect(cache.peek("k11", 1)).toBeUndefined();
     expect(cache.peek("k12", 1)).toBe(12);
     expect(cache.peek("k19", 1)).toBe(19);
+  });
+});
+
+describe("IsolateCache bounds (B18)", () => {
+  it("refuses a cache without a bound or past the bounds every cache keeps", () => {
+    expect(() => new IsolateCache({ name: "t", maxEntries: 10_001 })).toThrow(RangeError);
+    expect(() => new IsolateCache({ name: "t", maxEntries: 0 })).toThrow(RangeError);
+    expect(() => new IsolateCache({ name: "t", maxEntries: 1.5 })).toThrow(RangeError);
+    expect(() => new IsolateCache({ name: "t", maxEntries: 10, maxBytes: 4 * 1024 * 1024 + 1 })).toThrow(RangeError);
+    expect(() => new IsolateCache({ name: "t", maxEntries: 10_000, maxBytes: 4 * 1024 * 1024 })).not.toThrow();
+  });
+
+  it("bounds the bytes of its values: the oldest go first, and a value larger than the bound is not kept", () => {
+    const cache = new IsolateCache<string>({
+      name: "bytes",
+      maxEntries: 100,
+      maxBytes: 100,
+      sizeOf: (v) => v.length,
+    });
+    cache.set("a", "x".repeat(40));
+    cache.set("b", "x".repeat(40));
+    cache.set("c", "x".repeat(40));
+    expect([cache.peek("a"), cache.peek("b") !== undefined, cache.peek("c") !== undefined]).toEqual([
+      undefined,
+      true,
+      true,
+    ]);
+    expect(cache.bytes).toBe(80);
+    cache.set("huge", "x".repeat(101));
+    expect(cache.peek("huge")).toBeUndefined();
+    expect(cache.size).toBe(2);
+    cache.delete("b");
+    expect(cache.bytes).toBe(40);
+    cache.clear();
+    expect([cache.size, cache.bytes]).toEqual([0, 0]);
+  });
+
+  it("reports every cache's size and bounds by name", () => {
+    const cache = new IsolateCache<number>({ name: "reported", maxEntries: 3 });
+    cache.set("k", 1);
+    expect(isolateCacheStats().find((s) => s.name === "reported")).toEqual({
+      name: "reported",
+      size: 1,
+      bytes: 0,
+      maxEntries: 3,
+      maxBytes: null,
+    });
+  });
+
+  it("estimates sizes of JSON-like values and stops counting past its limit", () => {
+    expect(estimateBytes("abc")).toBe(22);
+    expect(estimateBytes({ a: [1, 2] })).toBeGreaterThan(estimateBytes({ a: [1] }));
+    expect(estimateBytes(new Uint8Array(1000))).toBeGreaterThanOrEqual(1000);
+    expect(
+      estimateBytes(
+        Array.from({ length: 100_000 }, () => "x".repeat(100)),
+        1000,
+      ),
+    ).toBeGreaterThan(1000);
   });
 });

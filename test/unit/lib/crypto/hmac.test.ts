@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toBase64 } from "../../../../src/lib/bytes";
-import { keyedHash, keyedHashesEqual, secretsEqual } from "../../../../src/lib/crypto/hmac";
+import { keyedHash, keyedHashesEqual, presentedValuesEqual, secretsEqual } from "../../../../src/lib/crypto/hmac";
+import { isolateCacheStats } from "../../../../src/lib/isolate-cache";
 
 describe("secretsEqual", () => {
   it("is true only for the same secret, also on repeated calls with one configured value", async () => {
@@ -39,5 +40,17 @@ describe("keyedHashesEqual", () => {
     expect(keyedHashesEqual(a, await keyedHash(secret, "vault-token", "rooT"))).toBe(false);
     expect(keyedHashesEqual(a, a.slice(0, -1))).toBe(false);
     expect(keyedHashesEqual(a, `${a.slice(0, -1)}${a.endsWith("0") ? "1" : "0"}`)).toBe(false);
+  });
+});
+
+describe("presentedValuesEqual (B18)", () => {
+  it("compares values a client chose, of any length, and keeps nothing", async () => {
+    const before = JSON.stringify(isolateCacheStats());
+    expect(await presentedValuesEqual("csrf-value", "csrf-value")).toBe(true);
+    expect(await presentedValuesEqual("csrf-value", "csrf-valuE")).toBe(false);
+    expect(await presentedValuesEqual("", "csrf-value")).toBe(false);
+    expect(await presentedValuesEqual("a\nb", "a\nb")).toBe(true);
+    for (let i = 0; i < 100; i++) await presentedValuesEqual(crypto.randomUUID(), crypto.randomUUID());
+    expect(JSON.stringify(isolateCacheStats())).toBe(before);
   });
 });

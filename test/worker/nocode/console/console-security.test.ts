@@ -130,6 +130,29 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(b.cookies.has("__Host-keyway_console")).toBe(false);
   });
 
+  it("B19: a token with whitespace, control or non-ASCII characters is 'not a valid token', never a 5xx", async () => {
+    const b = new Browser();
+    for (const token of [
+      `${pool.ownerToken.slice(0, 10)}\n${pool.ownerToken.slice(10)}`,
+      "abc def",
+      "abc\tdef",
+      "abc\r\ndef",
+      "abc\u0000def",
+      "abc\u007fdef",
+      "t\u00e9st.atlasv1.x",
+      "a\u2028b",
+      "x".repeat(513),
+      "",
+    ]) {
+      const res = await b.signIn(token);
+      expect(res.status, JSON.stringify(token)).toBe(401);
+      expect(res.text).toContain("not a valid token");
+      expect(b.cookies.has("__Host-keyway_console")).toBe(false);
+    }
+    // Surrounding whitespace (a pasted token with its line break) is still the token.
+    expect((await b.signIn(`  ${pool.ownerToken}\n`)).status).toBe(303);
+  });
+
   it("sends a person without a session to sign in, and refuses their POSTs", async () => {
     const b = new Browser();
     const page = await b.get(`/app/${pool.org}`);

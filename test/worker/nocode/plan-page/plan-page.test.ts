@@ -227,18 +227,38 @@ describe("the plan page with a Bearer token (N10 read-workspaces)", { timeout: U
 });
 
 describe("the plan page refuses without a valid credential", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
-  it("401 without any credential, with a bad, foreign or expired view token, or an unknown Bearer token", async () => {
+  it("404 (B23) for a bad, foreign or expired view token, with no-store and no-referrer, before any lookup", async () => {
     const ctx = await plannedUpgrade();
     const other = await plannedUpgrade();
     const [expiry, mac] = ctx.view.split(".");
     const expired = await signViewToken(env.KEYWAY_HASH_KEY, ctx.runId, Date.now() - 25 * 3600_000);
+    const missingRun = `/app/${ctx.org}/workspaces/${ctx.name}/runs/run-AAAAAAAAAAAAAAAA`;
+    for (const path of [
+      `${ctx.path}?view=`,
+      `${ctx.path}?view=${Number(expiry) + 60}.${mac}`,
+      `${ctx.path}?view=${expiry}.${mac!.slice(0, -2)}AA`,
+      `${ctx.path}?view=${other.view}`,
+      `${ctx.path}?view=${expired}`,
+      `${ctx.path}?view=${ctx.view}%0A`,
+      `${missingRun}?view=${ctx.view}`,
+    ]) {
+      const page = await getPage(path);
+      expect(page.status, path).toBe(404);
+      expect(page.headers.get("www-authenticate")).toBeNull();
+      expect(page.headers.get("cache-control")).toBe("no-store");
+      expectPageSecurityHeaders(page.headers);
+      expect(page.text).toContain("This plan link is invalid or has expired.");
+      expect(page.text).not.toContain("random_uuid.added");
+    }
+    const json = await getPage(`${ctx.path}?view=${expired}&format=json`);
+    expect(json.status).toBe(404);
+    expect(JSON.parse(json.text)).toMatchObject({ errors: [{ status: "404", title: "not found" }] });
+  });
+
+  it("401 without any credential, or with an unknown Bearer token", async () => {
+    const ctx = await plannedUpgrade();
     const cases: [string, Record<string, string>][] = [
       [ctx.path, {}],
-      [`${ctx.path}?view=`, {}],
-      [`${ctx.path}?view=${Number(expiry) + 60}.${mac}`, {}],
-      [`${ctx.path}?view=${expiry}.${mac!.slice(0, -2)}AA`, {}],
-      [`${ctx.path}?view=${other.view}`, {}],
-      [`${ctx.path}?view=${expired}`, {}],
       [ctx.path, { Authorization: "Bearer abcdefghijklmn.atlasv1.nope" }],
       [ctx.path, { Authorization: "Basic dXNlcjpwYXNz" }],
     ];

@@ -21,6 +21,7 @@ import {
   type RegistryOrg,
   readVersion,
   registryOrg,
+  storedObjects,
   upload,
 } from "./registry-fixtures";
 
@@ -349,7 +350,7 @@ describe("bad tarballs leave the version reg_ingress_failed and change nothing e
     expect(bad.attributes).toMatchObject({ variables: null, outputs: null, providers: null, resources: null });
 
     // Nothing stored for the failed version; the ok version and the module are unchanged.
-    expect(await env.MODULES.head(`registry-modules/${mod.id}/${bad.versionId}.tar.gz`)).toBeNull();
+    expect(await storedObjects(mod.id, bad.versionId)).toEqual([]);
     const summary = await env.DB.prepare("SELECT summary, tarball_key FROM registry_module_versions WHERE id = ?")
       .bind(bad.versionId)
       .first();

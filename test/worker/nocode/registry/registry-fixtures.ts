@@ -2,7 +2,7 @@
  * Shared set-up of the registry tests: an organization with one caller of each kind that
  * decision N10 distinguishes, and request builders for modules, versions and uploads.
  */
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import {
   ADMIN,
   bootstrapOrg,
@@ -140,3 +140,17 @@ export async function readVersion(
 }
 
 export { uniqueName };
+
+/** Keys of the R2 objects stored for a version (B16: one per upload attempt, under the version's prefix). */
+export async function storedObjects(moduleId: string, versionId: string): Promise<string[]> {
+  const listed = await env.MODULES.list({ prefix: `registry-modules/${moduleId}/${versionId}` });
+  return listed.objects.map((o) => o.key);
+}
+
+/** The R2 key a version records (B16: the only one ingestion, the download and runs read). */
+export async function recordedTarballKey(versionId: string): Promise<string | null> {
+  const row = await env.DB.prepare("SELECT tarball_key FROM registry_module_versions WHERE id = ?")
+    .bind(versionId)
+    .first<{ tarball_key: string | null }>();
+  return row?.tarball_key ?? null;
+}

@@ -13,6 +13,7 @@ import {
   moduleDoc,
   modulePath,
   type RegistryOrg,
+  recordedTarballKey,
   registryOrg,
   uniqueName,
   upload,
@@ -323,7 +324,7 @@ describe("DELETE …/registry-modules/private/:org/:name/:provider", () => {
     const v1 = await createVersion(ctx.org, name, "1.0.0", ctx.tokens.manager);
     const v2 = await createVersion(ctx.org, name, "2.0.0", ctx.tokens.manager);
     expect((await upload(v1.upload, await buildTarball({ "main.tf": "" }))).status).toBe(200);
-    const key = `registry-modules/${id}/${v1.id}.tar.gz`;
+    const key = (await recordedTarballKey(v1.id))!;
     expect(await env.MODULES.head(key)).not.toBeNull();
 
     const res = await tfe("DELETE", modulePath(ctx.org, name), { token: ctx.tokens.manager });

@@ -95,6 +95,9 @@ describe("module registry protocol (B13)", () => {
     const res = await fetchArchive(link);
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toBe("application/gzip");
+    // B23: a signed link's answer is never cached and never leaks through a Referer.
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(res.headers.get("Referrer-Policy")).toBe("no-referrer");
     expect(await gunzipText(res.bytes)).toContain("random_pet");
   });
 
@@ -116,6 +119,8 @@ describe("module registry protocol (B13)", () => {
     const res = await fetchArchive(link);
     expect(res.status).toBe(404);
     expect(res.json.errors[0].detail).toBe("the download link is invalid or has expired");
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(res.headers.get("Referrer-Policy")).toBe("no-referrer");
   });
 
   it("refuses a link for another module or another version, or with a changed expiry", async () => {
@@ -132,6 +137,13 @@ describe("module registry protocol (B13)", () => {
     const unsigned = new URL(link);
     unsigned.searchParams.delete("signature");
     expect((await workerRequest(unsigned.href, { method: "GET" })).status).toBe(404);
+    // B23: a bad signature (one character changed, or a valid MAC of another purpose) is 404.
+    const forged = new URL(link);
+    const sig = link.searchParams.get("signature")!;
+    forged.searchParams.set("signature", `${sig[0] === "A" ? "B" : "A"}${sig.slice(1)}`);
+    const refused = await workerRequest(forged.href, { method: "GET" });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get("Referrer-Policy")).toBe("no-referrer");
     // The untouched link still works (go-getter drops `archive` before fetching).
     link.searchParams.delete("archive");
     expect((await fetchArchive(link.href)).status).toBe(200);

@@ -13,7 +13,9 @@ import {
   modulePath,
   type RegistryOrg,
   readVersion,
+  recordedTarballKey,
   registryOrg,
+  storedObjects,
   upload,
   versionDoc,
 } from "./registry-fixtures";
@@ -181,8 +183,11 @@ describe("PUT <links.upload> (N9, B5)", () => {
     const tarball = await goodTarball();
     const res = await upload(v.upload, tarball);
     expect(res).toEqual({ status: 200, text: "" });
-    const key = `registry-modules/${mod.id}/${v.id}.tar.gz`;
-    const object = await env.MODULES.get(key);
+    // B16: the attempt's own key, recorded on the version, the only object of the version.
+    const key = await recordedTarballKey(v.id);
+    expect(key).toMatch(new RegExp(`^registry-modules/${mod.id}/${v.id}/[A-Za-z0-9_-]{22}\\.tar\\.gz$`));
+    expect(await storedObjects(mod.id, v.id)).toEqual([key]);
+    const object = await env.MODULES.get(key!);
     expect(object).not.toBeNull();
     expect(new Uint8Array(await object!.arrayBuffer())).toEqual(tarball);
     const row = await versionRow(v.id);
@@ -193,12 +198,13 @@ describe("PUT <links.upload> (N9, B5)", () => {
     const mod = await createModule(ctx.org, ctx.tokens.manager);
     const v = await createVersion(ctx.org, mod.name, "1.0.0", ctx.tokens.manager);
     expect((await upload(v.upload, await goodTarball())).status).toBe(200);
-    const key = `registry-modules/${mod.id}/${v.id}.tar.gz`;
+    const key = (await recordedTarballKey(v.id))!;
     const first = await env.MODULES.head(key);
     const again = await upload(v.upload, await buildTarball({ "other.tf": "" }));
     expect(again.status).toBe(404);
     expect(JSON.parse(again.text)).toEqual({ errors: [{ status: "404", title: "not found" }] });
     expect((await env.MODULES.head(key))?.etag).toBe(first?.etag);
+    expect(await storedObjects(mod.id, v.id)).toEqual([key]);
   });
 
   it("has exactly one winner when two PUTs race on one link", async () => {
@@ -211,6 +217,8 @@ describe("PUT <links.upload> (N9, B5)", () => {
       upload(v.upload, tarball),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 404, 404]);
+    // B16: the losers deleted their own objects; only the recorded one is left.
+    expect(await storedObjects(mod.id, v.id)).toEqual([await recordedTarballKey(v.id)]);
   });
 
   it("expires after one hour: then 404, and the version stays pending", async () => {
@@ -223,7 +231,7 @@ describe("PUT <links.upload> (N9, B5)", () => {
     const res = await upload(v.upload, await goodTarball());
     expect(res.status).toBe(404);
     expect(await versionRow(v.id)).toEqual({ status: "pending", error: null, tarball_key: null, summary: null });
-    expect(await env.MODULES.head(`registry-modules/${mod.id}/${v.id}.tar.gz`)).toBeNull();
+    expect(await storedObjects(mod.id, v.id)).toEqual([]);
   });
 
   it("answers 404 for made-up and malformed links", async () => {
@@ -246,7 +254,7 @@ describe("PUT <links.upload> (N9, B5)", () => {
       error: "module tarball is larger than the limit of 10 MiB (compressed)",
       variables: null,
     });
-    expect(await env.MODULES.head(`registry-modules/${mod.id}/${v.id}.tar.gz`)).toBeNull();
+    expect(await storedObjects(mod.id, v.id)).toEqual([]);
     // The link is spent, and the module's other version is untouched.
     expect((await upload(v.upload, await goodTarball())).status).toBe(404);
     expect((await versionRow(other.id))?.status).toBe("pending");

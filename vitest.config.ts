@@ -61,6 +61,8 @@ export default defineConfig({
           name: "worker",
           include: ["test/worker/**/*.test.ts"],
           setupFiles: ["./test/worker/setup/apply-migrations.ts", "./test/worker/setup/load-contracts.ts"],
+          // A Node HTTP server the Worker under test fetches discovery and JWKS documents from (S25).
+          globalSetup: ["./test/worker/setup/fixture-http-server.ts"],
           testTimeout: 30_000,
         },
       },

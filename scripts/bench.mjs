@@ -692,6 +692,20 @@ async function main() {
       means: "issue rsa 2048 req/s ÷ raw in-isolate RSA-2048 keys/s, in alternating slices (issue 19)",
     },
     {
+      name: "login-jwt-static",
+      kind: "min",
+      floor: 0.3,
+      ratio: pick("login-jwt-static", "xFloor"),
+      means: "JWT login with a static key req/s ÷ paired floor req/s (S25)",
+    },
+    {
+      name: "login-jwt-jwks",
+      kind: "min",
+      floor: 0.3,
+      ratio: pick("login-jwt-jwks", "xFloor"),
+      means: "JWT login with a cached JWKS req/s ÷ paired floor req/s (S25)",
+    },
+    {
       name: "creds",
       kind: "min",
       floor: 0.4,

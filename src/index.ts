@@ -28,6 +28,7 @@ import { vaultMisconfigured } from "./ssh/errors";
 import { scheduledTidy } from "./ssh/revocation/routes";
 
 export { AgentPool } from "./nocode/agents/pool-object";
+export { SignInStore } from "./platform/sign-in-store";
 export { OtpStore } from "./ssh/otp/otp-store";
 
 const app = new Hono<AppEnv>();

@@ -2,8 +2,10 @@
 // the public API, and the autocannon requests that exercise it. A setup that fails marks its
 // benchmark "not available" with the reason; it never stops the run.
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { exportJWK, exportSPKI, generateKeyPair, SignJWT } from "jose";
 import { projectRoot } from "./runtime.mjs";
 import { moduleTarball, nullResourceModuleMainTf } from "./tarball.mjs";
 
@@ -108,6 +110,7 @@ function once(fn) {
 }
 
 const vaultJson = (token) => ({ "X-Vault-Token": token, "Content-Type": "application/json" });
+const JSON_HEADERS = { "Content-Type": "application/json" };
 
 /** A CA role allowing user certificates for anyone, with a one-hour default TTL. */
 const SIGNER_ROLE = {
@@ -246,6 +249,92 @@ export function scenarios({ api, state }) {
         { method: "POST", path: "/v1/bench-ed/issue/signer", headers: vaultJson(token), body: JSON.stringify(body) },
       ],
     };
+  }
+
+  // S25: JWT auth mounts. One ES256 key made here; a JWT valid for an hour whose subject and
+  // claims never change, so every login finds the same entity with an unchanged alias (no
+  // D1 write but the token's). `jwks` serves the key from a loopback HTTP server in this
+  // process, which the Worker fetches once and then keeps for 10 minutes.
+  const jwtKey = once(async () => {
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), kid: "bench", use: "sig" };
+    const now = Math.floor(Date.now() / 1000);
+    const jwt = await new SignJWT({
+      sub: "bench-ci",
+      aud: "keyway-bench",
+      repository: "acme/web",
+      iat: now,
+      exp: now + 3600,
+    })
+      .setProtectedHeader({ alg: "ES256", kid: "bench" })
+      .sign(privateKey);
+    return { jwk, pem: await exportSPKI(publicKey), jwt };
+  });
+  const jwksServer = once(async () => {
+    const { jwk } = await jwtKey();
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    server.unref();
+    return `http://127.0.0.1:${server.address().port}/keys`;
+  });
+  const jwtMounts = new Map();
+  /**
+   * S28 admits 60 sign-in requests a minute per client address and mount: a login benchmark
+   * from one address would measure 429s. Each login comes from its own address instead
+   * (wrangler dev passes `CF-Connecting-IP` through), so the rate limiter's counting is
+   * measured without refusing anything.
+   */
+  let clientNumber = 0;
+  function manyClients(req) {
+    const n = clientNumber++;
+    const address = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+    return { ...req, headers: { ...req.headers, "CF-Connecting-IP": address } };
+  }
+
+  function jwtLoginSetup(mount, source) {
+    if (!jwtMounts.has(mount)) {
+      jwtMounts.set(
+        mount,
+        (async () => {
+          const { pem, jwt } = await jwtKey();
+          await api.expectOk("enable the JWT mount", "POST", `/v1/sys/auth/${mount}`, {
+            token: api.root,
+            body: { type: "jwt" },
+          });
+          const config = source === "jwks" ? { jwks_url: await jwksServer() } : { jwt_validation_pubkeys: [pem] };
+          await api.expectOk("configure the JWT mount", "POST", `/v1/auth/${mount}/config`, {
+            token: api.root,
+            body: config,
+          });
+          await api.expectOk("write the JWT role", "POST", `/v1/auth/${mount}/role/ci`, {
+            token: api.root,
+            body: {
+              role_type: "jwt",
+              bound_audiences: ["keyway-bench"],
+              bound_claims: { repository: "acme/web" },
+              user_claim: "sub",
+              claim_mappings: { repository: "repo" },
+              token_policies: ["bench-login"],
+              token_ttl: "5m",
+            },
+          });
+          await api.expectOk("write the bench-login policy", "PUT", "/v1/sys/policies/acl/bench-login", {
+            token: api.root,
+            body: {
+              policy: JSON.stringify({ path: { "bench-ed/sign/signer": { capabilities: ["create", "update"] } } }),
+            },
+          });
+          const body = JSON.stringify({ role: "ci", jwt });
+          const res = await api.expectOk("log in once", "POST", `/v1/auth/${mount}/login`, { body: JSON.parse(body) });
+          if (!res.json?.auth?.client_token) throw new Unavailable("login answered without auth.client_token");
+          return { body };
+        })(),
+      );
+    }
+    return jwtMounts.get(mount);
   }
 
   // Issue 19: every authenticated SSH benchmark but sign-ed25519-root runs with this token,
@@ -732,6 +821,70 @@ export function scenarios({ api, state }) {
       // Its target compares its p50 with lookup-10's: run the two in alternating slices.
       pairWith: "lookup-10",
       setup: () => lookupSetup("lookup-big", LOOKUP_BIG_ROLES),
+    },
+    {
+      name: "login-jwt-static",
+      title: "POST auth/<m>/login, ES256 JWT, static key (S25)",
+      setup: async () => {
+        const { body } = await jwtLoginSetup("bench-jwt-static", "static");
+        return {
+          requests: [
+            {
+              method: "POST",
+              path: "/v1/auth/bench-jwt-static/login",
+              headers: JSON_HEADERS,
+              body,
+              setupRequest: manyClients,
+            },
+          ],
+        };
+      },
+    },
+    {
+      name: "login-jwt-jwks",
+      title: "POST auth/<m>/login, ES256 JWT, JWKS cached (alias unchanged between logins)",
+      setup: async () => {
+        const { body } = await jwtLoginSetup("bench-jwt-jwks", "jwks");
+        return {
+          requests: [
+            {
+              method: "POST",
+              path: "/v1/auth/bench-jwt-jwks/login",
+              headers: JSON_HEADERS,
+              body,
+              setupRequest: manyClients,
+            },
+          ],
+        };
+      },
+    },
+    {
+      name: "login-then-sign",
+      title: "login (JWKS) then sign with the new token, per pair of requests",
+      setup: async () => {
+        const { body } = await jwtLoginSetup("bench-jwt-jwks", "jwks");
+        await edCa();
+        return {
+          requests: [
+            {
+              method: "POST",
+              path: "/v1/auth/bench-jwt-jwks/login",
+              headers: JSON_HEADERS,
+              body,
+              setupRequest: manyClients,
+              onResponse: (status, responseBody, context) => {
+                if (status === 200) context.token = JSON.parse(responseBody).auth.client_token;
+              },
+            },
+            {
+              method: "POST",
+              path: "/v1/bench-ed/sign/signer",
+              body: signBody,
+              setupRequest: (req, context) => ({ ...req, headers: vaultJson(context.token ?? "none") }),
+            },
+          ],
+        };
+      },
     },
     { name: "e3-read", title: "E3 GET /no-code-modules/:id, team token", setup: () => e3Setup(noCode) },
     {

@@ -38,8 +38,22 @@ export const vaultTokens = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /** Null when the token never expires. */
     expireAt: integer("expire_at"),
+    /** JSON array of CIDR blocks the token may be used from (S25); null = anywhere. */
+    boundCidrs: text("bound_cidrs"),
+    /** Accessor of the auth mount whose login made the token (S24); null for token-store tokens. */
+    authAccessor: text("auth_accessor"),
+    /** The path that made the token (`auth/<mount>/login`); null = `auth/token/create`. */
+    path: text("path"),
+    /** Seconds a renewal may extend the token to, from its creation (0 = the system maximum). */
+    maxTtl: integer("max_ttl").notNull().default(0),
+    /** Seconds of a periodic token's renewal (0 = not periodic). */
+    period: integer("period").notNull().default(0),
   },
-  (t) => [uniqueIndex("vault_tokens_accessor").on(t.accessor), index("vault_tokens_parent").on(t.parentAccessor)],
+  (t) => [
+    uniqueIndex("vault_tokens_accessor").on(t.accessor),
+    index("vault_tokens_parent").on(t.parentAccessor),
+    index("vault_tokens_auth_accessor").on(t.authAccessor),
+  ],
 );
 
 /** ACL policies in Vault's JSON syntax (S5a). `rules` is our parsed, normalised form. */
@@ -80,6 +94,95 @@ export const identityEntityAliases = sqliteTable(
     uniqueIndex("identity_entity_aliases_mount_name").on(t.mountAccessor, t.name),
     index("identity_entity_aliases_canonical").on(t.canonicalId),
   ],
+);
+
+/** Identity groups (S27): `internal` (members set through the API) or `external` (members set by logins). */
+export const identityGroups = sqliteTable(
+  "identity_groups",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    type: text("type").notNull(),
+    /** JSON array of policy names. */
+    policies: text("policies").notNull().default("[]"),
+    /** JSON object of string metadata. */
+    metadata: text("metadata").notNull().default("{}"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("identity_groups_name").on(t.name)],
+);
+
+/**
+ * Members of identity groups (S27): `member_type` `entity` or `group`; `source` is '' for
+ * members set through the API, or the auth mount accessor whose login set an external membership.
+ */
+export const identityGroupMembers = sqliteTable(
+  "identity_group_members",
+  {
+    groupId: text("group_id").notNull(),
+    memberType: text("member_type").notNull(),
+    memberId: text("member_id").notNull(),
+    source: text("source").notNull().default(""),
+  },
+  (t) => [
+    primaryKey({ columns: [t.groupId, t.memberType, t.memberId] }),
+    index("identity_group_members_member").on(t.memberType, t.memberId),
+  ],
+);
+
+/** Aliases of external groups (S27): the name a groups claim carries, per auth mount accessor. */
+export const identityGroupAliases = sqliteTable(
+  "identity_group_aliases",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    mountAccessor: text("mount_accessor").notNull(),
+    canonicalId: text("canonical_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("identity_group_aliases_mount_name").on(t.mountAccessor, t.name),
+    uniqueIndex("identity_group_aliases_canonical").on(t.canonicalId),
+  ],
+);
+
+/** Auth methods enabled through sys/auth (S24); `path` is below `auth/`, without a trailing slash. */
+export const authMounts = sqliteTable(
+  "auth_mounts",
+  {
+    path: text("path").primaryKey(),
+    /** `jwt` or `oidc` (one backend under either name). */
+    type: text("type").notNull(),
+    /** `auth_<type>_<8 hex>`. */
+    accessor: text("accessor").notNull(),
+    description: text("description").notNull().default(""),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("auth_mounts_accessor").on(t.accessor)],
+);
+
+/** A JWT/OIDC mount's configuration (S25), keyed by the mount's accessor. */
+export const authJwtConfigs = sqliteTable("auth_jwt_configs", {
+  accessor: text("accessor").primaryKey(),
+  /** JSON of the configuration without the client secret. */
+  config: text("config").notNull(),
+  /** `oidc_client_secret` encrypted under KEYWAY_KEK (B2), context `auth-jwt:<accessor>`; null when unset. */
+  oidcClientSecretEncrypted: text("oidc_client_secret_encrypted"),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** A JWT/OIDC mount's roles (S25); `role` is the stored role as JSON. */
+export const authJwtRoles = sqliteTable(
+  "auth_jwt_roles",
+  {
+    accessor: text("accessor").notNull(),
+    name: text("name").notNull(),
+    role: text("role").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accessor, t.name] })],
 );
 
 /** Small key/value settings of the secrets service (e.g. the token store accessor). */

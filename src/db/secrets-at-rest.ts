@@ -9,6 +9,8 @@
  * - `ssh_issuers.private_key_encrypted`, context `ssh-ca:<mount>` (src/ssh/issuers/keys.ts);
  * - `workspace_vars.value_encrypted`, context `workspace-var:<var id>`
  *   (src/nocode/workspaces/vars.ts);
+ * - `auth_jwt_configs.oidc_client_secret_encrypted`, context `auth-jwt:<accessor>`
+ *   (src/ssh/jwt-auth/repo.ts);
  * - the pending sensitive vars of an upgrade run, `runs.configuration` →
  *   `$.varChanges[*].valueEncrypted`, same context (src/nocode/upgrade/vars.ts);
  * - N18: the variables an agent receives for a run, `runs.agent_inputs`, context
@@ -49,6 +51,13 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
     context: (mount) => `ssh-ca:${mount}`,
   },
   { table: "workspace_vars", key: "id", column: "value_encrypted", context: (id) => `workspace-var:${id}` },
+  // A JWT/OIDC auth mount's client secret is bound to the mount's accessor (S25).
+  {
+    table: "auth_jwt_configs",
+    key: "accessor",
+    column: "oidc_client_secret_encrypted",
+    context: (accessor) => `auth-jwt:${accessor}`,
+  },
   { table: "runs", key: "id", column: "agent_inputs", context: (id) => `run-inputs:${id}` },
   { table: "run_data_objects", key: "id", column: "data_key_encrypted", context: (id) => `data-key:${id}` },
 ];

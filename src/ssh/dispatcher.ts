@@ -3,9 +3,10 @@
  * checks to every request, then calls the matched route's handler.
  */
 import { createDb } from "../db/client";
-import { readJsonObject } from "../lib/http/body";
+import { isFormBody, readFormObject, readJsonObject } from "../lib/http/body";
 import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
 import { aclFor } from "./auth/acl";
+import { addressInCidrs } from "./auth/bound-cidrs";
 import { consumeTokenUse, presentedToken, resolveCallerToken } from "./auth/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
@@ -123,7 +124,12 @@ async function dispatch(
       throw badRequest(`error parsing list flag: strconv.ParseBool: parsing "${op.badListFlag}": invalid syntax`);
     const handler = operation ? match.route.operations[operation] : undefined;
     if (!operation || !handler) throw unsupportedOperation();
-    const body = operation === "update" || operation === "patch" ? await readJsonObject(request) : {};
+    const writes = operation === "update" || operation === "patch";
+    const body = !writes
+      ? {}
+      : match.route.formBody && isFormBody(request.headers)
+        ? await readFormObject(request)
+        : await readJsonObject(request);
     return handler({
       requestId,
       headers: request.headers,
@@ -147,6 +153,9 @@ async function dispatch(
   const presented = presentedToken(request.headers);
   const token = presented ? await resolveCallerToken(env, db, presented) : null;
   if (!token) throw permissionDenied();
+  // S25: a token bound to CIDR blocks is refused from any other client address, on every use.
+  if (token.boundCidrs !== null && !addressInCidrs(request.headers.get("CF-Connecting-IP"), token.boundCidrs))
+    throw permissionDenied();
 
   // (3) The ACL (root skips it) on the path as received, whether or not it routes (S2b).
   // The list path carries a trailing slash, as in Vault.
@@ -155,7 +164,9 @@ async function dispatch(
     const aclOperation: Operation = operation ?? "read";
     const aclPath = aclOperation === "list" && !path.endsWith("/") ? `${path}/` : path;
     const needed = requiredCapability(match?.route, aclOperation);
-    const allowed = acl.allows(aclPath, needed) || (needed === "patch" && acl.allows(aclPath, "update"));
+    const allowed =
+      (acl.allows(aclPath, needed) || (needed === "patch" && acl.allows(aclPath, "update"))) &&
+      (!match?.route.sudo || acl.allows(aclPath, "sudo"));
     if (!allowed) throw permissionDenied();
   }
   if (!(await consumeTokenUse(db, token))) throw permissionDenied();

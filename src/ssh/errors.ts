@@ -14,12 +14,13 @@ export type VaultErrorCode =
   | "unsupported_path"
   | "unsupported_operation"
   | "payload_too_large"
+  | "too_many_requests"
   | "conflict"
   | "internal"
   | "unavailable";
 
 /** HTTP status of each code; exhaustive so a new code cannot be forgotten. */
-export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 | 413 | 500 | 503 {
+export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 | 413 | 429 | 500 | 503 {
   switch (code) {
     case "bad_request":
       return 400;
@@ -34,6 +35,8 @@ export function vaultStatus(code: VaultErrorCode): 400 | 403 | 404 | 405 | 409 |
       return 409;
     case "payload_too_large":
       return 413;
+    case "too_many_requests":
+      return 429;
     case "internal":
       return 500;
     case "unavailable":
@@ -47,6 +50,8 @@ export class VaultError extends Error {
     readonly code: VaultErrorCode,
     /** Messages for the `errors` array; empty for a bare 404. */
     readonly messages: string[],
+    /** Headers the answer carries besides Content-Type (e.g. `Retry-After` on a 429). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(messages[0] ?? code);
   }
@@ -62,6 +67,15 @@ export const notFound = () => new VaultError("not_found", []);
 export const unsupportedPath = () => new VaultError("unsupported_path", ["unsupported path"]);
 /** 405 `unsupported operation` (S2a). */
 export const unsupportedOperation = () => new VaultError("unsupported_operation", ["unsupported operation"]);
+
+/**
+ * 429 (S28): Vault's rate-limit quota text (https://developer.hashicorp.com/vault/docs/concepts/resource-quotas),
+ * with `Retry-After` in seconds.
+ */
+export const tooManyRequests = (path: string, retryAfterSeconds: number) =>
+  new VaultError("too_many_requests", [`request path ${JSON.stringify(path)}: rate limit quota exceeded`], {
+    "Retry-After": String(retryAfterSeconds),
+  });
 
 /** 503 `storage unavailable`: D1 did not answer the health probe (B12). */
 export const storageUnavailable = () => new VaultError("unavailable", ["storage unavailable"]);
@@ -82,7 +96,9 @@ export function renderVaultError(err: unknown, requestId: string): Response {
     logError(requestId, "internal error on /v1", err);
     error = new VaultError("internal", ["internal error"]);
   }
-  return jsonResponse({ errors: error.messages }, vaultStatus(error.code));
+  const response = jsonResponse({ errors: error.messages }, vaultStatus(error.code));
+  for (const [name, value] of Object.entries(error.headers)) response.headers.set(name, value);
+  return response;
 }
 
 /**

@@ -185,6 +185,11 @@ export function plainText(description: string): Record<string, ResponseObject> {
   return { "200": { description, content: { "text/plain": { schema: { type: "string" } } } } };
 }
 
+/** An HTML page (the OIDC callback's form_post page, S26). */
+export function html(description: string, status = "200"): Record<string, ResponseObject> {
+  return { [status]: { description, content: { "text/html": { schema: { type: "string" } } } } };
+}
+
 const cacheHeaders = {
   ETag: {
     description: "the entity tag of this version; send it back in `If-None-Match`",

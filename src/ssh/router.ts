@@ -58,6 +58,13 @@ export interface VaultRoute {
   unauthenticated?: Operation[];
   /** HEAD is served as a read without its body (only `sys/health`, B12); elsewhere HEAD is 405. */
   head?: boolean;
+  /**
+   * S26: a write here may also send an `application/x-www-form-urlencoded` body (the OAuth
+   * form_post response a browser or the vault CLI posts to `oidc/callback`).
+   */
+  formBody?: boolean;
+  /** S24: every operation here also needs `sudo` on the path (root has it), e.g. `sys/auth/:path`. */
+  sudo?: boolean;
   /** S6: writes here need `create` (with or without `update`), e.g. sign and issue. */
   writeNeedsCreate?: boolean;
   /**

@@ -5,13 +5,17 @@
 
 import { caRoutes } from "./ca/routes";
 import { identityRoutes } from "./identity/entities";
+import { groupRoutes } from "./identity/groups";
 import { issuerRoutes } from "./issuers/routes";
+import { oidcFlowRoutes } from "./jwt-auth/oidc-flow";
+import { jwtAuthRoutes } from "./jwt-auth/routes";
 import { openApiRoutes } from "./openapi/routes";
 import { otpRoutes } from "./otp/routes";
 import { revocationFeatureRoutes } from "./revocation/routes";
 import { roleRoutes } from "./roles/routes";
 import type { VaultRoute } from "./router";
 import { signRoutes } from "./sign/routes";
+import { authMountRoutes } from "./sys/auth-mounts";
 import { healthRoutes } from "./sys/health";
 import { mountRoutes } from "./sys/mounts";
 import { policyRoutes } from "./sys/policies";
@@ -24,9 +28,15 @@ export const vaultRoutes: VaultRoute[] = [
   ...policyRoutes,
   ...mountRoutes,
   ...systemRoutes,
+  ...authMountRoutes,
   ...rotateRoutes,
   ...healthRoutes,
   ...identityRoutes,
+  ...groupRoutes,
+  // Auth methods enabled through sys/auth (S24, S25): after the token store's literal paths.
+  ...jwtAuthRoutes,
+  // S26: the OIDC browser flow of the same mounts.
+  ...oidcFlowRoutes,
   // B14: the document of this table (built from it when first asked).
   ...openApiRoutes(() => vaultRoutes),
   // SSH engine routes (mounted: relative to each SSH mount, S1). The certificate authority

@@ -118,3 +118,20 @@ export function jsonNestingExceeds(text: string, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * Parse an `application/x-www-form-urlencoded` body (an OAuth 2.0 Form Post Response, S26)
+ * into an object of strings; the first value of a repeated name wins.
+ */
+export async function readFormObject(request: Request, limit = MAX_JSON_BODY_BYTES): Promise<Record<string, unknown>> {
+  const text = await readLimitedText(request, limit);
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(text)) if (!(name in out)) out[name] = value;
+  return out;
+}
+
+/** True when a request's body is declared `application/x-www-form-urlencoded`. */
+export function isFormBody(headers: Headers): boolean {
+  const type = headers.get("content-type");
+  return type !== null && type.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
+}

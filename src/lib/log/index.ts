@@ -11,3 +11,8 @@ export function logError(requestId: string, message: string, err?: unknown): voi
 export function logInfo(message: string, fields: Record<string, unknown> = {}): void {
   console.log(JSON.stringify({ level: "info", message, ...fields }));
 }
+
+/** Something a caller should know about that did not fail the request (e.g. a provider's userinfo refused). */
+export function logWarn(requestId: string, message: string, fields: Record<string, unknown> = {}): void {
+  console.warn(JSON.stringify({ level: "warn", request_id: requestId, message, ...fields }));
+}

@@ -12,7 +12,7 @@ export interface TokenContext {
   id: string;
   accessor: string;
   displayName: string;
-  /** Effective policies: the token's plus its entity's. */
+  /** Effective policies: the token's plus its entity's and its entity's groups' (S27). */
   policies: string[];
   /** Policies attached to the token itself. */
   tokenPolicies: string[];
@@ -26,6 +26,14 @@ export interface TokenContext {
   createdAt: number;
   expireAt: number | null;
   parentAccessor: string | null;
+  /** CIDR blocks the token may be used from (S25); null = anywhere. Checked on every request. */
+  boundCidrs: string[] | null;
+  /** The path that made the token (`auth/token/create`, `auth/<mount>/login`). */
+  path: string;
+  /** Renewal limit from creation, seconds (0 = the system maximum). */
+  maxTtl: number;
+  /** A periodic token's renewal, seconds (0 = not periodic). */
+  period: number;
   /**
    * Rules of `policies`, read in the same D1 batch as the token by resolveToken so the
    * ACL costs no second round trip; absent on contexts built another way.

@@ -3,14 +3,14 @@
  * in D1 only as keyed hashes (B2), with policies, TTLs, use counts, parents and entities.
  */
 
-import { and, eq, gt, isNotNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultTokens } from "../../db/schema";
 import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { IsolateCache } from "../../lib/isolate-cache";
 import { badRequest, permissionDenied } from "../errors";
-import { aclFor, policyRulesFromRows, tokenPolicyRulesQuery } from "./acl";
+import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
 import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "./durations";
 import { Acl } from "./policy";
 import { invalidateTokenContext, invalidateTokenContexts, tokenContextCache } from "./token-cache";
@@ -53,7 +53,8 @@ export function newTokenValue(): string {
   return `hvs.${toBase64Url(randomBytes(32))}`;
 }
 
-function newAccessor(): string {
+/** A fresh token accessor. */
+export function newAccessor(): string {
   return toBase64Url(randomBytes(18));
 }
 
@@ -76,6 +77,10 @@ function rootContext(): TokenContext {
     createdAt: 0,
     expireAt: null,
     parentAccessor: null,
+    boundCidrs: null,
+    path: "auth/token/root",
+    maxTtl: 0,
+    period: 0,
   };
 }
 
@@ -89,13 +94,24 @@ export function presentedToken(headers: Headers): string | null {
 }
 
 async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {
-  return contextFromRows(row, (await tokenEntityQuery(db, row.id))[0]);
+  const [entityRows, groupRows] = await db.batch([tokenEntityQuery(db, row.id), tokenGroupPoliciesQuery(db, row.id)]);
+  return contextFromRows(row, entityRows[0], groupRows);
 }
 
-function contextFromRows(row: TokenRow, entity: EntityPoliciesRow | undefined): TokenContext {
+/**
+ * S27: a token's policies are its own ∪ its (enabled) entity's ∪ its entity's groups'
+ * (read at request time, so group changes reach existing tokens).
+ */
+function contextFromRows(
+  row: TokenRow,
+  entity: EntityPoliciesRow | undefined,
+  groupPolicies: { name: string }[],
+): TokenContext {
   const tokenPolicies = JSON.parse(row.policies) as string[];
   const entityPolicies = entity && !entity.disabled ? (JSON.parse(entity.policies) as string[]) : [];
-  const identityPolicies = entityPolicies.filter((p) => !tokenPolicies.includes(p));
+  const identityPolicies = [...new Set([...entityPolicies, ...groupPolicies.map((g) => g.name)])]
+    .filter((p) => !tokenPolicies.includes(p))
+    .sort();
   const policies = [...new Set([...tokenPolicies, ...identityPolicies])].sort();
   return {
     isRoot: policies.includes("root"),
@@ -114,6 +130,10 @@ function contextFromRows(row: TokenRow, entity: EntityPoliciesRow | undefined): 
     createdAt: row.createdAt,
     expireAt: row.expireAt,
     parentAccessor: row.parentAccessor,
+    boundCidrs: row.boundCidrs === null ? null : (JSON.parse(row.boundCidrs) as string[]),
+    path: row.path ?? "auth/token/create",
+    maxTtl: row.maxTtl,
+    period: row.period,
   };
 }
 
@@ -183,10 +203,11 @@ async function loadTokenId(
   compileAcl: boolean,
 ): Promise<{ context: TokenContext | null; ruleChars: number }> {
   // Token, entity and policy rules are all keyed by the token's id: one D1 round trip.
-  const [rows, entityRows, ruleRows] = await db.batch([
+  const [rows, entityRows, ruleRows, groupRows] = await db.batch([
     tokenRowQuery(db, id),
     tokenEntityQuery(db, id),
     tokenPolicyRulesQuery(db, id),
+    tokenGroupPoliciesQuery(db, id),
   ]);
   const row = rows[0];
   if (!row) return { context: null, ruleChars: 0 };
@@ -195,7 +216,7 @@ async function loadTokenId(
     return { context: null, ruleChars: 0 };
   }
   if (row.usesLeft !== null && row.usesLeft <= 0) return { context: null, ruleChars: 0 };
-  const context = contextFromRows(row, entityRows[0]);
+  const context = contextFromRows(row, entityRows[0], groupRows);
   context.policyRules = policyRulesFromRows(context.policies, ruleRows);
   if (compileAcl && !context.isRoot) context.compiledAcl = new Acl(context.policyRules);
   let ruleChars = 0;
@@ -365,9 +386,52 @@ export async function createToken(
     explicitMaxTtl: input.explicitMaxTtl,
     createdAt: now,
     expireAt,
+    boundCidrs: null,
+    authAccessor: null,
+    path: null,
+    maxTtl: 0,
+    period: 0,
   };
   await db.insert(vaultTokens).values(row);
   return { token, context: await contextFromRow(db, row), warnings };
+}
+
+/**
+ * Insert a token row and return its context, its entity's and groups' policies included,
+ * in one D1 round trip (logins, S25).
+ */
+export async function insertToken(db: Db, row: TokenRow): Promise<TokenContext> {
+  const [, entityRows, groupRows] = await db.batch([
+    db.insert(vaultTokens).values(row),
+    tokenEntityQuery(db, row.id),
+    tokenGroupPoliciesQuery(db, row.id),
+  ]);
+  return contextFromRows(row, entityRows[0], groupRows);
+}
+
+/**
+ * Insert a token row only when `entityFrom` — SQL `FROM … WHERE …` yielding one row with
+ * column `entity_id` — yields one, with that entity; return its context, or null when
+ * nothing was inserted. One D1 round trip: a login whose alias is already as it should be
+ * makes its token with no other D1 call (S25, S27).
+ */
+export async function insertTokenIf(
+  db: Db,
+  row: Omit<TokenRow, "entityId">,
+  entityFrom: SQL,
+): Promise<TokenContext | null> {
+  // Every column of vault_tokens, in the table's order (drizzle's INSERT … SELECT lists them so).
+  const select = sql`SELECT ${row.id}, ${row.accessor}, ${row.policies}, ${row.displayName}, ${row.meta}, entity_id,
+      ${row.parentAccessor}, ${row.numUses}, ${row.usesLeft}, ${row.ttl}, ${row.explicitMaxTtl}, ${row.createdAt},
+      ${row.expireAt}, ${row.boundCidrs}, ${row.authAccessor}, ${row.path}, ${row.maxTtl}, ${row.period} ${entityFrom}`;
+  const [inserted, entityRows, groupRows] = await db.batch([
+    db.insert(vaultTokens).select(select).onConflictDoNothing().returning({ entityId: vaultTokens.entityId }),
+    tokenEntityQuery(db, row.id),
+    tokenGroupPoliciesQuery(db, row.id),
+  ]);
+  const first = inserted[0];
+  if (!first) return null;
+  return contextFromRows({ ...row, entityId: first.entityId }, entityRows[0], groupRows);
 }
 
 /**
@@ -382,8 +446,10 @@ export async function renewToken(
   now = Date.now(),
 ): Promise<TokenContext | null> {
   if (token.isRoot && token.id === "") return token;
-  const requested = increment > 0 ? increment : token.ttl;
-  let maxExpire = token.createdAt + TOKEN_MAX_TTL_SECONDS * 1000;
+  // A periodic token renews by its period, past the system maximum (Vault's periodic tokens).
+  const requested = token.period > 0 ? token.period : increment > 0 ? increment : token.ttl;
+  let maxExpire =
+    token.period > 0 ? Number.MAX_SAFE_INTEGER : token.createdAt + (token.maxTtl || TOKEN_MAX_TTL_SECONDS) * 1000;
   if (token.explicitMaxTtl > 0) maxExpire = Math.min(maxExpire, token.createdAt + token.explicitMaxTtl * 1000);
   const ancestorsCap = await ancestorsExpireAt(db, token.parentAccessor, now);
   if (ancestorsCap === "revoked") {

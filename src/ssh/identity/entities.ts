@@ -2,9 +2,10 @@
  * Identity entities and aliases (decision S5a). A token created with `entity_id`
  * renders identity templates from its entity and gains the entity's policies.
  */
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { identityEntities, identityEntityAliases } from "../../db/schema";
+import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
+import { MAX_GROUP_DEPTH } from "../auth/acl";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, notFound } from "../errors";
@@ -70,7 +71,40 @@ export async function loadEntity(db: Db, id: string): Promise<Entity | null> {
   };
 }
 
-function entityData(e: Entity) {
+/** Type of each auth mount by accessor (S24), for `mount_type` of aliases; the token store's is `token`. */
+async function mountTypes(db: Db): Promise<Map<string, string>> {
+  const rows = await db.select({ accessor: authMounts.accessor, type: authMounts.type }).from(authMounts);
+  return new Map(rows.map((r) => [r.accessor, r.type]));
+}
+
+/** The entity's groups (S27): direct (internal or external membership), and those they are nested in. */
+interface EntityGroups {
+  direct: string[];
+  inherited: string[];
+}
+
+async function entityGroups(db: Db, entityId: string): Promise<EntityGroups> {
+  const rows = await db.all<{ id: string; depth: number }>(
+    sql`WITH RECURSIVE grp(id, depth) AS (
+          SELECT group_id, 0 FROM ${identityGroupMembers} WHERE member_type = 'entity' AND member_id = ${entityId}
+          UNION
+          SELECT m.group_id, grp.depth + 1 FROM ${identityGroupMembers} m JOIN grp ON m.member_id = grp.id
+          WHERE m.member_type = 'group' AND grp.depth < ${MAX_GROUP_DEPTH}
+        )
+        SELECT id, min(depth) AS depth FROM grp GROUP BY id ORDER BY id`,
+  );
+  return {
+    direct: rows.filter((r) => r.depth === 0).map((r) => r.id),
+    inherited: rows.filter((r) => r.depth > 0).map((r) => r.id),
+  };
+}
+
+async function entityAnswer(db: Db, entity: Entity) {
+  const [types, groups] = await Promise.all([mountTypes(db), entityGroups(db, entity.id)]);
+  return entityData(entity, types, groups);
+}
+
+function entityData(e: Entity, types: Map<string, string>, groups: EntityGroups) {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     id: e.id,
@@ -83,16 +117,16 @@ function entityData(e: Entity) {
       name: a.name,
       canonical_id: a.canonicalId,
       mount_accessor: a.mountAccessor,
-      mount_type: "token",
+      mount_type: types.get(a.mountAccessor) ?? "token",
       metadata: Object.keys(a.metadata).length > 0 ? a.metadata : null,
       creation_time: iso(a.createdAt),
     })),
     creation_time: iso(e.createdAt),
     last_update_time: iso(e.updatedAt),
     namespace_id: "root",
-    direct_group_ids: [],
-    group_ids: [],
-    inherited_group_ids: [],
+    direct_group_ids: groups.direct,
+    group_ids: [...groups.direct, ...groups.inherited],
+    inherited_group_ids: groups.inherited,
     merged_entity_ids: null,
     mfa_secrets: {},
   };
@@ -126,7 +160,7 @@ const entityDataSchema = object({
       name: str(),
       canonical_id: str(),
       mount_accessor: str(),
-      mount_type: { const: "token" },
+      mount_type: str("`token`, `jwt` or `oidc`"),
       metadata: nullable(stringMap()),
       creation_time: dateTime(),
     }),
@@ -192,7 +226,7 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
 async function readEntityById(req: VaultRequest): Promise<Response> {
   const entity = await loadEntity(req.db, req.params.id ?? "");
   if (!entity) throw notFound();
-  return vaultJson(req, { data: entityData(entity) });
+  return vaultJson(req, { data: await entityAnswer(req.db, entity) });
 }
 
 const ID = "[A-Za-z0-9-]+";
@@ -251,8 +285,14 @@ export const identityRoutes: VaultRoute[] = [
       update: (req) => writeEntity(req, req.params.id ?? ""),
       delete: async (req) => {
         const id = req.params.id ?? "";
-        await req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
-        await req.db.delete(identityEntities).where(eq(identityEntities.id, id));
+        await req.db.batch([
+          req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id)),
+          // S27: the entity leaves every group it was in.
+          req.db
+            .delete(identityGroupMembers)
+            .where(and(eq(identityGroupMembers.memberType, "entity"), eq(identityGroupMembers.memberId, id))),
+          req.db.delete(identityEntities).where(eq(identityEntities.id, id)),
+        ]);
         invalidateTokenContexts(); // cached callers hold their entity's policies (token-cache.ts)
         return vaultNoContent(req);
       },
@@ -272,7 +312,7 @@ export const identityRoutes: VaultRoute[] = [
         });
         const entity = row ? await loadEntity(req.db, row.id) : null;
         if (!entity) throw notFound();
-        return vaultJson(req, { data: entityData(entity) });
+        return vaultJson(req, { data: await entityAnswer(req.db, entity) });
       },
     },
   },
@@ -296,12 +336,19 @@ export const identityRoutes: VaultRoute[] = [
         if (!name) throw badRequest("missing alias name");
         if (!mountAccessor) throw badRequest("missing mount_accessor");
         if (!canonicalId) throw badRequest("missing canonical_id");
-        if (mountAccessor !== (await tokenStoreAccessor(req.db))) throw badRequest("invalid mount accessor");
+        // The token store's accessor, or an auth mount's (S24: an alias made ahead of a first login).
+        const authMount = await req.db
+          .select({ accessor: authMounts.accessor })
+          .from(authMounts)
+          .where(eq(authMounts.accessor, mountAccessor));
+        if (mountAccessor !== (await tokenStoreAccessor(req.db)) && authMount.length === 0) {
+          throw badRequest("invalid mount accessor");
+        }
         if (!(await loadEntity(req.db, canonicalId))) throw badRequest("invalid canonical ID");
         const clash = await req.db
           .select({ id: identityEntityAliases.id })
           .from(identityEntityAliases)
-          .where(eq(identityEntityAliases.name, name));
+          .where(and(eq(identityEntityAliases.mountAccessor, mountAccessor), eq(identityEntityAliases.name, name)));
         if (clash.length > 0) throw badRequest("alias already exists for requested entity and mount accessor");
         const id = crypto.randomUUID();
         await req.db.insert(identityEntityAliases).values({

@@ -83,16 +83,16 @@ export function buildOpenApiDocument(routes: readonly VaultRoute[], mounts: read
       title: "Keyway secrets API",
       version: KEYWAY_VERSION,
       description:
-        "Vault-compatible SSH secrets engine (CA and OTP), tokens, ACL policies and identity entities. Generated from the /v1 route table.",
+        "Vault-compatible SSH secrets engine (CA and OTP), tokens, JWT/OIDC sign-in, ACL policies, identity entities and groups. Generated from the /v1 route table.",
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
     servers: [{ url: "/v1" }],
     security: [{ vaultToken: [] }, { secretsToken: [] }, { bearerToken: [] }],
     tags: [
       { name: "ssh", description: "the SSH secrets engine, under each mount" },
-      { name: "auth", description: "tokens" },
+      { name: "auth", description: "tokens, and JWT/OIDC auth mounts (login, config, roles)" },
       { name: "sys", description: "policies, mounts, leases, health" },
-      { name: "identity", description: "identity entities and aliases" },
+      { name: "identity", description: "identity entities, groups and their aliases" },
     ],
     paths,
     components: {
@@ -160,7 +160,9 @@ function addRoute(paths: Record<string, PathItem>, route: VaultRoute, mounts: re
           content:
             operation === "patch"
               ? { "application/merge-patch+json": { schema }, "application/json": { schema } }
-              : { "application/json": { schema } },
+              : route.formBody
+                ? { "application/json": { schema }, "application/x-www-form-urlencoded": { schema } }
+                : { "application/json": { schema } },
         };
       }
       if (unauthenticated) op.security = [];

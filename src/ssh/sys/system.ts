@@ -1,76 +1,19 @@
 /**
- * Other `sys/*` endpoints: `sys/auth` (the token store's accessor, S5a),
- * `sys/leases/revoke` (S13, S18) and `sys/capabilities-self`.
+ * Other `sys/*` endpoints: `sys/leases/revoke` (S13, S18) and `sys/capabilities-self`
+ * (`sys/auth` is ./auth-mounts.ts).
  */
 import { aclFor } from "../auth/acl";
-import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
-import { bool, envelope, envelopeWith, int, object, str, strings, written } from "../openapi-schemas";
+import { envelope, strings, written } from "../openapi-schemas";
 import { revokeOtpLease } from "../otp/leases";
-import { jsonResponse, vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
+import { vaultJson, vaultNoContent } from "../respond";
 import { configuredMounts, NAME_PATTERN, type VaultRoute } from "../router";
 
 const LEASE_REVOKE_FIELDS = { lease_id: { type: "string" }, sync: { type: "bool" } } as const;
 const CAPABILITIES_FIELDS = { paths: { type: "commaList" }, path: { type: "commaList" } } as const;
 
-/** B14: the token store's entry of `sys/auth`. */
-const authMountSchema = object({
-  accessor: str(),
-  config: object({ default_lease_ttl: int(), max_lease_ttl: int(), force_no_cache: bool(), token_type: str() }),
-  description: str(),
-  external_entropy_access: bool(),
-  local: bool(),
-  options: { type: "null" },
-  seal_wrap: bool(),
-  type: str(),
-  uuid: str(),
-});
-
 export const systemRoutes: VaultRoute[] = [
-  {
-    pattern: "sys/auth",
-    docs: {
-      operations: {
-        read: {
-          summary: "List auth methods (the token store)",
-          responses: {
-            "200": {
-              description: "Vault's table of auth mounts, at the top level and under `data`",
-              content: {
-                "application/json": {
-                  schema: envelopeWith(
-                    { "token/": authMountSchema, data: object({ "token/": authMountSchema }), auth: { type: "null" } },
-                    { required: ["token/"] },
-                  ),
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-    operations: {
-      read: async (req) => {
-        const accessor = await tokenStoreAccessor(req.db);
-        const mounts = {
-          "token/": {
-            accessor,
-            config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, token_type: "default-service" },
-            description: "token based credentials",
-            external_entropy_access: false,
-            local: false,
-            options: null,
-            seal_wrap: false,
-            type: "token",
-            uuid: accessor,
-          },
-        };
-        // Vault returns the table both at the top level and under `data`.
-        return jsonResponse({ ...mounts, ...vaultEnvelope(req, { data: mounts }) }, 200);
-      },
-    },
-  },
   {
     pattern: "sys/leases/revoke",
     docs: {

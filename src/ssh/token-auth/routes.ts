@@ -67,7 +67,7 @@ function lookupData(ctx: TokenContext, presented: string | null) {
     meta: Object.keys(ctx.meta).length > 0 ? ctx.meta : null,
     num_uses: ctx.usesLeft ?? 0,
     orphan: ctx.parentAccessor === null,
-    path: ctx.isRoot && ctx.id === "" ? "auth/token/root" : "auth/token/create",
+    path: ctx.path,
     policies: ctx.tokenPolicies,
     renewable: ctx.expireAt !== null,
     ttl: remainingTtl(ctx),

@@ -71,6 +71,15 @@ describe("the /v1 document", () => {
         "GET /{mount}/trusted_keys",
         "POST /{mount}/verify",
         "PUT /{mount}/verify",
+        // S24: every auth mount's login.
+        "POST /auth/{mount}/login",
+        "PUT /auth/{mount}/login",
+        // S26: the OIDC browser flow of every JWT/OIDC auth mount.
+        "POST /auth/{mount}/oidc/auth_url",
+        "PUT /auth/{mount}/oidc/auth_url",
+        "GET /auth/{mount}/oidc/callback",
+        "POST /auth/{mount}/oidc/callback",
+        "PUT /auth/{mount}/oidc/callback",
       ].sort(),
     );
     expect(document.components?.responses?.VaultError).toBeDefined();

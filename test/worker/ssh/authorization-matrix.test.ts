@@ -23,11 +23,15 @@ import { CA_KEYS } from "./ca-fixtures";
 const MOUNT = "ssh";
 const SAMPLE = "matrix-x";
 
-/** A value for a path parameter that its pattern accepts (the same name everywhere when possible). */
-function sampleFor(route: VaultRoute, name: string): string {
+/**
+ * A value for a path parameter that its pattern accepts (the same name everywhere when
+ * possible), and not one an earlier parameter of the route took (`auth/:mount/role/:name`),
+ * so each parameter can be respelled alone.
+ */
+function sampleFor(route: VaultRoute, name: string, taken: readonly string[]): string {
   const source = route.params?.[name] ?? NAME_PATTERN;
   const candidates = [SAMPLE, "ssh", "0a1b2c3d-0000-4000-8000-000000000001", "x", "1"];
-  const found = candidates.find((c) => new RegExp(`^(?:${source})$`).test(c));
+  const found = candidates.find((c) => !taken.includes(c) && new RegExp(`^(?:${source})$`).test(c));
   if (!found) throw new Error(`no sample value for :${name} of ${route.pattern} (${source}); add one here`);
   return found;
 }
@@ -55,7 +59,7 @@ function cells(): Cell[] {
     const segments = route.pattern.split("/").map((segment) => {
       if (!segment.startsWith(":")) return segment;
       const name = segment.slice(1);
-      params[name] = sampleFor(route, name);
+      params[name] = sampleFor(route, name, Object.values(params));
       return params[name]!;
     });
     const path = [...(route.mounted ? [MOUNT] : []), ...segments].join("/");

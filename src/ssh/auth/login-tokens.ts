@@ -1,0 +1,119 @@
+/**
+ * Tokens made by an auth method's login (decision S25): orphans (no parent), bound to the
+ * role's CIDR blocks, carrying the role's TTLs, use count and policies, and recording the
+ * mount that made them so disabling it revokes them (S24).
+ */
+import { sql } from "drizzle-orm";
+import { identityEntities, identityEntityAliases } from "../../db/schema";
+import { TOKEN_MAX_TTL_SECONDS } from "./durations";
+import type { TokenContext } from "./token-context";
+import { hashToken, insertToken, insertTokenIf, newAccessor, newTokenValue } from "./tokens";
+
+export interface LoginTokenInput {
+  /** The role's `token_policies` (normalised here). */
+  policies: string[];
+  noDefaultPolicy: boolean;
+  displayName: string;
+  meta: Record<string, string>;
+  entityId: string;
+  /** Seconds; 0 = the system default (768h). */
+  ttl: number;
+  maxTtl: number;
+  explicitMaxTtl: number;
+  period: number;
+  numUses: number;
+  boundCidrs: string[];
+  authAccessor: string;
+  /** `auth/<mount>/login`. */
+  path: string;
+}
+
+export interface LoginToken {
+  token: string;
+  context: TokenContext;
+}
+
+/**
+ * Vault's lease rules for a login's token: a periodic token lives `period`; any other
+ * lives `token_ttl` (or the system default), capped by `token_max_ttl` (or the system
+ * maximum); `token_explicit_max_ttl` caps both.
+ */
+export function loginTokenTtl(input: Pick<LoginTokenInput, "ttl" | "maxTtl" | "explicitMaxTtl" | "period">): number {
+  let ttl: number;
+  if (input.period > 0) ttl = input.period;
+  else
+    ttl = Math.min(
+      input.ttl > 0 ? input.ttl : TOKEN_MAX_TTL_SECONDS,
+      input.maxTtl > 0 ? input.maxTtl : TOKEN_MAX_TTL_SECONDS,
+    );
+  if (input.explicitMaxTtl > 0) ttl = Math.min(ttl, input.explicitMaxTtl);
+  return ttl;
+}
+
+function normalisedPolicies(input: LoginTokenInput): string[] {
+  let policies = [...new Set(input.policies.map((p) => p.trim().toLowerCase()).filter(Boolean))];
+  if (!input.noDefaultPolicy && !policies.includes("default")) policies.push("default");
+  if (input.noDefaultPolicy) policies = policies.filter((p) => p !== "default");
+  return policies.sort();
+}
+
+async function tokenRow(hashKeySecret: string, input: LoginTokenInput, now: number) {
+  const ttl = loginTokenTtl(input);
+  const token = newTokenValue();
+  const row = {
+    id: await hashToken(hashKeySecret, token),
+    accessor: newAccessor(),
+    policies: JSON.stringify(normalisedPolicies(input)),
+    displayName: input.displayName,
+    meta: JSON.stringify(input.meta),
+    parentAccessor: null,
+    numUses: input.numUses,
+    usesLeft: input.numUses > 0 ? input.numUses : null,
+    ttl,
+    explicitMaxTtl: input.explicitMaxTtl,
+    createdAt: now,
+    expireAt: now + ttl * 1000,
+    boundCidrs: input.boundCidrs.length > 0 ? JSON.stringify(input.boundCidrs) : null,
+    authAccessor: input.authAccessor,
+    path: input.path,
+    maxTtl: input.maxTtl,
+    period: input.period,
+  };
+  return { token, row };
+}
+
+/**
+ * The hot path of a repeated login (S27): make the token only if the alias (accessor, name)
+ * exists with exactly this metadata and its entity is enabled, in one D1 round trip. Null
+ * when it does not (the caller then creates or updates the alias and calls createLoginToken).
+ */
+export async function createLoginTokenForAlias(
+  db: Parameters<typeof insertToken>[0],
+  hashKeySecret: string,
+  input: Omit<LoginTokenInput, "entityId">,
+  alias: { accessor: string; name: string; metadataText: string },
+  now = Date.now(),
+): Promise<LoginToken | null> {
+  const { token, row } = await tokenRow(hashKeySecret, { ...input, entityId: "" }, now);
+  const context = await insertTokenIf(
+    db,
+    row,
+    sql`FROM (SELECT a.canonical_id AS entity_id FROM ${identityEntityAliases} a
+          JOIN ${identityEntities} e ON e.id = a.canonical_id
+          WHERE a.mount_accessor = ${alias.accessor} AND a.name = ${alias.name}
+            AND a.metadata = ${alias.metadataText} AND e.disabled = 0) WHERE true`,
+  );
+  return context ? { token, context } : null;
+}
+
+/** Create the token of a successful login. */
+export async function createLoginToken(
+  db: Parameters<typeof insertToken>[0],
+  hashKeySecret: string,
+  input: LoginTokenInput,
+  now = Date.now(),
+): Promise<LoginToken> {
+  const { token, row } = await tokenRow(hashKeySecret, input, now);
+  const context = await insertToken(db, { ...row, entityId: input.entityId });
+  return { token, context };
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import { configure, enableJwtMount, login, mintJwt, type TestKey, testKey, writeRole } from "../../../helpers/jwt-auth";
+import { vault } from "../../../helpers/vault";
+
+describe("JWT login with static keys (S25)", () => {
+  for (const alg of ["RS256", "ES256", "EdDSA"] as const) {
+    it(`logs in with a ${alg} token and answers Vault's auth block`, async () => {
+      const key = await testKey(alg);
+      const { path, accessor } = await enableJwtMount();
+      await configure(path, { jwt_validation_pubkeys: [key.pem] });
+      await writeRole(path, "ci", {
+        role_type: "jwt",
+        bound_audiences: ["keyway"],
+        user_claim: "sub",
+        claim_mappings: { repository: "repo" },
+        token_policies: ["deploy"],
+        token_ttl: "5m",
+      });
+      const jwt = await mintJwt(key, {
+        sub: "repo:acme/web:ref:refs/heads/main",
+        aud: "keyway",
+        repository: "acme/web",
+      });
+      const answer = await login(path, { role: "ci", jwt });
+      expect(answer.status).toBe(200);
+      const auth = answer.json.auth;
+      expect(auth).toMatchObject({
+        policies: ["default", "deploy"],
+        token_policies: ["default", "deploy"],
+        metadata: { role: "ci", repo: "acme/web" },
+        lease_duration: 300,
+        renewable: true,
+        token_type: "service",
+        orphan: true,
+      });
+      expect(auth.client_token).toMatch(/^hvs\./);
+      const self = await vault("GET", "auth/token/lookup-self", { token: auth.client_token });
+      expect(self.status).toBe(200);
+      expect(self.json.data.display_name).toBe(`${path}-repo:acme/web:ref:refs/heads/main`);
+      expect(self.json.data.path).toBe(`auth/${path}/login`);
+      const entity = await vault("GET", `identity/entity/id/${auth.entity_id}`);
+      expect(entity.json.data.aliases[0]).toMatchObject({
+        name: "repo:acme/web:ref:refs/heads/main",
+        mount_accessor: accessor,
+        metadata: { repo: "acme/web", role: "ci" },
+      });
+    });
+  }
+
+  it("keeps one entity per alias across logins", async () => {
+    const key = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "alice", user_claim: "sub" });
+    const first = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice" }) });
+    const second = await login(path, { role: "R", jwt: await mintJwt(key, { sub: "alice" }) });
+    expect(first.status).toBe(200);
+    expect(second.json.auth.entity_id).toBe(first.json.auth.entity_id);
+  });
+
+  it("rewrites the alias's metadata only when the claim mappings' values change", async () => {
+    const key = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", {
+      role_type: "jwt",
+      bound_subject: "alice",
+      user_claim: "sub",
+      claim_mappings: { team: "team" },
+    });
+    const first = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice", team: "ops" }) });
+    const entityId = first.json.auth.entity_id as string;
+    const again = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice", team: "ops" }) });
+    expect(again.json.auth.entity_id).toBe(entityId);
+    const moved = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "alice", team: "dev" }) });
+    expect(moved.json.auth.entity_id).toBe(entityId);
+    expect(moved.json.auth.metadata).toEqual({ role: "r", team: "dev" });
+    const entity = await vault("GET", `identity/entity/id/${entityId}`);
+    expect(entity.json.data.aliases).toHaveLength(1);
+    expect(entity.json.data.aliases[0].metadata).toEqual({ role: "r", team: "dev" });
+  });
+
+  it("logs in to an entity whose alias was made ahead of the first login, with its policies", async () => {
+    const key = await testKey("ES256");
+    const { path, accessor } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "carol", user_claim: "sub" });
+    const entity = await vault("POST", "identity/entity", { body: { policies: ["ops"] } });
+    const alias = await vault("POST", "identity/entity-alias", {
+      body: { name: "carol", mount_accessor: accessor, canonical_id: entity.json.data.id },
+    });
+    expect(alias.status).toBe(200);
+    const answer = await login(path, { role: "r", jwt: await mintJwt(key, { sub: "carol" }) });
+    expect(answer.json.auth.entity_id).toBe(entity.json.data.id);
+    expect(answer.json.auth.identity_policies).toEqual(["ops"]);
+  });
+
+  it("a new config's keys replace the old ones at once", async () => {
+    const before = await testKey("ES256");
+    const after = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [before.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "alice", user_claim: "sub" });
+    expect((await login(path, { role: "r", jwt: await mintJwt(before, { sub: "alice" }) })).status).toBe(200);
+    await configure(path, { jwt_validation_pubkeys: [after.pem] });
+    expect((await login(path, { role: "r", jwt: await mintJwt(before, { sub: "alice" }) })).status).toBe(400);
+    expect((await login(path, { role: "r", jwt: await mintJwt(after, { sub: "alice" }) })).status).toBe(200);
+  });
+
+  it("refuses a token signed by another key", async () => {
+    const key = await testKey("RS256");
+    const other: TestKey = await testKey("RS256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "alice", user_claim: "sub" });
+    const answer = await login(path, { role: "r", jwt: await mintJwt(other, { sub: "alice" }) });
+    expect(answer.status).toBe(400);
+    expect(answer.json.errors).toEqual([
+      "error validating token: error verifying token signature: no known key successfully validated the token signature",
+    ]);
+  });
+});

@@ -579,6 +579,9 @@ export const workspaces = sqliteTable(
     resourceCount: integer("resource_count").notNull().default(0),
     latestChangeAt: integer("latest_change_at"),
     locked: integer("locked", { mode: "boolean" }).notNull().default(false),
+    /** N20: who holds the workspace's user lock (`user:<id>`, `team:<id>`); null when none (migration `0055`). */
+    lockedBy: text("locked_by"),
+    lockedAt: integer("locked_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -37,6 +37,7 @@ export interface JobDescription {
 interface PoolNotices {
   enqueue(job: JobDescription): Promise<unknown>;
   tokenRevoked(tokenId: string): Promise<unknown>;
+  workspaceLock(workspaceId: string, locked: boolean): Promise<unknown>;
 }
 
 /** The pool's Durable Object, seen through {@link PoolNotices}. */
@@ -147,6 +148,19 @@ export async function queueAgentJob(
 /** N17: an agent token was deleted; the pool ends the sessions opened with it at once. */
 export async function tellPoolTokenRevoked(env: QueueJobEnv, poolId: string, tokenId: string): Promise<void> {
   await poolNotices(env, poolId).tokenRevoked(tokenId);
+}
+
+/**
+ * N20: tell the pool that a user locked (or unlocked) one of its workspaces: while locked,
+ * the workspace's queued plan jobs are not handed out, so its runs stay `plan_queued`.
+ */
+export async function tellPoolWorkspaceLock(
+  env: QueueJobEnv,
+  poolId: string,
+  workspaceId: string,
+  locked: boolean,
+): Promise<void> {
+  await poolNotices(env, poolId).workspaceLock(workspaceId, locked);
 }
 
 /** Purpose of the keyed hash of a job's registry token (B2). */

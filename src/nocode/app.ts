@@ -25,11 +25,14 @@ import { buildApiV2Document } from "./request/openapi";
 import { operation } from "./request/operation";
 import { rolloutRoutes } from "./rollouts/routes";
 import { rights } from "./route-rights";
+import { runDataRoutes } from "./run-data/routes";
 import { runRoutes } from "./runs/routes";
+import { stateVersionRoutes } from "./state-versions/routes";
 import { teamRoutes } from "./teams/routes";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
+import { workspaceLockRoutes } from "./workspaces/locks";
 import { workspaceRoutes } from "./workspaces/routes";
 
 export const nocodeApp = new Hono<NocodeEnv>();
@@ -136,7 +139,10 @@ nocodeApp.route("/", releaseRoutes);
 nocodeApp.route("/", noCodeModuleRoutes);
 // No-code workspaces, vars, runs and plans (E4, N5–N7; issue #7).
 nocodeApp.route("/", workspaceRoutes);
+nocodeApp.route("/", workspaceLockRoutes); // Workspace locks (N20)
 nocodeApp.route("/", runRoutes);
+nocodeApp.route("/", stateVersionRoutes); // State versions and outputs (N20)
+nocodeApp.route("/", runDataRoutes); // JSON plans and logs (N20)
 nocodeApp.route("/", upgradeRoutes); // Workspace upgrades E5–E7 (N8; issue #8)
 nocodeApp.route("/", rolloutRoutes); // Fleet upgrades (N15; issue #21)
 

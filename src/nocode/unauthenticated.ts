@@ -19,6 +19,18 @@ export interface UnauthenticatedRoute {
 export const UNAUTHENTICATED_ROUTES: readonly UnauthenticatedRoute[] = [
   // Any method: an unknown, spent or expired link is simply not there (404), token or not.
   { method: "*", path: "/api/v2/uploads/:token", why: "N9: the single-use upload link is its own credential" },
+  // B23, N20: run-data links carry their own credential (an HMAC over purpose, id, expiry).
+  {
+    method: "GET",
+    path: "/api/v2/signed/state-versions/:id",
+    why: "B23: the signed state download is its own credential",
+  },
+  {
+    method: "GET",
+    path: "/api/v2/signed/plans/:id/json-output",
+    why: "B23: the signed JSON plan is its own credential",
+  },
+  { method: "GET", path: "/api/v2/signed/logs/:id", why: "B23: log-read-url is its own credential" },
   { method: "GET", path: "/api/v2/openapi.json", why: "B14: the API's OpenAPI document is public, as Vault's is" },
   {
     method: "GET",

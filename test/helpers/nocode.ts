@@ -164,3 +164,13 @@ export async function bootstrapOrg(name = uniqueName("org")): Promise<Bootstrapp
   await addTeamMembers(ownersTeamId, [owner.username]);
   return { org: name, ownersTeamId, defaultProjectId, owner, ownerToken: owner.token };
 }
+
+/**
+ * A plan's JSON output as a client reads it (N20): `GET /plans/:id/json-output` answers 204
+ * until the plan finishes, then 307 to a signed link, which this follows without a token.
+ */
+export async function jsonOutputOf(planId: string, token: string): Promise<TfeAnswer> {
+  const first = await tfe("GET", `plans/${planId}/json-output`, { token });
+  if (first.status !== 307) return first;
+  return workerRequest(first.headers.get("location")!, { method: "GET" });
+}

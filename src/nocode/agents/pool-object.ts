@@ -139,6 +139,8 @@ export class AgentPool extends DurableObject<Env> {
   private readonly sessions = new Map<string, Session>();
   private readonly queue = new Map<string, QueuedJob>();
   private readonly running = new Map<string, RunningJob>();
+  /** N20: workspaces a user locked; their queued plan jobs wait. */
+  private readonly lockedWorkspaces = new Set<string>();
   /** Waiting long polls by agent id. */
   private readonly waiters = new Map<string, (job: JobDescription | null) => void>();
   /** Token hash → token id; null until loaded from D1. */
@@ -155,6 +157,7 @@ export class AgentPool extends DurableObject<Env> {
       for (const [, s] of this.kv.list<Session>({ prefix: "session:" })) this.sessions.set(s.agentId, s);
       for (const [, j] of this.kv.list<QueuedJob>({ prefix: "queued:" })) this.queue.set(j.id, j);
       for (const [, j] of this.kv.list<RunningJob>({ prefix: "running:" })) this.running.set(j.id, j);
+      for (const [, ws] of this.kv.list<string>({ prefix: "locked:" })) this.lockedWorkspaces.add(ws);
       this.lastSyncAt = Date.now();
     });
   }
@@ -346,12 +349,32 @@ export class AgentPool extends DurableObject<Env> {
     for (const job of this.queue.values()) {
       if (job.reservedBy !== null && job.reservedBy !== s.agentId) continue;
       if (!engineSatisfies(s.engineVersion, job.engineConstraint)) continue;
+      if (this.heldByLock(job)) continue;
       job.reservedBy = s.agentId;
       job.reservedAt = now;
       this.saveQueued(job);
       return job;
     }
     return null;
+  }
+
+  /** N20: a user's lock keeps a workspace's runs in `plan_queued` (an apply of a run already holding the lock goes on). */
+  private heldByLock(job: QueuedJob): boolean {
+    return job.phase === "plan" && this.lockedWorkspaces.has(job.workspaceId);
+  }
+
+  /** N20: a user locked or unlocked a workspace of this pool (told before the lock is written to D1). */
+  async workspaceLock(workspaceId: string, locked: boolean): Promise<{ ok: true }> {
+    if (locked) {
+      this.lockedWorkspaces.add(workspaceId);
+      this.kv.put(`locked:${workspaceId}`, workspaceId);
+      // A job reserved but not started is released: start() refuses it while the lock holds.
+      return { ok: true };
+    }
+    this.lockedWorkspaces.delete(workspaceId);
+    this.kv.delete(`locked:${workspaceId}`);
+    this.offer(Date.now());
+    return { ok: true };
   }
 
   /** Offer queued jobs nobody holds to waiting polls. */
@@ -420,6 +443,7 @@ export class AgentPool extends DurableObject<Env> {
     )
       return { ok: false, status: 409, detail: "the job was allocated to another agent" };
     if (s.jobId) return { ok: false, status: 409, detail: "this agent already runs a job" };
+    if (this.heldByLock(job)) return { ok: false, status: 409, detail: "the workspace is locked" };
 
     const settings = this.settings();
     const limitMs = job.phase === "plan" ? settings.planJobLimitMs : settings.applyJobLimitMs;

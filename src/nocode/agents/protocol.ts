@@ -6,21 +6,21 @@
  * read and write D1 and R2 (run data encrypted at rest, N20). Errors are JSON:API error
  * documents, as in /api/v2. Agent tokens authenticate here and nowhere else (N17).
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import agentProgram from "../../../agent/keyway-agent";
 import type { AppEnv } from "../../app-env";
 import { createDb, type Db } from "../../db/client";
-import { agentJobLogChunks, agentJobs, registryModuleVersions, runs, stateVersions, workspaces } from "../../db/schema";
+import { agentJobLogChunks, agentJobs, registryModuleVersions, runs } from "../../db/schema";
 import { fromUtf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import { EngineDocumentError, summarizeJsonPlan, summarizeState } from "../../lib/terraform/json-plan";
+import { EngineDocumentError, summarizeJsonPlan } from "../../lib/terraform/json-plan";
 import { bearerToken, hashNocodeToken } from "../auth";
 import { JSONAPI_MEDIA_TYPE, NocodeError } from "../errors";
-import { isId, newId } from "../ids";
+import { isId } from "../ids";
 import type { Plan } from "../planner";
 import { errorObject } from "../request/answers";
 import { operation } from "../request/operation";
@@ -39,6 +39,7 @@ import { poolStub } from "./pool-stub";
 import { type AgentJobRow, findAgentToken, findJobByTokenHash, findRunData } from "./repo";
 import { insertRunDataQuery, openRunData, type RunDataKind, storeRunData, storeRunDataBytes } from "./run-data";
 import { agentSettings } from "./settings";
+import { currentEngineState, recordEngineState } from "./state-upload";
 
 /** Where the protocol is mounted (src/index.ts). */
 export const AGENT_PROTOCOL_PREFIX = "/api/agent/v1";
@@ -511,17 +512,6 @@ agentProtocolApp.get("/jobs/:id/inputs", inputsOp, async (c) => {
   });
 });
 
-/** The workspace's current engine state version (structural ones are never given to an agent, N19). */
-function currentEngineState(db: Db, workspaceId: string) {
-  return db
-    .select()
-    .from(stateVersions)
-    .where(and(eq(stateVersions.workspaceId, workspaceId), eq(stateVersions.kind, "engine")))
-    .orderBy(desc(stateVersions.serial), desc(stateVersions.createdAt))
-    .limit(1)
-    .get();
-}
-
 /** Stream a stored object, or 204 when there is none. */
 async function serveObject(c: Context<ProtocolEnv>, db: Db, objectId: string | null, contentType: string) {
   const row = objectId ? await findRunData(db, objectId) : undefined;
@@ -720,68 +710,21 @@ agentProtocolApp.put("/jobs/:id/state", stateUploadOp, async (c) => {
   const { job } = await jobOf(c, db, "after-end");
   if (job.phase !== "apply") throw fail(409, "the state is uploaded by the apply job");
   const bytes = await uploadBytes(c, "state", LIMITS.state);
-  let state: ReturnType<typeof summarizeState>;
-  try {
-    state = summarizeState(parseJson(bytes, "state"));
-  } catch (err) {
-    if (err instanceof EngineDocumentError) throw fail(400, `the state is not valid: ${err.message}`);
-    throw err;
+  // N20's rules, shared with the recovery upload (./state-upload.ts).
+  const recorded = await recordEngineState(c.env, db, job.workspaceId, job.runId, bytes);
+  switch (recorded.kind) {
+    case "invalid":
+      throw fail(400, recorded.message);
+    case "refused":
+      await errorRun(db, job.runId, recorded.message, ["planning", "applying"]);
+      throw fail(409, recorded.message);
+    default:
+      return json(c, {
+        "state-version-id": recorded.id,
+        serial: recorded.serial,
+        created: recorded.kind === "created",
+      });
   }
-  const md5 = [...new Uint8Array(await crypto.subtle.digest("MD5", bytes as Uint8Array<ArrayBuffer>))]
-    .map((b) => b.toString(16).padStart(2, "0"))
-    .join("");
-
-  // N20's rules against the workspace's current engine state.
-  const refuse = async (message: string) => {
-    await errorRun(db, job.runId, message, ["planning", "applying"]);
-    throw fail(409, message);
-  };
-  const current = await currentEngineState(db, job.workspaceId);
-  if (current) {
-    if (current.lineage !== state.lineage) return refuse("lineage mismatch");
-    if (state.serial === current.serial && current.md5 === md5)
-      return json(c, { "state-version-id": current.id, serial: current.serial, created: false });
-    if (state.serial <= current.serial)
-      return refuse(`serial ${state.serial} is not above the current ${current.serial}`);
-  }
-
-  const object = await storeRunDataBytes(c.env, "state", bytes);
-  const id = newId("sv");
-  const now = Date.now();
-  const [, inserted] = await db.batch([
-    insertRunDataQuery(db, object),
-    // Columns in the table's declared order (src/db/schema.ts stateVersions).
-    db
-      .insert(stateVersions)
-      .select(sql`SELECT ${id}, ${job.workspaceId}, ${job.runId}, ${state.serial}, ${JSON.stringify(state.resources)},
-        ${JSON.stringify(state.outputs.map((o) => ({ ...o, value: null })))}, ${now}, 'engine', ${state.lineage},
-        ${md5}, ${bytes.length}, ${object.id}
-      WHERE NOT EXISTS (SELECT 1 FROM state_versions WHERE workspace_id = ${job.workspaceId} AND kind = 'engine'
-        AND (serial >= ${state.serial} OR lineage <> ${state.lineage}))`)
-      .returning({ id: stateVersions.id }),
-    db
-      .update(workspaces)
-      .set({
-        currentStateVersionId: id,
-        resourceCount: state.resources.length,
-        latestChangeAt: now,
-        updatedAt: now,
-      })
-      .where(and(eq(workspaces.id, job.workspaceId), sql`EXISTS (SELECT 1 FROM state_versions WHERE id = ${id})`)),
-  ]);
-  if (inserted.length === 0) {
-    // Another upload of this workspace won meanwhile: judge this one against it.
-    await c.env.RUN_DATA.delete(object.r2Key);
-    const now2 = await currentEngineState(db, job.workspaceId);
-    if (now2 && now2.serial === state.serial && now2.md5 === md5 && now2.lineage === state.lineage)
-      return json(c, { "state-version-id": now2.id, serial: now2.serial, created: false });
-    return refuse(
-      now2 && now2.lineage !== state.lineage
-        ? "lineage mismatch"
-        : `serial ${state.serial} is not above the current ${now2?.serial ?? state.serial}`,
-    );
-  }
-  return json(c, { "state-version-id": id, serial: state.serial, created: true });
 });
 
 agentProtocolApp.post("/jobs/:id/finish", finishOp, async (c) => {

@@ -42,8 +42,10 @@ import {
   transitionRun,
   transitionRunQuery,
   transitionRunReturningQuery,
+  WORKSPACE_NOT_USER_LOCKED,
   type WorkspaceBaselineRow,
   workspaceBaselineQuery,
+  workspaceUserLocked,
 } from "./repo";
 
 /** Bindings the run steps use. */
@@ -109,7 +111,10 @@ async function claim(
 ) {
   if (status === working) return true;
   if (!from.includes(status)) return false;
-  if (await transitionRun(db, runId, [status], through, at)) return true;
+  // N20: a run moves to planning only while no user holds its workspace's lock.
+  const condition = working === "planning" ? WORKSPACE_NOT_USER_LOCKED : undefined;
+  if ((await transitionRunReturningQuery(db, runId, [status], through, at, {}, condition).get()) !== undefined)
+    return true;
   return (await findRun(db, runId))?.status === working;
 }
 
@@ -132,6 +137,11 @@ async function claimUnpendingRun(db: Db, runId: string, deps: RunStepDeps): Prom
     // queue it again (the apply step is idempotent by run id).
     await deps.send(applyRunMessage(runId));
     return { outcome: "skipped", reason: "apply re-queued" };
+  }
+  if ((run.status === "pending" || run.status === "plan_queued") && (await workspaceUserLocked(db, run.workspaceId))) {
+    // N20: a user's lock keeps the run queued; unlocking sends its plan message again.
+    if (run.status === "pending") await transitionRun(db, runId, ["pending"], ["plan_queued"], deps.now());
+    return { outcome: "skipped", reason: "the workspace is locked" };
   }
   const through: [RunStatus, ...RunStatus[]] = run.status === "pending" ? ["plan_queued", "planning"] : ["planning"];
   if (!(await claim(db, runId, run.status as RunStatus, ["pending", "plan_queued"], through, "planning", deps.now()))) {
@@ -198,7 +208,16 @@ export async function processPlanRuns(env: RunStepEnv, steps: readonly PlanRunSt
   const reads = await db.batch(
     nonEmptyBatch(
       steps.flatMap(({ runId, deps }): BatchItem<"sqlite">[] => [
-        transitionRunQuery(db, runId, ["pending"], ["plan_queued", "planning"], deps.now()).returning(),
+        // N20: not while a user holds the workspace's lock (the slower path below holds the run queued).
+        transitionRunQuery(
+          db,
+          runId,
+          ["pending"],
+          ["plan_queued", "planning"],
+          deps.now(),
+          {},
+          WORKSPACE_NOT_USER_LOCKED,
+        ).returning(),
         workspaceBaselineQuery(db, runWorkspaceIdSql(runId)),
       ]),
     ),

@@ -322,12 +322,57 @@ export function transitionRunQuery(
   through: readonly [RunStatus, ...RunStatus[]],
   at: number,
   set: RunTransitionSet = {},
+  /** A further condition the move needs (e.g. {@link WORKSPACE_NOT_USER_LOCKED}). */
+  condition?: SQL,
 ) {
   const to = through[through.length - 1]!;
   return db
     .update(runs)
     .set({ ...set, status: to, statusTimestamps: stampSql(through, at), updatedAt: at })
-    .where(and(eq(runs.id, runId), inArray(runs.status, [...from])));
+    .where(and(eq(runs.id, runId), inArray(runs.status, [...from]), condition));
+}
+
+/**
+ * N20: a condition of a run's move to `planning`: no user or team holds its workspace's
+ * lock (such a lock keeps queued runs in `plan_queued`).
+ */
+export const WORKSPACE_NOT_USER_LOCKED = sql`NOT EXISTS (SELECT 1 FROM workspaces WHERE workspaces.id = runs.workspace_id AND workspaces.locked_by IS NOT NULL)`;
+
+/** N20: the run statuses in which a run holds its workspace's lock (from `planning` to its end). */
+export const LOCK_HOLDING_STATUSES: readonly RunStatus[] = [
+  "planning",
+  "planned",
+  "confirmed",
+  "apply_queued",
+  "applying",
+];
+
+/** N20: the run of `workspaceId` holding its lock, if any. */
+export function findLockingRun(db: Db, workspaceId: string) {
+  return db
+    .select({ id: runs.id, status: runs.status })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, [...LOCK_HOLDING_STATUSES])))
+    .get();
+}
+
+/** N20: the runs a user's lock keeps queued (a remote workspace's; sent to the planner again on unlock). */
+export function findQueuedRuns(db: Db, workspaceId: string): Promise<{ id: string }[]> {
+  return db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.workspaceId, workspaceId), inArray(runs.status, ["pending", "plan_queued"])))
+    .all();
+}
+
+/** N20: whether a user or team holds the workspace's lock. */
+export async function workspaceUserLocked(db: Db, workspaceId: string): Promise<boolean> {
+  const row = await db
+    .select({ lockedBy: workspaces.lockedBy })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId))
+    .get();
+  return row?.lockedBy != null;
 }
 
 /**

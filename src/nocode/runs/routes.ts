@@ -1,8 +1,7 @@
 /**
- * Runs, plans and state versions (decision N7): `GET /runs/:id`,
- * `POST /runs/:id/actions/apply|discard` (202), `GET /runs/:id/plan`, `GET /plans/:id`,
- * `GET /plans/:id/json-output`, `GET /state-versions/:id` (a workspace's runs are listed by
- * ../workspaces/routes.ts).
+ * Runs and plans (decision N7): `GET /runs/:id`, `POST /runs/:id/actions/apply|discard`
+ * (202) (a workspace's runs are listed by ../workspaces/routes.ts; plans, json-output and
+ * logs by ../run-data/routes.ts, state versions by ../state-versions/routes.ts).
  * Reads need `read-workspaces`; run actions `manage-workspaces`, and the organization
  * token may not act (N10). Not permitted → 404.
  */
@@ -15,35 +14,13 @@ import { jsonApi } from "../respond";
 import { notifyRolloutOfRun } from "../rollout-hooks";
 import { rights, scope } from "../route-rights";
 import { confirmRun, discardRun } from "./create";
-import { findRun, findRunByPlanId, findStateVersionWithOrganization, type RunRow } from "./repo";
-import {
-  planDocumentAnswer,
-  planJsonOutput,
-  planJsonOutputAnswer,
-  planOf,
-  planResource,
-  runDocumentAnswer,
-  runResource,
-  stateVersionDocumentAnswer,
-  stateVersionResource,
-} from "./serialize";
+import { findRun, type RunRow } from "./repo";
+import { runDocumentAnswer, runResource } from "./serialize";
 
 /** The run `:id` (its organization's rights decide). */
 const runById = scope(async (c) => {
   const run = await findRun(c.var.db, c.req.param("id") ?? "");
   return run && { resource: run, organization: run.organization };
-});
-
-/** The run of the plan `:id`. */
-const runByPlanId = scope(async (c) => {
-  const run = await findRunByPlanId(c.var.db, c.req.param("id") ?? "");
-  return run && { resource: run, organization: run.organization };
-});
-
-/** The state version `:id`, with its workspace's organization. */
-const stateVersionById = scope(async (c) => {
-  const sv = await findStateVersionWithOrganization(c.var.db, c.req.param("id") ?? "");
-  return sv && { resource: sv, organization: sv.organization };
 });
 
 /** A run with the caller's rights in its organization (`permissions.can-apply`, …). */
@@ -62,47 +39,6 @@ const runShow = operation({
 
 runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }, { scope: runById }), runShow, async (c) =>
   jsonApi({ data: renderRun(runById.of(c), c.var.orgRights) }),
-);
-
-const runPlanShow = operation({
-  tag: "runs",
-  summary: "Show a run's plan (N7; read-workspaces)",
-  answers: { 200: { description: "The plan", schema: planDocumentAnswer } },
-});
-
-runRoutes.get("/runs/:id/plan", rights({ right: "read-workspaces" }, { scope: runById }), runPlanShow, async (c) =>
-  jsonApi({ data: planResource(runById.of(c)) }),
-);
-
-const planShow = operation({
-  tag: "runs",
-  summary: "Show a plan (N7; read-workspaces)",
-  answers: { 200: { description: "The plan", schema: planDocumentAnswer } },
-});
-
-runRoutes.get("/plans/:id", rights({ right: "read-workspaces" }, { scope: runByPlanId }), planShow, async (c) =>
-  jsonApi({ data: planResource(runByPlanId.of(c)) }),
-);
-
-const planJsonOutputShow = operation({
-  tag: "runs",
-  summary: "A finished plan in Terraform's JSON plan format (N7; read-workspaces); 409 before the plan finished",
-  answers: {
-    200: { description: "The plan's JSON output", schema: planJsonOutputAnswer, contentType: "application/json" },
-  },
-  errors: [409],
-});
-
-runRoutes.get(
-  "/plans/:id/json-output",
-  rights({ right: "read-workspaces" }, { scope: runByPlanId }),
-  planJsonOutputShow,
-  async (c) => {
-    const run = runByPlanId.of(c);
-    const plan = planOf(run);
-    if (!plan) throw conflict("The plan has not finished yet; its JSON output is not available");
-    return c.json(planJsonOutput(run, plan));
-  },
 );
 
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
@@ -147,17 +83,4 @@ runRoutes.post(
     });
     return c.body(null, 202);
   },
-);
-
-const stateVersionShow = operation({
-  tag: "runs",
-  summary: "Show a state version: resource addresses and outputs, values null (N7; read-workspaces)",
-  answers: { 200: { description: "The state version", schema: stateVersionDocumentAnswer } },
-});
-
-runRoutes.get(
-  "/state-versions/:id",
-  rights({ right: "read-workspaces" }, { scope: stateVersionById }),
-  stateVersionShow,
-  async (c) => jsonApi({ data: stateVersionResource(stateVersionById.of(c)) }),
 );

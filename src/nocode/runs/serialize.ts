@@ -1,12 +1,12 @@
 /**
- * JSON:API shapes of `runs`, `plans` and `state-versions`, and the plan's JSON output
+ * JSON:API shapes of `runs` and `plans`, and the plan's JSON output
  * in Terraform's machine-readable plan format (decisions N6, N7; reference §6).
  */
 import * as v from "valibot";
 import type { Plan } from "../planner";
 import { identifierOf, orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
-import type { RunRow, StateVersionRow } from "./repo";
+import type { RunRow } from "./repo";
 
 const API = "/api/v2";
 
@@ -73,6 +73,7 @@ export function runResource(run: RunRow, permissions: RunPermissions) {
     relationships: {
       workspace: { data: { id: run.workspaceId, type: "workspaces" } },
       plan: { data: { id: run.planId, type: "plans" }, links: { related: `${API}/runs/${run.id}/plan` } },
+      apply: { data: { id: applyIdOf(run), type: "applies" }, links: { related: `${API}/runs/${run.id}/apply` } },
       "configuration-version": {
         data: { id: run.configurationVersionId, type: "configuration-versions" },
         links: { related: `${API}/configuration-versions/${run.configurationVersionId}` },
@@ -111,8 +112,8 @@ export function executionDetailsOf(run: Pick<RunRow, "executionMode" | "executio
   return run.executionDetails ? (JSON.parse(run.executionDetails) as Record<string, string>) : { mode: "agent" };
 }
 
-/** A `plans` resource. */
-export function planResource(run: RunRow) {
+/** A `plans` resource; `logReadUrl`: the signed link to its log (N20, B23), null once expired. */
+export function planResource(run: RunRow, logReadUrl: string | null) {
   const plan = planOf(run);
   const ts = timestamps(run);
   const planTimestamps: Record<string, string> = {};
@@ -131,11 +132,63 @@ export function planResource(run: RunRow) {
       "resource-changes": plan?.changes ?? 0,
       "resource-destructions": plan?.destructions ?? 0,
       "resource-imports": plan?.imports ?? 0,
-      "log-read-url": null,
+      "log-read-url": logReadUrl,
       "execution-details": executionDetailsOf(run),
     },
     relationships: { run: { data: { id: run.id, type: "runs" } } },
     links: { self: `${API}/plans/${run.planId}`, "json-output": `${API}/plans/${run.planId}/json-output` },
+  };
+}
+
+/** A run's apply id (N20): `apply-` and the characters of its plan id, so it needs no column. */
+export function applyIdOf(run: Pick<RunRow, "planId">): string {
+  return `apply-${run.planId.slice("plan-".length)}`;
+}
+
+/** The apply's own status (HCP's apply states), derived from the run's. */
+export function applyStatus(run: Pick<RunRow, "status" | "statusTimestamps">): string {
+  switch (run.status) {
+    case "apply_queued":
+      return "queued";
+    case "applying":
+      return "running";
+    case "applied":
+      return "finished";
+    case "errored":
+    case "canceled":
+      return timestamps(run)["applying-at"] ? run.status : "unreachable";
+    case "discarded":
+    case "planned_and_finished":
+      return "unreachable";
+    default:
+      return "pending";
+  }
+}
+
+/** An `applies` resource (N20); `logReadUrl`: the signed link to its log, null once expired. */
+export function applyResource(run: RunRow, logReadUrl: string | null) {
+  const plan = planOf(run);
+  const ts = timestamps(run);
+  const applyTimestamps: Record<string, string> = {};
+  if (ts["apply-queued-at"]) applyTimestamps["queued-at"] = ts["apply-queued-at"];
+  if (ts["applying-at"]) applyTimestamps["started-at"] = ts["applying-at"];
+  if (ts["applied-at"]) applyTimestamps["finished-at"] = ts["applied-at"];
+  const applied = run.status === "applied";
+  return {
+    id: applyIdOf(run),
+    type: "applies",
+    attributes: {
+      status: applyStatus(run),
+      "status-timestamps": applyTimestamps,
+      "log-read-url": logReadUrl,
+      "resource-additions": applied ? (plan?.additions ?? 0) : 0,
+      "resource-changes": applied ? (plan?.changes ?? 0) : 0,
+      "resource-destructions": applied ? (plan?.destructions ?? 0) : 0,
+      "resource-imports": applied ? (plan?.imports ?? 0) : 0,
+      "execution-details": executionDetailsOf(run),
+    },
+    relationships: { run: { data: { id: run.id, type: "runs" } } },
+    links: { self: `${API}/applies/${applyIdOf(run)}` },
   };
 }
 
@@ -193,28 +246,6 @@ export function planJsonOutput(run: RunRow, plan: Plan) {
   };
 }
 
-/** A `state-versions` resource (N7: addresses and outputs, values null). */
-export function stateVersionResource(sv: StateVersionRow) {
-  const resources = JSON.parse(sv.resources) as string[];
-  const outputs = JSON.parse(sv.outputs) as { name: string; sensitive: boolean; value: null }[];
-  return {
-    id: sv.id,
-    type: "state-versions",
-    attributes: {
-      serial: sv.serial,
-      "created-at": isoTime(sv.createdAt),
-      "resources-processed": true,
-      resources: resources.map((address) => ({ address })),
-      outputs: outputs.map((o) => ({ name: o.name, sensitive: o.sensitive, value: null })),
-    },
-    relationships: {
-      workspace: { data: { id: sv.workspaceId, type: "workspaces" } },
-      run: { data: { id: sv.runId, type: "runs" } },
-    },
-    links: { self: `${API}/state-versions/${sv.id}` },
-  };
-}
-
 /** B14: the schema of {@link runResource} in answers. */
 export const runAnswer = resourceAnswer(
   "runs",
@@ -256,6 +287,7 @@ export const runAnswer = resourceAnswer(
   {
     workspace: v.strictObject({ data: identifierOf("workspaces") }),
     plan: toOneAnswer("plans"),
+    apply: toOneAnswer("applies"),
     "configuration-version": toOneAnswer("configuration-versions"),
   },
 );
@@ -280,7 +312,7 @@ export const planDocumentAnswer = single(
       "resource-changes": v.number(),
       "resource-destructions": v.number(),
       "resource-imports": v.number(),
-      "log-read-url": v.null(),
+      "log-read-url": orNull(v.string()),
       "execution-details": v.union([
         v.strictObject({ mode: v.literal("remote"), planner: v.literal("structural") }),
         v.strictObject({
@@ -299,46 +331,26 @@ export const planDocumentAnswer = single(
   }),
 );
 
-/** B14: the schema of {@link planJsonOutput} (Terraform's JSON plan format, values unknown). */
-export const planJsonOutputAnswer = v.strictObject({
-  format_version: v.string(),
-  terraform_version: v.string(),
-  resource_changes: v.array(
-    v.strictObject({
-      address: v.string(),
-      module_address: v.optional(v.string()),
-      mode: v.literal("managed"),
-      type: v.optional(v.string()),
-      name: v.string(),
-      change: v.strictObject({
-        actions: v.array(v.string()),
-        before: v.null(),
-        after: v.null(),
-        after_unknown: v.strictObject({}),
-        before_sensitive: v.boolean(),
-        after_sensitive: v.boolean(),
+/** B14: a document of one apply ({@link applyResource}). */
+export const applyDocumentAnswer = single(
+  v.strictObject({
+    id: v.string(),
+    type: v.literal("applies"),
+    attributes: v.strictObject({
+      status: v.picklist(["pending", "queued", "running", "errored", "canceled", "finished", "unreachable"]),
+      "status-timestamps": v.strictObject({
+        "queued-at": v.optional(timestamp),
+        "started-at": v.optional(timestamp),
+        "finished-at": v.optional(timestamp),
       }),
+      "log-read-url": orNull(v.string()),
+      "resource-additions": v.number(),
+      "resource-changes": v.number(),
+      "resource-destructions": v.number(),
+      "resource-imports": v.number(),
+      "execution-details": v.record(v.string(), v.string()),
     }),
-  ),
-  applyable: v.boolean(),
-  complete: v.boolean(),
-  errored: v.boolean(),
-});
-
-/** B14: a document of one state version ({@link stateVersionResource}). */
-export const stateVersionDocumentAnswer = single(
-  resourceAnswer(
-    "state-versions",
-    {
-      serial: v.number(),
-      "created-at": timestamp,
-      "resources-processed": v.boolean(),
-      resources: v.array(v.strictObject({ address: v.string() })),
-      outputs: v.array(v.strictObject({ name: v.string(), sensitive: v.boolean(), value: v.null() })),
-    },
-    {
-      workspace: v.strictObject({ data: identifierOf("workspaces") }),
-      run: v.strictObject({ data: identifierOf("runs") }),
-    },
-  ),
+    relationships: v.strictObject({ run: v.strictObject({ data: identifierOf("runs") }) }),
+    links: v.strictObject({ self: v.string() }),
+  }),
 );

@@ -111,6 +111,9 @@ export async function initiateUpgrade(
     throw conflict(
       `The workspace is part of upgrade rollout ${item.rolloutId} (its item is ${item.status}); wait for that item to end or cancel the rollout`,
     );
+  // N20: a remote workspace's upgrade is planned at once, which a user's lock forbids.
+  if (workspace.executionMode === "remote" && workspace.lockedBy !== null)
+    throw conflict("The workspace is locked; unlock it to plan an upgrade");
   return planUpgrade(env, db, module, workspace, input, now);
 }
 

@@ -189,6 +189,8 @@ export async function provisionWorkspace(
     resourceCount: 0,
     latestChangeAt: now,
     locked: false,
+    lockedBy: null,
+    lockedAt: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -6,6 +6,7 @@ import type { Db } from "../../db/client";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import type { OrgPermission } from "../permissions";
+import { findLockingRun } from "../runs/repo";
 import type { ProvisionedWorkspace } from "./create";
 import { listWorkspaceVars, type WorkspaceRow } from "./repo";
 import { workspaceResource } from "./serialize";
@@ -28,8 +29,17 @@ export async function noCodeUpgradeAvailable(
 
 /** Load the workspace resource as a caller holding `rights` in its organization sees it. */
 export async function loadWorkspaceResource(db: Db, rights: ReadonlySet<OrgPermission>, ws: WorkspaceRow) {
-  const [vars, upgrade] = await Promise.all([listWorkspaceVars(db, ws.id), noCodeUpgradeAvailable(db, ws)]);
-  return workspaceResource(ws, { rights, varIds: vars.map((v) => v.id), noCodeUpgradeAvailable: upgrade });
+  const [vars, upgrade, lockingRun] = await Promise.all([
+    listWorkspaceVars(db, ws.id),
+    noCodeUpgradeAvailable(db, ws),
+    findLockingRun(db, ws.id),
+  ]);
+  return workspaceResource(ws, {
+    rights,
+    varIds: vars.map((v) => v.id),
+    noCodeUpgradeAvailable: upgrade,
+    lockingRunId: lockingRun?.id ?? null,
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
 /** D1 access for workspaces and their variables (decisions N5, N6, N9). */
-import { and, asc, eq, exists, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, exists, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { workspaces, workspaceVars } from "../../db/schema";
+import { LOCK_HOLDING_STATUSES } from "../runs/repo";
 
 /** A workspace row. */
 export type WorkspaceRow = typeof workspaces.$inferSelect;
@@ -139,4 +140,29 @@ export function listModuleWorkspaceVarStamps(
     .innerJoin(workspaces, eq(workspaces.id, workspaceVars.workspaceId))
     .where(eq(workspaces.noCodeModuleId, noCodeModuleId))
     .all();
+}
+
+/**
+ * N20: set (`holder`) or clear (null) a workspace's user lock where `condition` holds;
+ * true when it moved.
+ */
+export async function writeLockQuery(db: Db, id: string, holder: string | null, condition: SQL | undefined) {
+  const now = Date.now();
+  const moved = await db
+    .update(workspaces)
+    .set({ locked: holder !== null, lockedBy: holder, lockedAt: holder === null ? null : now, updatedAt: now })
+    .where(and(eq(workspaces.id, id), condition))
+    .returning({ id: workspaces.id });
+  return moved.length > 0;
+}
+
+/** N20: a lock may be taken when nobody holds it and no run of the workspace holds it (from planning to its end). */
+export function lockIsFree(workspaceId: string): SQL | undefined {
+  return and(
+    isNull(workspaces.lockedBy),
+    sql`NOT EXISTS (SELECT 1 FROM runs WHERE runs.workspace_id = ${workspaceId} AND runs.status IN (${sql.join(
+      LOCK_HOLDING_STATUSES.map((s) => sql`${s}`),
+      sql`, `,
+    )}))`,
+  );
 }

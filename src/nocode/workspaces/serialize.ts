@@ -35,6 +35,17 @@ export interface WorkspaceContext {
   varIds: readonly string[];
   /** N8. */
   noCodeUpgradeAvailable: boolean;
+  /** N20: the run holding the workspace's lock (from `planning` to its end), if any. */
+  lockingRunId?: string | null;
+}
+
+/** N20: who holds the workspace's lock: its user or team (a user's lock), else the run holding it, else null. */
+function lockedBy(ws: WorkspaceRow, lockingRunId: string | null) {
+  if (ws.lockedBy) {
+    const [kind, id] = ws.lockedBy.split(":", 2) as [string, string];
+    return { id, type: kind === "team" ? "teams" : "users" };
+  }
+  return lockingRunId ? { id: lockingRunId, type: "runs" } : null;
 }
 
 /** The `permissions` object: the caller's rights on the workspace (N10). */
@@ -42,6 +53,7 @@ export function workspacePermissions(rights: ReadonlySet<OrgPermission>) {
   const read = rights.has("read-workspaces");
   const manage = rights.has("write-vars");
   const run = rights.has("run-workspaces");
+  const owner = rights.has("owner");
   return {
     "can-update": manage,
     "can-destroy": manage,
@@ -49,13 +61,14 @@ export function workspacePermissions(rights: ReadonlySet<OrgPermission>) {
     "can-read-run": read,
     "can-read-variable": read,
     "can-update-variable": manage,
-    "can-read-state-versions": read,
+    // N20: raw state (the download) needs manage-workspaces as a user or team; outputs read-workspaces.
+    "can-read-state-versions": run,
     "can-read-state-outputs": read,
-    "can-create-state-versions": manage,
+    "can-create-state-versions": owner,
     "can-queue-apply": run,
-    "can-lock": manage,
-    "can-unlock": manage,
-    "can-force-unlock": manage,
+    "can-lock": run,
+    "can-unlock": run,
+    "can-force-unlock": owner,
     "can-read-settings": read,
     "can-manage-tags": manage,
     "can-manage-run-tasks": manage,
@@ -90,7 +103,8 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "created-at": isoTime(ws.createdAt),
       "updated-at": isoTime(ws.updatedAt),
       environment: "default",
-      locked: ws.locked,
+      // N20: a user's or team's lock, or a run's (from planning to its end).
+      locked: lockedBy(ws, ctx.lockingRunId ?? null) !== null,
       "locked-reason": "",
       name: ws.name,
       "queue-all-runs": false,
@@ -159,6 +173,7 @@ export function workspaceResource(ws: WorkspaceRow, ctx: WorkspaceContext) {
       "current-assessment-result": { data: null },
       "no-code-module-version": related("no-code-module-versions", ws.noCodeModuleVersionId),
       vars: { data: ctx.varIds.map((id) => ({ id, type: "vars" })) },
+      "locked-by": { data: lockedBy(ws, ctx.lockingRunId ?? null) },
     },
     links: {
       self: path,
@@ -242,6 +257,9 @@ const workspaceAnswer = v.strictObject({
     "current-assessment-result": v.strictObject({ data: v.null() }),
     "no-code-module-version": toOneAnswer("no-code-module-versions"),
     vars: toManyAnswer("vars"),
+    "locked-by": v.strictObject({
+      data: v.nullable(v.strictObject({ id: v.string(), type: v.picklist(["users", "teams", "runs"]) })),
+    }),
   }),
   links: v.strictObject({ self: v.string(), "self-html": v.string() }),
 });

@@ -152,6 +152,11 @@ beforeAll(async () => {
       "runs:id": runId,
       "plans:id": plan.json.data.id,
       "state-versions:id": ws.json.data.relationships["current-state-version"].data.id,
+      // N20: the first output of the current state version (`pet`, not sensitive).
+      "state-version-outputs:id": `wsout-${ws.json.data.relationships["current-state-version"].data.id.slice(3)}-0`,
+      // N20, B23: a log link names its phase (the plan id); without a valid signature it is 404.
+      "logs:id": plan.json.data.id,
+      "applies:id": `apply-${plan.json.data.id.slice("plan-".length)}`,
       "users:id": user.id,
       "authentication-tokens:id": userTokens.json.data[0].id,
       "terraform-versions:id": releases.json.data[0].id,

@@ -266,6 +266,44 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
           expected: 200,
           send: () => e7(upgrade.noCodeModuleId, upgrade.workspaceId, upgradeRunId, upgrade.ownerToken),
         },
+        // N20 locks and the recovery upload, on the workspace whose run was discarded above (no run holds its lock).
+        "POST /api/v2/workspaces/:id/actions/lock": {
+          writes: "workspaces",
+          expected: 200,
+          send: () => tfe("POST", `workspaces/${other.workspace.id}/actions/lock`, { token }),
+        },
+        "POST /api/v2/workspaces/:id/actions/unlock": {
+          writes: "workspaces",
+          expected: 200,
+          send: () => tfe("POST", `workspaces/${other.workspace.id}/actions/unlock`, { token }),
+        },
+        "POST /api/v2/workspaces/:id/state-versions": {
+          writes: "state_versions",
+          expected: 201,
+          send: async () => {
+            await tfe("POST", `workspaces/${other.workspace.id}/actions/lock`, { token });
+            const bytes = new TextEncoder().encode(
+              JSON.stringify({ version: 4, serial: 1, lineage: "cc", outputs: {} }),
+            );
+            const md5 = [...new Uint8Array(await crypto.subtle.digest("MD5", bytes))]
+              .map((b) => b.toString(16).padStart(2, "0"))
+              .join("");
+            return tfe("POST", `workspaces/${other.workspace.id}/state-versions`, {
+              token,
+              body: {
+                data: {
+                  type: "state-versions",
+                  attributes: { serial: 1, lineage: "cc", md5, state: btoa(String.fromCharCode(...bytes)) },
+                },
+              },
+            });
+          },
+        },
+        "POST /api/v2/workspaces/:id/actions/force-unlock": {
+          writes: "workspaces",
+          expected: 200,
+          send: () => tfe("POST", `workspaces/${other.workspace.id}/actions/force-unlock`, { token }),
+        },
       };
       expect(new Set(Object.keys(cases)), 'routes declaring cache: "unchanged" (each needs a case here)').toEqual(
         declaredUnchanged(),

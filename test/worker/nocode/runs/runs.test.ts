@@ -29,7 +29,7 @@ import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
 import { transitionRun } from "../../../../src/nocode/runs/repo";
 import { findWorkspace, listWorkspaceVars, type WorkspaceVarRow } from "../../../../src/nocode/workspaces/repo";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
-import { ADMIN, bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
+import { ADMIN, bootstrapOrg, createMember, createOrgToken, jsonOutputOf, tfe } from "../../../helpers/nocode";
 import {
   createNoCodeWorkspace,
   type NoCodeOrg,
@@ -142,7 +142,7 @@ describe("the first run of E4 (N7)", () => {
         "resource-destructions": 0,
       },
     });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     expect(json.status).toBe(200);
     expect(
       json.json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [
@@ -236,7 +236,7 @@ describe("later runs: the baseline is the last applied configuration (N7)", () =
       "resource-changes": 1,
       "resource-destructions": 0,
     });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     expect(
       json.json.resource_changes.map((c: { address: string; change: { actions: string[] } }) => [
         c.address,
@@ -488,8 +488,34 @@ describe("faults (N11): transient ones retried with backoff, permanent ones end 
   });
 });
 
+describe("a user's lock holds a remote workspace's queued runs (N20)", () => {
+  it("the consumer keeps a pending run in plan_queued while locked; unlocking plans it; E5 is 409 while locked", async () => {
+    const { workspace, runId } = await plannedWorkspace();
+    expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(202);
+    expect((await tfe("POST", `workspaces/${workspace.id}/actions/lock`, { token: ctx.ownerToken })).status).toBe(200);
+    const run = await pendingRun(workspace.id);
+    const held = await deliver([planRunMessage(run.id)]);
+    expect(held.result.explicitAcks).toContain(held.ids[0]);
+    expect(await runStatus(run.id)).toBe("plan_queued");
+    // A redelivery finds it queued and still holds it.
+    await deliver([planRunMessage(run.id)]);
+    expect(await runStatus(run.id)).toBe("plan_queued");
+    const e5 = await tfe("POST", `no-code-modules/${ctx.noCodeModuleId}/workspaces/${workspace.id}/upgrade`, {
+      token: ctx.ownerToken,
+      body: { data: { type: "workspaces", attributes: {}, relationships: { vars: { data: [] } } } },
+    });
+    expect(e5.status).toBe(409);
+    expect(e5.json.errors[0].detail).toContain("locked");
+    // Unlocking sends its plan message again: the run is planned.
+    expect((await tfe("POST", `workspaces/${workspace.id}/actions/unlock`, { token: ctx.ownerToken })).status).toBe(
+      200,
+    );
+    await waitForRun(run.id, ctx.ownerToken, ["planned", "planned_and_finished"]);
+  });
+});
+
 describe("run and plan reads, run actions (N7, N10)", () => {
-  it("a pending run's plan is `pending` and its JSON output is 409 until planned", async () => {
+  it("a pending run's plan is `pending` and its JSON output is 204 until planned", async () => {
     const { workspace } = await plannedWorkspace();
     const run = await pendingRun(workspace.id);
     const plan = await tfe("GET", `plans/${run.planId}`, { token: ctx.ownerToken });
@@ -499,7 +525,8 @@ describe("run and plan reads, run actions (N7, N10)", () => {
       "has-changes": false,
       "resource-additions": 0,
     });
-    expect((await tfe("GET", `plans/${run.planId}/json-output`, { token: ctx.ownerToken })).status).toBe(409);
+    // N20: 204 until the plan finishes (N7 answered 409).
+    expect((await jsonOutputOf(run.planId, ctx.ownerToken)).status).toBe(204);
     const read = await tfe("GET", `runs/${run.id}`, { token: ctx.ownerToken });
     expect(read.json.data.attributes).toMatchObject({
       status: "pending",

@@ -5,7 +5,7 @@
  * ./upgrade-helpers.ts for what v1 → v2 changes).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
+import { createMember, createOrgToken, createTeam, createTeamToken, jsonOutputOf, tfe } from "../../../helpers/nocode";
 import { optionEntry, varEntry } from "../../../helpers/nocode-modules";
 import {
   actionsByAddress,
@@ -138,7 +138,7 @@ describe("E5 plan contents (N7), checked against the fixtures by hand", { timeou
       "resource-changes": 2,
       "resource-destructions": 1,
     });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     expect(json.status).toBe(200);
     expect(actionsByAddress(json.json.resource_changes)).toEqual({
       // local module: its argument `name = var.prefix` did not change
@@ -165,7 +165,7 @@ describe("E5 plan contents (N7), checked against the fixtures by hand", { timeou
     const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken, [varEntry("length", "12", { hcl: true })]);
     expect(res.status, res.text).toBe(200);
     const page = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
-    const json = await tfe("GET", `plans/${page.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(page.json.data.id, ctx.ownerToken);
     expect(actionsByAddress(json.json.resource_changes)).toEqual({
       "module.labels.random_integer.n": "no-op",
       "module.labels.random_pet.label": "no-op",
@@ -190,7 +190,7 @@ describe("E5 plan contents (N7), checked against the fixtures by hand", { timeou
     ]);
     expect(res.status, res.text).toBe(200);
     const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     expect(actionsByAddress(json.json.resource_changes)).toMatchObject({
       "random_password.db": "update",
       "random_pet.name": "no-op",
@@ -268,7 +268,7 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
       expect(res.json.data.attributes).not.toHaveProperty("message");
       expect((await runsOf(workspace.id, ctx.ownerToken)).map((r) => r.id)).toEqual([res.json.data.id, firstRunId]);
       const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
-      const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+      const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
       expect(json.text).not.toContain(guess);
       answers.push({ attributes: plan.json.data.attributes, actions: actionsByAddress(json.json.resource_changes) });
     }
@@ -309,7 +309,7 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
     expect(res.status, res.text).toBe(200);
     expect(res.json.data.attributes.status).toBe("planned");
     const plan = await tfe("GET", `runs/${res.json.data.id}/plan`, { token: ctx.ownerToken });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     // prefix reaches random_pet.name through local.name_prefix and every node of module.labels through its argument
     expect(actionsByAddress(json.json.resource_changes)).toMatchObject({
       "module.labels.random_integer.n": "update",
@@ -361,7 +361,7 @@ describe("E5 and runs in progress (N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () =
     ).toBe("discarded");
     // the new plan sees the new var: random_pet.name updates because of region
     const plan = await tfe("GET", `runs/${second.json.data.id}/plan`, { token: ctx.ownerToken });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     expect(actionsByAddress(json.json.resource_changes)["random_pet.name"]).toBe("update");
   });
 

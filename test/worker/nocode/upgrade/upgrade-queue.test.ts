@@ -17,7 +17,7 @@ import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { V1_ADDRESSES, V2_ADDRESSES } from "../../../fixtures/terraform-upgrade";
-import { tfe } from "../../../helpers/nocode";
+import { jsonOutputOf, tfe } from "../../../helpers/nocode";
 import type { varEntry } from "../../../helpers/nocode-modules";
 import { deliverBatch } from "../../../helpers/queue";
 import {
@@ -177,7 +177,7 @@ describe("upgrade runs on the queue (N11)", { timeout: UPGRADE_TEST_TIMEOUT }, (
     expect(retry.status, retry.text).toBe(200);
     expect(retry.json.data.attributes.status).toBe("planned");
     const plan = await tfe("GET", `runs/${retry.json.data.id}/plan`, { token: ctx.ownerToken });
-    const json = await tfe("GET", `plans/${plan.json.data.id}/json-output`, { token: ctx.ownerToken });
+    const json = await jsonOutputOf(plan.json.data.id, ctx.ownerToken);
     expect(actionsByAddress(json.json.resource_changes)).toMatchObject({
       "random_id.legacy": "delete",
       "random_uuid.added": "create",

@@ -100,6 +100,8 @@ describe("GET /workspaces/:id and /organizations/:org/workspaces/:name", () => {
       "current-assessment-result",
       "no-code-module-version",
       "vars",
+      // N20: who holds the lock (null when unlocked).
+      "locked-by",
     ]);
     expect(d.relationships["current-configuration-version"].data.id).toMatch(/^cv-/);
     expect(d.relationships["remote-state-consumers"].links.related).toBe(

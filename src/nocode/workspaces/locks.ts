@@ -1,0 +1,157 @@
+/**
+ * Workspace locks (decision N20), HCP Terraform's
+ * `POST /workspaces/:id/actions/lock|unlock|force-unlock`
+ * (https://developer.hashicorp.com/terraform/cloud-docs/api-docs/workspaces#lock-a-workspace):
+ * 200 with the workspace (a lock's `reason` is accepted and not kept); 409 when the workspace is already locked (lock), is not locked or
+ * is locked by someone else (unlock), or while a run is `applying` (force-unlock).
+ *
+ * A user's (or team's) lock is stored on the workspace (`locked_by`). A run holds the lock
+ * from `planning` to its end: that lock is read from the run's status, never stored, so it
+ * ends with the run whatever ends it. While a user holds the lock, the workspace's queued
+ * runs stay `plan_queued`: for an agent workspace its pool is told before the lock is
+ * written, so no plan job is handed out meanwhile; a remote workspace's runs are held by
+ * the Queue consumer (../runs/lifecycle.ts) and sent again on unlock.
+ *
+ * Rights: lock and unlock need manage-workspaces as a user or team (`run-workspaces`, as the
+ * other run actions); force-unlock needs the owners team.
+ */
+import { eq, isNotNull } from "drizzle-orm";
+import { type Context, Hono } from "hono";
+import { workspaces } from "../../db/schema";
+import { tellPoolWorkspaceLock } from "../agent-queue";
+import type { NocodeCaller } from "../auth";
+import type { NocodeEnv } from "../env";
+import { conflict } from "../errors";
+import { planRunMessage } from "../queue/messages";
+import { operation } from "../request/operation";
+import { jsonApi } from "../respond";
+import { rights, scope } from "../route-rights";
+import { findLockingRun, findQueuedRuns } from "../runs/repo";
+import { loadWorkspaceResource } from "./load";
+import { findWorkspace, lockIsFree, type WorkspaceRow, writeLockQuery } from "./repo";
+import { workspaceDocumentAnswer } from "./serialize";
+
+/** The workspace `:id`. */
+const workspaceById = scope(async (c) => {
+  const ws = await findWorkspace(c.var.db, c.req.param("id") ?? "");
+  return ws && { resource: ws, organization: ws.organization };
+});
+
+/** Who a lock is held by, as stored in `locked_by`. */
+export function lockHolderOf(caller: NocodeCaller): string | null {
+  switch (caller.kind) {
+    case "user":
+      return `user:${caller.userId}`;
+    case "team":
+      return `team:${caller.teamId}`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Tell whoever holds the workspace's queued runs of a lock change (N20): an agent
+ * workspace's pool; for a remote workspace, unlocking sends the plan message of each run
+ * the lock kept queued again (the Queue consumer held them in `plan_queued`).
+ */
+async function tellPool(c: Context<NocodeEnv>, ws: WorkspaceRow, locked: boolean) {
+  if (ws.executionMode === "agent" && ws.agentPoolId) {
+    await tellPoolWorkspaceLock(c.env, ws.agentPoolId, ws.id, locked);
+    return;
+  }
+  if (locked) return;
+  for (const run of await findQueuedRuns(c.var.db, ws.id))
+    await c.env.PROVISION_QUEUE.send(planRunMessage(run.id), { contentType: "json" });
+}
+
+const lockAnswer = { 200: { description: "The workspace", schema: workspaceDocumentAnswer } };
+
+/** Routes of workspace locks. */
+export const workspaceLockRoutes = new Hono<NocodeEnv>();
+
+const lockOp = operation({
+  tag: "workspaces",
+  summary: "Lock a workspace (N20; manage-workspaces, user or team tokens): 409 when already locked",
+  answers: lockAnswer,
+  errors: [409],
+});
+
+workspaceLockRoutes.post(
+  "/workspaces/:id/actions/lock",
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: workspaceById }),
+  lockOp,
+  async (c) => {
+    const db = c.var.db;
+    const ws = workspaceById.of(c);
+    const holder = lockHolderOf(c.var.caller!);
+    if (!holder) throw conflict("Unable to lock workspace: only a user or a team may hold a lock");
+    if (ws.lockedBy !== null) throw conflict("Unable to lock workspace. The workspace is already locked.");
+    // The pool first: from here no plan job of this workspace is handed out (N20).
+    await tellPool(c, ws, true);
+    const moved = await writeLockQuery(db, ws.id, holder, lockIsFree(ws.id));
+
+    if (!moved) {
+      const now = await findWorkspace(db, ws.id);
+      if (!now?.lockedBy) await tellPool(c, ws, false);
+      throw conflict("Unable to lock workspace. The workspace is already locked.");
+    }
+    const locked = await findWorkspace(db, ws.id);
+    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, locked ?? ws) });
+  },
+);
+
+workspaceLockRoutes.post(
+  "/workspaces/:id/actions/unlock",
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: workspaceById }),
+  operation({
+    tag: "workspaces",
+    summary:
+      "Unlock a workspace the caller locked (N20; manage-workspaces, user or team tokens): 409 when not locked, locked by a run or by someone else",
+    answers: lockAnswer,
+    errors: [409],
+  }),
+  async (c) => {
+    const db = c.var.db;
+    const ws = workspaceById.of(c);
+    const holder = lockHolderOf(c.var.caller!);
+    if (ws.lockedBy === null) {
+      if (await findLockingRun(db, ws.id))
+        throw conflict("Unable to unlock workspace. The workspace is locked by a run; it unlocks when the run ends.");
+      throw conflict("Unable to unlock workspace. The workspace is not locked.");
+    }
+    if (ws.lockedBy !== holder)
+      throw conflict("Unable to unlock workspace. The workspace is locked by a different user; use force-unlock.");
+    if (!(await writeLockQuery(db, ws.id, null, eq(workspaces.lockedBy, holder))))
+      throw conflict("Unable to unlock workspace. The workspace is not locked.");
+    await tellPool(c, ws, false);
+    const unlocked = await findWorkspace(db, ws.id);
+    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, unlocked ?? ws) });
+  },
+);
+
+workspaceLockRoutes.post(
+  "/workspaces/:id/actions/force-unlock",
+  rights({ right: "owner" }, { cache: "unchanged", scope: workspaceById }),
+  operation({
+    tag: "workspaces",
+    summary:
+      "Release a workspace's lock whoever holds it (N20; owners): 409 while a run is applying or when the workspace is not locked",
+    answers: lockAnswer,
+    errors: [409],
+  }),
+  async (c) => {
+    const db = c.var.db;
+    const ws = workspaceById.of(c);
+    const run = await findLockingRun(db, ws.id);
+    if (run?.status === "applying") throw conflict("Unable to force-unlock workspace while a run is applying.");
+    if (ws.lockedBy === null) {
+      if (run) throw conflict(`Unable to force-unlock workspace: run ${run.id} holds the lock; cancel or discard it.`);
+      throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
+    }
+    if (!(await writeLockQuery(db, ws.id, null, isNotNull(workspaces.lockedBy))))
+      throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
+    await tellPool(c, ws, false);
+    const unlocked = await findWorkspace(db, ws.id);
+    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, unlocked ?? ws) });
+  },
+);

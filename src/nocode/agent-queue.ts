@@ -118,8 +118,15 @@ export async function queueAgentJob(
         WHERE r.id = ${runId} AND r.status = ${status} AND w.agent_pool_id IS NOT NULL`,
       )
       .onConflictDoNothing(),
+    // workspaces.name and agent_pools.name are both "name": inside a D1 batch rows come back
+    // as objects keyed by column name, so the second would overwrite the first and shift
+    // every later value. Distinct aliases keep both.
     db
-      .select({ job: agentJobs, workspaceName: workspaces.name, poolName: agentPools.name })
+      .select({
+        job: agentJobs,
+        workspaceName: sql<string>`${workspaces.name}`.as("workspace_name"),
+        poolName: sql<string>`${agentPools.name}`.as("pool_name"),
+      })
       .from(agentJobs)
       .innerJoin(workspaces, eq(workspaces.id, agentJobs.workspaceId))
       .innerJoin(agentPools, eq(agentPools.id, agentJobs.poolId))

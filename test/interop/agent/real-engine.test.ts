@@ -136,10 +136,7 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
     });
   });
 
-  // AWAITS THE SERVER (marked with it.fails): N19's execution-details name the pool too, but the
-  // server leaves `agent-pool-name` out of a first run's plan. When it is there, vitest reports
-  // this test as failing: turn it back into `it`.
-  it.fails("[awaits the server] the plan's execution-details carry agent-pool-name (N19)", () => {
+  it("the plan's execution-details carry agent-pool-name (N19)", () => {
     expect(firstPlan.attributes["execution-details"]["agent-pool-name"]).toBe(pool.name);
   });
 

@@ -182,7 +182,12 @@ export async function finishJob(
 /** A pool's queued jobs as its Durable Object keeps them (reconciliation with D1, oldest first). */
 export async function queuedJobsOfPool(db: Db, poolId: string): Promise<JobDescription[]> {
   const rows = await db
-    .select({ job: agentJobs, workspaceName: workspaces.name, poolName: agentPools.name })
+    // Aliased: workspaces.name and agent_pools.name share the column name "name" (see agent-queue.ts).
+    .select({
+      job: agentJobs,
+      workspaceName: sql<string>`${workspaces.name}`.as("workspace_name"),
+      poolName: sql<string>`${agentPools.name}`.as("pool_name"),
+    })
     .from(agentJobs)
     .innerJoin(workspaces, eq(workspaces.id, agentJobs.workspaceId))
     .innerJoin(agentPools, eq(agentPools.id, agentJobs.poolId))

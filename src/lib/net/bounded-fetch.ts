@@ -62,32 +62,54 @@ async function fetchTextBounded(url: string, options: BoundedFetchOptions): Prom
 }
 
 async function readCapped(response: Response, maxBytes: number, url: string, controller: AbortController) {
-  if (!response.body) return "";
+  const bytes = await readCappedBytes(
+    response,
+    maxBytes,
+    controller,
+    (reason) => new BoundedFetchError(`${url}: ${reason}`),
+  );
+  return new TextDecoder().decode(bytes);
+}
+
+/**
+ * Reads a response body of at most `maxBytes`, cancelling the stream once it grows past
+ * that. Every failure (too large, cut off, timed out through `controller`) is thrown as
+ * `fail(reason)`, so each caller keeps its own error type.
+ */
+export async function readCappedBytes(
+  response: Response,
+  maxBytes: number,
+  controller: AbortController,
+  fail: (reason: string) => Error,
+): Promise<Uint8Array<ArrayBuffer>> {
+  if (!response.body) return new Uint8Array(0);
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
+  let tooLarge = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) {
+        tooLarge = true;
         await reader.cancel();
-        throw new BoundedFetchError(`${url}: the answer is larger than ${maxBytes} bytes`);
+        break;
       }
       chunks.push(value);
     }
   } catch (err) {
-    if (err instanceof BoundedFetchError) throw err;
-    throw new BoundedFetchError(controller.signal.aborted ? `${url}: no complete answer in time` : `${url}: ${err}`);
+    throw fail(controller.signal.aborted ? "no complete answer in time" : `${err}`);
   }
+  if (tooLarge) throw fail(`the answer is larger than ${maxBytes} bytes`);
   const bytes = new Uint8Array(total);
   let offset = 0;
-  for (const c of chunks) {
-    bytes.set(c, offset);
-    offset += c.byteLength;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
 
 /**

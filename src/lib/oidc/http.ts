@@ -4,7 +4,7 @@
  * (a redirect is a failure) and reads at most a fixed number of bytes, so no provider can
  * make a sign-in wait long or hold much memory.
  */
-import { isLoopbackHost } from "../net/bounded-fetch";
+import { isLoopbackHost, readCappedBytes } from "../net/bounded-fetch";
 
 /** S26: each call to the provider gives up after this long, body included. */
 export const PROVIDER_TIMEOUT_MS = 5_000;
@@ -66,30 +66,5 @@ async function readCapped(response: Response, controller: AbortController): Prom
     await response.body?.cancel();
     throw new ProviderFetchError(`the answer is larger than ${PROVIDER_MAX_BYTES} bytes`);
   }
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > PROVIDER_MAX_BYTES) {
-        await reader.cancel();
-        throw new ProviderFetchError(`the answer is larger than ${PROVIDER_MAX_BYTES} bytes`);
-      }
-      chunks.push(value);
-    }
-  } catch (err) {
-    if (err instanceof ProviderFetchError) throw err;
-    throw new ProviderFetchError(controller.signal.aborted ? "no complete answer in time" : `${err}`);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return readCappedBytes(response, PROVIDER_MAX_BYTES, controller, (reason) => new ProviderFetchError(reason));
 }

@@ -666,6 +666,8 @@ export const runs = sqliteTable(
     agentInputs: text("agent_inputs"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** N19a: when a cancel of the running run was first asked; force-cancel counts from it (migration `0052`). */
+    cancelRequestedAt: integer("cancel_requested_at"),
   },
   (t) => [uniqueIndex("runs_plan_id").on(t.planId), index("runs_workspace_created").on(t.workspaceId, t.createdAt)],
 );
@@ -993,6 +995,8 @@ export const agentJobs = sqliteTable(
     lockFileObjectId: text("lock_file_object_id"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** N19a: when the job was force-canceled; its token then serves only the state upload (migration `0052`). */
+    forceCanceledAt: integer("force_canceled_at"),
   },
   (t) => [
     uniqueIndex("agent_jobs_run_phase").on(t.runId, t.phase),

@@ -38,7 +38,11 @@ interface PoolNotices {
   enqueue(job: JobDescription): Promise<unknown>;
   tokenRevoked(tokenId: string): Promise<unknown>;
   workspaceLock(workspaceId: string, locked: boolean): Promise<unknown>;
+  cancelJob(jobId: string, signal: JobSignal): Promise<unknown>;
 }
+
+/** N19a: what a pool tells the agent running a job in its next ping answer. */
+export type JobSignal = "cancel" | "force-cancel";
 
 /** The pool's Durable Object, seen through {@link PoolNotices}. */
 function poolNotices(env: Pick<Env, "AGENT_POOLS">, poolId: string): PoolNotices {
@@ -113,7 +117,7 @@ export async function queueAgentJob(
       .insert(agentJobs)
       .select(
         sql`SELECT ${jobId}, r.id, ${phase}, w.agent_pool_id, w.id, w.organization, w.engine_version, 'queued',
-          NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, ${now}, ${now}
+          NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, ${now}, ${now}, NULL
         FROM runs r JOIN workspaces w ON w.id = r.workspace_id
         WHERE r.id = ${runId} AND r.status = ${status} AND w.agent_pool_id IS NOT NULL`,
       )
@@ -168,6 +172,20 @@ export async function tellPoolWorkspaceLock(
   locked: boolean,
 ): Promise<void> {
   await poolNotices(env, poolId).workspaceLock(workspaceId, locked);
+}
+
+/**
+ * N19a: tell the pool that a job of its was canceled (a queued job leaves its queue) or that
+ * the agent running it must interrupt its engine (`cancel`: SIGINT; `force-cancel`: SIGKILL),
+ * said in the answer to the agent's next ping.
+ */
+export async function tellPoolJobCanceled(
+  env: QueueJobEnv,
+  poolId: string,
+  jobId: string,
+  signal: JobSignal,
+): Promise<void> {
+  await poolNotices(env, poolId).cancelJob(jobId, signal);
 }
 
 /** Purpose of the keyed hash of a job's registry token (B2). */

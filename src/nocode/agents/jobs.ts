@@ -116,7 +116,7 @@ export async function finishJob(
 ): Promise<FinishOutcome> {
   if (job.status !== "running") return { status: job.status };
   const run = await db
-    .select({ plan: runs.plan, autoApply: runs.autoApply, kind: runs.kind })
+    .select({ plan: runs.plan, autoApply: runs.autoApply, kind: runs.kind, cancelRequestedAt: runs.cancelRequestedAt })
     .from(runs)
     .where(eq(runs.id, job.runId))
     .get();
@@ -126,7 +126,11 @@ export async function finishJob(
   let message = verdict.message;
   let runThrough: [RunStatus, ...RunStatus[]];
   let queueApply = false;
-  if (verdict.status === "finished" && job.phase === "plan") {
+  if (verdict.status === "finished" && job.phase === "plan" && run.cancelRequestedAt !== null) {
+    // N19a: the plan completed before the agent heard of the cancel; the run still ends canceled.
+    status = "canceled";
+    runThrough = ["canceled"];
+  } else if (verdict.status === "finished" && job.phase === "plan") {
     if (!run.plan || !job.jsonPlanObjectId) {
       status = "errored";
       message = "the plan job finished without uploading a JSON plan";

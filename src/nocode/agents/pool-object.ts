@@ -25,7 +25,7 @@ import { countD1Calls, guardEnv } from "../../db/d1-guard";
 import { agents, runs } from "../../db/schema";
 import { toHex, utf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
-import { type JobDescription, REGISTRY_TOKEN_PURPOSE } from "../agent-queue";
+import { type JobDescription, type JobSignal, REGISTRY_TOKEN_PURPOSE } from "../agent-queue";
 import { newId, randomAlphanumeric } from "../ids";
 import { EXACT_VERSION, parseConstraint, parseVersion, satisfies } from "../releases/version-constraints";
 import { endJobWithoutAgent, queuedJobsOfPool, startJobStatements } from "./jobs";
@@ -64,7 +64,20 @@ interface RunningJob {
   agentId: string;
   expiresAt: number;
   limitMs: number;
-  signal: "cancel" | "force-cancel" | null;
+  /** What the agent's next ping answer tells it (N19a): `cancel` (SIGINT) or `force-cancel` (SIGKILL). */
+  signal: JobSignal | null;
+  /**
+   * When the job ended without its agent (past its cap, or force-canceled): the entry stays
+   * for the ping's signal until the agent's next poll or the token's grace. Undefined in
+   * entries stored before N19a, whose signal meant "ended at its cap".
+   */
+  endedAt?: number | null;
+}
+
+/** A signal for a job this object does not run yet (its start may be mid-way; N19a). */
+interface PendingSignal {
+  signal: JobSignal;
+  at: number;
 }
 
 interface PoolMeta {
@@ -105,12 +118,21 @@ export const JOB_TOKEN_PURPOSE = "agent-job-token";
 export const RESERVATION_MS = 60_000;
 /** How long a job past its cap stays the agent's, so it can finish it and upload its state (N18). */
 const JOB_GRACE_MS = 10 * 60_000;
+/** A signal for a job that never started here is forgotten after this long. */
+const PENDING_SIGNAL_MS = 10 * 60_000;
 /** D1 sync (last pings, queue reconciliation) at most this often. */
 const SYNC_INTERVAL_MS = 60_000;
 /** The longest long poll (N18). */
 export const LONG_POLL_MAX_MS = 30_000;
 
 const LIVE: readonly AgentStatus[] = ["idle", "busy", "unknown"];
+
+/** When a running entry's job ended without its agent, or null while it runs. */
+function endedAtOf(job: RunningJob): number | null {
+  if (job.endedAt !== undefined) return job.endedAt;
+  // Stored before N19a: a signal meant the job ended at its cap.
+  return job.signal === null ? null : job.expiresAt;
+}
 
 /** SHA-256 (hex) of a secret (session secrets are random: a plain digest suffices). */
 export async function sha256Hex(value: string): Promise<string> {
@@ -139,6 +161,8 @@ export class AgentPool extends DurableObject<Env> {
   private readonly sessions = new Map<string, Session>();
   private readonly queue = new Map<string, QueuedJob>();
   private readonly running = new Map<string, RunningJob>();
+  /** N19a: signals for jobs not (yet) running here, by job id. */
+  private readonly pendingSignals = new Map<string, PendingSignal>();
   /** N20: workspaces a user locked; their queued plan jobs wait. */
   private readonly lockedWorkspaces = new Set<string>();
   /** Waiting long polls by agent id. */
@@ -158,6 +182,8 @@ export class AgentPool extends DurableObject<Env> {
       for (const [, j] of this.kv.list<QueuedJob>({ prefix: "queued:" })) this.queue.set(j.id, j);
       for (const [, j] of this.kv.list<RunningJob>({ prefix: "running:" })) this.running.set(j.id, j);
       for (const [, ws] of this.kv.list<string>({ prefix: "locked:" })) this.lockedWorkspaces.add(ws);
+      for (const [key, p] of this.kv.list<PendingSignal>({ prefix: "signal:" }))
+        this.pendingSignals.set(key.slice("signal:".length), p);
       this.lastSyncAt = Date.now();
     });
   }
@@ -326,6 +352,9 @@ export class AgentPool extends DurableObject<Env> {
     if (!("agentId" in s)) return s;
     await this.touch(s, Date.now());
     if (s.jobId) return { ok: true, job: null };
+    // Polling again, the agent is done with any job that ended without it (N19a force-cancel, the cap).
+    for (const j of [...this.running.values()])
+      if (j.agentId === s.agentId && endedAtOf(j) !== null) this.dropRunning(j.id);
     const now = Date.now();
     const ready = this.allocate(s, now);
     if (ready) return { ok: true, job: ready };
@@ -495,11 +524,62 @@ export class AgentPool extends DurableObject<Env> {
       expiresAt,
       limitMs,
       signal: null,
+      endedAt: null,
     };
     this.running.set(job.id, runningJob);
     this.saveRunning(runningJob);
+    // N19a: a cancel asked while this start was under way (D1 had the job running first).
+    const pending = this.pendingSignals.get(job.id);
+    if (pending) {
+      this.dropPendingSignal(job.id);
+      this.applySignal(runningJob, pending.signal, now);
+    }
     await this.scheduleAlarm();
     return { ok: true, jobToken, expiresAt, job };
+  }
+
+  /**
+   * N19a: the API canceled a job of this pool (D1 already says so). A queued job leaves the
+   * queue; a running one is signalled in its agent's next ping answer (`cancel`: the agent
+   * interrupts the engine and finishes the job; `force-cancel`: it kills the engine, and the
+   * agent is free at once). A job not known here yet (its start is mid-way) gets the signal
+   * when it starts.
+   */
+  async cancelJob(jobId: string, signal: JobSignal): Promise<{ ok: true }> {
+    const now = Date.now();
+    const running = this.running.get(jobId);
+    if (running) {
+      this.applySignal(running, signal, now);
+      await this.scheduleAlarm();
+      return { ok: true };
+    }
+    if (this.queue.has(jobId)) this.dropQueued(jobId);
+    const pending: PendingSignal = { signal, at: now };
+    this.pendingSignals.set(jobId, pending);
+    this.kv.put(`signal:${jobId}`, pending);
+    await this.refreshReasons();
+    return { ok: true };
+  }
+
+  private dropPendingSignal(jobId: string): void {
+    this.pendingSignals.delete(jobId);
+    this.kv.delete(`signal:${jobId}`);
+  }
+
+  /** Record a signal for a running job; a force-cancel ended it, so its agent is free. */
+  private applySignal(job: RunningJob, signal: JobSignal, now: number): void {
+    if (job.signal !== "force-cancel") job.signal = signal;
+    if (signal === "force-cancel" && endedAtOf(job) === null) {
+      job.endedAt = now;
+      const s = this.sessions.get(job.agentId);
+      if (s && s.jobId === job.id) {
+        s.jobId = null;
+        if (s.status === "busy") s.status = "idle";
+        this.save(s);
+        this.offer(now);
+      }
+    }
+    this.saveRunning(job);
   }
 
   /** A job ended (finished by its agent, or by the API): the agent is free again. */
@@ -611,7 +691,11 @@ export class AgentPool extends DurableObject<Env> {
       if (LIVE.includes(s.status)) live = true;
     }
     for (const j of this.queue.values()) if (j.reservedAt !== null) due.push(j.reservedAt + RESERVATION_MS);
-    for (const j of this.running.values()) due.push(j.signal === null ? j.expiresAt : j.expiresAt + JOB_GRACE_MS);
+    for (const j of this.running.values()) {
+      const endedAt = endedAtOf(j);
+      due.push(endedAt === null ? j.expiresAt : endedAt + JOB_GRACE_MS);
+    }
+    for (const p of this.pendingSignals.values()) due.push(p.at + PENDING_SIGNAL_MS);
     if (live) due.push(this.lastSyncAt + SYNC_INTERVAL_MS);
     return due.length > 0 ? Math.min(...due) : null;
   }
@@ -647,15 +731,19 @@ export class AgentPool extends DurableObject<Env> {
       }
     }
     for (const job of [...this.running.values()]) {
-      if (job.signal === null && now >= job.expiresAt) {
+      const endedAt = endedAtOf(job);
+      if (endedAt === null && now >= job.expiresAt) {
         await endJobWithoutAgent(db, job, "errored", `job exceeded its time limit (${durationText(job.limitMs)})`, now);
-        job.signal = "cancel";
+        job.signal ??= "cancel";
+        job.endedAt = job.expiresAt;
         this.saveRunning(job);
-      } else if (job.signal !== null && now >= job.expiresAt + JOB_GRACE_MS) {
+      } else if (endedAt !== null && now >= endedAt + JOB_GRACE_MS) {
         // Its token's grace is over and the agent never finished it: the agent is free again.
         await this.jobEnded(job.id, job.agentId);
       }
     }
+    for (const [jobId, p] of [...this.pendingSignals])
+      if (now >= p.at + PENDING_SIGNAL_MS) this.dropPendingSignal(jobId);
     if (now >= this.lastSyncAt + SYNC_INTERVAL_MS) await this.sync(now);
     this.offer(now);
     const next = this.nextDeadline();

@@ -454,8 +454,11 @@ agentProtocolApp.post("/jobs/:id/start", startOp, async (c) => {
   });
 });
 
-/** What a job call may do after its job ended (N18: idempotent finish, log appends, the state upload). */
-type JobUse = "read" | "upload" | "after-end";
+/**
+ * What a job call may do after its job ended (N18: idempotent finish and log appends, and the
+ * state upload; after a force-cancel, N19a, the state upload alone).
+ */
+type JobUse = "read" | "upload" | "after-end" | "state";
 
 /** The job a job call's token is for; 401 for an unknown or lapsed token, 404 for another job or agent. */
 async function jobOf(c: Context<ProtocolEnv>, db: Db, use: JobUse): Promise<{ job: AgentJobRow; token: string }> {
@@ -470,8 +473,14 @@ async function jobOf(c: Context<ProtocolEnv>, db: Db, use: JobUse): Promise<{ jo
   const ended = job.status !== "running" || (job.expiresAt !== null && now >= job.expiresAt);
   if (ended) {
     const endedAt = job.finishedAt ?? job.expiresAt ?? now;
-    if (use !== "after-end" || now >= endedAt + JOB_TOKEN_GRACE_MS)
-      throw fail(401, `the job token is no longer valid: the job is ${job.status}`);
+    const allowed = job.forceCanceledAt !== null ? use === "state" : use === "after-end" || use === "state";
+    if (!allowed || now >= endedAt + JOB_TOKEN_GRACE_MS)
+      throw fail(
+        401,
+        job.forceCanceledAt !== null
+          ? "the job was force-canceled: its token serves only the state upload"
+          : `the job token is no longer valid: the job is ${job.status}`,
+      );
   }
   return { job, token };
 }
@@ -707,7 +716,7 @@ agentProtocolApp.put("/jobs/:id/json-plan", uploadOp("JSON plan", "64 MiB"), asy
 
 agentProtocolApp.put("/jobs/:id/state", stateUploadOp, async (c) => {
   const db = createDb(c.env.DB);
-  const { job } = await jobOf(c, db, "after-end");
+  const { job } = await jobOf(c, db, "state");
   if (job.phase !== "apply") throw fail(409, "the state is uploaded by the apply job");
   const bytes = await uploadBytes(c, "state", LIMITS.state);
   // N20's rules, shared with the recovery upload (./state-upload.ts).

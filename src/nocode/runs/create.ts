@@ -83,6 +83,7 @@ export function newRunRow(input: NewRunInput, now = Date.now(), id = newId("run"
     agentInputs: input.agentInputs ?? null,
     createdAt: now,
     updatedAt: now,
+    cancelRequestedAt: null,
   };
 }
 

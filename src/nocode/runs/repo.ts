@@ -5,9 +5,9 @@
  * the Queue handlers idempotent by run id (N11): a redelivered message finds the run
  * already moved on and does nothing.
  */
-import { and, count, desc, eq, exists, inArray, not, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, exists, inArray, isNotNull, lte, not, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { runs, stateVersions, workspaces } from "../../db/schema";
+import { agentJobs, runs, stateVersions, workspaces } from "../../db/schema";
 import { isoTime } from "../respond";
 
 /** A run row. */
@@ -409,3 +409,82 @@ export function findStateVersion(db: Db, id: string): Promise<StateVersionRow | 
  * (encrypted) until E7 — for a confirmed or discarded run (N8).
  */
 export const configurationWithoutVarChanges = sql`json_remove(${runs.configuration}, '$.varChanges')`;
+
+/** N19a: the run statuses a cancel is accepted in (409 otherwise). */
+export const CANCELABLE_RUN_STATUSES = ["pending", "plan_queued", "planning", "apply_queued", "applying"] as const;
+
+/** N19a: the statuses in which a run waits without a running job (a cancel ends it at once). */
+const WAITING_RUN_STATUSES: readonly RunStatus[] = ["pending", "plan_queued", "apply_queued"];
+
+/** N19a: the statuses in which an agent runs the run's job (a cancel is signalled to the agent). */
+export const RUNNING_RUN_STATUSES: readonly RunStatus[] = ["planning", "applying"];
+
+const NO_RUNNING_JOB = (runId: string) =>
+  sql`NOT EXISTS (SELECT 1 FROM agent_jobs WHERE agent_jobs.run_id = ${runId} AND agent_jobs.status = 'running')`;
+
+/**
+ * N19a: the statements of a cancel of an agent run, one D1 batch: the run's queued job (if
+ * any) becomes `canceled`; a run waiting without a running job becomes `canceled`; a run
+ * whose job runs keeps its status and records when the cancel was first asked. Each is
+ * conditional, so a job an agent starts concurrently (its start is one batch too) is either
+ * canceled before it starts or signalled after.
+ */
+export function cancelRunStatements(db: Db, runId: string, at: number) {
+  return [
+    db
+      .update(agentJobs)
+      .set({ status: "canceled", finishedAt: at, message: "the run was canceled", updatedAt: at })
+      .where(and(eq(agentJobs.runId, runId), eq(agentJobs.status, "queued")))
+      .returning({ id: agentJobs.id, poolId: agentJobs.poolId }),
+    transitionRunQuery(db, runId, WAITING_RUN_STATUSES, ["canceled"], at, {}, NO_RUNNING_JOB(runId)).returning({
+      id: runs.id,
+    }),
+    db
+      .update(runs)
+      .set({ cancelRequestedAt: sql`COALESCE(${runs.cancelRequestedAt}, ${at})`, updatedAt: at })
+      .where(and(eq(runs.id, runId), inArray(runs.status, [...RUNNING_RUN_STATUSES])))
+      .returning({ cancelRequestedAt: runs.cancelRequestedAt }),
+    db
+      .select({ id: agentJobs.id, poolId: agentJobs.poolId })
+      .from(agentJobs)
+      .where(and(eq(agentJobs.runId, runId), eq(agentJobs.status, "running"))),
+  ] as const;
+}
+
+/** The conditional cancel of a run that no agent runs (a `remote` run: the built-in planner's writes are conditional too). */
+export function cancelRunNowQuery(db: Db, runId: string, at: number) {
+  return transitionRunQuery(db, runId, CANCELABLE_RUN_STATUSES, ["canceled"], at).returning({ id: runs.id });
+}
+
+/**
+ * N19a: the statements of a force-cancel: the running job becomes `canceled` and records
+ * `force_canceled_at` (its token then serves only the state upload); the run becomes
+ * `canceled`, which releases the workspace's lock (a run's lock is its status). Both only
+ * when a cancel was asked at or before `askedBy`.
+ */
+export function forceCancelRunStatements(db: Db, runId: string, at: number, askedBy: number) {
+  const asked = sql`EXISTS (SELECT 1 FROM runs WHERE runs.id = ${runId} AND runs.cancel_requested_at <= ${askedBy}
+    AND runs.status IN ('planning', 'applying'))`;
+  return [
+    db
+      .update(agentJobs)
+      .set({
+        status: "canceled",
+        finishedAt: at,
+        forceCanceledAt: at,
+        message: "the run was force-canceled",
+        updatedAt: at,
+      })
+      .where(and(eq(agentJobs.runId, runId), eq(agentJobs.status, "running"), asked))
+      .returning({ id: agentJobs.id, poolId: agentJobs.poolId }),
+    transitionRunQuery(
+      db,
+      runId,
+      RUNNING_RUN_STATUSES,
+      ["canceled"],
+      at,
+      {},
+      and(isNotNull(runs.cancelRequestedAt), lte(runs.cancelRequestedAt, askedBy)),
+    ).returning({ id: runs.id }),
+  ] as const;
+}

@@ -1,11 +1,11 @@
 /**
  * Runs and plans (decision N7): `GET /runs/:id`, `POST /runs/:id/actions/apply|discard`
- * (202) (a workspace's runs are listed by ../workspaces/routes.ts; plans, json-output and
+ * (202), and N19a's `POST /runs/:id/actions/cancel|force-cancel` (202; ./cancel.ts) (a workspace's runs are listed by ../workspaces/routes.ts; plans, json-output and
  * logs by ../run-data/routes.ts, state versions by ../state-versions/routes.ts).
  * Reads need `read-workspaces`; run actions `manage-workspaces`, and the organization
  * token may not act (N10). Not permitted → 404.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { NocodeEnv } from "../env";
 import { conflict } from "../errors";
 import type { OrgPermission } from "../permissions";
@@ -13,6 +13,7 @@ import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { notifyRolloutOfRun } from "../rollout-hooks";
 import { rights, scope } from "../route-rights";
+import { type CancelEnv, cancelRun, forceCancelAfterMs, forceCancelRun } from "./cancel";
 import { confirmRun, discardRun } from "./create";
 import { findRun, type RunRow } from "./repo";
 import { runDocumentAnswer, runResource } from "./serialize";
@@ -24,8 +25,8 @@ const runById = scope(async (c) => {
 });
 
 /** A run with the caller's rights in its organization (`permissions.can-apply`, …). */
-function renderRun(run: RunRow, rights: ReadonlySet<OrgPermission>) {
-  return runResource(run, { canAct: rights.has("run-workspaces") });
+function renderRun(run: RunRow, rights: ReadonlySet<OrgPermission>, env: CancelEnv) {
+  return runResource(run, { canAct: rights.has("run-workspaces"), forceCancelAfterMs: forceCancelAfterMs(env) });
 }
 
 /** Routes of runs and plans. */
@@ -38,7 +39,7 @@ const runShow = operation({
 });
 
 runRoutes.get("/runs/:id", rights({ right: "read-workspaces" }, { scope: runById }), runShow, async (c) =>
-  jsonApi({ data: renderRun(runById.of(c), c.var.orgRights) }),
+  jsonApi({ data: renderRun(runById.of(c), c.var.orgRights, c.env) }),
 );
 
 // N7 run action: confirm a run waiting at `planned` and queue its apply.
@@ -84,3 +85,48 @@ runRoutes.post(
     return c.body(null, 202);
   },
 );
+
+// N19a run action: cancel a run not yet finished (a running agent job is interrupted by its agent).
+runRoutes.post(
+  "/runs/:id/actions/cancel",
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runById }),
+  operation({
+    tag: "runs",
+    summary:
+      "Cancel a run that is pending, plan_queued, planning, apply_queued or applying (N19a; manage-workspaces): a waiting run is canceled at once, a running job is interrupted by its agent",
+    answers: { 202: { description: "Canceled, or the cancel was signalled to the agent running the job" } },
+    errors: [409],
+  }),
+  async (c) => {
+    const outcome = await cancelRun(c.env, c.var.db, runById.of(c).id);
+    if (outcome.kind === "refused") throw conflict(outcome.detail);
+    if (outcome.kind === "canceled") await tellRollout(c, runById.of(c).id);
+    return c.body(null, 202);
+  },
+);
+
+// N19a run action: force-cancel a run whose cancel the agent has not completed.
+runRoutes.post(
+  "/runs/:id/actions/force-cancel",
+  rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runById }),
+  operation({
+    tag: "runs",
+    summary:
+      "Force-cancel a running run at least 60 s (KEYWAY_FORCE_CANCEL_AFTER_SECONDS) after its cancel (N19a; manage-workspaces): canceled at once, the lock released, the agent kills its engine",
+    answers: { 202: { description: "Canceled" } },
+    errors: [409],
+  }),
+  async (c) => {
+    const outcome = await forceCancelRun(c.env, c.var.db, runById.of(c).id);
+    if (outcome.kind === "refused") throw conflict(outcome.detail);
+    await tellRollout(c, runById.of(c).id);
+    return c.body(null, 202);
+  },
+);
+
+/** N15: a rollout's run ended by hand — the rollout's next step goes on without it. */
+async function tellRollout(c: Context<NocodeEnv>, runId: string): Promise<void> {
+  await notifyRolloutOfRun(c.var.db, runId, async (message) => {
+    await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });
+  });
+}

@@ -6,7 +6,7 @@ import * as v from "valibot";
 import type { Plan } from "../planner";
 import { identifierOf, orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
-import type { RunRow } from "./repo";
+import { CANCELABLE_RUN_STATUSES, RUNNING_RUN_STATUSES, type RunRow } from "./repo";
 
 const API = "/api/v2";
 
@@ -14,6 +14,8 @@ const API = "/api/v2";
 export interface RunPermissions {
   /** manage-workspaces, organization token excluded (run actions). */
   canAct: boolean;
+  /** N19a: the deployment's wait before a force-cancel (default 60 s). */
+  forceCancelAfterMs?: number;
 }
 
 /** The stored plan of a run, or null before it was planned. */
@@ -26,10 +28,15 @@ function timestamps(run: Pick<RunRow, "statusTimestamps">): Record<string, strin
 }
 
 /** A `runs` resource. */
-export function runResource(run: RunRow, permissions: RunPermissions) {
+export function runResource(run: RunRow, permissions: RunPermissions, now = Date.now()) {
   const plan = planOf(run);
   const awaiting = run.status === "planned";
   const confirmable = awaiting && run.kind === "plan-and-apply";
+  // N19a: a running run whose cancel was asked may be force-canceled this long after it.
+  const forceCancelAt =
+    run.cancelRequestedAt !== null && (RUNNING_RUN_STATUSES as readonly string[]).includes(run.status)
+      ? run.cancelRequestedAt + (permissions.forceCancelAfterMs ?? 60_000)
+      : null;
   return {
     id: run.id,
     type: "runs",
@@ -55,11 +62,12 @@ export function runResource(run: RunRow, permissions: RunPermissions) {
       "error-message": run.error,
       // N18/N19 (a Keyway extension): why the run waits for an agent, or why it was discarded.
       "status-reason": run.statusReason,
+      "force-cancel-available-at": forceCancelAt === null ? null : isoTime(forceCancelAt),
       actions: {
         "is-confirmable": confirmable,
         "is-discardable": awaiting,
-        "is-cancelable": false,
-        "is-force-cancelable": false,
+        "is-cancelable": (CANCELABLE_RUN_STATUSES as readonly string[]).includes(run.status),
+        "is-force-cancelable": forceCancelAt !== null && now >= forceCancelAt,
       },
       permissions: {
         "can-apply": permissions.canAct,
@@ -269,6 +277,7 @@ export const runAnswer = resourceAnswer(
     "engine-version": v.string(),
     "error-message": orNull(v.string()),
     "status-reason": orNull(v.string()),
+    "force-cancel-available-at": orNull(timestamp),
     actions: v.strictObject({
       "is-confirmable": v.boolean(),
       "is-discardable": v.boolean(),

@@ -194,6 +194,18 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
       await waitForRun(runId, token, ["planned"]);
       const other = await createNoCodeWorkspace(ctx.noCodeModuleId, token);
       await waitForRun(other.runId, token, ["planned"]);
+      // N19a: two runs put back into a running status (a cancel's and a force-cancel's success paths).
+      const running = await createNoCodeWorkspace(ctx.noCodeModuleId, token);
+      const stuck = await createNoCodeWorkspace(ctx.noCodeModuleId, token);
+      await waitForRun(running.runId, token, ["planned"]);
+      await waitForRun(stuck.runId, token, ["planned"]);
+      await env.DB.batch([
+        env.DB.prepare("UPDATE runs SET status = 'planning' WHERE id = ?").bind(running.runId),
+        env.DB.prepare("UPDATE runs SET status = 'applying', cancel_requested_at = ? WHERE id = ?").bind(
+          Date.now() - 3600_000,
+          stuck.runId,
+        ),
+      ]);
       let varId = "";
       let upgradeRunId = "";
 
@@ -247,6 +259,16 @@ describe('routes declaring cache: "unchanged" write no cached table', () => {
           writes: "runs",
           expected: 202,
           send: () => tfe("POST", `runs/${other.runId}/actions/discard`, { token }),
+        },
+        "POST /api/v2/runs/:id/actions/cancel": {
+          writes: "runs",
+          expected: 202,
+          send: () => tfe("POST", `runs/${running.runId}/actions/cancel`, { token }),
+        },
+        "POST /api/v2/runs/:id/actions/force-cancel": {
+          writes: "runs",
+          expected: 202,
+          send: () => tfe("POST", `runs/${stuck.runId}/actions/force-cancel`, { token }),
         },
         "POST /api/v2/no-code-modules/:id/workspaces/:workspace_id/upgrade": {
           writes: "runs",

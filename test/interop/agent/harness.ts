@@ -73,17 +73,22 @@ export interface Keyway extends Api {
 /**
  * Start the Worker, and the recording proxy in front of it; `shortThresholds` sets the
  * lost-agent thresholds to {@link THRESHOLDS} (tests of lost agents), else they keep their
- * defaults (an agent idle between tests is never declared lost).
+ * defaults (an agent idle between tests is never declared lost); `vars` sets other
+ * deployment vars (e.g. a shortened KEYWAY_FORCE_CANCEL_AFTER_SECONDS).
  */
-export async function startWorker(options: { shortThresholds: boolean }): Promise<Keyway> {
-  const keyway = await startKeyway(
-    options.shortThresholds
+export async function startWorker(options: {
+  shortThresholds: boolean;
+  vars?: Record<string, string>;
+}): Promise<Keyway> {
+  const keyway = await startKeyway({
+    ...(options.shortThresholds
       ? {
           KEYWAY_AGENT_UNKNOWN_AFTER: String(THRESHOLDS.unknownAfter),
           KEYWAY_AGENT_ERRORED_AFTER: String(THRESHOLDS.erroredAfter),
         }
-      : {},
-  );
+      : {}),
+    ...options.vars,
+  });
   const proxy = await RecordingProxy.start(keyway.url);
   return {
     keyway,
@@ -532,7 +537,10 @@ export function startAgent(
 
 /** One line of the stand-in engine's record (test/fixtures/agent/stand-in-engine.mjs). */
 export interface StandInRecord {
-  event: "invoke" | "paused" | "registry";
+  event: "invoke" | "paused" | "registry" | "signal";
+  /** A signal the engine received (`signal` events) and whether STAND_IN_IGNORE_SIGINT ignored it. */
+  signal?: string;
+  ignored?: boolean;
   /** A registry call's answer (STAND_IN_REGISTRY_MODULE). */
   status?: number | null;
   versions?: string[];

@@ -254,4 +254,42 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       tls.dispose();
     }
   });
+
+  it("cancel mid-apply (N19a): Terraform, interrupted during a provisioner, writes its state; the agent uploads it and the run is canceled", {
+    timeout: 120_000,
+  }, async () => {
+    // terraform_data.first is applied before terraform_data.slow, whose local-exec provisioner
+    // sleeps: the cancel arrives while Terraform waits for it.
+    const slow = await publishModule(keyway, ctx.org, ctx.token, {
+      "main.tf": [
+        'terraform {\n  required_providers {\n    terraform = {\n      source = "terraform.io/builtin/terraform"\n    }\n  }\n}\n',
+        'resource "terraform_data" "first" {\n  input = "first"\n}\n',
+        'resource "terraform_data" "slow" {\n  depends_on = [terraform_data.first]\n  input      = "slow"\n  provisioner "local-exec" {\n    command = "sleep 90"\n  }\n}\n',
+      ].join("\n"),
+    });
+    const workspace = await createAgentWorkspace(keyway, { ...ctx, ...slow }, pool, {
+      engineVersion,
+      autoApply: true,
+      vars: [],
+    });
+    const provisioning = async () => {
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        if (keyway.proxy.allLogs().includes('"type":"provision_start"')) return;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      throw new Error("Terraform never started the provisioner");
+    };
+    await provisioning();
+    expect((await tfe(keyway, "POST", `runs/${workspace.runId}/actions/cancel`, ctx.token, {})).status).toBe(202);
+    await waitForRun(keyway, ctx.token, workspace.runId, ["canceled"], 60_000);
+    // The state Terraform wrote on its way out holds what it had applied: terraform_data.first.
+    const uploaded = keyway.proxy.uploadedStates(workspace.runId);
+    expect(uploaded).toHaveLength(1);
+    expect(uploaded[0]!.resources.map((r: Json) => `${r.type}.${r.name}`)).toContain("terraform_data.first");
+    const recorded = await currentState(keyway, ctx.token, workspace.workspaceId);
+    expect(recorded.attributes.serial).toBe(uploaded[0]!.serial);
+    expect(addressesOf(recorded)).toContain("terraform_data.first");
+    expect(agent.stderr()).toContain("canceled; interrupting the engine");
+  });
 });

@@ -557,7 +557,7 @@ export class AgentPool extends DurableObject<Env> {
     const pending: PendingSignal = { signal, at: now };
     this.pendingSignals.set(jobId, pending);
     this.kv.put(`signal:${jobId}`, pending);
-    await this.refreshReasons();
+    await this.scheduleAlarm();
     return { ok: true };
   }
 

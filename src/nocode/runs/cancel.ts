@@ -20,6 +20,7 @@
  * A run's lock is its status (N20), so every `canceled` above releases it.
  */
 import type { Db } from "../../db/client";
+import { logError } from "../../lib/log";
 import { type JobSignal, tellPoolJobCanceled } from "../agent-queue";
 import {
   CANCELABLE_RUN_STATUSES,
@@ -56,9 +57,17 @@ export function forceCancelAfterMs(vars: Partial<Record<typeof FORCE_CANCEL_AFTE
 
 const isCancelable = (status: string) => (CANCELABLE_RUN_STATUSES as readonly string[]).includes(status);
 
-/** Tell a pool of a cancel; D1 is already committed, and the pool's minute reconciliation drops a canceled queued job anyway. */
+/**
+ * Tell a pool of a cancel. D1 is already committed: a lost notice of a queued job is made good
+ * by the pool's minute reconciliation; a lost signal by asking again (a repeated cancel signals
+ * again) or, after the wait, by a force-cancel.
+ */
 async function tell(env: CancelEnv, job: { id: string; poolId: string }, signal: JobSignal): Promise<void> {
-  await tellPoolJobCanceled(env, job.poolId, job.id, signal);
+  try {
+    await tellPoolJobCanceled(env, job.poolId, job.id, signal);
+  } catch (err) {
+    logError("", `could not tell the agent pool of a ${signal}`, err);
+  }
 }
 
 /**

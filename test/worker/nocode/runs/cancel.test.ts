@@ -9,8 +9,11 @@
  * the lock released, the job token good for the state upload only, and `force-cancel` in
  * the ping answer. The wait is shortened by moving the recorded cancel back in D1.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { AgentPool } from "../../../../src/nocode/agents/pool-object";
+import { poolStub } from "../../../../src/nocode/agents/pool-stub";
 import { forceCancelAfterMs } from "../../../../src/nocode/runs/cancel";
 import {
   type AgentSession,
@@ -241,6 +244,22 @@ describe("cancel of a running job (N19a)", () => {
     const current = await tfe("GET", `workspaces/${workspaceId}/current-state-version`, { token: ctx.ownerToken });
     expect(current.json.data.id).toBe(up.json["state-version-id"]);
     expect(current.json.data.attributes.serial).toBe(1);
+  });
+});
+
+describe("a cancel racing a start (N19a)", () => {
+  it("a signal for a job the pool does not run yet is applied when its start lands", async () => {
+    const queued = await queuedRun();
+    const session = await registerAgent(queued.poolToken, queued.engine);
+    const jobId = (await agentCall("GET", "jobs/next?wait=5", { session })).json.job.id as string;
+    // What a cancel arriving while the start's D1 batch is under way leaves behind (see AgentPool.cancelJob).
+    await runInDurableObject(poolStub(env, queued.poolId), (instance: AgentPool) => {
+      const pending = (instance as unknown as { pendingSignals: Map<string, { signal: string; at: number }> })
+        .pendingSignals;
+      pending.set(jobId, { signal: "cancel", at: Date.now() });
+    });
+    expect((await agentCall("POST", `jobs/${jobId}/start`, { session })).status).toBe(200);
+    expect((await ping(session)).json.signals).toEqual([{ "job-id": jobId, signal: "cancel" }]);
   });
 });
 

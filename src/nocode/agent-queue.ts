@@ -38,7 +38,7 @@ interface PoolNotices {
   enqueue(job: JobDescription): Promise<unknown>;
   tokenRevoked(tokenId: string): Promise<unknown>;
   workspaceLock(workspaceId: string, locked: boolean): Promise<unknown>;
-  cancelJob(jobId: string, signal: JobSignal): Promise<unknown>;
+  jobCanceled(jobId: string, signal?: JobSignal): Promise<unknown>;
 }
 
 /** N19a: what a pool tells the agent running a job in its next ping answer. */
@@ -183,9 +183,9 @@ export async function tellPoolJobCanceled(
   env: QueueJobEnv,
   poolId: string,
   jobId: string,
-  signal: JobSignal,
+  signal: JobSignal = "cancel",
 ): Promise<void> {
-  await poolNotices(env, poolId).cancelJob(jobId, signal);
+  await poolNotices(env, poolId).jobCanceled(jobId, signal);
 }
 
 /** Purpose of the keyed hash of a job's registry token (B2). */

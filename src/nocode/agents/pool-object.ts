@@ -545,7 +545,7 @@ export class AgentPool extends DurableObject<Env> {
    * agent is free at once). A job not known here yet (its start is mid-way) gets the signal
    * when it starts.
    */
-  async cancelJob(jobId: string, signal: JobSignal): Promise<{ ok: true }> {
+  async jobCanceled(jobId: string, signal: JobSignal = "cancel"): Promise<{ ok: true }> {
     const now = Date.now();
     const running = this.running.get(jobId);
     if (running) {

@@ -252,7 +252,7 @@ describe("a cancel racing a start (N19a)", () => {
     const queued = await queuedRun();
     const session = await registerAgent(queued.poolToken, queued.engine);
     const jobId = (await agentCall("GET", "jobs/next?wait=5", { session })).json.job.id as string;
-    // What a cancel arriving while the start's D1 batch is under way leaves behind (see AgentPool.cancelJob).
+    // What a cancel arriving while the start's D1 batch is under way leaves behind (see AgentPool.jobCanceled).
     await runInDurableObject(poolStub(env, queued.poolId), (instance: AgentPool) => {
       const pending = (instance as unknown as { pendingSignals: Map<string, { signal: string; at: number }> })
         .pendingSignals;

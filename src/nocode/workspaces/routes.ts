@@ -20,6 +20,7 @@ import { operation } from "../request/operation";
 import { pageDocument, pageQuery, pageRequest } from "../request/query";
 import { jsonApi, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
+import { forceCancelAfterMs } from "../runs/cancel";
 import { workspaceRunsPageQueries } from "../runs/repo";
 import { runResource } from "../runs/serialize";
 import { provisionableModule, provisionWorkspace } from "./create";
@@ -323,7 +324,7 @@ workspaceRoutes.get(
     const [rows, totals] = await db.batch(workspaceRunsPageQueries(db, workspace.id, page));
     const canAct = c.var.orgRights.has("run-workspaces");
     return jsonApi({
-      data: rows.map((r) => runResource(r, { canAct })),
+      data: rows.map((r) => runResource(r, { canAct, forceCancelAfterMs: forceCancelAfterMs(c.env) })),
       ...pageDocument(url, page, totals[0]?.n ?? 0),
     });
   },

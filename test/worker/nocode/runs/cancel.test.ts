@@ -191,6 +191,10 @@ describe("cancel of a running job (N19a)", () => {
     expect(asked.attributes.status).toBe("planning");
     expect(Date.parse(asked.attributes["force-cancel-available-at"]) - Date.now()).toBeGreaterThan(55_000);
     expect(asked.attributes.actions).toMatchObject({ "is-cancelable": true, "is-force-cancelable": false });
+    const listed = await tfe("GET", `workspaces/${workspaceId}/runs`, { token: ctx.ownerToken });
+    expect(listed.json.data[0].attributes["force-cancel-available-at"]).toBe(
+      asked.attributes["force-cancel-available-at"],
+    );
     // A second cancel is accepted and changes nothing; force-cancel must wait.
     expect((await act(runId, "cancel")).status).toBe(202);
     expect((await runOf(runId)).attributes["force-cancel-available-at"]).toBe(

@@ -166,8 +166,12 @@ describe("cancel and force-cancel: statuses and rights (N19a)", () => {
     expect((await act(queued.runId, "force-cancel")).status).toBe(409);
 
     const confirmed = await applyRun(false);
+    const locked = async () =>
+      (await tfe("GET", `workspaces/${confirmed.workspaceId}`, { token: ctx.ownerToken })).json.data.attributes.locked;
+    expect(await locked()).toBe(true); // an apply_queued run holds the workspace's lock (N20)
     expect((await act(confirmed.runId, "cancel")).status).toBe(202);
     expect((await runOf(confirmed.runId)).attributes.status).toBe("canceled");
+    expect(await locked()).toBe(false);
     // Whether its apply job was queued yet or not, no agent is given it.
     expect((await agentCall("GET", "jobs/next?wait=2", { session: confirmed.session })).status).toBe(204);
     expect((await runOf(confirmed.runId)).attributes.status).toBe("canceled");

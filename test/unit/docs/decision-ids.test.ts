@@ -1,5 +1,5 @@
 /**
- * The repository is self-contained (issue 15): every decision id cited in `src/` and
+ * The repository is self-contained: every decision id cited in `src/` and
  * `test/` (`B5`, `S2a`, `N10a`…, and the no-code endpoint ids `E1`–`E7`) is defined in
  * `docs/`. An id is defined by a `- **<id> …` entry of docs/decisions.md or a heading
  * `### <id>.` of the API references.

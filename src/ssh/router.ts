@@ -45,8 +45,9 @@ export type VaultHandler = (req: VaultRequest) => Promise<Response>;
 
 export interface VaultRoute {
   /**
-   * Path pattern. Segments are literals, `:name` (a role-style name, Vault's role-name pattern, framework.GenericNameRegex) or
-   * `:id` style params declared in `params`. Mount routes are relative to the mount.
+   * Path pattern. Segments are literals, `:name` (a role-style name, Vault's role-name
+   * pattern, framework.GenericNameRegex) or `:id` style params declared in `params`. Mount
+   * routes are relative to the mount.
    */
   pattern: string;
   /** True when the pattern is relative to an SSH mount (S1). */

@@ -1,6 +1,7 @@
 /**
  * JSON:API shapes of `registry-modules` and `registry-module-versions` (decisions N1, N9;
- * HCP Terraform's JSON:API conventions, HCP Terraform's pagination, HCP Terraform's private registry API). Serializers own these shapes; handlers never return rows.
+ * HCP Terraform's JSON:API conventions, pagination and private registry
+ * API). Serializers own these shapes; handlers never return rows.
  */
 
 import * as v from "valibot";

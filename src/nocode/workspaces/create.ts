@@ -1,6 +1,7 @@
 /**
  * E4 `POST /no-code-modules/:id/workspaces`: create a workspace from a no-code module
- * (decisions N1, N5, N6, N7, N10; HCP Terraform's no-code provisioning API (E4), HCP Terraform's agent pools API, HCP Terraform's workspace rules).
+ * (decisions N1, N5, N6, N7, N10; HCP Terraform's no-code provisioning API (E4), agent pools
+ * API and workspace rules).
  *
  * The handler finds the module the caller may provision from ({@link provisionableModule}:
  * 404 first), reads the body (./input.ts, through the request kit), then {@link provisionWorkspace} checks the rest
@@ -34,8 +35,9 @@ import { findWorkspaceByName, insertWorkspaceStatements, type WorkspaceRow, type
 import { checkRequiredVars, checkVarOptions, newVarRow } from "./vars";
 
 /**
- * HCP Terraform's agent pools API, HCP Terraform's exact error text: agent-pool rules of a workspace. `pool` is the row of
- * `input.agentPoolId` in the workspace's organization, if there is one.
+ * The agent-pool rules of a workspace, with HCP Terraform's texts (its agent pools API).
+ * `pool` is the row of `input.agentPoolId` in the workspace's organization, if
+ * there is one.
  */
 function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoolRow | undefined): void {
   if (input.executionMode === "agent" && input.agentPoolId === null) {

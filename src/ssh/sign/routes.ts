@@ -1,8 +1,9 @@
 /**
- * `POST sign/:name` and `POST issue/:name` (Vault's builtin/logical/ssh
- * path_sign.go, path_issue.go and path_issue_sign.go; decisions S4, S6–S11, S17, S18, S20, S21). Both read the role, the mount's
- * issuers and its TTLs in one D1 batch (cached per isolate), sign with the issuer the
- * role's `issuer_ref` names, reuse the per-isolate signing key, and store nothing.
+ * `POST sign/:name` and `POST issue/:name` (Vault's builtin/logical/ssh path_sign.go,
+ * path_issue.go and path_issue_sign.go; decisions S4, S6–S11, S17, S18, S20, S21). Both read
+ * the role, the mount's issuers and its TTLs in one D1 batch (cached per isolate), sign with
+ * the issuer the role's `issuer_ref` names, reuse the per-isolate signing key, and store
+ * nothing.
  */
 import type { Db } from "../../db/client";
 import { randomBytes } from "../../lib/bytes";

@@ -1,7 +1,8 @@
 /**
- * E1 `POST /organizations/:org/no-code-modules` (decisions N1, N3, N5, N10,
- * N12; HCP Terraform's no-code provisioning API (E1); go-tfe's and the tfe provider's tests). Adapted where decisions.md
- * differs from the observed service: `enabled` defaults to false (N3), and E1 answers 200.
+ * E1 `POST /organizations/:org/no-code-modules` (decisions N1, N3, N5, N10, N12; HCP
+ * Terraform's no-code provisioning API (E1); go-tfe's and the tfe provider's tests). Adapted
+ * where decisions.md differs from the observed service: `enabled` defaults to false (N3),
+ * and E1 answers 200.
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,8 +1,8 @@
 /**
  * E5 `POST /no-code-modules/:id/workspaces/:workspace_id/upgrade` (seed E5; decisions N3,
- * N5, N7, N8, N10; HCP Terraform's no-code provisioning API (E5), go-tfe's and the tfe provider's no-code tests). Plans are checked against
- * expectations written by hand from test/fixtures/terraform-upgrade (see
- * ./upgrade-helpers.ts for what v1 → v2 changes).
+ * N5, N7, N8, N10; HCP Terraform's no-code provisioning API (E5), go-tfe's and the tfe
+ * provider's no-code tests). Plans are checked against expectations written by hand from
+ * test/fixtures/terraform-upgrade (see ./upgrade-helpers.ts for what v1 → v2 changes).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { createMember, createOrgToken, createTeam, createTeamToken, jsonOutputOf, tfe } from "../../../helpers/nocode";

@@ -1,8 +1,9 @@
 /**
  * E7 `POST /no-code-modules/:id/workspaces/:workspace_id/upgrade/:run_id` (seed E7;
- * decisions N5, N7, N8, N10, N11; HCP Terraform's no-code provisioning API (E7), go-tfe's and the tfe provider's no-code tests): confirm a planned,
- * fresh upgrade run; the workspace switches to the new version and vars before the
- * answer, and the apply of that same run is queued.
+ * decisions N5, N7, N8, N10, N11; HCP Terraform's no-code provisioning API (E7), go-tfe's
+ * and the tfe provider's no-code tests): confirm a planned, fresh upgrade run; the workspace
+ * switches to the new version and vars before the answer, and the apply of that same run is
+ * queued.
  */
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";

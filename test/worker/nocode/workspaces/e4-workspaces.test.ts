@@ -1,6 +1,7 @@
 /**
- * E4 `POST /no-code-modules/:id/workspaces` (decisions N1, N3, N5, N6, N8, N10,
- * N12; HCP Terraform's no-code provisioning API (E4), HCP Terraform's agent pools API, HCP Terraform's workspace rules; go-tfe's and the tfe provider's tests). Every refusal is
+ * E4 `POST /no-code-modules/:id/workspaces` (decisions N1, N3, N5, N6, N8, N10, N12; HCP
+ * Terraform's no-code provisioning API (E4), HCP Terraform's agent pools API, HCP
+ * Terraform's workspace rules; go-tfe's and the tfe provider's tests). Every refusal is
  * checked to create nothing. Reading a workspace: reads.test.ts.
  */
 import { env } from "cloudflare:workers";
@@ -200,7 +201,7 @@ describe("E4 as go-tfe's and the tfe provider's tests use it", () => {
     expect((await create({ name: longest })).status).toBe(200);
   });
 
-  it("agent-pool rules (HCP Terraform's agent pools API, HCP Terraform's exact error text strings)", async () => {
+  it("agent-pool rules (HCP Terraform's agent pools API and error texts)", async () => {
     const pool = await tfe("POST", `organizations/${ctx.org}/agent-pools`, {
       token: ctx.ownerToken,
       body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } },

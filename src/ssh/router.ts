@@ -46,7 +46,7 @@ export type VaultHandler = (req: VaultRequest) => Promise<Response>;
 export interface VaultRoute {
   /**
    * Path pattern. Segments are literals, `:name` (a role-style name, Vault's role-name
-   * pattern, framework.GenericNameRegex) or `:id` style params declared in `params`. Mount
+   * pattern, framework.GenericNameWithAtRegex) or `:id` style params declared in `params`. Mount
    * routes are relative to the mount.
    */
   pattern: string;
@@ -148,7 +148,7 @@ export function routablePath(raw: string, decoded: string, operation: Operation 
   return path;
 }
 
-/** Vault's role-name grammar `\w(([\w-.@]+)?\w)?` (Vault's role-name pattern, framework.GenericNameRegex). */
+/** Vault's role-name grammar `\w(([\w-.@]+)?\w)?` (sdk/framework's GenericNameWithAtRegex). */
 export const NAME_PATTERN = "\\w(?:[\\w\\-.@]*\\w)?";
 
 interface CompiledRoute {

@@ -6,6 +6,8 @@
  * state's serial, lineage, resource addresses and outputs. Pure.
  */
 
+import { type JsonPath, type JsonScalar, JsonScanError, JsonScanner } from "../json/stream-scan";
+
 /** The counts and changes of a JSON plan. */
 export interface JsonPlanSummary {
   hasChanges: boolean;
@@ -90,4 +92,94 @@ export function summarizeState(state: unknown): StateSummary {
     sensitive: isObject(o) && o.sensitive === true,
   }));
   return { serial, lineage, resources: resources.sort(), outputs };
+}
+
+const RESOURCE_FIELDS = new Set(["mode", "type", "name", "module"]);
+
+/**
+ * {@link summarizeState} of a state read in pieces (a state of up to 64 MiB in bounded
+ * memory, N20): only the serial, the lineage, each resource's mode, type, name and module,
+ * and each output's name and `sensitive` flag are kept; every other value is scanned and
+ * dropped. `write` the state's text as it arrives, then `end()`; both throw
+ * EngineDocumentError when it is not a state.
+ */
+export class StateSummaryScanner {
+  private serial: unknown;
+  private lineage: unknown;
+  private resourcesIsArray = false;
+  private outputsIsObject = false;
+  private topIsObject = false;
+  private readonly resources: Partial<Record<string, unknown>>[] = [];
+  private readonly outputs = new Map<string, boolean>();
+  private readonly scanner = new JsonScanner(
+    {
+      stringAt: (path) => (this.wanted(path) ? "whole" : "skip"),
+      open: (path, kind) => {
+        if (path.length === 0) this.topIsObject = kind === "object";
+        else if (path.length === 1 && path[0] === "resources") this.resourcesIsArray = kind === "array";
+        else if (path.length === 1 && path[0] === "outputs") this.outputsIsObject = kind === "object";
+        else this.value(path, undefined);
+      },
+      scalar: (path, value) => this.value(path, value),
+    },
+    // Names in a state are short; long strings (attribute values) are skipped, never kept.
+    { maxString: 64 * 1024, maxDepth: 256 },
+  );
+
+  write(text: string): void {
+    try {
+      this.scanner.write(text);
+    } catch (err) {
+      throw err instanceof JsonScanError ? new EngineDocumentError(`the state is not JSON: ${err.message}`) : err;
+    }
+  }
+
+  end(): StateSummary {
+    try {
+      this.scanner.end();
+    } catch (err) {
+      throw err instanceof JsonScanError ? new EngineDocumentError(`the state is not JSON: ${err.message}`) : err;
+    }
+    if (!this.topIsObject) throw new EngineDocumentError("a state is a JSON object");
+    const { serial, lineage } = this;
+    if (typeof serial !== "number" || !Number.isSafeInteger(serial) || serial < 0)
+      throw new EngineDocumentError("a state needs a serial (a non-negative integer)");
+    if (typeof lineage !== "string" || lineage === "") throw new EngineDocumentError("a state needs a lineage");
+    const resources: string[] = [];
+    if (this.resourcesIsArray)
+      for (const r of this.resources) {
+        if (r?.mode !== "managed" || typeof r.type !== "string" || typeof r.name !== "string") continue;
+        resources.push(`${typeof r.module === "string" ? `${r.module}.` : ""}${r.type}.${r.name}`);
+      }
+    const outputs = this.outputsIsObject ? [...this.outputs].map(([name, sensitive]) => ({ name, sensitive })) : [];
+    return { serial, lineage, resources: resources.sort(), outputs };
+  }
+
+  private wanted(path: JsonPath): boolean {
+    if (path.length === 1) return path[0] === "lineage";
+    return (
+      path.length === 3 && path[0] === "resources" && this.resourcesIsArray && RESOURCE_FIELDS.has(String(path[2]))
+    );
+  }
+
+  /** A value at `path` (`undefined` for an object or array). */
+  private value(path: JsonPath, value: JsonScalar | undefined): void {
+    const [top, second, third] = path;
+    if (path.length === 1) {
+      // A repeated name counts as JSON.parse counts it: the last one.
+      if (top === "serial") this.serial = value;
+      else if (top === "lineage") this.lineage = value;
+      return;
+    }
+    if (top === "outputs" && this.outputsIsObject && typeof second === "string") {
+      if (path.length === 2) this.outputs.set(second, false);
+      else if (path.length === 3 && third === "sensitive") this.outputs.set(second, value === true);
+      return;
+    }
+    if (top === "resources" && this.resourcesIsArray && typeof second === "number") {
+      const resource = this.resources[second] ?? {};
+      this.resources[second] = resource;
+      if (path.length === 3 && typeof third === "string" && RESOURCE_FIELDS.has(third)) resource[third] = value;
+    }
+  }
 }

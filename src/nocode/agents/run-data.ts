@@ -61,6 +61,81 @@ export async function storeRunData(
   };
 }
 
+/**
+ * R2 multipart part size: R2 wants every part but the last of one size, at least 5 MiB
+ * (https://developers.cloudflare.com/r2/objects/multipart-objects/). It is also what an
+ * unsized write holds in memory at most.
+ */
+const PART_SIZE = 8 * 1024 * 1024;
+
+/**
+ * Encrypt `body`, whose length is not known beforehand (a state decoded from a request's
+ * base64 as it arrives), into a new R2 object, holding at most one 8 MiB part in memory:
+ * an object that fits one part is written at once, a larger one as an R2 multipart upload.
+ * An error of `body` fails the write and nothing is kept. The row is returned as by
+ * {@link storeRunData}.
+ */
+export async function storeRunDataUnsized(
+  env: RunDataEnv,
+  kind: RunDataKind,
+  body: ReadableStream<Uint8Array>,
+  now = Date.now(),
+): Promise<RunDataRow> {
+  const id = newId("rdo");
+  const raw = newDataKey();
+  const key = await importDataKey(raw);
+  const r2Key = `run-data/${kind}/${id}`;
+  let length = 0;
+  const counted = body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        length += chunk.length;
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+  const reader = counted.pipeThrough(encryptingStream(key)).getReader();
+  let upload: R2MultipartUpload | null = null;
+  const parts: R2UploadedPart[] = [];
+  let part = new Uint8Array(PART_SIZE);
+  let filled = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (let offset = 0; offset < value.length; ) {
+        const n = Math.min(PART_SIZE - filled, value.length - offset);
+        part.set(value.subarray(offset, offset + n), filled);
+        filled += n;
+        offset += n;
+        if (filled === PART_SIZE) {
+          upload ??= await env.RUN_DATA.createMultipartUpload(r2Key);
+          parts.push(await upload.uploadPart(parts.length + 1, part));
+          part = new Uint8Array(PART_SIZE);
+          filled = 0;
+        }
+      }
+    }
+    if (!upload) await env.RUN_DATA.put(r2Key, part.subarray(0, filled));
+    else {
+      if (filled > 0) parts.push(await upload.uploadPart(parts.length + 1, part.subarray(0, filled)));
+      await upload.complete(parts);
+    }
+  } catch (err) {
+    await reader.cancel(err).catch(() => {});
+    if (upload) await upload.abort().catch(() => {});
+    throw err;
+  }
+  return {
+    id,
+    kind,
+    r2Key,
+    dataKeyEncrypted: await encryptSecret(env.KEYWAY_KEK, dataKeyContext(id), toBase64(raw)),
+    size: length,
+    createdAt: now,
+  };
+}
+
 /** {@link storeRunData} of bytes held in memory. */
 export function storeRunDataBytes(env: RunDataEnv, kind: RunDataKind, bytes: Uint8Array, now = Date.now()) {
   return storeRunData(env, kind, new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(), bytes.length, now);

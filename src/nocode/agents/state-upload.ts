@@ -11,9 +11,9 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { stateVersions, workspaces } from "../../db/schema";
 import { fromUtf8 } from "../../lib/bytes";
-import { EngineDocumentError, summarizeState } from "../../lib/terraform/json-plan";
+import { EngineDocumentError, type StateSummary, summarizeState } from "../../lib/terraform/json-plan";
 import { newId } from "../ids";
-import { insertRunDataQuery, storeRunDataBytes } from "./run-data";
+import { insertRunDataQuery, type RunDataRow, storeRunDataBytes } from "./run-data";
 
 /** What recording a state came to. */
 export type StateRecorded =
@@ -37,7 +37,7 @@ export function currentEngineState(db: Db, workspaceId: string) {
 }
 
 /** MD5 (hex) of bytes, as the state version's `md5`. */
-export async function md5Hex(bytes: Uint8Array): Promise<string> {
+async function md5Hex(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest("MD5", bytes as Uint8Array<ArrayBuffer>))]
     .map((b) => b.toString(16).padStart(2, "0"))
     .join("");
@@ -54,7 +54,7 @@ export async function recordEngineState(
   runId: string | null,
   bytes: Uint8Array,
 ): Promise<StateRecorded> {
-  let state: ReturnType<typeof summarizeState>;
+  let state: StateSummary;
   try {
     state = summarizeState(JSON.parse(fromUtf8(bytes)));
   } catch (err) {
@@ -64,17 +64,58 @@ export async function recordEngineState(
     throw err;
   }
   const md5 = await md5Hex(bytes);
-
-  const current = await currentEngineState(db, workspaceId);
-  if (current) {
-    if (current.lineage !== state.lineage) return { kind: "refused", message: "lineage mismatch" };
-    if (state.serial === current.serial && current.md5 === md5)
-      return { kind: "unchanged", id: current.id, serial: current.serial };
-    if (state.serial <= current.serial)
-      return { kind: "refused", message: `serial ${state.serial} is not above the current ${current.serial}` };
-  }
-
+  const judged = judgeState(await currentEngineState(db, workspaceId), state, md5);
+  if (judged) return judged;
   const object = await storeRunDataBytes(env, "state", bytes);
+  return commitEngineState(env, db, workspaceId, runId, state, md5, object);
+}
+
+/**
+ * Record a state already stored (encrypted, streamed: the recovery upload) as the
+ * workspace's new state under N20's rules; a state refused or unchanged is deleted from R2.
+ */
+export async function recordStoredEngineState(
+  env: Pick<Env, "RUN_DATA" | "KEYWAY_KEK">,
+  db: Db,
+  workspaceId: string,
+  runId: string | null,
+  state: StateSummary,
+  md5: string,
+  object: RunDataRow,
+): Promise<StateRecorded> {
+  const judged = judgeState(await currentEngineState(db, workspaceId), state, md5);
+  if (judged) {
+    await env.RUN_DATA.delete(object.r2Key);
+    return judged;
+  }
+  return commitEngineState(env, db, workspaceId, runId, state, md5, object);
+}
+
+/** N20's serial and lineage rules against the current state: the verdict, or null to record it. */
+function judgeState(
+  current: Awaited<ReturnType<typeof currentEngineState>>,
+  state: StateSummary,
+  md5: string,
+): StateRecorded | null {
+  if (!current) return null;
+  if (current.lineage !== state.lineage) return { kind: "refused", message: "lineage mismatch" };
+  if (state.serial === current.serial && current.md5 === md5)
+    return { kind: "unchanged", id: current.id, serial: current.serial };
+  if (state.serial <= current.serial)
+    return { kind: "refused", message: `serial ${state.serial} is not above the current ${current.serial}` };
+  return null;
+}
+
+/** Write the version row and the workspace's current version, unless another upload won meanwhile. */
+async function commitEngineState(
+  env: Pick<Env, "RUN_DATA">,
+  db: Db,
+  workspaceId: string,
+  runId: string | null,
+  state: StateSummary,
+  md5: string,
+  object: RunDataRow,
+): Promise<StateRecorded> {
   const id = newId("sv");
   const now = Date.now();
   const [, inserted] = await db.batch([
@@ -85,7 +126,7 @@ export async function recordEngineState(
       .insert(stateVersions)
       .select(sql`SELECT ${id}, ${workspaceId}, ${runId ?? ""}, ${state.serial}, ${JSON.stringify(state.resources)},
         ${JSON.stringify(state.outputs.map((o) => ({ ...o, value: null })))}, ${now}, 'engine', ${state.lineage},
-        ${md5}, ${bytes.length}, ${object.id}
+        ${md5}, ${object.size}, ${object.id}
       WHERE NOT EXISTS (SELECT 1 FROM state_versions WHERE workspace_id = ${workspaceId} AND kind = 'engine'
         AND (serial >= ${state.serial} OR lineage <> ${state.lineage}))`)
       .returning({ id: stateVersions.id }),

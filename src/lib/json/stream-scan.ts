@@ -272,3 +272,35 @@ export class JsonScanner {
     this.mode = Mode.AfterValue;
   }
 }
+
+/**
+ * A value rebuilt from a scanner's events (`open`, `close`, `scalar`), for the parts of a
+ * document a consumer keeps. Names such as `__proto__` are data, as JSON.parse makes them.
+ */
+export class JsonValueBuilder {
+  root: unknown;
+  private readonly stack: (Record<string, unknown> | unknown[])[] = [];
+
+  open(path: JsonPath, kind: "object" | "array"): void {
+    const container = kind === "object" ? {} : [];
+    this.attach(path, container);
+    this.stack.push(container);
+  }
+
+  close(): void {
+    this.stack.pop();
+  }
+
+  attach(path: JsonPath, value: unknown): void {
+    const parent = this.stack[this.stack.length - 1];
+    if (!parent) this.root = value;
+    else if (Array.isArray(parent)) parent.push(value);
+    else
+      Object.defineProperty(parent, String(path[path.length - 1]), {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+  }
+}

@@ -6,7 +6,7 @@
  * state's serial, lineage, resource addresses and outputs. Pure.
  */
 
-import { type JsonPath, type JsonScalar, JsonScanError, JsonScanner } from "../json/stream-scan";
+import { type JsonPath, type JsonScalar, JsonScanError, JsonScanner, JsonValueBuilder } from "../json/stream-scan";
 
 /** The counts and changes of a JSON plan. */
 export interface JsonPlanSummary {
@@ -181,5 +181,52 @@ export class StateSummaryScanner {
       this.resources[second] = resource;
       if (path.length === 3 && typeof third === "string" && RESOURCE_FIELDS.has(third)) resource[third] = value;
     }
+  }
+}
+
+/**
+ * A state's `outputs` object read in pieces, every other part of the state scanned and
+ * dropped: reading outputs holds the outputs, not the state (N20's states reach 64 MiB).
+ * `end()` answers the outputs object (`{}` when the state has none or is not JSON).
+ */
+export class StateOutputsScanner {
+  private readonly tree = new JsonValueBuilder();
+  private failed = false;
+  private readonly scanner = new JsonScanner(
+    {
+      stringAt: (path) => (path[0] === "outputs" ? "whole" : "skip"),
+      open: (path, kind) => {
+        if (path[0] === "outputs") this.tree.open(path, kind);
+      },
+      close: (path) => {
+        if (path[0] === "outputs") this.tree.close();
+      },
+      scalar: (path, value) => {
+        if (path[0] === "outputs") this.tree.attach(path, value);
+      },
+    },
+    { maxString: 64 * 1024 * 1024, maxDepth: 256 },
+  );
+
+  write(text: string): void {
+    if (this.failed) return;
+    try {
+      this.scanner.write(text);
+    } catch (err) {
+      if (!(err instanceof JsonScanError)) throw err;
+      this.failed = true;
+    }
+  }
+
+  end(): Record<string, unknown> {
+    if (!this.failed) {
+      try {
+        this.scanner.end();
+      } catch (err) {
+        if (!(err instanceof JsonScanError)) throw err;
+        this.failed = true;
+      }
+    }
+    return !this.failed && isObject(this.tree.root) ? this.tree.root : {};
   }
 }

@@ -10,7 +10,13 @@
  */
 import { fromBase64 } from "../../lib/bytes";
 import { BodyError, MAX_JSON_DEPTH } from "../../lib/http/body";
-import { type JsonPath, type JsonScalar, JsonScanError, JsonScanner } from "../../lib/json/stream-scan";
+import {
+  type JsonPath,
+  type JsonScalar,
+  JsonScanError,
+  JsonScanner,
+  JsonValueBuilder,
+} from "../../lib/json/stream-scan";
 import { EngineDocumentError, type StateSummary, StateSummaryScanner } from "../../lib/terraform/json-plan";
 import { type RunDataRow, storeRunDataUnsized } from "../agents/run-data";
 import { invalidAttribute, NocodeError } from "../errors";
@@ -27,36 +33,6 @@ const STREAMED_STATE = "(streamed)";
 
 const isStatePath = (path: JsonPath) =>
   path.length === 3 && path[0] === "data" && path[1] === "attributes" && path[2] === "state";
-
-/** The request document, built as it is scanned, with the state's base64 left out. */
-class DocumentTree {
-  root: unknown;
-  private readonly stack: (Record<string, unknown> | unknown[])[] = [];
-
-  open(path: JsonPath, kind: "object" | "array"): void {
-    const container = kind === "object" ? {} : [];
-    this.attach(path, container);
-    this.stack.push(container);
-  }
-
-  close(): void {
-    this.stack.pop();
-  }
-
-  attach(path: JsonPath, value: unknown): void {
-    const parent = this.stack[this.stack.length - 1];
-    if (!parent) this.root = value;
-    else if (Array.isArray(parent)) parent.push(value);
-    // defineProperty: a name such as "__proto__" is data, as JSON.parse makes it.
-    else
-      Object.defineProperty(parent, String(path[path.length - 1]), {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-  }
-}
 
 /** What a recovery upload's body came to: its document, and its state stored in R2. */
 export interface RecoveryUpload {
@@ -85,7 +61,8 @@ export async function readRecoveryUpload(
   if (declared !== null && Number(declared) > RECOVERY_BODY_MAX)
     throw new BodyError({ kind: "too_large", limit: RECOVERY_BODY_MAX });
 
-  const tree = new DocumentTree();
+  // The request document, built as it is scanned, with the state's base64 left out.
+  const tree = new JsonValueBuilder();
   let base64 = "";
   let base64Chars = 0;
   let padded = false;

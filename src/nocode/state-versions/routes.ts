@@ -207,7 +207,7 @@ stateVersionRoutes.get(
 const recoveryUpload = operation({
   tag: "state-versions",
   summary:
-    "Upload a state by hand to recover a workspace (N20; owners; the caller must hold the workspace's lock; N20's serial and lineage rules)",
+    "Upload a state by hand to recover a workspace (N20; owners; the caller must hold the workspace's lock; N20's serial and lineage rules; a state of up to 64 MiB, read as a stream; 413 beyond)",
   body: resourceDocument({
     types: ["state-versions"],
     attributes: {

@@ -39,7 +39,13 @@ import { poolStub } from "./pool-stub";
 import { type AgentJobRow, findAgentToken, findJobByTokenHash, findRunData } from "./repo";
 import { insertRunDataQuery, openRunData, type RunDataKind, storeRunData, storeRunDataBytes } from "./run-data";
 import { agentSettings } from "./settings";
-import { currentEngineState, recordEngineState } from "./state-upload";
+import {
+  currentEngineState,
+  recordStoredEngineState,
+  StateIntakeError,
+  type StoredState,
+  storeStateStream,
+} from "./state-upload";
 
 /** Where the protocol is mounted (src/index.ts). */
 export const AGENT_PROTOCOL_PREFIX = "/api/agent/v1";
@@ -709,22 +715,40 @@ agentProtocolApp.put("/jobs/:id/state", stateUploadOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "after-end");
   if (job.phase !== "apply") throw fail(409, "the state is uploaded by the apply job");
-  const bytes = await uploadBytes(c, "state", LIMITS.state);
-  // N20's rules, shared with the recovery upload (./state-upload.ts).
-  const recorded = await recordEngineState(c.env, db, job.workspaceId, job.runId, bytes);
-  switch (recorded.kind) {
-    case "invalid":
-      throw fail(400, recorded.message);
-    case "refused":
-      await errorRun(db, job.runId, recorded.message, ["planning", "applying"]);
-      throw fail(409, recorded.message);
-    default:
-      return json(c, {
-        "state-version-id": recorded.id,
-        serial: recorded.serial,
-        created: recorded.kind === "created",
-      });
+  uploadLength(c, "state", LIMITS.state);
+  // N20: taken as a stream (a state reaches 64 MiB), under the rules shared with the recovery upload.
+  let stored: StoredState;
+  try {
+    stored = await storeStateStream(
+      c.env,
+      c.req.raw.body ?? new Blob([]).stream(),
+      LIMITS.state,
+      limitText(LIMITS.state),
+    );
+  } catch (err) {
+    if (err instanceof StateIntakeError && err.kind === "too_large")
+      throw fail(413, `state exceeds the limit of ${limitText(LIMITS.state)}`);
+    if (err instanceof StateIntakeError) throw fail(400, err.message);
+    throw err;
   }
+  const recorded = await recordStoredEngineState(
+    c.env,
+    db,
+    job.workspaceId,
+    job.runId,
+    stored.summary,
+    stored.md5,
+    stored.object,
+  );
+  if (recorded.kind === "refused") {
+    await errorRun(db, job.runId, recorded.message, ["planning", "applying"]);
+    throw fail(409, recorded.message);
+  }
+  return json(c, {
+    "state-version-id": recorded.id,
+    serial: recorded.serial,
+    created: recorded.kind === "created",
+  });
 });
 
 agentProtocolApp.post("/jobs/:id/finish", finishOp, async (c) => {

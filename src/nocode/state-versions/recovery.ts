@@ -2,9 +2,9 @@
  * Reading a recovery upload (decision N20: `POST /workspaces/:id/state-versions`, HCP
  * Terraform's shape, a state of up to 64 MiB) in bounded memory. The request document is
  * scanned as it arrives (src/lib/json/stream-scan.ts); the base64 of `data.attributes.state`
- * is decoded piece by piece and each decoded piece goes at once to the state's MD5, to the
- * state's summary (src/lib/terraform/json-plan.ts StateSummaryScanner) and to the segment
- * encryptor writing R2 (../agents/run-data.ts storeRunDataUnsized). Neither the document,
+ * is decoded piece by piece and each decoded piece goes at once to the state's MD5, its
+ * summary and the segment encryptor writing R2 (../agents/state-upload.ts storeStateStream,
+ * the agent's state upload's path too). Neither the document,
  * its base64 nor the state is ever held whole: what is held is one body chunk, one 8 MiB
  * R2 part, the document around the state (at most 64 KiB) and the state's summary.
  */
@@ -17,8 +17,7 @@ import {
   JsonScanner,
   JsonValueBuilder,
 } from "../../lib/json/stream-scan";
-import { EngineDocumentError, type StateSummary, StateSummaryScanner } from "../../lib/terraform/json-plan";
-import { type RunDataRow, storeRunDataUnsized } from "../agents/run-data";
+import { StateIntakeError, type StoredState, storeStateStream } from "../agents/state-upload";
 import { invalidAttribute, NocodeError } from "../errors";
 
 /** N20: the largest state a recovery upload takes. */
@@ -35,17 +34,10 @@ const isStatePath = (path: JsonPath) =>
   path.length === 3 && path[0] === "data" && path[1] === "attributes" && path[2] === "state";
 
 /** What a recovery upload's body came to: its document, and its state stored in R2. */
-export interface RecoveryUpload {
+export interface RecoveryUpload extends StoredState {
   /** The document; `data.attributes.state` is a placeholder (the state itself is in `object`). */
   document: unknown;
-  object: RunDataRow;
-  /** MD5 (hex) of the state's bytes. */
-  md5: string;
-  /** The state's summary, or why it is not a state (its document is judged first). */
-  summary: StateSummary | { invalid: string };
 }
-
-const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /**
  * Read a recovery upload's body, storing its state encrypted in R2 as it arrives. Throws
@@ -88,13 +80,8 @@ export async function readRecoveryUpload(
   );
 
   const bodyText = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  const stateText = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  const summary = new StateSummaryScanner();
-  const md5 = new crypto.DigestStream("MD5");
-  const md5Writer = md5.getWriter();
   let bodyChars = 0;
   let bodyBytes = 0;
-  let stateBytes = 0;
   /** The first refusal, kept: the stream's error reaches the R2 writer, not necessarily as thrown. */
   let refusal: unknown = null;
 
@@ -123,23 +110,6 @@ export async function readRecoveryUpload(
       throw invalidAttribute("state", "State must be base64");
     }
   };
-  const feedState = async (bytes: Uint8Array, final: boolean) => {
-    stateBytes += bytes.length;
-    if (stateBytes > RECOVERY_STATE_MAX)
-      throw new NocodeError(
-        "payload_too_large",
-        `the state is larger than the limit of 64 MiB (${RECOVERY_STATE_MAX} bytes)`,
-      );
-    await md5Writer.write(bytes);
-    try {
-      summary.write(stateText.decode(bytes, { stream: !final }));
-    } catch (err) {
-      if (err instanceof EngineDocumentError) throw invalidAttribute("state", err.message);
-      if (err instanceof TypeError) throw invalidAttribute("state", "the state is not UTF-8");
-      throw err;
-    }
-  };
-
   const body = request.body?.getReader();
   const plain = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -154,7 +124,6 @@ export async function readRecoveryUpload(
               documentScanner.end();
             });
             const last = decode(true);
-            await feedState(last, true);
             if (last.length > 0) controller.enqueue(last);
             controller.close();
             return;
@@ -168,7 +137,6 @@ export async function readRecoveryUpload(
           });
           const bytes = decode(false);
           if (bytes.length === 0) continue;
-          await feedState(bytes, false);
           controller.enqueue(bytes);
           return;
         }
@@ -180,24 +148,14 @@ export async function readRecoveryUpload(
     },
   });
 
-  let object: RunDataRow;
   try {
-    object = await storeRunDataUnsized(env, "state", plain);
+    const stored = await storeStateStream(env, plain, RECOVERY_STATE_MAX, "64 MiB (67108864 bytes)");
+    // The document is whole once its body has been read to the end, which storing the state did.
+    return { document: tree.root, ...stored };
   } catch (err) {
-    throw refusal ?? err;
-  }
-  try {
-    await md5Writer.close();
-    let state: StateSummary | { invalid: string };
-    try {
-      state = summary.end();
-    } catch (err) {
-      if (!(err instanceof EngineDocumentError)) throw err;
-      state = { invalid: err.message };
-    }
-    return { document: tree.root, object, md5: hex(await md5.digest), summary: state };
-  } catch (err) {
-    await env.RUN_DATA.delete(object.r2Key);
-    throw err;
+    if (refusal) throw refusal;
+    if (!(err instanceof StateIntakeError)) throw err;
+    if (err.kind === "too_large") throw new NocodeError("payload_too_large", err.message);
+    throw invalidAttribute("state", err.message);
   }
 }

@@ -256,22 +256,14 @@ stateVersionRoutes.post(
     const { serial, md5, lineage } = attributes;
     const { summary } = upload;
     if (upload.md5 !== md5) return refuse(invalidAttribute("md5", "Md5 does not match the state's MD5"));
-    if ("invalid" in summary) return refuse(invalidAttribute("state", `the state is not valid: ${summary.invalid}`));
     if (summary.serial !== serial)
       return refuse(invalidAttribute("serial", "Serial does not match the state's serial"));
     if (summary.lineage !== lineage)
       return refuse(invalidAttribute("lineage", "Lineage does not match the state's lineage"));
     const recorded = await recordStoredEngineState(c.env, db, ws.id, null, summary, upload.md5, upload.object);
-    switch (recorded.kind) {
-      case "invalid":
-        throw invalidAttribute("state", recorded.message);
-      case "refused":
-        throw conflict(recorded.message);
-      default: {
-        const sv = await findStateVersion(db, recorded.id);
-        if (!sv) throw notFound();
-        return jsonApi({ data: await renderStateVersion(c, sv) }, recorded.kind === "created" ? 201 : 200);
-      }
-    }
+    if (recorded.kind === "refused") throw conflict(recorded.message);
+    const sv = await findStateVersion(db, recorded.id);
+    if (!sv) throw notFound();
+    return jsonApi({ data: await renderStateVersion(c, sv) }, recorded.kind === "created" ? 201 : 200);
   },
 );

@@ -251,6 +251,23 @@ describe("uploads and state (N20)", () => {
       headers: { "Content-Length": String(64 * 1024 * 1024 + 1) },
     });
     expect(big.json.errors[0].detail).toBe("state exceeds the limit of 64 MiB");
+    // Without Content-Length the state is taken as a stream and refused once it passes 64 MiB.
+    const piece = new TextEncoder().encode("a".repeat(1024 * 1024));
+    let sent = 0;
+    const chunked = await agentCall("PUT", `jobs/${applyId}/state`, {
+      token: applyToken,
+      rawBody: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"serial":9,"lineage":"L1","x":"'));
+          if (sent > 65) controller.close();
+          else controller.enqueue(piece);
+          sent++;
+        },
+      }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(chunked.json.errors[0].detail).toBe("state exceeds the limit of 64 MiB");
+    expect((await put(first)).json).toMatchObject({ serial: 3, created: false });
     const other = await put(stateWith(4, "L2", ["terraform_data.a"]));
     expect(other.status).toBe(409);
     expect(other.json.errors[0].detail).toBe("lineage mismatch");

@@ -14,7 +14,7 @@ import {
   registerAgent,
 } from "../../../helpers/agents";
 import { createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
-import { type NoCodeOrg, noCodeOrg, waitForRun } from "../../../helpers/nocode-modules";
+import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, waitForRun } from "../../../helpers/nocode-modules";
 
 let ctx: NoCodeOrg;
 let poolId: string;
@@ -184,5 +184,20 @@ describe("workspace locks (N20)", () => {
     const canceled = await waitForRun(second.runId, ctx.ownerToken, ["canceled"]);
     expect(canceled.attributes["error-message"]).toBe("the workspace's lock was force-unlocked by an owner");
     expect((await agentCall("GET", "jobs/next?wait=1", { session: second.session })).status).toBe(204);
+  });
+
+  it("force-unlock of a remote workspace's planned run discards it", async () => {
+    const { workspace, runId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, {
+      "auto-apply": false,
+    });
+    await waitForRun(runId, ctx.ownerToken, ["planned"]);
+    expect((await act(workspace.id, "lock", manageTeam)).status).toBe(409);
+    const forced = await act(workspace.id, "force-unlock", ctx.ownerToken);
+    expect(forced.status).toBe(200);
+    expect(forced.json.data.attributes.locked).toBe(false);
+    expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
+      "discarded",
+    );
+    expect((await act(workspace.id, "lock", manageTeam)).status).toBe(200);
   });
 });

@@ -145,11 +145,11 @@ const FORCE_UNLOCK_MESSAGE = "the workspace's lock was force-unlocked by an owne
  * N20 force-unlock of a lock a run holds: the run ends, so its lock ends with it (a run's
  * lock is its status), as an HCP Terraform administrator frees a workspace by discarding or
  * canceling the run that holds it:
- * - `planned` (awaiting confirmation) → `discarded`, as E7's discard;
+ * - `planned` (awaiting confirmation) → `discarded`, as N7's `actions/discard` does;
  * - `planning`, `confirmed`, `apply_queued` → `canceled` at once: a queued job is dropped, a
- *   running plan job is signalled `cancel` to its agent. A plan writes no state, so unlike
- *   N19a's cancel nothing is waited for; an apply job that has started is `applying`, which
- *   force-unlock refuses.
+ *   running plan job is signalled `cancel` to its agent. A plan writes no state, so unlike a
+ *   cancel of a running apply nothing is waited for; an apply job that has started is
+ *   `applying`, which force-unlock refuses.
  * Returns whether this call ended the run (false: it moved meanwhile).
  */
 async function endLockingRun(c: Context<NocodeEnv>, runId: string, status: string): Promise<boolean> {

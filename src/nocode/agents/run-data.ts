@@ -17,6 +17,7 @@ import {
   importDataKey,
   newDataKey,
 } from "../../lib/crypto/segments";
+import { EngineDocumentError } from "../../lib/terraform/json-plan";
 import { newId } from "../ids";
 
 export type RunDataRow = typeof runDataObjects.$inferSelect;
@@ -134,6 +135,96 @@ export async function storeRunDataUnsized(
     size: length,
     createdAt: now,
   };
+}
+
+/** Why an upload taken as a stream was refused: larger than its limit, or not what it should be. */
+export class ScannedUploadError extends Error {
+  constructor(
+    readonly kind: "too_large" | "invalid",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What {@link storeScannedStream} stored: the object, the MD5 (hex) of its bytes, and what the scanner made of them. */
+export interface ScannedUpload<T> {
+  object: RunDataRow;
+  md5: string;
+  summary: T;
+}
+
+/** A reader of a JSON document in pieces (src/lib/terraform/json-plan.ts) that throws EngineDocumentError. */
+interface DocumentScanner<T> {
+  write(text: string): void;
+  end(): T;
+}
+
+/**
+ * Store an upload of unknown length as its bytes arrive (N20: states and JSON plans of up
+ * to 64 MiB, in bounded memory): each piece goes at once to its size check, its MD5
+ * (crypto.DigestStream), `scanner` (as UTF-8 text) and the encrypted R2 object
+ * ({@link storeRunDataUnsized}, at most one 8 MiB part held). Throws
+ * {@link ScannedUploadError} when the bytes pass `limit` or the scanner refuses them
+ * (nothing kept), or the error of `body` itself.
+ */
+export async function storeScannedStream<T>(
+  env: RunDataEnv,
+  kind: RunDataKind,
+  body: ReadableStream<Uint8Array>,
+  bounds: { limit: number; limitText: string; what: string },
+  scanner: DocumentScanner<T>,
+): Promise<ScannedUpload<T>> {
+  const md5 = new crypto.DigestStream("MD5");
+  const md5Writer = md5.getWriter();
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  let size = 0;
+  let refusal: ScannedUploadError | null = null;
+  const refuse = (why: ScannedUploadError["kind"], message: string) => {
+    refusal ??= new ScannedUploadError(why, message);
+    return refusal;
+  };
+  const scan = (read: () => void) => {
+    try {
+      read();
+    } catch (err) {
+      if (err instanceof EngineDocumentError)
+        throw refuse("invalid", `the ${bounds.what} is not valid: ${err.message}`);
+      if (err instanceof TypeError) throw refuse("invalid", `the ${bounds.what} is not UTF-8`);
+      throw err;
+    }
+  };
+  const intake = new TransformStream<Uint8Array, Uint8Array>({
+    async transform(chunk, controller) {
+      size += chunk.length;
+      if (size > bounds.limit)
+        throw refuse("too_large", `the ${bounds.what} is larger than the limit of ${bounds.limitText}`);
+      await md5Writer.write(chunk);
+      scan(() => scanner.write(text.decode(chunk, { stream: true })));
+      controller.enqueue(chunk);
+    },
+    flush() {
+      scan(() => scanner.write(text.decode()));
+    },
+  });
+  let object: RunDataRow;
+  try {
+    object = await storeRunDataUnsized(env, kind, body.pipeThrough(intake));
+  } catch (err) {
+    throw refusal ?? err;
+  }
+  try {
+    await md5Writer.close();
+    let summary: T | undefined;
+    scan(() => {
+      summary = scanner.end();
+    });
+    const digest = new Uint8Array(await md5.digest);
+    return { object, md5: [...digest].map((b) => b.toString(16).padStart(2, "0")).join(""), summary: summary as T };
+  } catch (err) {
+    await env.RUN_DATA.delete(object.r2Key);
+    throw err;
+  }
 }
 
 /** {@link storeRunData} of bytes held in memory. */

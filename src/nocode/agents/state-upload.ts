@@ -10,9 +10,9 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { stateVersions, workspaces } from "../../db/schema";
-import { EngineDocumentError, type StateSummary, StateSummaryScanner } from "../../lib/terraform/json-plan";
+import { type StateSummary, StateSummaryScanner } from "../../lib/terraform/json-plan";
 import { newId } from "../ids";
-import { insertRunDataQuery, type RunDataRow, storeRunDataUnsized } from "./run-data";
+import { insertRunDataQuery, type RunDataRow, type ScannedUpload, storeScannedStream } from "./run-data";
 
 /** What recording a state came to. */
 export type StateRecorded =
@@ -33,89 +33,22 @@ export function currentEngineState(db: Db, workspaceId: string) {
     .get();
 }
 
-/** Why a state taken as a stream was refused: larger than the limit, or not a state. */
-export class StateIntakeError extends Error {
-  constructor(
-    readonly kind: "too_large" | "invalid",
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** What {@link storeStateStream} stored. */
-export interface StoredState {
-  object: RunDataRow;
-  /** MD5 (hex) of the state's bytes, as the state version's `md5`. */
-  md5: string;
-  summary: StateSummary;
-}
+export type StoredState = ScannedUpload<StateSummary>;
 
 /**
- * Take a state's bytes as they arrive (N20: up to 64 MiB, in bounded memory): each piece
- * goes at once to its size check, its MD5 (crypto.DigestStream), its summary
- * (StateSummaryScanner) and the encrypted R2 object (storeRunDataUnsized, at most one 8 MiB
- * part held). Throws {@link StateIntakeError} when the state is over `limit` or is not a
- * state (nothing kept), or the error of `body` itself.
+ * Take a state's bytes as they arrive (N20: up to 64 MiB, in bounded memory): its size, its
+ * MD5, its summary (StateSummaryScanner) and the encrypted R2 object, as
+ * ./run-data.ts storeScannedStream does. Throws {@link ScannedUploadError} when the state is
+ * over `limit` or is not a state (nothing kept), or the error of `body` itself.
  */
-export async function storeStateStream(
+export function storeStateStream(
   env: Pick<Env, "RUN_DATA" | "KEYWAY_KEK">,
   body: ReadableStream<Uint8Array>,
   limit: number,
   limitText: string,
 ): Promise<StoredState> {
-  const md5 = new crypto.DigestStream("MD5");
-  const md5Writer = md5.getWriter();
-  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  const summary = new StateSummaryScanner();
-  let size = 0;
-  let refusal: StateIntakeError | null = null;
-  const refuse = (kind: StateIntakeError["kind"], message: string) => {
-    refusal ??= new StateIntakeError(kind, message);
-    return refusal;
-  };
-  const feed = (bytes: Uint8Array, final: boolean) => {
-    try {
-      summary.write(text.decode(bytes, { stream: !final }));
-    } catch (err) {
-      if (err instanceof EngineDocumentError) throw refuse("invalid", `the state is not valid: ${err.message}`);
-      if (err instanceof TypeError) throw refuse("invalid", "the state is not UTF-8");
-      throw err;
-    }
-  };
-  const intake = new TransformStream<Uint8Array, Uint8Array>({
-    async transform(chunk, controller) {
-      size += chunk.length;
-      if (size > limit) throw refuse("too_large", `the state is larger than the limit of ${limitText}`);
-      await md5Writer.write(chunk);
-      feed(chunk, false);
-      controller.enqueue(chunk);
-    },
-    flush() {
-      feed(new Uint8Array(0), true);
-    },
-  });
-  let object: RunDataRow;
-  try {
-    object = await storeRunDataUnsized(env, "state", body.pipeThrough(intake));
-  } catch (err) {
-    throw refusal ?? err;
-  }
-  try {
-    await md5Writer.close();
-    let state: StateSummary;
-    try {
-      state = summary.end();
-    } catch (err) {
-      if (err instanceof EngineDocumentError) throw refuse("invalid", `the state is not valid: ${err.message}`);
-      throw err;
-    }
-    const digest = new Uint8Array(await md5.digest);
-    return { object, md5: [...digest].map((b) => b.toString(16).padStart(2, "0")).join(""), summary: state };
-  } catch (err) {
-    await env.RUN_DATA.delete(object.r2Key);
-    throw err;
-  }
+  return storeScannedStream(env, "state", body, { limit, limitText, what: "state" }, new StateSummaryScanner());
 }
 
 /**

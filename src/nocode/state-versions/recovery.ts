@@ -17,7 +17,8 @@ import {
   JsonScanner,
   JsonValueBuilder,
 } from "../../lib/json/stream-scan";
-import { StateIntakeError, type StoredState, storeStateStream } from "../agents/state-upload";
+import { ScannedUploadError } from "../agents/run-data";
+import { type StoredState, storeStateStream } from "../agents/state-upload";
 import { invalidAttribute, NocodeError } from "../errors";
 
 /** N20: the largest state a recovery upload takes. */
@@ -154,7 +155,7 @@ export async function readRecoveryUpload(
     return { document: tree.root, ...stored };
   } catch (err) {
     if (refusal) throw refusal;
-    if (!(err instanceof StateIntakeError)) throw err;
+    if (!(err instanceof ScannedUploadError)) throw err;
     if (err.kind === "too_large") throw new NocodeError("payload_too_large", err.message);
     throw invalidAttribute("state", err.message);
   }

@@ -6,7 +6,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { type JsonPath, type JsonScalar, JsonScanner } from "../../../../src/lib/json/stream-scan";
-import { StateOutputsScanner, StateSummaryScanner, summarizeState } from "../../../../src/lib/terraform/json-plan";
+import {
+  JsonPlanSummaryScanner,
+  StateOutputsScanner,
+  StateSummaryScanner,
+  summarizeJsonPlan,
+  summarizeState,
+} from "../../../../src/lib/terraform/json-plan";
 
 /** Rebuild the value the scanner reports (every string taken whole). */
 function scanValue(pieces: string[]): unknown {
@@ -163,5 +169,63 @@ describe("StateSummaryScanner", () => {
     const broken = new StateOutputsScanner();
     broken.write('{"outputs":{"a":');
     expect(broken.end()).toEqual({});
+  });
+});
+
+describe("JsonPlanSummaryScanner", () => {
+  const change = (address: string, actions: unknown, extra: Record<string, unknown> = {}) => ({
+    address,
+    mode: "managed",
+    type: "t",
+    name: address.split(".")[1],
+    change: { actions, before: { big: "b".repeat(100_000) }, after: { nested: [{ x: 1 }] }, ...extra },
+  });
+  const plans: unknown[] = [
+    {
+      format_version: "1.2",
+      resource_changes: [
+        change("t.a", ["create"]),
+        change("t.b", ["delete", "create"]),
+        change("t.c", ["update"]),
+        change("t.d", ["delete"]),
+        change("t.e", ["no-op"], { importing: { id: "x" } }),
+        { ...change("t.f", ["read"]), mode: "data" },
+      ],
+      output_changes: { o: { actions: ["no-op"] } },
+    },
+    { format_version: "1.2", resource_changes: [], output_changes: { o: { actions: ["update"] } } },
+    { format_version: "1.2", resource_changes: null },
+    { format_version: "1.2" },
+    { resource_changes: {} },
+    { resource_changes: [1] },
+    { resource_changes: [{ address: "t.a" }] },
+    { resource_changes: [{ address: "t.a", change: { actions: "create" } }] },
+    { resource_changes: [{ address: "t.a", change: { actions: [["create"]] } }] },
+    { resource_changes: [{ address: 3, change: { actions: [] } }] },
+    [],
+  ];
+
+  it("says what summarizeJsonPlan says, or refuses what it refuses, however the plan is split", () => {
+    for (const plan of plans) {
+      const text = JSON.stringify(plan);
+      let expected: unknown;
+      try {
+        expected = summarizeJsonPlan(plan);
+      } catch (err) {
+        expected = { error: (err as Error).message };
+      }
+      for (const at of [1, 17, 90, 50_000, text.length - 1]) {
+        let got: unknown;
+        try {
+          const scanner = new JsonPlanSummaryScanner();
+          scanner.write(text.slice(0, at));
+          scanner.write(text.slice(at));
+          got = scanner.end();
+        } catch (err) {
+          got = { error: (err as Error).message };
+        }
+        expect(got, `${text.slice(0, 80)} split at ${at}`).toEqual(expected);
+      }
+    }
   });
 });

@@ -98,7 +98,7 @@ export async function storeRunDataUnsized(
   const reader = counted.pipeThrough(encryptingStream(key)).getReader();
   let upload: R2MultipartUpload | null = null;
   const parts: R2UploadedPart[] = [];
-  let part = new Uint8Array(PART_SIZE);
+  const part = new Uint8Array(PART_SIZE);
   let filled = 0;
   try {
     for (;;) {
@@ -112,7 +112,7 @@ export async function storeRunDataUnsized(
         if (filled === PART_SIZE) {
           upload ??= await env.RUN_DATA.createMultipartUpload(r2Key);
           parts.push(await upload.uploadPart(parts.length + 1, part));
-          part = new Uint8Array(PART_SIZE);
+          // The part was sent: its buffer is reused (one 8 MiB buffer for the whole object).
           filled = 0;
         }
       }

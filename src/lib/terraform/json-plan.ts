@@ -133,7 +133,7 @@ export class StateSummaryScanner {
     try {
       this.scanner.write(text);
     } catch (err) {
-      throw err instanceof JsonScanError ? new EngineDocumentError(`the state is not JSON: ${err.message}`) : err;
+      throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
     }
   }
 
@@ -141,7 +141,7 @@ export class StateSummaryScanner {
     try {
       this.scanner.end();
     } catch (err) {
-      throw err instanceof JsonScanError ? new EngineDocumentError(`the state is not JSON: ${err.message}`) : err;
+      throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
     }
     if (!this.topIsObject) throw new EngineDocumentError("a state is a JSON object");
     const { serial, lineage } = this;

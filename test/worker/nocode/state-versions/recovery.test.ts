@@ -73,6 +73,9 @@ describe("recovery upload (N20)", () => {
       [await upload(stateWith(2, "lineage-run-data", []), { serial: 3 }), 422, "Serial does not match"],
       [await upload(stateWith(2, "lineage-run-data", []), { lineage: "x" }), 422, "Lineage does not match"],
       [await upload(stateWith(2, "lineage-run-data", []), { state: "!!!" }), 422, "base64"],
+      [await upload(stateWith(2, "lineage-run-data", []), { state: "QQ==QQ==" }), 422, "base64"],
+      [await upload(stateWith(2, "lineage-run-data", []), { state: btoa('{"serial": 2, nope') }), 422, "not JSON"],
+      [await upload(stateWith(2, "lineage-run-data", []), { state: btoa("[1]") }), 422, "a state is a JSON object"],
       [{ data: { type: "state-versions", attributes: { serial: 2 } } }, 422, ""],
     ];
     for (const [body, status, detail] of cases) {

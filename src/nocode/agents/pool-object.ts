@@ -539,7 +539,7 @@ export class AgentPool extends DurableObject<Env> {
   }
 
   /**
-   * N19a: the API canceled a job of this pool (D1 already says so). A queued job leaves the
+   * N19a (and N20's force-unlock): the API canceled a job of this pool (D1 already says so). A queued job leaves the
    * queue; a running one is signalled in its agent's next ping answer (`cancel`: the agent
    * interrupts the engine and finishes the job; `force-cancel`: it kills the engine, and the
    * agent is free at once). A job not known here yet (its start is mid-way) gets the signal

@@ -6,8 +6,9 @@
 import { sql } from "drizzle-orm";
 import { identityEntities, identityEntityAliases } from "../../db/schema";
 import { TOKEN_MAX_TTL_SECONDS } from "./durations";
-import type { TokenContext } from "./token-context";
-import { hashToken, insertToken, insertTokenIf, newAccessor, newTokenValue } from "./tokens";
+import { loginIdentityCache } from "./token-cache";
+import type { TokenContext, TokenIdentity } from "./token-context";
+import { hashToken, insertToken, insertTokenIf, insertTokenIfKnown, newAccessor, newTokenValue } from "./tokens";
 
 export interface LoginTokenInput {
   /** The role's `token_policies` (normalised here). */
@@ -86,6 +87,9 @@ async function tokenRow(hashKeySecret: string, input: LoginTokenInput, now: numb
  * The hot path of a repeated login (S27): make the token only if the alias (accessor, name)
  * exists with exactly this metadata and its entity is enabled, in one D1 round trip. Null
  * when it does not (the caller then creates or updates the alias and calls createLoginToken).
+ * The round trip is the conditional insert alone when this isolate has the alias's identity
+ * from a login within the token cache's second (loginIdentityCache); else it also reads the
+ * entity's and groups' policies, and keeps them for the next login.
  */
 export async function createLoginTokenForAlias(
   db: Parameters<typeof insertToken>[0],
@@ -95,16 +99,32 @@ export async function createLoginTokenForAlias(
   now = Date.now(),
 ): Promise<LoginToken | null> {
   const { token, row } = await tokenRow(hashKeySecret, { ...input, entityId: "" }, now);
-  const context = await insertTokenIf(
-    db,
-    row,
-    sql`FROM (SELECT a.canonical_id AS entity_id FROM ${identityEntityAliases} a
+  const entityFrom = sql`FROM (SELECT a.canonical_id AS entity_id FROM ${identityEntityAliases} a
           JOIN ${identityEntities} e ON e.id = a.canonical_id
           WHERE a.mount_accessor = ${alias.accessor} AND a.name = ${alias.name}
-            AND a.metadata = ${alias.metadataText} AND e.disabled = 0) WHERE true`,
+            AND a.metadata = ${alias.metadataText} AND e.disabled = 0) WHERE true`;
+  const cacheKey = `${alias.accessor}\u0000${alias.name}`;
+  const known = loginIdentityCache.peek(cacheKey, now);
+  if (known) {
+    const context = await insertTokenIfKnown(db, row, entityFrom, known);
+    return context ? { token, context } : null;
+  }
+  let context = null as TokenContext | null;
+  // The cache's load is this login's own insert: a write made meanwhile keeps its identity out.
+  await loginIdentityCache.get(
+    cacheKey,
+    async () => {
+      const inserted = await insertTokenIf(db, row, entityFrom);
+      context = inserted?.context ?? null;
+      return inserted?.identity ?? NOT_INSERTED;
+    },
+    { now, keep: (identity) => identity !== NOT_INSERTED },
   );
   return context ? { token, context } : null;
 }
+
+/** The identity of a login that inserted nothing: never stored. */
+const NOT_INSERTED: TokenIdentity = Object.freeze({ entityId: null, entity: undefined, groupPolicies: [] });
 
 /** Create the token of a successful login. */
 export async function createLoginToken(

@@ -19,7 +19,7 @@
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
-import type { TokenContext } from "./token-context";
+import type { TokenContext, TokenIdentity } from "./token-context";
 
 /** How long a cached caller may be served without re-reading D1. */
 export const TOKEN_CONTEXT_TTL_MS = 1000;
@@ -38,12 +38,27 @@ export const tokenContextCache = new IsolateCache<TokenContext | null>({
   maxBytes: MAX_CACHE_BYTES,
 });
 
+/**
+ * What a repeated login needs besides its insert (S25, S27): the identity its last token
+ * got, keyed by the alias (mount accessor, user claim value) that logged in. Held as long
+ * as a cached caller and dropped by the same writes (invalidateTokenContexts), so the
+ * policies a login answers are as fresh as the ones its token is then used with. Only
+ * logins that made a token store an entry (N2b).
+ */
+export const loginIdentityCache = new IsolateCache<TokenIdentity>({
+  name: "ssh-login-identities",
+  ttlMs: TOKEN_CONTEXT_TTL_MS,
+  maxEntries: MAX_ENTRIES,
+  maxBytes: MAX_CACHE_BYTES,
+});
+
 /** Drop one token's entry (after a write that changed only that token, e.g. a renewal). */
 export function invalidateTokenContext(tokenId: string): void {
   tokenContextCache.delete(tokenId);
 }
 
-/** Drop every cached caller (after a revocation, a policy write or an entity write). */
+/** Drop every cached caller and login identity (after a revocation, a policy write or an entity write). */
 export function invalidateTokenContexts(): void {
   tokenContextCache.clear();
+  loginIdentityCache.clear();
 }

@@ -95,6 +95,40 @@ describe("JWT login with static keys (S25)", () => {
     expect(answer.json.auth.identity_policies).toEqual(["ops"]);
   });
 
+  it("a repeated login answers its entity's policies as they are after each write", async () => {
+    const key = await testKey("ES256");
+    const { path, accessor } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "dana", user_claim: "sub" });
+    const entity = await vault("POST", "identity/entity", { body: { policies: ["ops"] } });
+    const entityId = entity.json.data.id as string;
+    await vault("POST", "identity/entity-alias", {
+      body: { name: "dana", mount_accessor: accessor, canonical_id: entityId },
+    });
+    const jwt = await mintJwt(key, { sub: "dana" });
+    for (let i = 0; i < 2; i++) {
+      const answer = await login(path, { role: "r", jwt });
+      expect(answer.json.auth.identity_policies).toEqual(["ops"]);
+      expect(answer.json.auth.policies).toEqual(["default", "ops"]);
+    }
+    await vault("POST", `identity/entity/id/${entityId}`, { body: { policies: ["audit", "ops"] } });
+    const changed = await login(path, { role: "r", jwt });
+    expect(changed.json.auth.identity_policies).toEqual(["audit", "ops"]);
+    const group = await vault("POST", "identity/group", {
+      body: { policies: ["team"], member_entity_ids: [entityId] },
+    });
+    expect(group.status).toBe(200);
+    const grouped = await login(path, { role: "r", jwt });
+    expect(grouped.json.auth.identity_policies).toEqual(["audit", "ops", "team"]);
+    // The entity goes with its alias: the next login makes a new entity without policies.
+    expect((await vault("DELETE", `identity/entity/id/${entityId}`)).status).toBe(204);
+    const fresh = await login(path, { role: "r", jwt });
+    expect(fresh.status).toBe(200);
+    expect(fresh.json.auth.entity_id).not.toBe(entityId);
+    expect(fresh.json.auth.identity_policies).toBeUndefined();
+    expect(fresh.json.auth.policies).toEqual(["default"]);
+  });
+
   it("a new config's keys replace the old ones at once", async () => {
     const before = await testKey("ES256");
     const after = await testKey("ES256");

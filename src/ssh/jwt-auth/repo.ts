@@ -170,6 +170,17 @@ export async function loadJwtRole(db: Db, accessor: string, name: string): Promi
   return rows[0] ? (JSON.parse(rows[0].role) as JwtRole) : null;
 }
 
+/** Whether the mount at `mountPath` (below `auth/`) has a role `name`: one statement. */
+export async function jwtRoleExists(db: Db, mountPath: string, name: string): Promise<boolean> {
+  const rows = await db
+    .select({ name: authJwtRoles.name })
+    .from(authMounts)
+    .innerJoin(authJwtRoles, and(eq(authJwtRoles.accessor, authMounts.accessor), eq(authJwtRoles.name, name)))
+    .where(eq(authMounts.path, mountPath))
+    .limit(1);
+  return rows.length === 1;
+}
+
 export async function saveJwtRole(db: Db, accessor: string, name: string, role: JwtRole): Promise<void> {
   const row = { accessor, name, role: JSON.stringify(role), updatedAt: Date.now() };
   await db

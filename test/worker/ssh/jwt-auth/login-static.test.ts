@@ -129,6 +129,31 @@ describe("JWT login with static keys (S25)", () => {
     expect(fresh.json.auth.policies).toEqual(["default"]);
   });
 
+  it("a login token renews while its role exists, and not once the role is deleted (Vault's pathLoginRenew)", async () => {
+    const key = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "erin", user_claim: "sub", token_ttl: "5m" });
+    const jwt = await mintJwt(key, { sub: "erin" });
+    const first = (await login(path, { role: "r", jwt })).json.auth.client_token as string;
+    const second = (await login(path, { role: "r", jwt })).json.auth.client_token as string;
+    const renewed = await vault("POST", "auth/token/renew-self", { token: first, body: { increment: "10m" } });
+    expect(renewed.status).toBe(200);
+    expect(renewed.json.auth.metadata.role).toBe("r");
+    expect((await vault("DELETE", `auth/${path}/role/r`)).status).toBe(204);
+    const self = await vault("POST", "auth/token/renew-self", { token: first });
+    expect(self.status).toBe(400);
+    expect(self.json.errors).toEqual(["failed to renew entry: role r does not exist during renewal"]);
+    const other = await vault("POST", "auth/token/renew", { body: { token: second } });
+    expect(other.status).toBe(400);
+    expect(other.json.errors).toEqual(["failed to renew entry: role r does not exist during renewal"]);
+    // Still a valid token until it expires: only renewal is refused.
+    expect((await vault("GET", "auth/token/lookup-self", { token: first })).status).toBe(200);
+    // A token-store token renews as before.
+    const plain = await vault("POST", "auth/token/create", { body: { ttl: "5m" } });
+    expect((await vault("POST", "auth/token/renew-self", { token: plain.json.auth.client_token })).status).toBe(200);
+  });
+
   it("a new config's keys replace the old ones at once", async () => {
     const before = await testKey("ES256");
     const after = await testKey("ES256");

@@ -6,7 +6,7 @@
 import { sql } from "drizzle-orm";
 import { identityEntities, identityEntityAliases } from "../../db/schema";
 import { TOKEN_MAX_TTL_SECONDS } from "./durations";
-import { loginIdentityCache } from "./token-cache";
+import { compiledPolicyCache, loginIdentityCache, policySetKey, tokenContextCache } from "./token-cache";
 import type { TokenContext, TokenIdentity } from "./token-context";
 import { hashToken, insertToken, insertTokenIf, insertTokenIfKnown, newAccessor, newTokenValue } from "./tokens";
 
@@ -106,7 +106,12 @@ export async function createLoginTokenForAlias(
   const cacheKey = `${alias.accessor}\u0000${alias.name}`;
   const known = loginIdentityCache.peek(cacheKey, now);
   if (known) {
-    const context = await insertTokenIfKnown(db, row, entityFrom, known);
+    // Through the caller cache: the new token is stored with its ACL when this isolate has
+    // the ACL of its policy set, unless a write dropped the caches during the insert.
+    const context = await tokenContextCache.get(row.id, () => insertTokenIfKnown(db, row, entityFrom, known), {
+      now,
+      keep: withCompiledPolicies,
+    });
     return context ? { token, context } : null;
   }
   let context = null as TokenContext | null;
@@ -121,6 +126,19 @@ export async function createLoginTokenForAlias(
     { now, keep: (identity) => identity !== NOT_INSERTED },
   );
   return context ? { token, context } : null;
+}
+
+/**
+ * Give a new token's context the cached ACL of its policy set, so it may enter the caller
+ * cache (token-cache.ts); false when there is none (then the first use reads it from D1).
+ */
+function withCompiledPolicies(context: TokenContext | null): boolean {
+  if (!context || context.isRoot) return false;
+  const compiled = compiledPolicyCache.peek(policySetKey(context.policies));
+  if (!compiled) return false;
+  context.policyRules = compiled.rules;
+  context.compiledAcl = compiled.acl;
+  return true;
 }
 
 /** The identity of a login that inserted nothing: never stored. */

@@ -13,7 +13,13 @@ import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
 import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "./durations";
 import { Acl } from "./policy";
-import { invalidateTokenContext, invalidateTokenContexts, tokenContextCache } from "./token-cache";
+import {
+  compiledPolicyCache,
+  invalidateTokenContext,
+  invalidateTokenContexts,
+  policySetKey,
+  tokenContextCache,
+} from "./token-cache";
 import type { TokenContext, TokenIdentity } from "./token-context";
 import {
   ancestorsQuery,
@@ -175,8 +181,15 @@ export async function resolveCallerToken(
     ruleChars = loaded.ruleChars;
     return loaded.context;
   };
-  // `keep` runs right after this caller's own load, so `ruleChars` is that load's.
-  const keep = (c: TokenContext | null) => c !== null && ruleChars <= MAX_CACHED_RULE_CHARS;
+  // `keep` runs right after this caller's own load, and only when no invalidation happened
+  // meanwhile, so `ruleChars` is that load's and its ACL is as fresh as the entry.
+  const keep = (c: TokenContext | null) => {
+    if (c === null || ruleChars > MAX_CACHED_RULE_CHARS) return false;
+    if (c.policyRules && c.compiledAcl) {
+      compiledPolicyCache.set(policySetKey(c.policies), { rules: c.policyRules, acl: c.compiledAcl }, now);
+    }
+    return true;
+  };
   let context = await tokenContextCache.get(id, load, { now, keep });
   if (context && context.expireAt !== null && context.expireAt <= now) {
     invalidateTokenContext(id);

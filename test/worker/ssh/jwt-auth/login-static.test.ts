@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { configure, enableJwtMount, login, mintJwt, type TestKey, testKey, writeRole } from "../../../helpers/jwt-auth";
-import { vault } from "../../../helpers/vault";
+import { importSignCas, role, sign } from "../../../helpers/ssh-sign";
+import { uniqueName, vault } from "../../../helpers/vault";
+import { SUBJECT_KEYS } from "../ca-fixtures";
 
 describe("JWT login with static keys (S25)", () => {
   for (const alg of ["RS256", "ES256", "EdDSA"] as const) {
@@ -152,6 +154,36 @@ describe("JWT login with static keys (S25)", () => {
     // A token-store token renews as before.
     const plain = await vault("POST", "auth/token/create", { body: { ttl: "5m" } });
     expect((await vault("POST", "auth/token/renew-self", { token: plain.json.auth.client_token })).status).toBe(200);
+  });
+
+  it("a token used right after its login acts with its policies as they are now", async () => {
+    await importSignCas();
+    const key = await testKey("ES256");
+    const { path } = await enableJwtMount();
+    await configure(path, { jwt_validation_pubkeys: [key.pem] });
+    const signRole = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users: "*",
+      default_user: "ops",
+    });
+    const writer = uniqueName("pol");
+    const grant = (paths: Record<string, { capabilities: string[] }>) =>
+      vault("PUT", `sys/policies/acl/${writer}`, { body: { policy: JSON.stringify({ path: paths }) } });
+    expect((await grant({ [`ssh/sign/${signRole}`]: { capabilities: ["create", "update"] } })).status).toBe(204);
+    await writeRole(path, "r", { role_type: "jwt", bound_subject: "fay", user_claim: "sub", token_policies: [writer] });
+    const jwt = await mintJwt(key, { sub: "fay" });
+    const freshToken = async () => (await login(path, { role: "r", jwt })).json.auth.client_token as string;
+    const signWith = async (token: string) =>
+      (await sign(signRole, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "ops" }, "ssh", token)).status;
+    // The first use compiles the policy set's ACL; the next logins' tokens start with it.
+    for (let i = 0; i < 3; i++) expect(await signWith(await freshToken())).toBe(200);
+    expect((await grant({ "sys/health": { capabilities: ["read"] } })).status).toBe(204);
+    // Two logins before any use: the second one's token enters the caller cache at login.
+    const first = await freshToken();
+    const second = await freshToken();
+    expect(await signWith(second)).toBe(403);
+    expect(await signWith(first)).toBe(403);
   });
 
   it("a new config's keys replace the old ones at once", async () => {

@@ -131,7 +131,7 @@ describe("JWT login with static keys (S25)", () => {
     expect(fresh.json.auth.policies).toEqual(["default"]);
   });
 
-  it("a login token renews while its role exists, and not once the role is deleted (Vault's pathLoginRenew)", async () => {
+  it("a login token renews with its role's current TTLs, and not once the role is deleted (Vault's pathLoginRenew)", async () => {
     const key = await testKey("ES256");
     const { path } = await enableJwtMount();
     await configure(path, { jwt_validation_pubkeys: [key.pem] });
@@ -142,6 +142,13 @@ describe("JWT login with static keys (S25)", () => {
     const renewed = await vault("POST", "auth/token/renew-self", { token: first, body: { increment: "10m" } });
     expect(renewed.status).toBe(200);
     expect(renewed.json.auth.metadata.role).toBe("r");
+    expect(renewed.json.auth.lease_duration).toBeGreaterThan(590);
+    // Renewals follow the role's current TTLs: a lower token_max_ttl caps the next one.
+    await writeRole(path, "r", { token_ttl: "1m", token_max_ttl: "2m" });
+    const capped = await vault("POST", "auth/token/renew-self", { token: first, body: { increment: "1h" } });
+    expect(capped.status).toBe(200);
+    expect(capped.json.auth.lease_duration).toBeLessThanOrEqual(120);
+    expect(capped.json.auth.lease_duration).toBeGreaterThan(100);
     expect((await vault("DELETE", `auth/${path}/role/r`)).status).toBe(204);
     const self = await vault("POST", "auth/token/renew-self", { token: first });
     expect(self.status).toBe(400);

@@ -5,7 +5,7 @@
 // Miniflare's API on 127.0.0.1 with real local D1 (migrated through its binding), the
 // SQLite-backed OtpStore Durable Object, both queues and R2, drives each endpoint with
 // autocannon from this process, and measures the raw in-isolate certificate signing rate
-// per CA type with a bench-only Worker (bench/sign-rate-worker.ts) in the same workerd.
+// per CA type with a bench-only Worker (bench/workers/sign-rate-worker.ts) in the same workerd.
 // Every figure is reported as a ratio to the floor (GET /api/v2/ping with the admin token, in slices
 // alternating with each benchmark) or, for signing endpoints, to the raw signing rate of
 // that CA type, all from the same run. Prints a table, writes bench-results/latest.json and
@@ -20,18 +20,18 @@
 // --profile=<benchmark>[,…] (CPU-profile the Keyway isolate during those benchmarks' timed
 // runs and print where the time goes; profiles are saved in bench-results/),
 // --runs=N (N whole runs one after another; prints the medians and the target lines from
-// them, scripts/bench/runs.mjs), --result=<file> (also write the run's JSON there),
+// them, bench/runs.mjs), --result=<file> (also write the run's JSON there),
 // --agent-idle=S (seconds the agent-dispatch check leaves its agents idle, default 300).
 import { mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { agentChecks } from "./bench/agents.mjs";
-import { combineRuns, runLoad } from "./bench/load.mjs";
-import { attachProfiler, summariseProfile } from "./bench/profile.mjs";
-import { fmt, machineInfo, targetLine, textTable, writeJson, writePerformanceDoc } from "./bench/report.mjs";
-import { rolloutScale } from "./bench/rollout.mjs";
-import { repeatRuns } from "./bench/runs.mjs";
+import { agentChecks } from "./agents.mjs";
+import { combineRuns, runLoad } from "./load.mjs";
+import { attachProfiler, summariseProfile } from "./profile.mjs";
+import { fmt, machineInfo, targetLine, textTable, writeJson, writePerformanceDoc } from "./report.mjs";
+import { rolloutScale } from "./rollout.mjs";
+import { repeatRuns } from "./runs.mjs";
 import {
   applyMigrations,
   askBenchWorker,
@@ -42,7 +42,7 @@ import {
   scratchDir,
   startRuntime,
   workerdCpuSeconds,
-} from "./bench/runtime.mjs";
+} from "./runtime.mjs";
 import {
   apiClient,
   BIG_ORG_WORKSPACES,
@@ -53,7 +53,7 @@ import {
   SUBJECT_PUBLIC_KEY,
   scenarios,
   Unavailable,
-} from "./bench/scenarios.mjs";
+} from "./scenarios.mjs";
 
 process.env.WRANGLER_SEND_METRICS = "false";
 
@@ -576,7 +576,7 @@ async function main() {
       // busy after it).
       if (scenario.name === "floor-end") await measureRaw("end");
     }
-    // Decision N15's rollout scale check (scripts/bench/rollout.mjs): only with --only=rollout.
+    // Decision N15's rollout scale check (bench/rollout.mjs): only with --only=rollout.
     if (options.only?.has("rollout")) {
       rollout = await rolloutScale({
         origin: runtime.origin,
@@ -588,7 +588,7 @@ async function main() {
         return { error: String(e.message) };
       });
     }
-    // N18's execution-plane checks (scripts/bench/agents.mjs): only with --only=agent-dispatch.
+    // N18's execution-plane checks (bench/agents.mjs): only with --only=agent-dispatch.
     if (options.only?.has("agent-dispatch")) {
       agents = await agentChecks({
         origin: runtime.origin,
@@ -772,7 +772,7 @@ async function main() {
       means:
         "share of all load-generator requests (warm-ups and setup loads included) answered non-2xx or failed (bound: 0)",
     },
-    // N18, only when --only=agent-dispatch ran them (protocol-level pollers, scripts/bench/agents.mjs).
+    // N18, only when --only=agent-dispatch ran them (protocol-level pollers, bench/agents.mjs).
     ...(agents
       ? [
           {

@@ -5,7 +5,7 @@
 //    uploaded and ingested through the Queue, E1 pinned at 1.0.0.
 // 2. One workspace through E4 (auto-apply) whose first run the Queue plans and applies;
 //    then ROLLOUT_WORKSPACES + E7_SAMPLE - 1 copies of it written into D1 by the probe
-//    Worker (bench/workspace-seed.ts; multi-row INSERTs within D1's 100 bound parameters).
+//    Worker (bench/workers/workspace-seed.ts; multi-row INSERTs within D1's 100 bound parameters).
 // 3. 1.1.0 published with the same files (an empty plan: `no-changes` confirms it) and E2
 //    moving the pin.
 // 4. E7 alone, measured in the same run: E7_SAMPLE workspaces each planned by E5

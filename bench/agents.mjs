@@ -27,6 +27,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** A protocol-level agent: register, ping every 10 s, long-poll; `onJob` handles each job. */
 function pollingAgent(origin, poolToken, name, onJob) {
   const state = { stopped: false, session: null, polls: 0 };
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {{ body?: unknown, session?: boolean, token?: string }} [options]
+   */
   const call = async (method, path, { body, session = true, token } = {}) => {
     const headers = { Authorization: `Bearer ${token ?? poolToken}` };
     if (session && state.session) {
@@ -57,7 +62,7 @@ function pollingAgent(origin, poolToken, name, onJob) {
     })();
     const poller = (async () => {
       while (!state.stopped) {
-        const res = await call("GET", "jobs/next?wait=30").catch(() => ({ status: 0 }));
+        const res = await call("GET", "jobs/next?wait=30").catch(() => ({ status: 0, json: null }));
         state.polls++;
         if (res.status === 200) await onJob(res.json.job, Date.now(), call);
         else if (res.status !== 204) await sleep(1000);

@@ -206,6 +206,7 @@ async function main() {
   const raw = {};
   const probes = [];
   let rollout = null;
+  /** @type {{ dispatch?: { p50: number, p99: number }, idle?: { perAgentMinute: number }, error?: string } | null} */
   let agents = null;
   let migrations = null;
   let bundleBytes = 0;
@@ -485,6 +486,7 @@ async function main() {
       }
       const bench = combineRuns(benchRuns);
       const fl = combineRuns(floorRuns);
+      /** @type {Record<string, any>} */
       const out = {
         ...bench,
         settleS,
@@ -550,7 +552,7 @@ async function main() {
         setups[scenario.name] = setup;
         const run =
           scenario.role === "floor"
-            ? await continuousRun(scenario, setup, connections, entry)
+            ? await continuousRun(scenario, setup, connections)
             : await pairedRun(scenario, setup, connections, entry);
         Object.assign(entry, { available: true, ...run });
         log(

@@ -200,10 +200,12 @@ export async function rolloutScale({ origin, api, probe, log }) {
   };
   const e7Seq = await e7Run(planned.slice(0, E7_SEQUENTIAL), 1);
   const e7Par = await e7Run(planned.slice(E7_SEQUENTIAL), E7_CONNECTIONS);
-  for (const [what, r] of [
+  /** @type {[string, typeof e7Seq][]} */
+  const e7Runs = [
     ["one at a time", e7Seq],
     [`${E7_CONNECTIONS} connections`, e7Par],
-  ]) {
+  ];
+  for (const [what, r] of e7Runs) {
     if (r.non2xx + r.errors + r.timeouts > 0)
       throw new Error(`E7 (${what}): ${r.non2xx} non-2xx (first ${r.firstBad}), ${r.errors} errors`);
   }

@@ -82,6 +82,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   // not in .dev.vars) do not apply, the secrets are passed below.
   const logLevel = process.env.WRANGLER_LOG;
   process.env.WRANGLER_LOG = "error";
+  /** @type {any} wrangler types this loosely; the checks below say what the bench relies on. */
   let workerOptions;
   try {
     ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.jsonc")));

@@ -53,7 +53,13 @@ const JSONAPI = "application/vnd.api+json";
 
 /** A small HTTP client for setup calls (not timed). */
 export function apiClient(origin, secrets) {
+  /**
+   * @param {string} method
+   * @param {string} urlPath
+   * @param {{ token?: string, bearer?: string, body?: unknown, raw?: BodyInit, contentType?: string }} [options]
+   */
   async function call(method, urlPath, { token, bearer, body, raw, contentType } = {}) {
+    /** @type {Record<string, string>} */
     const headers = {};
     if (token) headers["X-Vault-Token"] = token;
     if (bearer) headers.Authorization = `Bearer ${bearer}`;
@@ -125,8 +131,27 @@ const SIGNER_ROLE = {
 };
 
 /**
+ * One benchmark. `role` "floor" marks the floor; `raw` names the raw signing rate a signing
+ * benchmark is compared with; `pairWith`/`pairRaw`/`compareP50With` pair its slices with
+ * another benchmark's; `onlyWhenAsked` keeps it out of the default run.
+ * @typedef {{
+ *   name: string,
+ *   title: string,
+ *   setup: (context: { needed: number }) => Promise<any>,
+ *   role?: string,
+ *   raw?: string,
+ *   pairWith?: string,
+ *   pairRaw?: string,
+ *   compareP50With?: string,
+ *   onlyWhenAsked?: boolean,
+ *   maxConnections?: number,
+ * }} Scenario
+ */
+
+/**
  * Every benchmark, in run order. Each has `setup(api, state)` returning the autocannon
  * request list (and options), or throwing Unavailable.
+ * @returns {Scenario[]}
  */
 export function scenarios({ api, state }) {
   const caMount = (mount, key) =>
@@ -276,9 +301,9 @@ export function scenarios({ api, state }) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ keys: [jwk] }));
     });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
     server.unref();
-    return `http://127.0.0.1:${server.address().port}/keys`;
+    return `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}/keys`;
   });
   const jwtMounts = new Map();
   /**

@@ -161,25 +161,7 @@ const elapsed = (t) => `${((performance.now() - t) / 1000).toFixed(1)} s`;
 
 async function main() {
   if (options.runs > 1) return repeatRuns(options, process.argv.slice(2), log);
-  const started = performance.now();
-  const startedAt = new Date().toISOString();
-  const machine = machineInfo();
-  log(`keyway bench — ${startedAt}`);
-  log(
-    `machine: ${machine.nproc} CPU(s), ${machine.cpuModel}, ${machine.memoryGiB} GiB; ${machine.os}; ` +
-      `node ${machine.node}, workerd ${machine.workerd}, wrangler ${machine.wrangler}, miniflare ${machine.miniflare}, autocannon ${machine.autocannon}`,
-  );
-  const loadBefore = os.loadavg();
-  log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
-  if (loadBefore[0] > machine.nproc * 0.5) {
-    log(
-      `warning: the machine is busy (1-min load ${loadBefore[0].toFixed(2)} on ${machine.nproc} CPUs); figures will be noisy`,
-    );
-  }
-  log(
-    `load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark ` +
-      `in ${options.slices} slices, each paired with a slice of the floor in ABBA order; generator in this process`,
-  );
+  const { started, startedAt, machine, loadBefore } = logStart();
 
   const scratch = await scratchDir({ onDisk: options.disk });
   log(`storage: ${scratch.storage}`);
@@ -204,9 +186,8 @@ async function main() {
   };
   const results = [];
   const raw = {};
-  const probes = [];
+  let probes = [];
   let rollout = null;
-  /** @type {{ dispatch?: { p50: number, p99: number }, idle?: { perAgentMinute: number }, error?: string } | null} */
   let agents = null;
   let migrations = null;
   let bundleBytes = 0;
@@ -232,377 +213,16 @@ async function main() {
       `workerd up on ${runtime.origin}; ${migrations.files.length} migrations (${migrations.statements} statements) applied in ${elapsed(t)}`,
     );
 
-    // Raw in-isolate signing rate per CA type, measured before the HTTP benchmarks and again
-    // after them; the rate used for ratios is the mean of the two (like the floor).
-    const measureRaw = async (when) => {
-      for (const { key, label } of RAW_TYPES) {
-        raw[key] ??= { label, runs: [] };
-        try {
-          const run = await askRawRate(runtime.mf, key, RAW_SIGN_MS, 20);
-          raw[key].runs.push({ when, ...run });
-          raw[key].perSecond = mean(raw[key].runs.map((r) => r.perSecond));
-          log(`· raw ${label} (${when}): ${fmt(run.perSecond)}/s (${run.signatures} in ${run.elapsedMs} ms)`);
-        } catch (e) {
-          raw[key].error = String(e.message ?? e);
-          log(`· raw ${label} (${when}): not available (${raw[key].error.slice(0, 200)})`);
-        }
-      }
-    };
-    await measureRaw("start");
-
-    // Sub-step costs inside the isolate, for "what dominates each path".
-    try {
-      probes.push(
-        ...(await askBenchWorker(runtime.mf, "probe", { iterations: 5000, budgetMs: 600, warmup: 5 }, "/sub-steps")),
-      );
-      for (const p of probes) log(`· sub-step ${p.name}: ${fmt(p.usPerCall)} µs (${p.calls} calls)`);
-    } catch (e) {
-      log(`· sub-step probes: not available (${String(e.message ?? e).slice(0, 200)})`);
-    }
+    await measureRaw(runtime, raw, "start");
+    probes = await measureSubSteps(runtime);
 
     const api = apiClient(runtime.origin, secrets);
-    const state = {
-      /** New roles written through the probe Worker (buildRole, putRole's row shapes, no HTTP). */
-      mintOtps: async (request) =>
-        (await askBenchWorker(runtime.mf, "probe", { ...request, concurrency: 32 }, "/mint-otps")).otps,
-      putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
-      /** Copies of an E4-made workspace, written by the probe Worker without runs (docs/performance.md). */
-      seedWorkspaces: ({ templateId, prefix, count }) =>
-        askBenchWorker(
-          runtime.mf,
-          "probe",
-          { templateWorkspaceId: templateId, namePrefix: prefix, count, perBatch: 50, history: false },
-          "/clone-workspaces",
-        ),
-      /** Wait `seconds`, then until workerd answers pings quickly again (background work done). */
-      idle: async (seconds) => {
-        await new Promise((r) => setTimeout(r, seconds * 1000));
-        await settle(runtime.origin, secrets.ADMIN_TOKEN, results.find((r) => r.name === "floor")?.p50);
-      },
-      /** Seconds of setup load (role creation, OTP minting) each bulk step may take. */
-      bulkBudgetS: 30,
-      /**
-       * Untimed setup load: `amount` requests in chunks (each chunk ends cleanly, so nothing
-       * is cut off mid-request) until done or `budgetS` is spent. The first chunk is small;
-       * later ones are sized from the rate seen so far to end near the budget.
-       */
-      async bulkLoad(name, { amount, budgetS, connections, requests }) {
-        const t0 = performance.now();
-        const total = {
-          requests: 0,
-          seconds: 0,
-          non2xx: 0,
-          errors: 0,
-          timeouts: 0,
-          firstBad: null,
-          errorKinds: {},
-          latencies: [],
-        };
-        for (;;) {
-          const sent = total.requests + total.non2xx + total.errors;
-          const left = budgetS - (performance.now() - t0) / 1000;
-          if (sent >= amount || left <= 0.5) break;
-          const rate = total.seconds > 0 ? sent / total.seconds : 0;
-          const chunk = rate > 0 ? Math.max(connections, Math.floor(rate * Math.min(left, 10))) : 4 * connections;
-          const n = Math.min(chunk, amount - sent);
-          const run = await runLoad({ origin: runtime.origin, requests, connections, amount: n });
-          count(name, run);
-          total.requests += run.requests;
-          total.seconds += run.seconds;
-          total.non2xx += run.non2xx;
-          total.errors += run.errors;
-          total.timeouts += run.timeouts;
-          total.firstBad ??= run.firstBad;
-          if (run.p50 !== null) total.latencies.push(run.p50);
-          if (run.requests === 0) break;
-        }
-        const rps = total.seconds > 0 ? total.requests / total.seconds : 0;
-        bulk.push({
-          name,
-          requests: total.requests,
-          seconds: total.seconds,
-          rps,
-          p50: total.latencies.length ? mean(total.latencies) : null,
-          non2xx: total.non2xx,
-          connections,
-        });
-        log(
-          `  ${name} (setup): ${total.requests} requests in ${total.seconds.toFixed(1)} s = ${fmt(rps)}/s (${elapsed(t0)})`,
-        );
-        await settle(runtime.origin, secrets.ADMIN_TOKEN, null);
-        return total;
-      },
-    };
-
+    const state = benchState({ runtime, secrets, results, bulk, count });
     /** Setups by benchmark name (the paired floor and lookup pairs reuse them). */
     const setups = {};
     const floorP50 = () => results.find((r) => r.name === "floor")?.p50;
-
-    /** A floor benchmark: warm-up, then one continuous timed run. */
-    async function continuousRun(scenario, setup, connections) {
-      const warmup = await runLoad({
-        origin: runtime.origin,
-        requests: setup.requests,
-        connections,
-        durationS: options.warmup,
-      });
-      const timed = await runLoadWithCpu({
-        origin: runtime.origin,
-        requests: setup.requests,
-        connections,
-        durationS: options.duration,
-      });
-      const settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
-      count(`${scenario.name} (warm-up)`, warmup);
-      count(scenario.name, timed);
-      const { latencies: _l, ...rest } = timed;
-      return {
-        ...rest,
-        cpuUs: cpuPerRequestUs([timed]),
-        settleS,
-        non2xx: timed.non2xx + warmup.non2xx,
-        errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts,
-      };
-    }
-
-    /**
-     * Any other benchmark: warm-up, then the timed seconds cut into slices, each right after
-     * a slice of the floor (and of the paired raw signing rate or paired benchmark, if any),
-     * so each ratio compares figures taken seconds apart — this machine's load changes by
-     * tens of percent within a minute. With --profile, one continuous profiled run instead.
-     */
-    async function pairedRun(scenario, setup, connections, entry) {
-      if (!setups.floor)
-        throw new Unavailable("the floor (GET /api/v2/ping) is not available, so nothing can be paired with it");
-      // Pre-minted OTPs: each request consumes its own; never send more than there are.
-      let left = setup.pool ? setup.pool.length : null;
-      const benchRun = async (durationS) => {
-        if (left !== null && left <= 0) return null;
-        const r = await runLoadWithCpu({
-          origin: runtime.origin,
-          requests: setup.requests,
-          connections,
-          durationS,
-          amount: left ?? undefined,
-        });
-        if (left !== null) left -= r.requests + r.non2xx + r.errors;
-        return r;
-      };
-      const warmupAmount =
-        left === null ? undefined : Math.floor((left * options.warmup) / (options.warmup + options.duration));
-      const warmup = await runLoad({
-        origin: runtime.origin,
-        requests: setup.requests,
-        connections,
-        durationS: options.warmup,
-        amount: warmupAmount,
-      });
-      if (left !== null) left -= warmup.requests + warmup.non2xx + warmup.errors;
-      count(`${scenario.name} (warm-up)`, warmup);
-      let settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
-
-      if (options.profile?.has(scenario.name)) {
-        const profiler = await attachProfiler(runtime.inspectorUrl, "core:user:keyway");
-        await profiler.start();
-        const timed = await benchRun(options.duration);
-        const out = path.join(projectRoot, "bench-results", `${scenario.name}.cpuprofile`);
-        await mkdir(path.dirname(out), { recursive: true });
-        entry.profile = await summariseProfile(await profiler.stop(), build.entryPath, out);
-        entry.note = `${entry.note ? `${entry.note}; ` : ""}CPU profiler attached (slower), not paired`;
-        log(`  profile of ${scenario.name}: ${fmt(entry.profile.totalMs)} ms of samples, saved to ${out}`);
-        log(
-          textTable(
-            ["module (self time)", "ms", "share"],
-            entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`]),
-          ),
-        );
-        log(
-          textTable(
-            ["function (self time)", "ms", "share"],
-            entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`]),
-          ),
-        );
-        count(scenario.name, timed);
-        const { latencies: _l, ...rest } = timed;
-        return {
-          ...rest,
-          settleS,
-          non2xx: timed.non2xx + warmup.non2xx,
-          errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts,
-        };
-      }
-
-      const sliceS = options.duration / options.slices;
-      const floorRuns = [];
-      const benchRuns = [];
-      const pairRuns = [];
-      const rawRuns = [];
-      // The slices of one round run in ABBA order: the floor (and raw or paired slices)
-      // first in even rounds, last in odd ones. A drift of the machine's speed during the
-      // run then weighs on both sides alike instead of always favouring the later one.
-      const floorSlice = async () => {
-        const f = await runLoadWithCpu({
-          origin: runtime.origin,
-          requests: setups.floor.requests,
-          connections: options.connections,
-          durationS: sliceS,
-        });
-        count("floor (paired)", f);
-        floorRuns.push(f);
-      };
-      const rawSlice = async () => {
-        rawRuns.push(await rawSignSlice(scenario.pairRaw, sliceS));
-      };
-      const pairSlice = async () => {
-        const p = await runLoad({
-          origin: runtime.origin,
-          requests: setups[scenario.pairWith].requests,
-          connections,
-          durationS: sliceS,
-        });
-        count(`${scenario.pairWith} (paired)`, p);
-        pairRuns.push(p);
-      };
-      const benchSlice = async () => {
-        // Untimed work a benchmark needs around each slice (issue-rsa2048: let the key pool
-        // refill before the next floor or raw slice, then take its keys before the slice).
-        if (setup.beforeSlice) await setup.beforeSlice();
-        const b = await benchRun(sliceS);
-        if (b) {
-          count(scenario.name, b);
-          benchRuns.push(b);
-        }
-        if (setup.afterSlice) await setup.afterSlice();
-      };
-      const round = [floorSlice];
-      if (scenario.pairRaw) round.push(rawSlice);
-      if (scenario.pairWith && setups[scenario.pairWith]) round.push(pairSlice);
-      round.push(benchSlice);
-      for (let i = 0; i < options.slices; i++) {
-        for (const slice of i % 2 === 0 ? round : [...round].reverse()) {
-          await slice();
-          settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
-        }
-      }
-      const bench = combineRuns(benchRuns);
-      const fl = combineRuns(floorRuns);
-      /** @type {Record<string, any>} */
-      const out = {
-        ...bench,
-        settleS,
-        non2xx: bench.non2xx + warmup.non2xx,
-        errors: bench.errors + bench.timeouts + warmup.errors + warmup.timeouts,
-        pairedFloorRps: fl.rps,
-        pairedFloorP50: fl.p50,
-        xFloor: fl.rps > 0 ? bench.rps / fl.rps : null,
-        p50xFloor: fl.p50 ? bench.p50 / fl.p50 : null,
-        xFloorSlices: bench.sliceRps.map((r, i) => (floorRuns[i]?.rps ? r / floorRuns[i].rps : null)),
-        // workerd CPU per answer: the floor's over the benchmark's is the ratio a saturated
-        // single thread gives, and the machine's other load moves it far less than a rate.
-        cpuUs: cpuPerRequestUs(benchRuns),
-        pairedFloorCpuUs: cpuPerRequestUs(floorRuns),
-      };
-      out.cpuXFloor = out.cpuUs && out.pairedFloorCpuUs ? out.pairedFloorCpuUs / out.cpuUs : null;
-      if (rawRuns.length > 0) {
-        const signatures = rawRuns.reduce((a, r) => a + r.signatures, 0);
-        const ms = rawRuns.reduce((a, r) => a + r.elapsedMs, 0);
-        out.pairedRawRps = ms > 0 ? (signatures * 1000) / ms : null;
-        out.xRaw = out.pairedRawRps ? bench.rps / out.pairedRawRps : null;
-      }
-      if (pairRuns.length > 0) {
-        const pair = combineRuns(pairRuns);
-        out.pairP50 = pair.p50;
-        out.pairRps = pair.rps;
-      }
-      if (setup.pool) {
-        out.otpPool = setup.pool.length;
-        if (bench.seconds < options.duration * 0.9) {
-          entry.note = `${entry.note ? `${entry.note}; ` : ""}ran ${bench.seconds.toFixed(1)} s: the pre-minted OTPs ran out`;
-        }
-      }
-      return out;
-    }
-
-    /** A slice of one raw rate (signing of one CA type, or key generation; see measureRaw). */
-    async function rawSignSlice(key, seconds) {
-      return askRawRate(runtime.mf, key, Math.round(seconds * 1000), 2);
-    }
-
-    for (const scenario of scenarios({ api, state })) {
-      if (options.only && scenario.role !== "floor" && !options.only.has(scenario.name)) continue;
-      // Longer scale checks run only when named (the default run stays within 8 minutes).
-      if (scenario.onlyWhenAsked && !options.only?.has(scenario.name)) continue;
-      const t0 = performance.now();
-      const entry = {
-        name: scenario.name,
-        title: scenario.title,
-        raw: scenario.raw ?? null,
-        role: scenario.role ?? null,
-        pairWith: scenario.pairWith ?? null,
-        compareP50With: scenario.compareP50With ?? null,
-      };
-      try {
-        const floorRps = results.find((r) => r.name === "floor")?.rps ?? 2000;
-        // verify: enough distinct OTPs for warm-up and timed run at up to the floor's rate.
-        const needed = Math.ceil(floorRps * (options.warmup + options.duration) * 1.05);
-        const setup = await scenario.setup({ needed });
-        const connections = Math.min(options.connections, scenario.maxConnections ?? Number.POSITIVE_INFINITY);
-        entry.connections = connections;
-        if (setup.note) entry.note = setup.note;
-        setups[scenario.name] = setup;
-        const run =
-          scenario.role === "floor"
-            ? await continuousRun(scenario, setup, connections)
-            : await pairedRun(scenario, setup, connections, entry);
-        Object.assign(entry, { available: true, ...run });
-        log(
-          `· ${scenario.name}: ${fmt(entry.rps)} req/s, p50 ${fmt(entry.p50)} ms, p99 ${fmt(entry.p99)} ms` +
-            (entry.xFloor !== undefined
-              ? `, ${fmt(entry.xFloor)} × paired floor (${fmt(entry.pairedFloorRps)} req/s)`
-              : "") +
-            (entry.pairedRawRps !== undefined
-              ? `, ${fmt(entry.xRaw)} × paired raw rate (${fmt(entry.pairedRawRps)}/s)`
-              : "") +
-            (entry.cpuXFloor ? `, workerd CPU ${fmt(entry.cpuUs)} µs/req = ${fmt(entry.cpuXFloor)} × floor's` : "") +
-            (entry.pairP50 !== undefined ? `, paired ${scenario.pairWith} p50 ${fmt(entry.pairP50)} ms` : "") +
-            `${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx / ${entry.errors} errors` : ""} (${elapsed(t0)}` +
-            `${entry.settleS > 2 ? `; workerd busy ${entry.settleS.toFixed(1)} s in all after slices` : ""})`,
-        );
-      } catch (e) {
-        if (!(e instanceof Unavailable)) throw e;
-        Object.assign(entry, { available: false, missing: e.missing, reason: e.message });
-        log(`· ${scenario.name}: ${e.missing ? "not available yet" : "setup failed"} — ${e.message}`);
-      }
-      results.push(entry);
-      // Raw signing again once every benchmark but E4 has run (E4's queued runs keep workerd
-      // busy after it).
-      if (scenario.name === "floor-end") await measureRaw("end");
-    }
-    // Decision N15's rollout scale check (bench/rollout.mjs): only with --only=rollout.
-    if (options.only?.has("rollout")) {
-      rollout = await rolloutScale({
-        origin: runtime.origin,
-        api,
-        probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p),
-        log,
-      }).catch((e) => {
-        log(`· rollout: failed — ${e.message}`);
-        return { error: String(e.message) };
-      });
-    }
-    // N18's execution-plane checks (bench/agents.mjs): only with --only=agent-dispatch.
-    if (options.only?.has("agent-dispatch")) {
-      agents = await agentChecks({
-        origin: runtime.origin,
-        api,
-        probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p),
-        log,
-        idleSeconds: options.agentIdle,
-      }).catch((e) => {
-        log(`· agent-dispatch: failed — ${e.message}`);
-        return { error: String(e.message) };
-      });
-    }
+    await runScenarios({ runtime, secrets, build, results, count, setups, floorP50 }, { api, state, raw });
+    ({ rollout, agents } = await optionalChecks(runtime, api));
   } finally {
     if (runtime) {
       const lines = runtime.runtimeLineCount();
@@ -615,7 +235,456 @@ async function main() {
     await scratch.remove();
   }
 
-  // ---- Ratios: the floor is the mean of the two ping runs (start and end) of this run.
+  const { floors, floor, drift } = applyFloorRatios(results, raw);
+  const targets = targetLines(results, answers, agents);
+  const tables = reportTables({ results, bulk, raw, probes, floor, floors, drift });
+  const loadAfter = printSummary(tables, answers, started);
+  await writeReport(
+    {
+      startedAt,
+      started,
+      machine,
+      loadBefore,
+      loadAfter,
+      storage: scratch.storage,
+      bundleBytes,
+      migrations,
+      floor,
+      drift,
+      raw,
+      probes,
+      results,
+      rollout,
+      agents,
+      bulk,
+      answers,
+    },
+    tables,
+    targets,
+  );
+}
+
+/** Log the machine, its load and the load settings; returns when the run started, the machine and its load. */
+function logStart() {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const machine = machineInfo();
+  log(`keyway bench — ${startedAt}`);
+  log(
+    `machine: ${machine.nproc} CPU(s), ${machine.cpuModel}, ${machine.memoryGiB} GiB; ${machine.os}; ` +
+      `node ${machine.node}, workerd ${machine.workerd}, wrangler ${machine.wrangler}, miniflare ${machine.miniflare}, autocannon ${machine.autocannon}`,
+  );
+  const loadBefore = os.loadavg();
+  log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
+  if (loadBefore[0] > machine.nproc * 0.5) {
+    log(
+      `warning: the machine is busy (1-min load ${loadBefore[0].toFixed(2)} on ${machine.nproc} CPUs); figures will be noisy`,
+    );
+  }
+  log(
+    `load: ${options.connections} connections, ${options.warmup} s warm-up + ${options.duration} s timed per benchmark ` +
+      `in ${options.slices} slices, each paired with a slice of the floor in ABBA order; generator in this process`,
+  );
+  return { started, startedAt, machine, loadBefore };
+}
+
+/**
+ * Raw in-isolate signing rate per CA type, measured before the HTTP benchmarks and again
+ * after them; the rate used for ratios is the mean of the two (like the floor).
+ */
+async function measureRaw(runtime, raw, when) {
+  for (const { key, label } of RAW_TYPES) {
+    raw[key] ??= { label, runs: [] };
+    try {
+      const run = await askRawRate(runtime.mf, key, RAW_SIGN_MS, 20);
+      raw[key].runs.push({ when, ...run });
+      raw[key].perSecond = mean(raw[key].runs.map((r) => r.perSecond));
+      log(`· raw ${label} (${when}): ${fmt(run.perSecond)}/s (${run.signatures} in ${run.elapsedMs} ms)`);
+    } catch (e) {
+      raw[key].error = String(e.message ?? e);
+      log(`· raw ${label} (${when}): not available (${raw[key].error.slice(0, 200)})`);
+    }
+  }
+}
+
+/** Sub-step costs inside the isolate, for "what dominates each path" (empty when not available). */
+async function measureSubSteps(runtime) {
+  const probes = [];
+  try {
+    probes.push(
+      ...(await askBenchWorker(runtime.mf, "probe", { iterations: 5000, budgetMs: 600, warmup: 5 }, "/sub-steps")),
+    );
+    for (const p of probes) log(`· sub-step ${p.name}: ${fmt(p.usPerCall)} µs (${p.calls} calls)`);
+  } catch (e) {
+    log(`· sub-step probes: not available (${String(e.message ?? e).slice(0, 200)})`);
+  }
+  return probes;
+}
+
+/** What the scenarios' setups use: the probe Worker, idling, and untimed bulk setup load. */
+function benchState({ runtime, secrets, results, bulk, count }) {
+  return {
+    /** New roles written through the probe Worker (buildRole, putRole's row shapes, no HTTP). */
+    mintOtps: async (request) =>
+      (await askBenchWorker(runtime.mf, "probe", { ...request, concurrency: 32 }, "/mint-otps")).otps,
+    putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
+    /** Copies of an E4-made workspace, written by the probe Worker without runs (docs/performance.md). */
+    seedWorkspaces: ({ templateId, prefix, count }) =>
+      askBenchWorker(
+        runtime.mf,
+        "probe",
+        { templateWorkspaceId: templateId, namePrefix: prefix, count, perBatch: 50, history: false },
+        "/clone-workspaces",
+      ),
+    /** Wait `seconds`, then until workerd answers pings quickly again (background work done). */
+    idle: async (seconds) => {
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      await settle(runtime.origin, secrets.ADMIN_TOKEN, results.find((r) => r.name === "floor")?.p50);
+    },
+    /** Seconds of setup load (role creation, OTP minting) each bulk step may take. */
+    bulkBudgetS: 30,
+    /**
+     * Untimed setup load: `amount` requests in chunks (each chunk ends cleanly, so nothing
+     * is cut off mid-request) until done or `budgetS` is spent. The first chunk is small;
+     * later ones are sized from the rate seen so far to end near the budget.
+     */
+    async bulkLoad(name, { amount, budgetS, connections, requests }) {
+      const t0 = performance.now();
+      const total = {
+        requests: 0,
+        seconds: 0,
+        non2xx: 0,
+        errors: 0,
+        timeouts: 0,
+        firstBad: null,
+        errorKinds: {},
+        latencies: [],
+      };
+      for (;;) {
+        const sent = total.requests + total.non2xx + total.errors;
+        const left = budgetS - (performance.now() - t0) / 1000;
+        if (sent >= amount || left <= 0.5) break;
+        const rate = total.seconds > 0 ? sent / total.seconds : 0;
+        const chunk = rate > 0 ? Math.max(connections, Math.floor(rate * Math.min(left, 10))) : 4 * connections;
+        const n = Math.min(chunk, amount - sent);
+        const run = await runLoad({ origin: runtime.origin, requests, connections, amount: n });
+        count(name, run);
+        total.requests += run.requests;
+        total.seconds += run.seconds;
+        total.non2xx += run.non2xx;
+        total.errors += run.errors;
+        total.timeouts += run.timeouts;
+        total.firstBad ??= run.firstBad;
+        if (run.p50 !== null) total.latencies.push(run.p50);
+        if (run.requests === 0) break;
+      }
+      const rps = total.seconds > 0 ? total.requests / total.seconds : 0;
+      bulk.push({
+        name,
+        requests: total.requests,
+        seconds: total.seconds,
+        rps,
+        p50: total.latencies.length ? mean(total.latencies) : null,
+        non2xx: total.non2xx,
+        connections,
+      });
+      log(
+        `  ${name} (setup): ${total.requests} requests in ${total.seconds.toFixed(1)} s = ${fmt(rps)}/s (${elapsed(t0)})`,
+      );
+      await settle(runtime.origin, secrets.ADMIN_TOKEN, null);
+      return total;
+    },
+  };
+}
+
+/** A floor benchmark: warm-up, then one continuous timed run. */
+async function continuousRun(ctx, scenario, setup, connections) {
+  const { runtime, secrets, floorP50, count } = ctx;
+  const warmup = await runLoad({
+    origin: runtime.origin,
+    requests: setup.requests,
+    connections,
+    durationS: options.warmup,
+  });
+  const timed = await runLoadWithCpu({
+    origin: runtime.origin,
+    requests: setup.requests,
+    connections,
+    durationS: options.duration,
+  });
+  const settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+  count(`${scenario.name} (warm-up)`, warmup);
+  count(scenario.name, timed);
+  const { latencies: _l, ...rest } = timed;
+  return {
+    ...rest,
+    cpuUs: cpuPerRequestUs([timed]),
+    settleS,
+    non2xx: timed.non2xx + warmup.non2xx,
+    errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts,
+  };
+}
+
+/**
+ * Any other benchmark: warm-up, then the timed seconds cut into slices, each right after
+ * a slice of the floor (and of the paired raw signing rate or paired benchmark, if any),
+ * so each ratio compares figures taken seconds apart — this machine's load changes by
+ * tens of percent within a minute. With --profile, one continuous profiled run instead.
+ */
+async function pairedRun(ctx, scenario, setup, connections, entry) {
+  const { runtime, secrets, floorP50, count, setups, build } = ctx;
+  if (!setups.floor)
+    throw new Unavailable("the floor (GET /api/v2/ping) is not available, so nothing can be paired with it");
+  // Pre-minted OTPs: each request consumes its own; never send more than there are.
+  let left = setup.pool ? setup.pool.length : null;
+  const benchRun = async (durationS) => {
+    if (left !== null && left <= 0) return null;
+    const r = await runLoadWithCpu({
+      origin: runtime.origin,
+      requests: setup.requests,
+      connections,
+      durationS,
+      amount: left ?? undefined,
+    });
+    if (left !== null) left -= r.requests + r.non2xx + r.errors;
+    return r;
+  };
+  const warmupAmount =
+    left === null ? undefined : Math.floor((left * options.warmup) / (options.warmup + options.duration));
+  const warmup = await runLoad({
+    origin: runtime.origin,
+    requests: setup.requests,
+    connections,
+    durationS: options.warmup,
+    amount: warmupAmount,
+  });
+  if (left !== null) left -= warmup.requests + warmup.non2xx + warmup.errors;
+  count(`${scenario.name} (warm-up)`, warmup);
+  let settleS = await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+
+  if (options.profile?.has(scenario.name)) {
+    const profiler = await attachProfiler(runtime.inspectorUrl, "core:user:keyway");
+    await profiler.start();
+    const timed = await benchRun(options.duration);
+    const out = path.join(projectRoot, "bench-results", `${scenario.name}.cpuprofile`);
+    await mkdir(path.dirname(out), { recursive: true });
+    entry.profile = await summariseProfile(await profiler.stop(), build.entryPath, out);
+    entry.note = `${entry.note ? `${entry.note}; ` : ""}CPU profiler attached (slower), not paired`;
+    log(`  profile of ${scenario.name}: ${fmt(entry.profile.totalMs)} ms of samples, saved to ${out}`);
+    log(
+      textTable(
+        ["module (self time)", "ms", "share"],
+        entry.profile.modules.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`]),
+      ),
+    );
+    log(
+      textTable(
+        ["function (self time)", "ms", "share"],
+        entry.profile.functions.map((m) => [m.name, fmt(m.ms), `${fmt(m.share * 100, 2)}%`]),
+      ),
+    );
+    count(scenario.name, timed);
+    const { latencies: _l, ...rest } = timed;
+    return {
+      ...rest,
+      settleS,
+      non2xx: timed.non2xx + warmup.non2xx,
+      errors: timed.errors + timed.timeouts + warmup.errors + warmup.timeouts,
+    };
+  }
+
+  const sliceS = options.duration / options.slices;
+  const floorRuns = [];
+  const benchRuns = [];
+  const pairRuns = [];
+  const rawRuns = [];
+  // The slices of one round run in ABBA order: the floor (and raw or paired slices)
+  // first in even rounds, last in odd ones. A drift of the machine's speed during the
+  // run then weighs on both sides alike instead of always favouring the later one.
+  const floorSlice = async () => {
+    const f = await runLoadWithCpu({
+      origin: runtime.origin,
+      requests: setups.floor.requests,
+      connections: options.connections,
+      durationS: sliceS,
+    });
+    count("floor (paired)", f);
+    floorRuns.push(f);
+  };
+  const rawSlice = async () => {
+    rawRuns.push(await rawSignSlice(runtime, scenario.pairRaw, sliceS));
+  };
+  const pairSlice = async () => {
+    const p = await runLoad({
+      origin: runtime.origin,
+      requests: setups[scenario.pairWith].requests,
+      connections,
+      durationS: sliceS,
+    });
+    count(`${scenario.pairWith} (paired)`, p);
+    pairRuns.push(p);
+  };
+  const benchSlice = async () => {
+    // Untimed work a benchmark needs around each slice (issue-rsa2048: let the key pool
+    // refill before the next floor or raw slice, then take its keys before the slice).
+    if (setup.beforeSlice) await setup.beforeSlice();
+    const b = await benchRun(sliceS);
+    if (b) {
+      count(scenario.name, b);
+      benchRuns.push(b);
+    }
+    if (setup.afterSlice) await setup.afterSlice();
+  };
+  const round = [floorSlice];
+  if (scenario.pairRaw) round.push(rawSlice);
+  if (scenario.pairWith && setups[scenario.pairWith]) round.push(pairSlice);
+  round.push(benchSlice);
+  for (let i = 0; i < options.slices; i++) {
+    for (const slice of i % 2 === 0 ? round : [...round].reverse()) {
+      await slice();
+      settleS += await settle(runtime.origin, secrets.ADMIN_TOKEN, floorP50());
+    }
+  }
+  const bench = combineRuns(benchRuns);
+  const fl = combineRuns(floorRuns);
+  /** @type {Record<string, any>} */
+  const out = {
+    ...bench,
+    settleS,
+    non2xx: bench.non2xx + warmup.non2xx,
+    errors: bench.errors + bench.timeouts + warmup.errors + warmup.timeouts,
+    pairedFloorRps: fl.rps,
+    pairedFloorP50: fl.p50,
+    xFloor: fl.rps > 0 ? bench.rps / fl.rps : null,
+    p50xFloor: fl.p50 ? bench.p50 / fl.p50 : null,
+    xFloorSlices: bench.sliceRps.map((r, i) => (floorRuns[i]?.rps ? r / floorRuns[i].rps : null)),
+    // workerd CPU per answer: the floor's over the benchmark's is the ratio a saturated
+    // single thread gives, and the machine's other load moves it far less than a rate.
+    cpuUs: cpuPerRequestUs(benchRuns),
+    pairedFloorCpuUs: cpuPerRequestUs(floorRuns),
+  };
+  out.cpuXFloor = out.cpuUs && out.pairedFloorCpuUs ? out.pairedFloorCpuUs / out.cpuUs : null;
+  if (rawRuns.length > 0) {
+    const signatures = rawRuns.reduce((a, r) => a + r.signatures, 0);
+    const ms = rawRuns.reduce((a, r) => a + r.elapsedMs, 0);
+    out.pairedRawRps = ms > 0 ? (signatures * 1000) / ms : null;
+    out.xRaw = out.pairedRawRps ? bench.rps / out.pairedRawRps : null;
+  }
+  if (pairRuns.length > 0) {
+    const pair = combineRuns(pairRuns);
+    out.pairP50 = pair.p50;
+    out.pairRps = pair.rps;
+  }
+  if (setup.pool) {
+    out.otpPool = setup.pool.length;
+    if (bench.seconds < options.duration * 0.9) {
+      entry.note = `${entry.note ? `${entry.note}; ` : ""}ran ${bench.seconds.toFixed(1)} s: the pre-minted OTPs ran out`;
+    }
+  }
+  return out;
+}
+
+/** A slice of one raw rate (signing of one CA type, or key generation; see measureRaw). */
+async function rawSignSlice(runtime, key, seconds) {
+  return askRawRate(runtime.mf, key, Math.round(seconds * 1000), 2);
+}
+
+/**
+ * Every scenario in run order (the floor always; others as --only says): set up, measure,
+ * and one result entry each in `ctx.results`.
+ */
+async function runScenarios(ctx, { api, state, raw }) {
+  const { runtime, results, setups } = ctx;
+  for (const scenario of scenarios({ api, state })) {
+    if (options.only && scenario.role !== "floor" && !options.only.has(scenario.name)) continue;
+    // Longer scale checks run only when named (the default run stays within 8 minutes).
+    if (scenario.onlyWhenAsked && !options.only?.has(scenario.name)) continue;
+    const t0 = performance.now();
+    const entry = {
+      name: scenario.name,
+      title: scenario.title,
+      raw: scenario.raw ?? null,
+      role: scenario.role ?? null,
+      pairWith: scenario.pairWith ?? null,
+      compareP50With: scenario.compareP50With ?? null,
+    };
+    try {
+      const floorRps = results.find((r) => r.name === "floor")?.rps ?? 2000;
+      // verify: enough distinct OTPs for warm-up and timed run at up to the floor's rate.
+      const needed = Math.ceil(floorRps * (options.warmup + options.duration) * 1.05);
+      const setup = await scenario.setup({ needed });
+      const connections = Math.min(options.connections, scenario.maxConnections ?? Number.POSITIVE_INFINITY);
+      entry.connections = connections;
+      if (setup.note) entry.note = setup.note;
+      setups[scenario.name] = setup;
+      const run =
+        scenario.role === "floor"
+          ? await continuousRun(ctx, scenario, setup, connections)
+          : await pairedRun(ctx, scenario, setup, connections, entry);
+      Object.assign(entry, { available: true, ...run });
+      log(
+        `· ${scenario.name}: ${fmt(entry.rps)} req/s, p50 ${fmt(entry.p50)} ms, p99 ${fmt(entry.p99)} ms` +
+          (entry.xFloor !== undefined
+            ? `, ${fmt(entry.xFloor)} × paired floor (${fmt(entry.pairedFloorRps)} req/s)`
+            : "") +
+          (entry.pairedRawRps !== undefined
+            ? `, ${fmt(entry.xRaw)} × paired raw rate (${fmt(entry.pairedRawRps)}/s)`
+            : "") +
+          (entry.cpuXFloor ? `, workerd CPU ${fmt(entry.cpuUs)} µs/req = ${fmt(entry.cpuXFloor)} × floor's` : "") +
+          (entry.pairP50 !== undefined ? `, paired ${scenario.pairWith} p50 ${fmt(entry.pairP50)} ms` : "") +
+          `${entry.non2xx + entry.errors > 0 ? `, ${entry.non2xx} non-2xx / ${entry.errors} errors` : ""} (${elapsed(t0)}` +
+          `${entry.settleS > 2 ? `; workerd busy ${entry.settleS.toFixed(1)} s in all after slices` : ""})`,
+      );
+    } catch (e) {
+      if (!(e instanceof Unavailable)) throw e;
+      Object.assign(entry, { available: false, missing: e.missing, reason: e.message });
+      log(`· ${scenario.name}: ${e.missing ? "not available yet" : "setup failed"} — ${e.message}`);
+    }
+    results.push(entry);
+    // Raw signing again once every benchmark but E4 has run (E4's queued runs keep workerd
+    // busy after it).
+    if (scenario.name === "floor-end") await measureRaw(runtime, raw, "end");
+  }
+}
+
+/** The checks that run only when named in --only: rollout scale (N15) and agent dispatch (N18). */
+async function optionalChecks(runtime, api) {
+  let rollout = null;
+  /** @type {{ dispatch?: { p50: number, p99: number }, idle?: { perAgentMinute: number }, error?: string } | null} */
+  let agents = null;
+  // Decision N15's rollout scale check (bench/rollout.mjs): only with --only=rollout.
+  if (options.only?.has("rollout")) {
+    rollout = await rolloutScale({
+      origin: runtime.origin,
+      api,
+      probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p),
+      log,
+    }).catch((e) => {
+      log(`· rollout: failed — ${e.message}`);
+      return { error: String(e.message) };
+    });
+  }
+  // N18's execution-plane checks (bench/agents.mjs): only with --only=agent-dispatch.
+  if (options.only?.has("agent-dispatch")) {
+    agents = await agentChecks({
+      origin: runtime.origin,
+      api,
+      probe: (p, body) => askBenchWorker(runtime.mf, "probe", body, p),
+      log,
+      idleSeconds: options.agentIdle,
+    }).catch((e) => {
+      log(`· agent-dispatch: failed — ${e.message}`);
+      return { error: String(e.message) };
+    });
+  }
+  return { rollout, agents };
+}
+
+/**
+ * Ratios: the floor is the mean of the two ping runs (start and end) of this run. Fills in the
+ * ratios of results that have no paired ones.
+ */
+function applyFloorRatios(results, raw) {
   const floors = results.filter((r) => r.role === "floor" && r.available);
   const floor = floors.length > 0 ? { rps: mean(floors.map((f) => f.rps)), p50: mean(floors.map((f) => f.p50)) } : null;
   const drift = floors.length === 2 ? floors[1].rps / floors[0].rps - 1 : null;
@@ -629,13 +698,18 @@ async function main() {
     const rate = r.raw ? raw[r.raw]?.perSecond : undefined;
     r.xRaw ??= rate ? r.rps / rate : null;
   }
+  return { floors, floor, drift };
+}
+
+/** The target lines: every target's ratio from this run's results (docs/performance.md). */
+function targetLines(results, answers, agents) {
   const byName = Object.fromEntries(results.map((r) => [r.name, r]));
   const pick = (name, field) => (byName[name]?.available ? (byName[name][field] ?? null) : null);
 
   /** A benchmark's figure over the same figure of its pairWith benchmark, from alternating slices. */
   const overPair = (name, field, pairField) =>
     pick(name, field) !== null && pick(name, pairField) ? pick(name, field) / pick(name, pairField) : null;
-  const targets = [
+  return [
     {
       name: "sign-ed25519-root",
       kind: "min",
@@ -801,8 +875,11 @@ async function main() {
         ]
       : []),
   ].map(targetLine);
+}
 
-  // ---- Table
+/** The benchmark table, the raw-rate and sub-step tables, and the floor line. */
+function reportTables({ results, bulk, raw, probes, floor, floors, drift }) {
+  const byName = Object.fromEntries(results.map((r) => [r.name, r]));
   const header = [
     "benchmark",
     "req/s",
@@ -897,6 +974,11 @@ async function main() {
     ? `floor: ${fmt(floor.rps)} req/s, p50 ${fmt(floor.p50)} ms (mean of ${floors.length} ping run(s)${drift === null ? "" : `; end vs start ${drift >= 0 ? "+" : ""}${fmt(drift * 100, 2)}%`})`
     : "floor: not available";
 
+  return { table, rawTable, probeTable, floorLine };
+}
+
+/** Print the tables and what went wrong; returns the load average after the run. */
+function printSummary({ table, rawTable, probeTable, floorLine }, answers, started) {
   log("");
   log(table);
   log("");
@@ -912,6 +994,13 @@ async function main() {
   log(`load average after: ${loadAfter.map((l) => l.toFixed(2)).join(" ")}; total ${elapsed(started)}`);
   log("");
 
+  return loadAfter;
+}
+
+/** Write the run's JSON (and, for a full run, docs/performance.md's block), then the target lines. */
+async function writeReport(run, { table, rawTable, probeTable, floorLine }, targets) {
+  const { startedAt, started, machine, loadBefore, loadAfter, storage, bundleBytes, migrations } = run;
+  const { floor, drift, raw, probes, results, rollout, agents, bulk, answers } = run;
   const report = {
     startedAt,
     totalSeconds: (performance.now() - started) / 1000,
@@ -923,7 +1012,7 @@ async function main() {
       profile: options.profile ? [...options.profile] : null,
       rawSignMs: RAW_SIGN_MS,
     },
-    storage: scratch.storage.startsWith("tmpfs") ? "tmpfs" : "disk",
+    storage: storage.startsWith("tmpfs") ? "tmpfs" : "disk",
     bundleBytes,
     mounts: SSH_MOUNTS,
     migrations,

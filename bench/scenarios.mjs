@@ -162,7 +162,7 @@ export function scenarios({ api, state }) {
   );
   const { otpRole, credsRequests, otpPool, verifySetup } = otpSetups(api, state);
   const { lookupSetup } = lookupSetups(api, state, opsToken);
-  const { jwtLoginSetup, manyClients } = jwtLoginSetups(api);
+  const { jwtLoginRequest } = jwtLoginSetups(api);
   const { noCode, noCodeBig, e3Setup, e4Setup } = noCodeSetups(api, state);
 
   // The floor stays an authenticated ping: ping answers without a token since B12, but a
@@ -284,53 +284,23 @@ export function scenarios({ api, state }) {
     {
       name: "login-jwt-static",
       title: "POST auth/<m>/login, ES256 JWT, static key (S25)",
-      setup: async () => {
-        const { body } = await jwtLoginSetup("bench-jwt-static", "static");
-        return {
-          requests: [
-            {
-              method: "POST",
-              path: "/v1/auth/bench-jwt-static/login",
-              headers: JSON_HEADERS,
-              body,
-              setupRequest: manyClients,
-            },
-          ],
-        };
-      },
+      setup: async () => ({ requests: [await jwtLoginRequest("bench-jwt-static", "static")] }),
     },
     {
       name: "login-jwt-jwks",
       title: "POST auth/<m>/login, ES256 JWT, JWKS cached (alias unchanged between logins)",
-      setup: async () => {
-        const { body } = await jwtLoginSetup("bench-jwt-jwks", "jwks");
-        return {
-          requests: [
-            {
-              method: "POST",
-              path: "/v1/auth/bench-jwt-jwks/login",
-              headers: JSON_HEADERS,
-              body,
-              setupRequest: manyClients,
-            },
-          ],
-        };
-      },
+      setup: async () => ({ requests: [await jwtLoginRequest("bench-jwt-jwks", "jwks")] }),
     },
     {
       name: "login-then-sign",
       title: "login (JWKS) then sign with the new token, per pair of requests",
       setup: async () => {
-        const { body } = await jwtLoginSetup("bench-jwt-jwks", "jwks");
+        const login = await jwtLoginRequest("bench-jwt-jwks", "jwks");
         await edCa();
         return {
           requests: [
             {
-              method: "POST",
-              path: "/v1/auth/bench-jwt-jwks/login",
-              headers: JSON_HEADERS,
-              body,
-              setupRequest: manyClients,
+              ...login,
               onResponse: (status, responseBody, context) => {
                 if (status === 200) context.token = JSON.parse(responseBody).auth.client_token;
               },
@@ -785,7 +755,13 @@ function jwtLoginSetups(api) {
     return jwtMounts.get(mount);
   }
 
-  return { jwtLoginSetup, manyClients };
+  /** The timed login request of a JWT mount (set up on first use), each from its own client address. */
+  async function jwtLoginRequest(mount, source) {
+    const { body } = await jwtLoginSetup(mount, source);
+    return { method: "POST", path: `/v1/auth/${mount}/login`, headers: JSON_HEADERS, body, setupRequest: manyClients };
+  }
+
+  return { jwtLoginRequest };
 }
 
 /** The no-code benchmarks' setups: organizations with their module, team token and workspaces. */

@@ -89,34 +89,12 @@ export async function agentChecks({ origin, api, probe, log, idleSeconds = 300 }
     body: { data: { type: "organizations", attributes: { name: org, email: "agents@example.test" } } },
   });
   const ownersTeam = orgRes.json.data.relationships["owners-team"].data.id;
-  const user = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
-    bearer: api.admin,
-    body: { data: { type: "users", attributes: { username: "agents-owner", email: "agents-owner@example.test" } } },
-  });
-  const token = (
-    await api.expectOk("create a user token", "POST", `/api/v2/users/${user.json.data.id}/authentication-tokens`, {
-      bearer: api.admin,
-      body: { data: { type: "authentication-tokens" } },
-    })
-  ).json.data.attributes.token;
+  const token = (await api.createUserToken("agents-owner")).json.data.attributes.token;
   await api.expectOk("add the user to owners", "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, {
     bearer: api.admin,
     body: { data: [{ type: "users", id: "agents-owner" }] },
   });
-  const mod = await api.expectOk(
-    "create the registry module",
-    "POST",
-    `/api/v2/organizations/${org}/registry-modules`,
-    {
-      bearer: token,
-      body: {
-        data: {
-          type: "registry-modules",
-          attributes: { name: "agents", provider: "null", "registry-name": "private" },
-        },
-      },
-    },
-  );
+  const mod = await api.createRegistryModule("create the registry module", org, token, "agents");
   const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/agents/null`;
   const version = await api.expectOk("create version 1.0.0", "POST", `${base}/versions`, {
     bearer: token,

@@ -57,35 +57,13 @@ export async function rolloutScale({ origin, api, probe, log }) {
   });
   const ownersTeam = orgRes.json?.data?.relationships?.["owners-team"]?.data?.id;
   const project = orgRes.json?.data?.relationships?.["default-project"]?.data?.id;
-  const userRes = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
-    bearer: api.admin,
-    body: { data: { type: "users", attributes: { username: "fleet-owner", email: "fleet-owner@example.test" } } },
-  });
-  const tokenRes = await api.expectOk(
-    "create a user token",
-    "POST",
-    `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`,
-    {
-      bearer: api.admin,
-      body: { data: { type: "authentication-tokens" } },
-    },
-  );
+  const tokenRes = await api.createUserToken("fleet-owner");
   const token = tokenRes.json?.data?.attributes?.token;
   await api.expectOk("add the user to owners", "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, {
     bearer: api.admin,
     body: { data: [{ type: "users", id: "fleet-owner" }] },
   });
-  const moduleRes = await api.expectOk(
-    "create the registry module",
-    "POST",
-    `/api/v2/organizations/${org}/registry-modules`,
-    {
-      bearer: token,
-      body: {
-        data: { type: "registry-modules", attributes: { name: "fleet", provider: "null", "registry-name": "private" } },
-      },
-    },
-  );
+  const moduleRes = await api.createRegistryModule("create the registry module", org, token, "fleet");
   const registryModuleId = moduleRes.json?.data?.id;
   const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/fleet/null`;
   const publish = async (version) => {

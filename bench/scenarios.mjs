@@ -103,7 +103,34 @@ export function apiClient(origin, secrets) {
     throw new Unavailable(`${what}: ${method} ${urlPath.split("?")[0]} → ${res.status} ${excerpt}`, { missing });
   }
 
-  return { call, expectOk, root: secrets.ROOT_TOKEN, admin: secrets.ADMIN_TOKEN };
+  /** A user made with ADMIN_TOKEN, then a token of theirs: the token call's answer. */
+  async function createUserToken(username) {
+    const userRes = await expectOk("create a user", "POST", "/api/v2/admin/users", {
+      bearer: secrets.ADMIN_TOKEN,
+      body: { data: { type: "users", attributes: { username, email: `${username}@example.test` } } },
+    });
+    return expectOk("create a user token", "POST", `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`, {
+      bearer: secrets.ADMIN_TOKEN,
+      body: { data: { type: "authentication-tokens" } },
+    });
+  }
+
+  /** A private registry module `name` (provider null) of `org`, made with `token`: the answer. */
+  function createRegistryModule(what, org, token, name) {
+    return expectOk(what, "POST", `/api/v2/organizations/${org}/registry-modules`, {
+      bearer: token,
+      body: { data: { type: "registry-modules", attributes: { name, provider: "null", "registry-name": "private" } } },
+    });
+  }
+
+  return {
+    call,
+    expectOk,
+    createUserToken,
+    createRegistryModule,
+    root: secrets.ROOT_TOKEN,
+    admin: secrets.ADMIN_TOKEN,
+  };
 }
 
 /** Only the first call runs `fn`; later calls share its promise (shared setup steps). */
@@ -772,19 +799,7 @@ function noCodeSetups(api, state) {
   // manage-workspaces only (N10: member, read-workspaces, run-workspaces), its token minted
   // by ADMIN_TOKEN (N9). The owner's token only sets things up.
   const benchUser = once(async () => {
-    const userRes = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
-      bearer: api.admin,
-      body: { data: { type: "users", attributes: { username: "bench-user", email: "bench-user@example.test" } } },
-    });
-    const tokenRes = await api.expectOk(
-      "create a user token",
-      "POST",
-      `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`,
-      {
-        bearer: api.admin,
-        body: { data: { type: "authentication-tokens" } },
-      },
-    );
+    const tokenRes = await api.createUserToken("bench-user");
     const token = tokenRes.json?.data?.attributes?.token;
     if (!token) throw new Unavailable("user token answer lacks data.attributes.token");
     return token;
@@ -823,20 +838,7 @@ function noCodeSetups(api, state) {
     );
     const teamToken = teamTokenRes.json?.data?.attributes?.token;
     if (!teamToken) throw new Unavailable("team token answer lacks data.attributes.token");
-    const moduleRes = await api.expectOk(
-      "create a registry module",
-      "POST",
-      `/api/v2/organizations/${org}/registry-modules`,
-      {
-        bearer: token,
-        body: {
-          data: {
-            type: "registry-modules",
-            attributes: { name: "bench", provider: "null", "registry-name": "private" },
-          },
-        },
-      },
-    );
+    const moduleRes = await api.createRegistryModule("create a registry module", org, token, "bench");
     const moduleId = moduleRes.json?.data?.id;
     const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/bench/null`;
     const versionRes = await api.expectOk("create version 1.0.0", "POST", `${base}/versions`, {

@@ -20,6 +20,14 @@ export async function mountTtls(db: Db, mount: string): Promise<MountTtls> {
   return mountTtlsFromRows(await mountTuneQuery(db, mount));
 }
 
+/** Stores a mount's tuned TTLs (sys/mounts.ts validated them). */
+export async function saveMountTtls(db: Db, mount: string, ttls: MountTtls): Promise<void> {
+  await db
+    .insert(sshMountTune)
+    .values({ mount, ...ttls })
+    .onConflictDoUpdate({ target: sshMountTune.mount, set: ttls });
+}
+
 /** The select behind mountTtls, for callers that batch it with other reads. */
 export function mountTuneQuery(db: Db, mount: string) {
   return db

@@ -4,21 +4,14 @@
  * deployments can hold. It neither revokes leases nor touches remote hosts (the
  * contract, docs/api-secrets.md).
  */
-import { count, eq } from "drizzle-orm";
-import { sshLegacyHostKeys } from "../db/schema";
+import { deleteLegacyHostKeys } from "./legacy-host-keys/repo";
 import { envelope, object, str } from "./openapi-schemas";
 import { vaultJson } from "./respond";
 import type { VaultRequest, VaultRoute } from "./router";
 
 async function tidyDynamicKeys(req: VaultRequest): Promise<Response> {
-  const where = eq(sshLegacyHostKeys.mount, req.mount);
-  // One batch, so the count and the deletion see the same rows.
-  const [present, removed] = await req.db.batch([
-    req.db.select({ n: count() }).from(sshLegacyHostKeys).where(where),
-    req.db.delete(sshLegacyHostKeys).where(where).returning({ name: sshLegacyHostKeys.name }),
-  ]);
-  const total = present[0]?.n ?? 0;
-  return vaultJson(req, { data: { message: `Removed ${removed.length} of ${total} host keys.` } });
+  const { present, removed } = await deleteLegacyHostKeys(req.db, req.mount);
+  return vaultJson(req, { data: { message: `Removed ${removed} of ${present} host keys.` } });
 }
 
 export const tidyRoutes: VaultRoute[] = [

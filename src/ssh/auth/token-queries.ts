@@ -60,3 +60,8 @@ export async function tokenStoreAccessor(db: Db): Promise<string> {
   const stored = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
   return stored?.value ?? value;
 }
+
+/** Deletes the row of the token with this id, if there is one. */
+export async function deleteTokenRow(db: Db, id: string): Promise<void> {
+  await db.delete(vaultTokens).where(eq(vaultTokens.id, id));
+}

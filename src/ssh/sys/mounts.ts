@@ -3,12 +3,11 @@
  * read back as integer seconds. A re-tune never changes leases already granted: callers
  * read the TTL once when they grant a lease.
  */
-import { sshMountTune } from "../../db/schema";
 import { trimTrailing } from "../../lib/bytes";
 import { invalidateMountContexts } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { type MountTtls, mountTtls, SYSTEM_LEASE_TTL_SECONDS } from "../mount-ttls";
+import { type MountTtls, mountTtls, SYSTEM_LEASE_TTL_SECONDS, saveMountTtls } from "../mount-ttls";
 import { bool, envelope, int, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
@@ -78,10 +77,7 @@ export const mountRoutes: VaultRoute[] = [
         if (next.defaultLeaseTtl > next.maxLeaseTtl) {
           throw badRequest("the value for default_lease_ttl is greater than max_lease_ttl");
         }
-        await req.db
-          .insert(sshMountTune)
-          .values({ mount, ...next })
-          .onConflictDoUpdate({ target: sshMountTune.mount, set: next });
+        await saveMountTtls(req.db, mount, next);
         // Sign, issue and creds cache the mount's TTLs per isolate; this isolate sees the tune at once.
         invalidateMountContexts(mount);
         return vaultNoContent(req, unknownFieldWarnings(f.unknown));

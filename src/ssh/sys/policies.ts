@@ -2,8 +2,6 @@
  * `sys/policies/acl/*` (decision S5a): Vault's JSON policy syntax, `root` immutable,
  * `default` present from the start.
  */
-import { asc, eq } from "drizzle-orm";
-import { vaultPolicies } from "../../db/schema";
 import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { badRequest, notFound } from "../errors";
@@ -11,6 +9,7 @@ import { parseFields, unknownFieldWarnings } from "../fields";
 import { envelope, object, str, strings, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { ParamNormaliser, VaultRequest, VaultRoute } from "../router";
+import { deletePolicy, findPolicy, policyNames, savePolicy } from "./policy-repo";
 
 const POLICY_NAME = "[^/]+";
 
@@ -31,7 +30,7 @@ function policyName(req: VaultRequest): string {
 async function readPolicy(req: VaultRequest) {
   const name = policyName(req);
   if (name === "root") return vaultJson(req, { data: { name: "root", policy: "" } });
-  const row = await req.db.query.vaultPolicies.findFirst({ where: eq(vaultPolicies.name, name) });
+  const row = await findPolicy(req.db, name);
   if (!row) {
     if (name === "default") return vaultJson(req, { data: { name, policy: DEFAULT_POLICY_TEXT } });
     throw notFound();
@@ -60,13 +59,7 @@ async function writePolicy(req: VaultRequest) {
   if (utf8LengthBound(row.policy) + utf8LengthBound(row.rules) > MAX_POLICY_ROW_BYTES) {
     throw badRequest(`policy is too large: the text and its parsed rules exceed ${MAX_POLICY_ROW_BYTES} bytes`);
   }
-  await req.db
-    .insert(vaultPolicies)
-    .values(row)
-    .onConflictDoUpdate({
-      target: vaultPolicies.name,
-      set: { policy: row.policy, rules: row.rules, updatedAt: row.updatedAt },
-    });
+  await savePolicy(req.db, row);
   invalidateTokenContexts(); // cached callers hold compiled policies (token-cache.ts)
   return vaultNoContent(req, unknownFieldWarnings(f.unknown.filter((u) => u !== "name")));
 }
@@ -80,17 +73,16 @@ function utf8LengthBound(text: string): number {
   return text.length * 3 <= MAX_POLICY_ROW_BYTES / 2 ? text.length * 3 : utf8.encode(text).byteLength;
 }
 
-async function deletePolicy(req: VaultRequest) {
+async function removePolicy(req: VaultRequest) {
   const name = policyName(req);
   if (name === "root" || name === "default") throw badRequest(`cannot delete "${name}" policy`);
-  await req.db.delete(vaultPolicies).where(eq(vaultPolicies.name, name));
+  await deletePolicy(req.db, name);
   invalidateTokenContexts(); // cached callers hold compiled policies (token-cache.ts)
   return vaultNoContent(req);
 }
 
 async function listPolicies(req: VaultRequest) {
-  const rows = await req.db.select({ name: vaultPolicies.name }).from(vaultPolicies).orderBy(asc(vaultPolicies.name));
-  const names = new Set(rows.map((r) => r.name));
+  const names = new Set(await policyNames(req.db));
   names.add("default");
   names.add("root");
   const keys = [...names].sort();
@@ -114,7 +106,7 @@ export const policyRoutes: VaultRoute[] = [
     pattern: "sys/policies/acl/:name",
     params: { name: POLICY_NAME },
     normalisedParams: { name: policyNameNormaliser },
-    operations: { read: readPolicy, update: writePolicy, delete: deletePolicy },
+    operations: { read: readPolicy, update: writePolicy, delete: removePolicy },
     docs: {
       params: { name: "the policy name (trimmed, lower-case)" },
       operations: {

@@ -2,11 +2,10 @@
  * `auth/token/*` (decisions S5a, S5b): create, lookup, lookup-self, renew, renew-self,
  * revoke, revoke-self.
  */
-import { eq } from "drizzle-orm";
-import { vaultTokens } from "../../db/schema";
 import { remainingTtl } from "../auth/durations";
 import { invalidateTokenContext } from "../auth/token-cache";
 import type { TokenContext } from "../auth/token-context";
+import { deleteTokenRow } from "../auth/token-queries";
 import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
@@ -286,7 +285,7 @@ export const tokenRoutes: VaultRoute[] = [
 async function revokeByHash(req: VaultRequest, token: string): Promise<void> {
   // A spent or expired token no longer resolves; remove its row if one is left.
   const id = await hashToken(req.env.KEYWAY_HASH_KEY, token);
-  await req.db.delete(vaultTokens).where(eq(vaultTokens.id, id));
+  await deleteTokenRow(req.db, id);
   invalidateTokenContext(id);
 }
 

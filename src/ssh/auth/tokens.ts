@@ -8,6 +8,7 @@ import type { Db } from "../../db/client";
 import { identityEntities, vaultTokens } from "../../db/schema";
 import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
+import { bearerCredential } from "../../lib/http/bearer";
 import { IsolateCache } from "../../lib/isolate-cache";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
@@ -94,9 +95,7 @@ function rootContext(): TokenContext {
 export function presentedToken(headers: Headers): string | null {
   const direct = headers.get("x-secrets-token") ?? headers.get("x-vault-token");
   if (direct?.trim()) return direct.trim();
-  const auth = headers.get("authorization");
-  const m = auth ? /^Bearer\s(.+)$/i.exec(auth.trim()) : null;
-  return m?.[1]?.trim() || null;
+  return bearerCredential(headers.get("authorization")?.trim());
 }
 
 async function contextFromRow(db: Db, row: TokenRow): Promise<TokenContext> {

@@ -67,11 +67,9 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",
   // Vault wing route files whose handlers still build their queries inline (to move into
-  // identity/repo.ts and revocation/repo.ts).
+  // an identity repository).
   "src/ssh/identity/entities.ts",
   "src/ssh/identity/groups.ts",
-  "src/ssh/revocation/inventory.ts",
-  "src/ssh/revocation/revocations.ts",
 ]);
 const DB_SCHEMA = "src/db/schema.ts";
 

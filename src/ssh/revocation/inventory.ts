@@ -4,9 +4,7 @@
  * OpenBao's pagination and filters, `cert/:serial` reads one, and `tidy/certs` (plus the
  * scheduled tidy) removes expired entries.
  */
-import { and, asc, count, eq, gt, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshCertificates } from "../../db/schema";
 import { toBase64, trimTrailing } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
 import { badRequest, notFound } from "../errors";
@@ -14,6 +12,13 @@ import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, int, listData, object, str, strings } from "../openapi-schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
+import {
+  type CertificateRow,
+  certificateRowsBySerial,
+  deleteExpiredCertificates,
+  insertCertificate,
+  listCertificateRows,
+} from "./certificate-repo";
 import { issuerSetOf, resolveIssuerRef } from "./issuers";
 
 /** One recorded certificate, as the sign path knows it. */
@@ -62,33 +67,26 @@ function seconds(value: bigint): number {
  */
 export async function recordCertificate(req: VaultRequest, cert: CertificateRecord): Promise<boolean> {
   const token = req.token;
-  const inserted = await req.db
-    .insert(sshCertificates)
-    .values({
-      mount: cert.mount,
-      issuerId: cert.issuerId,
-      serial: serialText(cert.serial),
-      role: cert.role,
-      certType: cert.certType === 2 ? "host" : "user",
-      keyId: cert.keyId,
-      principals: JSON.stringify(cert.principals),
-      validAfter: seconds(cert.validAfter),
-      validBefore: seconds(cert.validBefore),
-      publicKeyFingerprint: await sha256Fingerprint(cert.subjectKeyBlob),
-      requesterDisplayName: token?.displayName ?? "",
-      requesterAccessor: token?.accessor ?? "",
-      requesterEntityId: token?.entityId ?? null,
-      clientAddress: req.headers.get("CF-Connecting-IP"),
-      createdAt: Date.now(),
-    })
-    .onConflictDoNothing()
-    .returning({ serial: sshCertificates.serial });
-  return inserted.length === 1;
+  return insertCertificate(req.db, {
+    mount: cert.mount,
+    issuerId: cert.issuerId,
+    serial: serialText(cert.serial),
+    role: cert.role,
+    certType: cert.certType === 2 ? "host" : "user",
+    keyId: cert.keyId,
+    principals: JSON.stringify(cert.principals),
+    validAfter: seconds(cert.validAfter),
+    validBefore: seconds(cert.validBefore),
+    publicKeyFingerprint: await sha256Fingerprint(cert.subjectKeyBlob),
+    requesterDisplayName: token?.displayName ?? "",
+    requesterAccessor: token?.accessor ?? "",
+    requesterEntityId: token?.entityId ?? null,
+    clientAddress: req.headers.get("CF-Connecting-IP"),
+    createdAt: Date.now(),
+  });
 }
 
-type CertRow = typeof sshCertificates.$inferSelect;
-
-function certData(row: CertRow) {
+function certData(row: CertificateRow) {
   return {
     serial_number: row.serial,
     issuer_id: row.issuerId,
@@ -124,23 +122,14 @@ function listLimit(query: URLSearchParams): number {
 async function listCertificates(req: VaultRequest): Promise<Response> {
   const after = req.query.get("after");
   const limit = listLimit(req.query);
-  const conditions = [eq(sshCertificates.mount, req.mount)];
-  if (after) conditions.push(gt(sshCertificates.serial, parseSerialText(after) ?? after));
-  const role = req.query.get("role");
-  if (role) conditions.push(eq(sshCertificates.role, role));
-  const keyId = req.query.get("key_id");
-  if (keyId) conditions.push(eq(sshCertificates.keyId, keyId));
-  const principal = req.query.get("principal");
-  if (principal)
-    conditions.push(
-      sql`exists (select 1 from json_each(${sshCertificates.principals}) where json_each.value = ${principal})`,
-    );
-  const rows = await req.db
-    .select()
-    .from(sshCertificates)
-    .where(and(...conditions))
-    .orderBy(asc(sshCertificates.serial), asc(sshCertificates.issuerId))
-    .limit(limit);
+  const rows = await listCertificateRows(req.db, {
+    mount: req.mount,
+    after: after ? (parseSerialText(after) ?? after) : null,
+    role: req.query.get("role"),
+    keyId: req.query.get("key_id"),
+    principal: req.query.get("principal"),
+    limit,
+  });
   if (rows.length === 0) throw notFound();
   const keyInfo: Record<string, unknown> = {};
   for (const row of rows) {
@@ -158,15 +147,9 @@ async function listCertificates(req: VaultRequest): Promise<Response> {
 async function readCertificate(req: VaultRequest): Promise<Response> {
   const serial = parseSerialText(req.params.serial!);
   if (!serial) throw badRequest(`invalid serial number: ${req.params.serial}`);
-  const conditions = [eq(sshCertificates.mount, req.mount), eq(sshCertificates.serial, serial)];
   const ref = req.query.get("issuer_ref");
-  if (ref !== null)
-    conditions.push(eq(sshCertificates.issuerId, resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id));
-  const rows = await req.db
-    .select()
-    .from(sshCertificates)
-    .where(and(...conditions))
-    .limit(2);
+  const issuerId = ref !== null ? resolveIssuerRef(await issuerSetOf(req.db, req.mount), ref).id : null;
+  const rows = await certificateRowsBySerial(req.db, req.mount, serial, issuerId);
   if (rows.length === 0) throw notFound();
   if (rows.length > 1) throw badRequest(`serial number ${serial} was issued by more than one issuer; give issuer_ref`);
   return vaultJson(req, { data: certData(rows[0]!) });
@@ -185,18 +168,9 @@ export async function tidyCertificates(
   nowMs = Date.now(),
 ): Promise<number> {
   const cutoff = Math.floor(nowMs / 1000) - bufferSeconds;
-  const where = and(eq(sshCertificates.mount, mount), lt(sshCertificates.validBefore, cutoff));
-  const [[total], removed] = await db.batch([
-    db.select({ n: count() }).from(sshCertificates).where(eq(sshCertificates.mount, mount)),
-    db.delete(sshCertificates).where(where).returning({ serial: sshCertificates.serial }),
-  ]);
-  logInfo("ssh certificate inventory tidied", {
-    mount,
-    removed: removed.length,
-    of: total?.n ?? 0,
-    safety_buffer: bufferSeconds,
-  });
-  return removed.length;
+  const { total, removed } = await deleteExpiredCertificates(db, mount, cutoff);
+  logInfo("ssh certificate inventory tidied", { mount, removed, of: total, safety_buffer: bufferSeconds });
+  return removed;
 }
 
 /** `POST tidy/certs {"safety_buffer": "72h"}` (S22). */

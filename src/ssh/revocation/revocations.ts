@@ -5,9 +5,7 @@
  * the next `GET krl` serves it. Each change is logged (structured; ids, kinds and
  * fingerprints only).
  */
-import { and, asc, eq, lte } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshCertificates, sshRevocations } from "../../db/schema";
 import { utf8 } from "../../lib/bytes";
 import { logInfo } from "../../lib/log";
 import { WireError } from "../../lib/sshwire/errors";
@@ -18,9 +16,18 @@ import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, listData, object, str, written } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
+import { certificateValidBefore } from "./certificate-repo";
 import { parseSerialText, sha256Fingerprint } from "./inventory";
 import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
-import { caKeyFingerprint, KRL_STALE_HEADER, krlChangeIfDeletedStatement, krlChangeStatement, rebuildKrl } from "./krl";
+import { caKeyFingerprint, KRL_STALE_HEADER, rebuildKrl } from "./krl";
+import {
+  deleteExpiredRevocations,
+  deleteRevocationRow,
+  findRevocationRow,
+  insertRevocation,
+  listRevocationRows,
+  type RevocationRow,
+} from "./revocation-repo";
 
 /** S23: the longest key id that can be revoked, in bytes. */
 export const MAX_REVOKED_KEY_ID_BYTES = 1024;
@@ -32,8 +39,6 @@ const REVOKE_FIELDS: FieldSchema = {
   issuer_ref: { type: "string" },
   expires_at: { type: "string" },
 };
-
-type RevocationRow = typeof sshRevocations.$inferSelect;
 
 /** RFC 3339 → seconds since the epoch, or a 400. */
 function parseExpiresAt(text: string): number {
@@ -122,12 +127,7 @@ async function describeRevocation(
     let defaultExpiry = expiresAt;
     if (defaultExpiry === null) {
       // S23: a recorded certificate's revocation lasts until the certificate expires.
-      const cert = await req.db
-        .select({ validBefore: sshCertificates.validBefore })
-        .from(sshCertificates)
-        .where(and(eq(sshCertificates.issuerId, issuer.id), eq(sshCertificates.serial, serial)))
-        .limit(1);
-      defaultExpiry = cert[0]?.validBefore ?? null;
+      defaultExpiry = await certificateValidBefore(req.db, issuer.id, serial);
     }
     return {
       ...base,
@@ -202,7 +202,7 @@ async function revoke(req: VaultRequest): Promise<Response> {
     requesterAccessor: req.token?.accessor ?? "",
     createdAt: now,
   };
-  await req.db.batch([req.db.insert(sshRevocations).values(row), krlChangeStatement(req.db, req.mount, now)]);
+  await insertRevocation(req.db, row, now);
   logInfo("ssh revocation created", {
     request_id: req.requestId,
     mount: req.mount,
@@ -221,11 +221,7 @@ async function revoke(req: VaultRequest): Promise<Response> {
 }
 
 async function listRevocations(req: VaultRequest): Promise<Response> {
-  const rows = await req.db
-    .select()
-    .from(sshRevocations)
-    .where(eq(sshRevocations.mount, req.mount))
-    .orderBy(asc(sshRevocations.createdAt), asc(sshRevocations.id));
+  const rows = await listRevocationRows(req.db, req.mount);
   if (rows.length === 0) throw notFound();
   const keyInfo: Record<string, unknown> = {};
   for (const row of rows) {
@@ -244,13 +240,9 @@ async function listRevocations(req: VaultRequest): Promise<Response> {
 }
 
 async function findRevocation(req: VaultRequest): Promise<RevocationRow> {
-  const rows = await req.db
-    .select()
-    .from(sshRevocations)
-    .where(and(eq(sshRevocations.mount, req.mount), eq(sshRevocations.id, req.params.id!)))
-    .limit(1);
-  if (!rows[0]) throw notFound();
-  return rows[0];
+  const row = await findRevocationRow(req.db, req.mount, req.params.id!);
+  if (!row) throw notFound();
+  return row;
 }
 
 async function readRevocation(req: VaultRequest): Promise<Response> {
@@ -262,19 +254,13 @@ async function deleteRevocation(req: VaultRequest): Promise<Response> {
   const id = req.params.id!;
   const now = Date.now();
   // One batch (one transaction): the row goes and the KRL version grows together.
-  const [removed] = await req.db.batch([
-    req.db
-      .delete(sshRevocations)
-      .where(and(eq(sshRevocations.mount, req.mount), eq(sshRevocations.id, id)))
-      .returning({ kind: sshRevocations.kind }),
-    krlChangeIfDeletedStatement(req.db, req.mount, now),
-  ]);
-  if (removed.length > 0) {
+  const removedKind = await deleteRevocationRow(req.db, req.mount, id, now);
+  if (removedKind !== null) {
     logInfo("ssh revocation deleted", {
       request_id: req.requestId,
       mount: req.mount,
       revocation_id: id,
-      kind: removed[0]!.kind,
+      kind: removedKind,
       accessor: req.token?.accessor ?? "",
     });
     const warnings = await rebuildAfterChange(req);
@@ -285,18 +271,12 @@ async function deleteRevocation(req: VaultRequest): Promise<Response> {
 
 /** Remove a mount's revocations past their `expires_at`; the KRL changes when any went. */
 export async function tidyRevocations(env: Env, db: Db, mount: string, nowMs = Date.now()): Promise<number> {
-  const [removed] = await db.batch([
-    db
-      .delete(sshRevocations)
-      .where(and(eq(sshRevocations.mount, mount), lte(sshRevocations.expiresAt, Math.floor(nowMs / 1000))))
-      .returning({ id: sshRevocations.id }),
-    krlChangeIfDeletedStatement(db, mount, nowMs),
-  ]);
-  if (removed.length > 0) {
-    logInfo("ssh expired revocations tidied", { mount, removed: removed.length });
+  const removed = await deleteExpiredRevocations(db, mount, nowMs);
+  if (removed > 0) {
+    logInfo("ssh expired revocations tidied", { mount, removed });
     await rebuildKrl(env, db, mount);
   }
-  return removed.length;
+  return removed;
 }
 
 const UUID_PARAM = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";

@@ -2,10 +2,7 @@
  * Identity entities and aliases (decision S5a). A token created with `entity_id`
  * renders identity templates from its entity and gains the entity's policies.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
-import { MAX_GROUP_DEPTH } from "../auth/acl";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { tokenStoreAccessor } from "../auth/token-queries";
 import { badRequest, notFound } from "../errors";
@@ -25,82 +22,24 @@ import {
 } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-
-/** An entity with its aliases, as identity templates see it. */
-export interface Entity {
-  id: string;
-  name: string;
-  metadata: Record<string, string>;
-  policies: string[];
-  disabled: boolean;
-  createdAt: number;
-  updatedAt: number;
-  aliases: EntityAlias[];
-}
-
-export interface EntityAlias {
-  id: string;
-  name: string;
-  canonicalId: string;
-  mountAccessor: string;
-  metadata: Record<string, string>;
-  createdAt: number;
-}
-
-/** Load an entity (with aliases) by id; null when absent. */
-export async function loadEntity(db: Db, id: string): Promise<Entity | null> {
-  const row = await db.query.identityEntities.findFirst({ where: eq(identityEntities.id, id) });
-  if (!row) return null;
-  const aliases = await db.select().from(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id));
-  return {
-    id: row.id,
-    name: row.name,
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
-    policies: JSON.parse(row.policies) as string[],
-    disabled: row.disabled,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    aliases: aliases.map((a) => ({
-      id: a.id,
-      name: a.name,
-      canonicalId: a.canonicalId,
-      mountAccessor: a.mountAccessor,
-      metadata: JSON.parse(a.metadata) as Record<string, string>,
-      createdAt: a.createdAt,
-    })),
-  };
-}
-
-/** Type of each auth mount by accessor (S24), for `mount_type` of aliases; the token store's is `token`. */
-async function mountTypes(db: Db): Promise<Map<string, string>> {
-  const rows = await db.select({ accessor: authMounts.accessor, type: authMounts.type }).from(authMounts);
-  return new Map(rows.map((r) => [r.accessor, r.type]));
-}
-
-/** The entity's groups (S27): direct (internal or external membership), and those they are nested in. */
-interface EntityGroups {
-  direct: string[];
-  inherited: string[];
-}
-
-async function entityGroups(db: Db, entityId: string): Promise<EntityGroups> {
-  const rows = await db.all<{ id: string; depth: number }>(
-    sql`WITH RECURSIVE grp(id, depth) AS (
-          SELECT group_id, 0 FROM ${identityGroupMembers} WHERE member_type = 'entity' AND member_id = ${entityId}
-          UNION
-          SELECT m.group_id, grp.depth + 1 FROM ${identityGroupMembers} m JOIN grp ON m.member_id = grp.id
-          WHERE m.member_type = 'group' AND grp.depth < ${MAX_GROUP_DEPTH}
-        )
-        SELECT id, min(depth) AS depth FROM grp GROUP BY id ORDER BY id`,
-  );
-  return {
-    direct: rows.filter((r) => r.depth === 0).map((r) => r.id),
-    inherited: rows.filter((r) => r.depth > 0).map((r) => r.id),
-  };
-}
+import {
+  authMountExists,
+  authMountTypes,
+  deleteEntity,
+  type Entity,
+  type EntityGroups,
+  entityAliasExists,
+  entityGroups,
+  entityIdByName,
+  insertEntity,
+  insertEntityAlias,
+  listEntityRows,
+  loadEntity,
+  updateEntity,
+} from "./entity-repo";
 
 async function entityAnswer(db: Db, entity: Entity) {
-  const [types, groups] = await Promise.all([mountTypes(db), entityGroups(db, entity.id)]);
+  const [types, groups] = await Promise.all([authMountTypes(db), entityGroups(db, entity.id)]);
   return entityData(entity, types, groups);
 }
 
@@ -188,29 +127,26 @@ async function writeEntity(req: VaultRequest, existingId: string | null): Promis
   if (existingId && !existing) throw badRequest("entity not found from id");
   if (name && !ENTITY_NAME.test(name)) throw badRequest(`invalid entity name "${name}"`);
   if (name) {
-    const clash = await req.db.query.identityEntities.findFirst({ where: eq(identityEntities.name, name) });
-    if (clash && clash.id !== existingId) throw badRequest("entity name is already in use");
+    const clashId = await entityIdByName(req.db, name);
+    if (clashId !== null && clashId !== existingId) throw badRequest("entity name is already in use");
   }
   const policies = [...new Set((f.values.policies as string[]).map((p) => p.toLowerCase()))].sort();
   if (policies.includes("root")) throw badRequest('the "root" policy cannot be attached to an entity');
   const warnings = unknownFieldWarnings(f.unknown.filter((u) => u !== "id"));
   if (existing) {
-    await req.db
-      .update(identityEntities)
-      .set({
-        name: name || existing.name,
-        metadata: f.provided.has("metadata") ? JSON.stringify(f.values.metadata) : JSON.stringify(existing.metadata),
-        policies: f.provided.has("policies") ? JSON.stringify(policies) : JSON.stringify(existing.policies),
-        disabled: f.provided.has("disabled") ? (f.values.disabled as boolean) : existing.disabled,
-        updatedAt: now,
-      })
-      .where(eq(identityEntities.id, existing.id));
+    await updateEntity(req.db, existing.id, {
+      name: name || existing.name,
+      metadata: f.provided.has("metadata") ? JSON.stringify(f.values.metadata) : JSON.stringify(existing.metadata),
+      policies: f.provided.has("policies") ? JSON.stringify(policies) : JSON.stringify(existing.policies),
+      disabled: f.provided.has("disabled") ? (f.values.disabled as boolean) : existing.disabled,
+      updatedAt: now,
+    });
     invalidateTokenContexts(); // cached callers hold their entity's policies (token-cache.ts)
     return vaultJson(req, { data: { id: existing.id, name: name || existing.name }, warnings });
   }
   const id = crypto.randomUUID();
   const entityName = name || `entity_${id.slice(0, 8)}`;
-  await req.db.insert(identityEntities).values({
+  await insertEntity(req.db, {
     id,
     name: entityName,
     metadata: JSON.stringify(f.values.metadata),
@@ -257,7 +193,7 @@ export const identityRoutes: VaultRoute[] = [
     },
     operations: {
       list: async (req) => {
-        const rows = await req.db.select().from(identityEntities).orderBy(asc(identityEntities.id));
+        const rows = await listEntityRows(req.db);
         if (rows.length === 0) throw notFound();
         const keyInfo: Record<string, unknown> = {};
         for (const row of rows) keyInfo[row.id] = { name: row.name, aliases: [] };
@@ -285,14 +221,7 @@ export const identityRoutes: VaultRoute[] = [
       update: (req) => writeEntity(req, req.params.id ?? ""),
       delete: async (req) => {
         const id = req.params.id ?? "";
-        await req.db.batch([
-          req.db.delete(identityEntityAliases).where(eq(identityEntityAliases.canonicalId, id)),
-          // S27: the entity leaves every group it was in.
-          req.db
-            .delete(identityGroupMembers)
-            .where(and(eq(identityGroupMembers.memberType, "entity"), eq(identityGroupMembers.memberId, id))),
-          req.db.delete(identityEntities).where(eq(identityEntities.id, id)),
-        ]);
+        await deleteEntity(req.db, id); // S27: the entity also leaves every group it was in
         invalidateTokenContexts(); // cached callers hold their entity's policies (token-cache.ts)
         return vaultNoContent(req);
       },
@@ -307,10 +236,8 @@ export const identityRoutes: VaultRoute[] = [
     params: { name: "[^/]+" },
     operations: {
       read: async (req) => {
-        const row = await req.db.query.identityEntities.findFirst({
-          where: eq(identityEntities.name, req.params.name ?? ""),
-        });
-        const entity = row ? await loadEntity(req.db, row.id) : null;
+        const id = await entityIdByName(req.db, req.params.name ?? "");
+        const entity = id !== null ? await loadEntity(req.db, id) : null;
         if (!entity) throw notFound();
         return vaultJson(req, { data: await entityAnswer(req.db, entity) });
       },
@@ -337,21 +264,15 @@ export const identityRoutes: VaultRoute[] = [
         if (!mountAccessor) throw badRequest("missing mount_accessor");
         if (!canonicalId) throw badRequest("missing canonical_id");
         // The token store's accessor, or an auth mount's (S24: an alias made ahead of a first login).
-        const authMount = await req.db
-          .select({ accessor: authMounts.accessor })
-          .from(authMounts)
-          .where(eq(authMounts.accessor, mountAccessor));
-        if (mountAccessor !== (await tokenStoreAccessor(req.db)) && authMount.length === 0) {
+        const isAuthMount = await authMountExists(req.db, mountAccessor);
+        if (mountAccessor !== (await tokenStoreAccessor(req.db)) && !isAuthMount) {
           throw badRequest("invalid mount accessor");
         }
         if (!(await loadEntity(req.db, canonicalId))) throw badRequest("invalid canonical ID");
-        const clash = await req.db
-          .select({ id: identityEntityAliases.id })
-          .from(identityEntityAliases)
-          .where(and(eq(identityEntityAliases.mountAccessor, mountAccessor), eq(identityEntityAliases.name, name)));
-        if (clash.length > 0) throw badRequest("alias already exists for requested entity and mount accessor");
+        if (await entityAliasExists(req.db, mountAccessor, name))
+          throw badRequest("alias already exists for requested entity and mount accessor");
         const id = crypto.randomUUID();
-        await req.db.insert(identityEntityAliases).values({
+        await insertEntityAlias(req.db, {
           id,
           name,
           canonicalId,

@@ -7,17 +7,7 @@
  * (login-identity.ts). A group's policies reach every token of its entities, and of the
  * entities of groups nested in it, at request time (auth/acl.ts).
  */
-import { and, asc, eq, or, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import { type Db, nonEmptyBatch } from "../../db/client";
-import { inJsonList } from "../../db/json-list";
-import {
-  authMounts,
-  identityEntities,
-  identityGroupAliases,
-  identityGroupMembers,
-  identityGroups,
-} from "../../db/schema";
+import type { Db } from "../../db/client";
 import { MAX_GROUP_DEPTH } from "../auth/acl";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { badRequest, notFound } from "../errors";
@@ -36,7 +26,28 @@ import {
 } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-import type { TemplateGroup } from "../templates";
+import {
+  authMountByAccessor,
+  deleteGroupAlias,
+  deleteGroupRows,
+  existingEntityIds,
+  existingGroupIds,
+  findGroup,
+  findGroupAlias,
+  type GroupAliasRow,
+  type GroupRow,
+  type GroupWrite,
+  groupAliasClashes,
+  groupNestingEdges,
+  groupRelations,
+  insertGroupAlias,
+  listGroupAliasRows,
+  listGroupMemberRows,
+  listGroupNames,
+  listGroupRows,
+  updateGroupAlias,
+  writeGroupRows,
+} from "./group-repo";
 
 const GROUP_FIELDS = {
   name: { type: "string" },
@@ -57,31 +68,10 @@ const GROUP_ALIAS_FIELDS = {
 
 const GROUP_NAME = /^[A-Za-z0-9_.@-][A-Za-z0-9_.@ -]*$/;
 
-type GroupRow = typeof identityGroups.$inferSelect;
-type AliasRow = typeof identityGroupAliases.$inferSelect;
-
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/**
- * The groups an entity is in for identity templates (`{{identity.groups.names.<n>.id}}`,
- * …): directly and through nesting up to MAX_GROUP_DEPTH levels, as Vault's
- * GroupsForEntity gives them to its templating. One statement.
- */
-export async function templateGroupsOf(db: Db, entityId: string): Promise<TemplateGroup[]> {
-  const rows = await db.all<{ id: string; name: string; metadata: string }>(
-    sql`WITH RECURSIVE grp(id, depth) AS (
-          SELECT group_id, 0 FROM ${identityGroupMembers} WHERE member_type = 'entity' AND member_id = ${entityId}
-          UNION
-          SELECT m.group_id, grp.depth + 1 FROM ${identityGroupMembers} m JOIN grp ON m.member_id = grp.id
-          WHERE m.member_type = 'group' AND grp.depth < ${MAX_GROUP_DEPTH}
-        )
-        SELECT g.id, g.name, g.metadata FROM ${identityGroups} g WHERE g.id IN (SELECT id FROM grp) ORDER BY g.name`,
-  );
-  return rows.map((r) => ({ id: r.id, name: r.name, metadata: JSON.parse(r.metadata) as Record<string, string> }));
-}
-
-async function aliasData(db: Db, alias: AliasRow) {
-  const mount = (await db.select().from(authMounts).where(eq(authMounts.accessor, alias.mountAccessor)).limit(1))[0];
+async function aliasData(db: Db, alias: GroupAliasRow) {
+  const mount = await authMountByAccessor(db, alias.mountAccessor);
   return {
     canonical_id: alias.canonicalId,
     creation_time: iso(alias.createdAt),
@@ -97,14 +87,7 @@ async function aliasData(db: Db, alias: AliasRow) {
 }
 
 async function groupData(db: Db, group: GroupRow) {
-  const [members, parents, aliases] = await db.batch([
-    db.select().from(identityGroupMembers).where(eq(identityGroupMembers.groupId, group.id)),
-    db
-      .select({ id: identityGroupMembers.groupId })
-      .from(identityGroupMembers)
-      .where(and(eq(identityGroupMembers.memberType, "group"), eq(identityGroupMembers.memberId, group.id))),
-    db.select().from(identityGroupAliases).where(eq(identityGroupAliases.canonicalId, group.id)),
-  ]);
+  const { members, parents, aliases } = await groupRelations(db, group.id);
   const metadata = JSON.parse(group.metadata) as Record<string, string>;
   return {
     alias: aliases[0] ? await aliasData(db, aliases[0]) : {},
@@ -158,20 +141,12 @@ const groupSchema = object({
   type: { enum: ["internal", "external"] },
 });
 
-async function findGroup(db: Db, by: { id?: string; name?: string }): Promise<GroupRow | null> {
-  const where = by.id !== undefined ? eq(identityGroups.id, by.id) : eq(identityGroups.name, by.name ?? "");
-  return (await db.select().from(identityGroups).where(where).limit(1))[0] ?? null;
-}
-
 /**
  * S27: refuse member groups that would make a cycle or nest deeper than MAX_GROUP_DEPTH
  * levels once `groupId`'s member groups are `members`.
  */
 async function checkNesting(db: Db, groupId: string, members: string[]): Promise<void> {
-  const edges = await db
-    .select({ parent: identityGroupMembers.groupId, child: identityGroupMembers.memberId })
-    .from(identityGroupMembers)
-    .where(eq(identityGroupMembers.memberType, "group"));
+  const edges = await groupNestingEdges(db);
   const children = new Map<string, string[]>();
   const parents = new Map<string, string[]>();
   for (const { parent, child } of edges) {
@@ -235,76 +210,50 @@ async function writeGroup(
     throw badRequest("member groups can't be set for external groups");
   const id = group?.id ?? crypto.randomUUID();
   if (memberEntities.length > 0) {
-    const found = await req.db
-      .select({ id: identityEntities.id })
-      .from(identityEntities)
-      .where(inJsonList(identityEntities.id, memberEntities));
+    const found = await existingEntityIds(req.db, memberEntities);
     const missing = memberEntities.find((e) => !found.some((r) => r.id === e));
     if (missing) throw badRequest(`invalid member entity ID "${missing}"`);
   }
   if (has("member_group_ids")) {
-    const found = await req.db
-      .select({ id: identityGroups.id })
-      .from(identityGroups)
-      .where(inJsonList(identityGroups.id, memberGroups));
+    const found = await existingGroupIds(req.db, memberGroups);
     const missing = memberGroups.find((g) => g !== id && !found.some((r) => r.id === g));
     if (missing) throw badRequest(`invalid member group ID "${missing}"`);
     await checkNesting(req.db, id, memberGroups);
   }
   const now = Date.now();
   const warnings = unknownFieldWarnings(f.unknown.filter((u) => u !== "id"));
-  const statements: BatchItem<"sqlite">[] = [];
-  if (group) {
-    statements.push(
-      req.db
-        .update(identityGroups)
-        .set({
-          name: name || group.name,
-          policies: has("policies") ? JSON.stringify(policies) : group.policies,
-          metadata: has("metadata") ? JSON.stringify(f.values.metadata) : group.metadata,
-          updatedAt: now,
-        })
-        .where(eq(identityGroups.id, id)),
-    );
-  } else {
-    statements.push(
-      req.db.insert(identityGroups).values({
-        id,
-        name: name || `group_${id.slice(0, 8)}`,
-        type,
-        policies: JSON.stringify(policies),
-        metadata: JSON.stringify(f.values.metadata),
-        createdAt: now,
-        updatedAt: now,
-      }),
-    );
-  }
+  const write: GroupWrite = {
+    group: group
+      ? {
+          update: {
+            id,
+            name: name || group.name,
+            policies: has("policies") ? JSON.stringify(policies) : group.policies,
+            metadata: has("metadata") ? JSON.stringify(f.values.metadata) : group.metadata,
+            updatedAt: now,
+          },
+        }
+      : {
+          insert: {
+            id,
+            name: name || `group_${id.slice(0, 8)}`,
+            type,
+            policies: JSON.stringify(policies),
+            metadata: JSON.stringify(f.values.metadata),
+            createdAt: now,
+            updatedAt: now,
+          },
+        },
+    members: [],
+  };
   for (const [field, memberType, members] of [
     ["member_entity_ids", "entity", memberEntities],
     ["member_group_ids", "group", memberGroups],
   ] as const) {
     if (!has(field) || type === "external") continue;
-    statements.push(
-      req.db
-        .delete(identityGroupMembers)
-        .where(
-          and(
-            eq(identityGroupMembers.groupId, id),
-            eq(identityGroupMembers.memberType, memberType),
-            eq(identityGroupMembers.source, ""),
-          ),
-        ),
-    );
-    if (members.length > 0) {
-      statements.push(
-        req.db
-          .insert(identityGroupMembers)
-          .select(sql`SELECT ${id}, ${memberType}, value, '' FROM json_each(${JSON.stringify(members)}) WHERE true`)
-          .onConflictDoNothing(),
-      );
-    }
+    write.members.push({ memberType, ids: members });
   }
-  await req.db.batch(nonEmptyBatch(statements));
+  await writeGroupRows(req.db, write);
   invalidateTokenContexts(); // cached callers hold their groups' policies (token-cache.ts)
   if (answer === "noContent") return vaultNoContent(req, warnings);
   return vaultJson(req, { data: { id, name: name || group?.name || `group_${id.slice(0, 8)}` }, warnings });
@@ -312,18 +261,7 @@ async function writeGroup(
 
 async function deleteGroup(req: VaultRequest, group: GroupRow | null): Promise<Response> {
   if (group) {
-    await req.db.batch([
-      req.db
-        .delete(identityGroupMembers)
-        .where(
-          or(
-            eq(identityGroupMembers.groupId, group.id),
-            and(eq(identityGroupMembers.memberType, "group"), eq(identityGroupMembers.memberId, group.id)),
-          ),
-        ),
-      req.db.delete(identityGroupAliases).where(eq(identityGroupAliases.canonicalId, group.id)),
-      req.db.delete(identityGroups).where(eq(identityGroups.id, group.id)),
-    ]);
+    await deleteGroupRows(req.db, group.id);
     invalidateTokenContexts();
   }
   return vaultNoContent(req);
@@ -336,10 +274,7 @@ async function readGroup(req: VaultRequest, group: GroupRow | null): Promise<Res
 
 async function writeGroupAlias(req: VaultRequest, existingId: string | null): Promise<Response> {
   const f = parseFields(req.body, GROUP_ALIAS_FIELDS);
-  const existing = existingId
-    ? ((await req.db.select().from(identityGroupAliases).where(eq(identityGroupAliases.id, existingId)).limit(1))[0] ??
-      null)
-    : null;
+  const existing = existingId ? await findGroupAlias(req.db, existingId) : null;
   if (existingId && !existing) throw badRequest("invalid group alias ID");
   const name = String(f.values.name).trim() || existing?.name || "";
   const mountAccessor = String(f.values.mount_accessor).trim() || existing?.mountAccessor || "";
@@ -347,20 +282,12 @@ async function writeGroupAlias(req: VaultRequest, existingId: string | null): Pr
   if (!name) throw badRequest("missing alias name");
   if (!mountAccessor) throw badRequest("missing mount_accessor");
   if (!canonicalId) throw badRequest("missing canonical_id");
-  const mount = await req.db.select().from(authMounts).where(eq(authMounts.accessor, mountAccessor)).limit(1);
-  if (mount.length === 0) throw badRequest(`invalid mount accessor "${mountAccessor}"`);
+  if (!(await authMountByAccessor(req.db, mountAccessor)))
+    throw badRequest(`invalid mount accessor "${mountAccessor}"`);
   const group = await findGroup(req.db, { id: canonicalId });
   if (!group) throw badRequest("invalid canonical ID");
   if (group.type !== "external") throw badRequest("alias can't be set on an internal group");
-  const clashes = await req.db
-    .select()
-    .from(identityGroupAliases)
-    .where(
-      or(
-        and(eq(identityGroupAliases.mountAccessor, mountAccessor), eq(identityGroupAliases.name, name)),
-        eq(identityGroupAliases.canonicalId, canonicalId),
-      ),
-    );
+  const clashes = await groupAliasClashes(req.db, mountAccessor, name, canonicalId);
   for (const clash of clashes) {
     if (clash.id === existing?.id) continue;
     if (clash.canonicalId === canonicalId && (clash.name !== name || clash.mountAccessor !== mountAccessor)) {
@@ -371,16 +298,11 @@ async function writeGroupAlias(req: VaultRequest, existingId: string | null): Pr
   const now = Date.now();
   const warnings = unknownFieldWarnings(f.unknown.filter((u) => u !== "id"));
   if (existing) {
-    await req.db
-      .update(identityGroupAliases)
-      .set({ name, mountAccessor, canonicalId, updatedAt: now })
-      .where(eq(identityGroupAliases.id, existing.id));
+    await updateGroupAlias(req.db, existing.id, { name, mountAccessor, canonicalId, updatedAt: now });
     return vaultNoContent(req, warnings);
   }
   const id = crypto.randomUUID();
-  await req.db
-    .insert(identityGroupAliases)
-    .values({ id, name, mountAccessor, canonicalId, createdAt: now, updatedAt: now });
+  await insertGroupAlias(req.db, { id, name, mountAccessor, canonicalId, createdAt: now, updatedAt: now });
   return vaultJson(req, { data: { id, canonical_id: canonicalId }, warnings });
 }
 
@@ -416,9 +338,9 @@ export const groupRoutes: VaultRoute[] = [
     },
     operations: {
       list: async (req) => {
-        const rows = await req.db.select().from(identityGroups).orderBy(asc(identityGroups.id));
+        const rows = await listGroupRows(req.db);
         if (rows.length === 0) throw notFound();
-        const members = await req.db.select().from(identityGroupMembers);
+        const members = await listGroupMemberRows(req.db);
         const keyInfo: Record<string, unknown> = {};
         for (const row of rows) {
           keyInfo[row.id] = {
@@ -459,10 +381,7 @@ export const groupRoutes: VaultRoute[] = [
     },
     operations: {
       list: async (req) => {
-        const rows = await req.db
-          .select({ name: identityGroups.name })
-          .from(identityGroups)
-          .orderBy(asc(identityGroups.name));
+        const rows = await listGroupNames(req.db);
         if (rows.length === 0) throw notFound();
         return vaultJson(req, { data: { keys: rows.map((r) => r.name) } });
       },
@@ -520,7 +439,7 @@ export const groupRoutes: VaultRoute[] = [
     },
     operations: {
       list: async (req) => {
-        const rows = await req.db.select().from(identityGroupAliases).orderBy(asc(identityGroupAliases.id));
+        const rows = await listGroupAliasRows(req.db);
         if (rows.length === 0) throw notFound();
         const keyInfo: Record<string, unknown> = {};
         for (const r of rows)
@@ -542,19 +461,13 @@ export const groupRoutes: VaultRoute[] = [
     },
     operations: {
       read: async (req) => {
-        const row = (
-          await req.db
-            .select()
-            .from(identityGroupAliases)
-            .where(eq(identityGroupAliases.id, req.params.id ?? ""))
-            .limit(1)
-        )[0];
+        const row = await findGroupAlias(req.db, req.params.id ?? "");
         if (!row) throw notFound();
         return vaultJson(req, { data: await aliasData(req.db, row) });
       },
       update: (req) => writeGroupAlias(req, req.params.id ?? ""),
       delete: async (req) => {
-        await req.db.delete(identityGroupAliases).where(eq(identityGroupAliases.id, req.params.id ?? ""));
+        await deleteGroupAlias(req.db, req.params.id ?? "");
         return vaultNoContent(req);
       },
     },

@@ -11,7 +11,7 @@
 import type { Db } from "../db/client";
 import { IsolateCache } from "../lib/isolate-cache";
 import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
-import type { Capability } from "./auth/policy";
+import type { Capability } from "./auth/acl-policy";
 import type { TokenContext } from "./auth/token-context";
 import type { FieldSchema } from "./fields";
 

@@ -5,7 +5,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { identityEntities, identityGroupMembers, identityGroups, vaultPolicies, vaultTokens } from "../../db/schema";
-import { Acl, DEFAULT_POLICY_TEXT, type PolicyRules, parsePolicy } from "./policy";
+import { Acl, DEFAULT_POLICY_TEXT, type PolicyRules, parsePolicy } from "./acl-policy";
 import type { TokenContext } from "./token-context";
 
 const defaultRules = parsePolicy(DEFAULT_POLICY_TEXT);

@@ -19,7 +19,7 @@
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
-import type { Acl, PolicyRules } from "./policy";
+import type { Acl, PolicyRules } from "./acl-policy";
 import type { TokenContext, TokenIdentity } from "./token-context";
 
 /** How long a cached caller may be served without re-reading D1. */

@@ -3,8 +3,8 @@
  * and the per-isolate cache keeps it (token-cache.ts). A type of its own so the ACL and
  * the cache can name it without importing the token store.
  */
-import type { Acl, PolicyRules } from "./policy";
-import type { EntityPoliciesRow } from "./token-queries";
+import type { Acl, PolicyRules } from "./acl-policy";
+import type { EntityPoliciesRow } from "./token-repo";
 
 /** The authenticated caller of a /v1 request. */
 export interface TokenContext {

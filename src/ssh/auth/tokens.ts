@@ -12,8 +12,8 @@ import { bearerCredential } from "../../lib/http/bearer";
 import { IsolateCache } from "../../lib/isolate-cache";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
+import { Acl } from "./acl-policy";
 import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "./durations";
-import { Acl } from "./policy";
 import {
   compiledPolicyCache,
   invalidateTokenContext,
@@ -22,13 +22,7 @@ import {
   tokenContextCache,
 } from "./token-cache";
 import type { TokenContext, TokenIdentity } from "./token-context";
-import {
-  ancestorsQuery,
-  type EntityPoliciesRow,
-  type TokenRow,
-  tokenEntityQuery,
-  tokenRowQuery,
-} from "./token-queries";
+import { ancestorsQuery, type EntityPoliciesRow, type TokenRow, tokenEntityQuery, tokenRowQuery } from "./token-repo";
 
 const TOKEN_HASH_PURPOSE = "vault-token";
 

@@ -30,13 +30,12 @@ import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-s
 import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
 import { envelope, object, str } from "../openapi-schemas";
 import { vaultJson } from "../respond";
-import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
+import { type CertificateRecord, recordCertificate } from "../revocation/inventory-routes";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
 import type { VaultRequest, VaultRoute } from "../router";
 import { containsTemplate, type TemplateEntity, usesGroupTemplates } from "../templates";
-import { poolFor } from "./key-pool";
 import {
   certTypeFor,
   criticalOptionsFor,
@@ -48,7 +47,8 @@ import {
   type SystemTtls,
   ttlFor,
   validityFor,
-} from "./policy";
+} from "./certificate-rules";
+import { poolFor } from "./key-pool";
 
 /** The certificate fields of `sign`, shared with `issue`. */
 const CERT_FIELDS: FieldSchema = {

@@ -5,7 +5,7 @@
 import { remainingTtl } from "../auth/durations";
 import { invalidateTokenContext } from "../auth/token-cache";
 import type { TokenContext } from "../auth/token-context";
-import { deleteTokenRow } from "../auth/token-queries";
+import { deleteTokenRow } from "../auth/token-repo";
 import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";

@@ -11,7 +11,7 @@ import {
   principalsFor,
   ttlFor,
   validityFor,
-} from "../../../src/ssh/sign/policy";
+} from "../../../src/ssh/sign/certificate-rules";
 
 function caRole(overrides: Partial<Role> = {}): Role {
   return { ...defaultRole("r", "ca"), allowUserCertificates: true, ...overrides };

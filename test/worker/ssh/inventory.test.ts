@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
 import worker from "../../../src/index";
-import { recordCertificate } from "../../../src/ssh/revocation/inventory";
+import { recordCertificate } from "../../../src/ssh/revocation/inventory-routes";
 import type { VaultRequest } from "../../../src/ssh/router";
 import { importRevocationIssuers, MOUNT, role, sign } from "../../helpers/ssh-revocation";
 import { tokenWithPolicy, vault } from "../../helpers/vault";

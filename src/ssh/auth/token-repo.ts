@@ -5,7 +5,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
-import { randomBytes, toHex } from "../../lib/bytes";
+import { randomBytes, toHex } from "../../lib/bytes/index";
 
 export type TokenRow = typeof vaultTokens.$inferSelect;
 

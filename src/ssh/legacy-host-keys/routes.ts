@@ -4,17 +4,18 @@
  * deployments can hold. It neither revokes leases nor touches remote hosts (the
  * contract, docs/api-secrets.md).
  */
-import { deleteLegacyHostKeys } from "./legacy-host-keys/repo";
-import { envelope, object, str } from "./openapi-schemas";
-import { vaultJson } from "./respond";
-import type { VaultRequest, VaultRoute } from "./router";
+
+import { envelope, object, str } from "../openapi-schemas";
+import { vaultJson } from "../respond";
+import type { VaultRequest, VaultRoute } from "../router";
+import { deleteLegacyHostKeys } from "./repo";
 
 async function tidyDynamicKeys(req: VaultRequest): Promise<Response> {
   const { present, removed } = await deleteLegacyHostKeys(req.db, req.mount);
   return vaultJson(req, { data: { message: `Removed ${removed} of ${present} host keys.` } });
 }
 
-export const tidyRoutes: VaultRoute[] = [
+export const legacyHostKeyRoutes: VaultRoute[] = [
   {
     pattern: "tidy/dynamic-keys",
     mounted: true,

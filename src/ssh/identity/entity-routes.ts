@@ -4,7 +4,7 @@
  */
 import type { Db } from "../../db/client";
 import { invalidateTokenContexts } from "../auth/token-cache";
-import { tokenStoreAccessor } from "../auth/token-queries";
+import { tokenStoreAccessor } from "../auth/token-repo";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import {

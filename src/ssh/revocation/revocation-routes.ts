@@ -6,8 +6,8 @@
  * fingerprints only).
  */
 import type { Db } from "../../db/client";
-import { utf8 } from "../../lib/bytes";
-import { logInfo } from "../../lib/log";
+import { utf8 } from "../../lib/bytes/index";
+import { logInfo } from "../../lib/log/index";
 import { WireError } from "../../lib/sshwire/errors";
 import { isCertificateTypeName } from "../../lib/sshwire/key-types";
 import { formatPublicKeyText, parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
@@ -17,7 +17,7 @@ import { dateTime, envelope, listData, object, str, written } from "../openapi-s
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { certificateValidBefore } from "./certificate-repo";
-import { parseSerialText, sha256Fingerprint } from "./inventory";
+import { parseSerialText, sha256Fingerprint } from "./inventory-routes";
 import { DEFAULT_ISSUER_REF, issuerSetOf, resolveIssuerRef } from "./issuers";
 import { caKeyFingerprint, KRL_STALE_HEADER, rebuildKrl } from "./krl";
 import {

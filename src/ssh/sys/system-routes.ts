@@ -1,6 +1,6 @@
 /**
  * Other `sys/*` endpoints: `sys/leases/revoke` (S13, S18) and `sys/capabilities-self`
- * (`sys/auth` is ./auth-mounts.ts).
+ * (`sys/auth` is ./auth-mount-routes.ts).
  */
 import { aclFor } from "../auth/acl";
 import { badRequest, permissionDenied } from "../errors";

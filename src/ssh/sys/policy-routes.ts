@@ -2,7 +2,7 @@
  * `sys/policies/acl/*` (decision S5a): Vault's JSON policy syntax, `root` immutable,
  * `default` present from the start.
  */
-import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/policy";
+import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/acl-policy";
 import { invalidateTokenContexts } from "../auth/token-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";

@@ -4,8 +4,8 @@
  * reading and disabling one mount needs `sudo` on `sys/auth/<path>` (root has it).
  */
 
-import { randomBytes, toHex } from "../../lib/bytes";
-import { tokenStoreAccessor } from "../auth/token-queries";
+import { randomBytes, toHex } from "../../lib/bytes/index";
+import { tokenStoreAccessor } from "../auth/token-repo";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { AuthMount } from "../jwt-auth/model";

@@ -6,7 +6,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
-import { MAX_GROUP_DEPTH } from "../auth/acl";
+import { MAX_GROUP_DEPTH } from "../access/acl";
 
 /** An entity with its aliases, as identity templates see it. */
 export interface Entity {

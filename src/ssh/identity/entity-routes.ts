@@ -3,8 +3,8 @@
  * renders identity templates from its entity and gains the entity's policies.
  */
 import type { Db } from "../../db/client";
-import { invalidateTokenContexts } from "../auth/token-cache";
-import { tokenStoreAccessor } from "../auth/token-repo";
+import { invalidateTokenContexts } from "../access/token-cache";
+import { tokenStoreAccessor } from "../access/token-repo";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import {

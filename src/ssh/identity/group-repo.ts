@@ -14,7 +14,7 @@ import {
   identityGroupMembers,
   identityGroups,
 } from "../../db/schema";
-import { MAX_GROUP_DEPTH } from "../auth/acl";
+import { MAX_GROUP_DEPTH } from "../access/acl";
 import type { TemplateGroup } from "../templates";
 
 export type GroupRow = typeof identityGroups.$inferSelect;

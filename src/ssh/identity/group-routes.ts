@@ -5,11 +5,11 @@
  * `member_group_ids`, nested at most MAX_GROUP_DEPTH levels, no cycles); an `external`
  * group's entity members are set by logins whose groups claim names its alias
  * (login-identity.ts). A group's policies reach every token of its entities, and of the
- * entities of groups nested in it, at request time (auth/acl.ts).
+ * entities of groups nested in it, at request time (access/acl.ts).
  */
 import type { Db } from "../../db/client";
-import { MAX_GROUP_DEPTH } from "../auth/acl";
-import { invalidateTokenContexts } from "../auth/token-cache";
+import { MAX_GROUP_DEPTH } from "../access/acl";
+import { invalidateTokenContexts } from "../access/token-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import {

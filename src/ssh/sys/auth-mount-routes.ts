@@ -5,7 +5,7 @@
  */
 
 import { randomBytes, toHex } from "../../lib/bytes/index";
-import { tokenStoreAccessor } from "../auth/token-repo";
+import { tokenStoreAccessor } from "../access/token-repo";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { AuthMount } from "../jwt-auth/model";

@@ -2,8 +2,8 @@
  * `sys/policies/acl/*` (decision S5a): Vault's JSON policy syntax, `root` immutable,
  * `default` present from the start.
  */
-import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../auth/acl-policy";
-import { invalidateTokenContexts } from "../auth/token-cache";
+import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../access/acl-policy";
+import { invalidateTokenContexts } from "../access/token-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { envelope, object, str, strings, written } from "../openapi-schemas";

@@ -6,7 +6,7 @@
  * Root, or `update` plus `sudo` on the path (Vault's rule for `sys/rotate`).
  */
 import { REWRAP_BATCH, rewrapSecrets } from "../../db/secrets-at-rest";
-import { aclFor } from "../auth/acl";
+import { aclFor } from "../access/acl";
 import { permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { envelope, int, object } from "../openapi-schemas";

@@ -2,7 +2,7 @@
  * Other `sys/*` endpoints: `sys/leases/revoke` (S13, S18) and `sys/capabilities-self`
  * (`sys/auth` is ./auth-mount-routes.ts).
  */
-import { aclFor } from "../auth/acl";
+import { aclFor } from "../access/acl";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
 import { envelope, strings, written } from "../openapi-schemas";

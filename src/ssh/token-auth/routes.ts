@@ -1,12 +1,13 @@
 /**
- * `auth/token/*` (decisions S5a, S5b): create, lookup, lookup-self, renew, renew-self,
- * revoke, revoke-self.
+ * `auth/token/*` (decisions S5a, S5b), Vault's token auth method: create, lookup,
+ * lookup-self, renew, renew-self, revoke, revoke-self. The token store itself, the caller
+ * cache and the ACL every route relies on are in ../access/.
  */
-import { remainingTtl } from "../auth/durations";
-import { invalidateTokenContext } from "../auth/token-cache";
-import type { TokenContext } from "../auth/token-context";
-import { deleteTokenRow } from "../auth/token-repo";
-import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
+import { remainingTtl } from "../access/durations";
+import { invalidateTokenContext } from "../access/token-cache";
+import type { TokenContext } from "../access/token-context";
+import { deleteTokenRow } from "../access/token-repo";
+import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../access/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { tokenForRenewal } from "../jwt-auth/renewal";

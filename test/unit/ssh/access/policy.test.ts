@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Acl, PolicyParseError, parsePolicy } from "../../../../src/ssh/auth/acl-policy";
+import { Acl, PolicyParseError, parsePolicy } from "../../../../src/ssh/access/acl-policy";
 
 const policy = (paths: Record<string, string[]>) =>
   parsePolicy(

@@ -1,6 +1,6 @@
 /**
  * The /v1 caller's token and compiled policies are served from a
- * per-isolate cache (src/ssh/auth/token-cache.ts). Contract: a write in this isolate
+ * per-isolate cache (src/ssh/access/token-cache.ts). Contract: a write in this isolate
  * (revocation, policy write, entity change, role delete) applies at the next request; a
  * write made elsewhere — played here by writing D1 directly, as another isolate would —
  * applies once the entry's second is over; expiry is checked on every request; uses of a
@@ -13,8 +13,8 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { TOKEN_CONTEXT_TTL_MS, tokenContextCache } from "../../../../src/ssh/auth/token-cache";
-import { hashToken } from "../../../../src/ssh/auth/tokens";
+import { TOKEN_CONTEXT_TTL_MS, tokenContextCache } from "../../../../src/ssh/access/token-cache";
+import { hashToken } from "../../../../src/ssh/access/tokens";
 import { tokenWithPolicy, uniqueName, vault } from "../../../helpers/vault";
 import { CA_KEYS, SUBJECT_KEYS } from "../ca-fixtures";
 

@@ -6,10 +6,10 @@
 import { and, eq, gt, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultTokens } from "../../db/schema";
-import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
+import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes/index";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { bearerCredential } from "../../lib/http/bearer";
-import { IsolateCache } from "../../lib/isolate-cache";
+import { IsolateCache } from "../../lib/isolate-cache/index";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
 import { Acl } from "./acl-policy";

@@ -1,7 +1,7 @@
 /** The certificate pipeline's pure decisions (Vault's path_issue_sign.go; S7, S8). */
 import { describe, expect, it } from "vitest";
-import { defaultRole, type Role } from "../../../src/ssh/roles/model";
-import { mergeRolePatch } from "../../../src/ssh/roles/patch";
+import { defaultRole, type Role } from "../../../../src/ssh/roles/model";
+import { mergeRolePatch } from "../../../../src/ssh/roles/patch";
 import {
   compareGoStrings,
   criticalOptionsFor,
@@ -11,7 +11,7 @@ import {
   principalsFor,
   ttlFor,
   validityFor,
-} from "../../../src/ssh/sign/certificate-rules";
+} from "../../../../src/ssh/sign/certificate-rules";
 
 function caRole(overrides: Partial<Role> = {}): Role {
   return { ...defaultRole("r", "ca"), allowUserCertificates: true, ...overrides };

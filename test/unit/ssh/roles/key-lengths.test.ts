@@ -9,7 +9,7 @@ import {
   KeyLengthError,
   NotAMapError,
   parseAllowedUserKeyLengths,
-} from "../../../src/ssh/roles/key-lengths";
+} from "../../../../src/ssh/roles/key-lengths";
 
 describe("parseAllowedUserKeyLengths", () => {
   it.each([

@@ -5,7 +5,7 @@
  * contract, docs/api-secrets.md).
  */
 
-import { envelope, object, str } from "../openapi-schemas";
+import { envelope, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { deleteLegacyHostKeys } from "./repo";

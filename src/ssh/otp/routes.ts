@@ -4,7 +4,7 @@
  */
 
 import { legacyHostKeyRoutes } from "../legacy-host-keys/routes";
-import { envelope, int, object, str, strings, written } from "../openapi-schemas";
+import { envelope, int, object, str, strings, written } from "../openapi/schemas";
 import type { VaultRoute } from "../router";
 import { CREDS_FIELDS, credsHandler } from "./creds";
 import { LOOKUP_FIELDS, lookupHandler } from "./lookup";

@@ -9,7 +9,7 @@ import { toBase64, trimTrailing } from "../../lib/bytes/index";
 import { logInfo } from "../../lib/log/index";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { dateTime, envelope, int, listData, object, str, strings } from "../openapi-schemas";
+import { dateTime, envelope, int, listData, object, str, strings } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import {

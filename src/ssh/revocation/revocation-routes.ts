@@ -13,7 +13,7 @@ import { isCertificateTypeName } from "../../lib/sshwire/key-types";
 import { formatPublicKeyText, parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { dateTime, envelope, listData, object, str, written } from "../openapi-schemas";
+import { dateTime, envelope, listData, object, str, written } from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { certificateValidBefore } from "./certificate-repo";

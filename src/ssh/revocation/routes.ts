@@ -5,7 +5,7 @@
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
 import type { HeaderObject, ResponseObject } from "../../lib/openapi/types";
-import { cacheableFile } from "../openapi-schemas";
+import { cacheableFile } from "../openapi/schemas";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
 import { inventoryRoutes, tidyCertificates } from "./inventory-routes";

@@ -28,7 +28,7 @@ import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuers
 import { signingIssuer } from "../issuers/service";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
-import { envelope, object, str } from "../openapi-schemas";
+import { envelope, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import { type CertificateRecord, recordCertificate } from "../revocation/inventory-routes";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";

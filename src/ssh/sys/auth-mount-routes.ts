@@ -10,7 +10,7 @@ import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import type { AuthMount } from "../jwt-auth/model";
 import { deleteAuthMount, findAuthMount, insertAuthMount, listAuthMounts } from "../jwt-auth/repo";
-import { bool, COMPONENT, envelope, int, keyedBy, object, str, written } from "../openapi-schemas";
+import { bool, COMPONENT, envelope, int, keyedBy, object, str, written } from "../openapi/schemas";
 import { jsonResponse, vaultEnvelope, vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
 

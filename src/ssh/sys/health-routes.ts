@@ -5,15 +5,12 @@
  * initialized, unsealed and active, and its only dependency that can be down is D1, which
  * every answer probes (200 when it answers, 503 `storage unavailable` when it does not).
  */
-import packageJson from "../../../package.json";
 import { badRequest, storageUnavailable } from "../errors";
-import { bool, int, object, rawJson, str } from "../openapi-schemas";
+import { bool, int, object, rawJson, str } from "../openapi/schemas";
 import { jsonResponse } from "../respond";
 import { krlHealth } from "../revocation/krl";
 import { configuredMounts, type VaultRequest, type VaultRoute } from "../router";
-
-/** Keyway's version, as Vault's `version` field reports it. */
-export const KEYWAY_VERSION: string = packageJson.version;
+import { KEYWAY_VERSION } from "../version";
 
 /** Vault's `cluster_name`: one Worker is one cluster. */
 export const CLUSTER_NAME = "keyway";

@@ -8,7 +8,7 @@ import { invalidateMountContexts } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { type MountTtls, mountTtls, SYSTEM_LEASE_TTL_SECONDS, saveMountTtls } from "../mount-ttls";
-import { bool, envelope, int, object, str, written } from "../openapi-schemas";
+import { bool, envelope, int, object, str, written } from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";

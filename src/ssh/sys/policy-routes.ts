@@ -6,7 +6,7 @@ import { DEFAULT_POLICY_TEXT, PolicyParseError, parsePolicy } from "../access/ac
 import { invalidateTokenContexts } from "../access/token-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { envelope, object, str, strings, written } from "../openapi-schemas";
+import { envelope, object, str, strings, written } from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { ParamNormaliser, VaultRequest, VaultRoute } from "../router";
 import { deletePolicy, findPolicy, policyNames, savePolicy } from "./policy-repo";

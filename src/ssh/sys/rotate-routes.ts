@@ -9,7 +9,7 @@ import { REWRAP_BATCH, rewrapSecrets } from "../../db/secrets-at-rest";
 import { aclFor } from "../access/acl";
 import { permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { envelope, int, object } from "../openapi-schemas";
+import { envelope, int, object } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRoute } from "../router";
 

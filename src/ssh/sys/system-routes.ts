@@ -5,7 +5,7 @@
 import { aclFor } from "../access/acl";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields } from "../fields";
-import { envelope, strings, written } from "../openapi-schemas";
+import { envelope, strings, written } from "../openapi/schemas";
 import { revokeOtpLease } from "../otp/leases";
 import { vaultJson, vaultNoContent } from "../respond";
 import { configuredMounts, NAME_PATTERN, type VaultRoute } from "../router";

@@ -23,7 +23,7 @@ import {
   stringMap,
   strings,
   written,
-} from "../openapi-schemas";
+} from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 

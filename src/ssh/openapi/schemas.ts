@@ -9,8 +9,8 @@
  * `lease_duration`, `data`, `wrap_info`, `warnings`, `auth`), errors as
  * `{"errors": [...]}` (S2a–S4).
  */
-import type { JsonSchema, JsonSchemaObject, ResponseObject } from "../lib/openapi/types";
-import type { FieldSchema, FieldSpec } from "./fields";
+import type { JsonSchema, JsonSchemaObject, ResponseObject } from "../../lib/openapi/types";
+import type { FieldSchema, FieldSpec } from "../fields";
 
 // ---------------------------------------------------------------------------
 // Schemas

@@ -18,7 +18,7 @@
  * unauthenticated requests cannot insert entries keyed by values they choose.
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
-import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache/index";
+import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
 import type { Acl, PolicyRules } from "./acl-policy";
 import type { TokenContext, TokenIdentity } from "./token-context";
 

@@ -5,8 +5,8 @@
  * scheduled tidy) removes expired entries.
  */
 import type { Db } from "../../db/client";
-import { toBase64, trimTrailing } from "../../lib/bytes/index";
-import { logInfo } from "../../lib/log/index";
+import { toBase64, trimTrailing } from "../../lib/bytes";
+import { logInfo } from "../../lib/log";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, int, listData, object, str, strings } from "../openapi/schemas";

@@ -6,8 +6,8 @@
  * fingerprints only).
  */
 import type { Db } from "../../db/client";
-import { utf8 } from "../../lib/bytes/index";
-import { logInfo } from "../../lib/log/index";
+import { utf8 } from "../../lib/bytes";
+import { logInfo } from "../../lib/log";
 import { WireError } from "../../lib/sshwire/errors";
 import { isCertificateTypeName } from "../../lib/sshwire/key-types";
 import { formatPublicKeyText, parseCanonicalPublicKey } from "../../lib/sshwire/public-key";

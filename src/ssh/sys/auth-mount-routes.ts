@@ -4,7 +4,7 @@
  * reading and disabling one mount needs `sudo` on `sys/auth/<path>` (root has it).
  */
 
-import { randomBytes, toHex } from "../../lib/bytes/index";
+import { randomBytes, toHex } from "../../lib/bytes";
 import { tokenStoreAccessor } from "../access/token-repo";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";

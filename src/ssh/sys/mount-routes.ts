@@ -3,7 +3,7 @@
  * read back as integer seconds. A re-tune never changes leases already granted: callers
  * read the TTL once when they grant a lease.
  */
-import { trimTrailing } from "../../lib/bytes/index";
+import { trimTrailing } from "../../lib/bytes";
 import { invalidateMountContexts } from "../context-cache";
 import { badRequest } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";

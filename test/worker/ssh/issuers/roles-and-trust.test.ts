@@ -4,7 +4,7 @@
  * test starts from a mount without issuers nor roles.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { bytesEqual } from "../../../../src/lib/bytes/index";
+import { bytesEqual } from "../../../../src/lib/bytes";
 import {
   importIssuer,
   importOk,

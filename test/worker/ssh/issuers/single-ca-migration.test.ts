@@ -10,7 +10,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { bytesEqual } from "../../../../src/lib/bytes/index";
+import { bytesEqual } from "../../../../src/lib/bytes";
 import { encryptSecret } from "../../../../src/lib/crypto/kek";
 import { rewriteStoredKeys } from "../../../../src/ssh/stored-keys";
 import { uniqueName, vault } from "../../../helpers/vault";

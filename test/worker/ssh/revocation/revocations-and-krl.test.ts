@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { fromBase64 } from "../../../../src/lib/bytes/index";
+import { fromBase64 } from "../../../../src/lib/bytes";
 import { encodeKrl, krlVersionOf } from "../../../../src/lib/sshwire/krl";
 import { scheduledTidy } from "../../../../src/ssh/revocation/routes";
 import { importRevocationIssuers, MOUNT, role, sign } from "../../../helpers/ssh-revocation";

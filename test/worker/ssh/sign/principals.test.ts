@@ -5,7 +5,7 @@
  * RSA-2048 CA and `ssh-two` an Ed25519 CA for the whole file.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { toBase64 } from "../../../../src/lib/bytes/index";
+import { toBase64 } from "../../../../src/lib/bytes";
 import { verifyCertificate } from "../../../../src/lib/crypto/ssh-keys-and-certificates";
 import { importSignCas, role, sign, USER_ROLE } from "../../../helpers/ssh-sign";
 import { blobOf, CA_KEYS, decodeSignedKey, optionsOf, SUBJECT_KEYS } from "../ca-fixtures";

@@ -7,7 +7,7 @@
  * whole file.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { toBase64 } from "../../../../src/lib/bytes/index";
+import { toBase64 } from "../../../../src/lib/bytes";
 import { verifyCertificate } from "../../../../src/lib/crypto/ssh-keys-and-certificates";
 import { importSignCas, role, sign, USER_ROLE } from "../../../helpers/ssh-sign";
 import { tokenWithPolicy, vault } from "../../../helpers/vault";

@@ -5,7 +5,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
-import { randomBytes, toHex } from "../../lib/bytes/index";
+import { randomBytes, toHex } from "../../lib/bytes";
 
 export type TokenRow = typeof vaultTokens.$inferSelect;
 
@@ -53,12 +53,30 @@ export function ancestorsQuery(db: Db, parentAccessor: string) {
 /** The token store's accessor, `auth_token_<8 hex>` (S5a), created once and kept in D1. */
 export async function tokenStoreAccessor(db: Db): Promise<string> {
   const key = "token_store_accessor";
-  const existing = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
-  if (existing) return existing.value;
+  const existing = await settingValue(db, key);
+  if (existing !== null) return existing;
   const value = `auth_token_${toHex(randomBytes(4))}`;
   await db.insert(vaultSettings).values({ key, value }).onConflictDoNothing();
-  const stored = await db.query.vaultSettings.findFirst({ where: eq(vaultSettings.key, key) });
-  return stored?.value ?? value;
+  return (await settingValue(db, key)) ?? value;
+}
+
+async function settingValue(db: Db, key: string): Promise<string | null> {
+  const rows = await db
+    .select({ value: vaultSettings.value })
+    .from(vaultSettings)
+    .where(eq(vaultSettings.key, key))
+    .limit(1);
+  return rows[0]?.value ?? null;
+}
+
+/** Whether an identity entity has this id. */
+export async function entityExists(db: Db, id: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: identityEntities.id })
+    .from(identityEntities)
+    .where(eq(identityEntities.id, id))
+    .limit(1);
+  return rows.length > 0;
 }
 
 /** Deletes the row of the token with this id, if there is one. */

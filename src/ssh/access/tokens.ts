@@ -5,11 +5,11 @@
 
 import { and, eq, gt, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { identityEntities, vaultTokens } from "../../db/schema";
-import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes/index";
+import { vaultTokens } from "../../db/schema";
+import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { bearerCredential } from "../../lib/http/bearer";
-import { IsolateCache } from "../../lib/isolate-cache/index";
+import { IsolateCache } from "../../lib/isolate-cache";
 import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
 import { Acl } from "./acl-policy";
@@ -22,7 +22,14 @@ import {
   tokenContextCache,
 } from "./token-cache";
 import type { TokenContext, TokenIdentity } from "./token-context";
-import { ancestorsQuery, type EntityPoliciesRow, type TokenRow, tokenEntityQuery, tokenRowQuery } from "./token-repo";
+import {
+  ancestorsQuery,
+  type EntityPoliciesRow,
+  entityExists,
+  type TokenRow,
+  tokenEntityQuery,
+  tokenRowQuery,
+} from "./token-repo";
 
 const TOKEN_HASH_PURPOSE = "vault-token";
 
@@ -353,8 +360,7 @@ export async function createToken(
 
   if (input.numUses < 0) throw badRequest("number of uses cannot be negative");
   if (input.entityId) {
-    const entity = await db.query.identityEntities.findFirst({ where: eq(identityEntities.id, input.entityId) });
-    if (!entity) throw badRequest(`entity "${input.entityId}" does not exist`);
+    if (!(await entityExists(db, input.entityId))) throw badRequest(`entity "${input.entityId}" does not exist`);
   }
   // S5b: a child inherits its parent's entity (root's tokens have none).
   const entityId = input.entityId || parent.entityId || null;

@@ -182,9 +182,12 @@ class SensitiveStrings {
 
   /** Remember the strings of `value` under the marks of `mark`. */
   addMarked(value: Json, mark: unknown, depth = 0): void {
-    if (mark === true) return this.add(value, depth);
+    if (mark === true) {
+      this.add(value, depth);
+      return;
+    }
     if (depth > PLAN_VIEW_LIMITS.depth) return;
-    if (Array.isArray(value)) value.forEach((v, i) => this.addMarked(v, child(mark, i), depth + 1));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) this.addMarked(v, child(mark, i), depth + 1);
     else if (isObject(value)) for (const [k, v] of Object.entries(value)) this.addMarked(v, child(mark, k), depth + 1);
   }
 
@@ -218,15 +221,26 @@ function valueText(value: Json, sensitive: unknown, unknown: unknown, secrets: S
   };
   const walk = (v: Json, s: unknown, u: unknown, depth: number): void => {
     if (budget.left <= 0) return;
-    if (s === true) return write("(sensitive value)");
-    if (u === true) return write("(known after apply)");
-    if (depth > PLAN_VIEW_LIMITS.depth) return write("…");
+    if (s === true) {
+      write("(sensitive value)");
+      return;
+    }
+    if (u === true) {
+      write("(known after apply)");
+      return;
+    }
+    if (depth > PLAN_VIEW_LIMITS.depth) {
+      write("…");
+      return;
+    }
     if (typeof v === "string") {
       if (secrets.reveals(v)) {
         masked = true;
-        return write("(sensitive value)");
+        write("(sensitive value)");
+        return;
       }
-      return write(JSON.stringify(v));
+      write(JSON.stringify(v));
+      return;
     }
     if (Array.isArray(v)) {
       write("[");
@@ -234,7 +248,8 @@ function valueText(value: Json, sensitive: unknown, unknown: unknown, secrets: S
         if (i > 0) write(", ");
         walk(item, child(s, i), child(u, i), depth + 1);
       });
-      return write("]");
+      write("]");
+      return;
     }
     if (isObject(v)) {
       write("{");
@@ -245,7 +260,8 @@ function valueText(value: Json, sensitive: unknown, unknown: unknown, secrets: S
           write(`${IDENTIFIER.test(k) ? k : JSON.stringify(k)} = `);
           walk(v[k], child(s, k), child(u, k), depth + 1);
         });
-      return write("}");
+      write("}");
+      return;
     }
     write(JSON.stringify(v) ?? "null");
   };

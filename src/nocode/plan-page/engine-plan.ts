@@ -12,7 +12,7 @@
 
 import type { Db } from "../../db/client";
 import { fromUtf8 } from "../../lib/bytes";
-import { describePlanChanges } from "../../lib/terraform/plan-changes";
+import { describePlanChanges, PlanChangesError } from "../../lib/terraform/plan-changes";
 import { findRunData } from "../agents/repo";
 import { readRunData } from "../agents/run-data";
 import { findJobOfRun } from "../run-data/repo";
@@ -39,7 +39,13 @@ export async function loadEnginePlan(
   if (row.size > SHOWN_JSON_PLAN_BYTES) return { kind: "too-large", size: row.size };
   const bytes = await readRunData(env, row);
   if (!bytes) return { kind: "unavailable" };
-  // The upload checked it is a JSON plan (src/nocode/agents/protocol.ts); this cannot fail
-  // unless the stored object was damaged, which the caller reports as an internal error.
-  return { kind: "changes", changes: describePlanChanges(JSON.parse(fromUtf8(bytes))) };
+  // The upload checked it is JSON with resource changes (src/nocode/agents/protocol.ts); a
+  // plan this reader cannot describe (an action it does not know) leaves the pages with the
+  // addresses and actions recorded at upload rather than failing them.
+  try {
+    return { kind: "changes", changes: describePlanChanges(JSON.parse(fromUtf8(bytes))) };
+  } catch (err) {
+    if (err instanceof PlanChangesError || err instanceof SyntaxError) return { kind: "unavailable" };
+    throw err;
+  }
 }

@@ -40,7 +40,7 @@ export type EnginePlanView =
   | { kind: "changes"; changes: PlanChanges }
   /** Larger than the pages parse: addresses and actions only. */
   | { kind: "too-large"; size: number }
-  /** No JSON plan stored (the plan has not finished, or ended without one), or it cannot be read. */
+  /** No JSON plan stored (the plan has not finished, or ended without one), or one the pages cannot describe. */
   | { kind: "unavailable" };
 
 /** Everything a plan page and its JSON form show. */

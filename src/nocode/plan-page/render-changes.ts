@@ -127,7 +127,7 @@ export function enginePlanNote(view: EnginePlanView): string | null {
     case "too-large":
       return `The engine's JSON plan is ${(view.size / (1024 * 1024)).toFixed(1)} MiB, too large to show attribute by attribute here; the resources and their actions are listed, and the plan's JSON output has everything.`;
     case "unavailable":
-      return "The engine's JSON plan is not available; the resources and their actions are listed.";
+      return "The engine's JSON plan cannot be shown attribute by attribute; the resources and their actions are listed.";
   }
 }
 

@@ -12,6 +12,7 @@ import {
   createAgentToken,
   createAgentWorkspace,
   createPool,
+  jsonPlanCreating,
   planNextJob,
   registerAgent,
 } from "../../../helpers/agents";
@@ -72,5 +73,30 @@ describe("the plan page of an agent run (N19)", () => {
     );
     expect(text).toContain("Planned by agent agent-plan-page of pool");
     expect(text).toContain("Plan: 1 to add, 2 to change, 1 to destroy.");
+  });
+
+  it("a JSON plan above 4 MiB, or one it cannot describe, lists the addresses and actions and says why", async () => {
+    const big = { ...jsonPlanCreating(["terraform_data.big"]), padding: "x".repeat(4 * 1024 * 1024 + 1) };
+    const odd = jsonPlanCreating(["terraform_data.odd"]);
+    odd.resource_changes[0]!.change.actions = ["create", "update"];
+    const cases = [
+      { plan: big, address: "terraform_data.big", note: "too large to show attribute by attribute" },
+      { plan: odd, address: "terraform_data.odd", note: "cannot be shown attribute by attribute" },
+    ];
+    for (const { plan, address, note } of cases) {
+      const { workspace, runId } = await createAgentWorkspace(ctx, poolId, { "auto-apply": false }, [
+        varEntry("prefix", "pet"),
+      ]);
+      const ws = await tfe("GET", `workspaces/${workspace.id}`, { token: ctx.ownerToken });
+      const session = await registerAgent(poolToken, ws.json.data.attributes["terraform-version"]);
+      await planNextJob(session, plan);
+      await waitForRun(runId, ctx.ownerToken, ["planned"]);
+      const page = await getPage(`/app/${ctx.org}/workspaces/${workspace.attributes.name}/runs/${runId}`, {
+        Authorization: `Bearer ${ctx.ownerToken}`,
+      });
+      expect(page.status).toBe(200);
+      expect(page.text).toContain(note);
+      expect(page.text).toContain(`<code>${address}</code>`);
+    }
   });
 });

@@ -357,6 +357,29 @@ function changeLabel(actions: readonly string[]): { label: string; css: string }
   return { label: ACTION_LABELS[a] ?? a, css: a };
 }
 
+/**
+ * The review page of an upgrade run that has no plan yet (N19: an agent workspace's E5 answers
+ * `pending` and an agent plans it): its status and why it waits; the page refreshes by itself
+ * until the plan is there.
+ */
+export function upgradePendingPage(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow): Markup {
+  const live = ACTIVE.has(run.status);
+  return layout(
+    `Review upgrade of ${ws.name}`,
+    html`<h1>Review the upgrade of ${ws.name}</h1>
+<section id="runs" aria-labelledby="pending-title"${live ? html` data-live="1"` : ""}>
+<h2 id="pending-title">The upgrade is not planned yet</h2>
+<div class="card"><dl class="facts">
+<dt>Version</dt><dd>${ws.noCodeVersion ?? "(nothing applied)"} → ${run.moduleVersion}</dd>
+<dt>Run</dt><dd><code>${run.id}</code> ${statusBadge(run.status)}${waitingReason(run)}${run.error ? html`<br><span class="muted">${run.error}</span>` : ""}</dd>
+</dl>
+${live ? html`<p class="muted" role="status">This page refreshes by itself until the plan is ready; reload it if it does not.</p>` : ""}</div>
+</section>`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / <a href="${workspacePath(org, ws.name)}">${ws.name}</a> / Upgrade`,
+  );
+}
+
 /** The review of an upgrade plan: what changes, the variables that change, confirm or discard. */
 export function upgradeReviewPage(
   viewer: Viewer,

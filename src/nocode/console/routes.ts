@@ -74,6 +74,7 @@ import {
   rolloutPage,
   rolloutPath,
   signInPage,
+  upgradePendingPage,
   upgradeReviewPage,
   type Viewer,
   workspacePage,
@@ -503,7 +504,8 @@ consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-w
   const { db, ws } = await workspaceOf(c);
   const run = await upgradeRun(c, db, ws);
   const model = await loadPlanPageModel(db, { workspace: ws, run }, c.env);
-  if (!model) throw notFound();
+  // N19: an agent plans the upgrade after E5 answered; until then the page says what it waits for.
+  if (!model) return page(c, upgradePendingPage(c.var.viewer, ws.organization, ws, run));
   const canManage = c.var.orgRights.has("run-workspaces");
   return page(c, upgradeReviewPage(c.var.viewer, ws.organization, ws, model, canManage));
 });

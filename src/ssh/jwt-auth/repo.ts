@@ -19,7 +19,7 @@ import {
 } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
-import { invalidateTokenContexts } from "../auth/token-cache";
+import { invalidateTokenContexts } from "../access/token-cache";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
 
 /** How long a login may use a cached (mount, config, role) without re-reading D1. */
@@ -166,6 +166,17 @@ export async function loadJwtRole(db: Db, accessor: string, name: string): Promi
     .select({ role: authJwtRoles.role })
     .from(authJwtRoles)
     .where(and(eq(authJwtRoles.accessor, accessor), eq(authJwtRoles.name, name)))
+    .limit(1);
+  return rows[0] ? (JSON.parse(rows[0].role) as JwtRole) : null;
+}
+
+/** The role `name` of the mount at `mountPath` (below `auth/`), or null: one statement. */
+export async function loadJwtRoleAt(db: Db, mountPath: string, name: string): Promise<JwtRole | null> {
+  const rows = await db
+    .select({ role: authJwtRoles.role })
+    .from(authMounts)
+    .innerJoin(authJwtRoles, and(eq(authJwtRoles.accessor, authMounts.accessor), eq(authJwtRoles.name, name)))
+    .where(eq(authMounts.path, mountPath))
     .limit(1);
   return rows[0] ? (JSON.parse(rows[0].role) as JwtRole) : null;
 }

@@ -1,15 +1,16 @@
 /**
- * `auth/token/*` (decisions S5a, S5b): create, lookup, lookup-self, renew, renew-self,
- * revoke, revoke-self.
+ * `auth/token/*` (decisions S5a, S5b), Vault's token auth method: create, lookup,
+ * lookup-self, renew, renew-self, revoke, revoke-self. The token store itself, the caller
+ * cache and the ACL every route relies on are in ../access/.
  */
-import { eq } from "drizzle-orm";
-import { vaultTokens } from "../../db/schema";
-import { remainingTtl } from "../auth/durations";
-import { invalidateTokenContext } from "../auth/token-cache";
-import type { TokenContext } from "../auth/token-context";
-import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
+import { remainingTtl } from "../access/durations";
+import { invalidateTokenContext } from "../access/token-cache";
+import type { TokenContext } from "../access/token-context";
+import { deleteTokenRow } from "../access/token-repo";
+import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../access/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { tokenForRenewal } from "../jwt-auth/renewal";
 import {
   authEnvelope,
   bool,
@@ -22,7 +23,7 @@ import {
   stringMap,
   strings,
   written,
-} from "../openapi-schemas";
+} from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
@@ -208,7 +209,7 @@ export const tokenRoutes: VaultRoute[] = [
       update: async (req) => {
         const token = requireToken(req);
         const f = parseFields(req.body, RENEW_SELF_FIELDS);
-        const renewed = await renewToken(req.db, token, f.values.increment as number);
+        const renewed = await renewToken(req.db, await tokenForRenewal(req.db, token), f.values.increment as number);
         if (!renewed) throw permissionDenied();
         return vaultJson(req, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
       },
@@ -233,7 +234,7 @@ export const tokenRoutes: VaultRoute[] = [
         if (!token) throw badRequest("missing token to renew");
         const ctx = await resolveToken(req.env, req.db, token);
         if (!ctx) throw badRequest("token not found");
-        const renewed = await renewToken(req.db, ctx, f.values.increment as number);
+        const renewed = await renewToken(req.db, await tokenForRenewal(req.db, ctx), f.values.increment as number);
         if (!renewed) throw badRequest("token not found");
         return vaultJson(req, {
           auth: authBlock(token, renewed, remainingTtl(renewed)),
@@ -285,7 +286,7 @@ export const tokenRoutes: VaultRoute[] = [
 async function revokeByHash(req: VaultRequest, token: string): Promise<void> {
   // A spent or expired token no longer resolves; remove its row if one is left.
   const id = await hashToken(req.env.KEYWAY_HASH_KEY, token);
-  await req.db.delete(vaultTokens).where(eq(vaultTokens.id, id));
+  await deleteTokenRow(req.db, id);
   invalidateTokenContext(id);
 }
 

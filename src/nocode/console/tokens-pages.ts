@@ -66,7 +66,7 @@ function tokenTable(viewer: Viewer, listing: TokenListing, now: number): Markup 
     (row) => {
       const name = row.description ?? row.id;
       const expired = row.expiredAt !== null && row.expiredAt <= now;
-      return html`<tr><td>${name}<br><code class="muted">${row.id}</code></td><td>${when(row.createdAt, "")}</td><td class="optional">${when(row.lastUsedAt, "never")}</td><td>${expired ? html`<strong>expired</strong> ` : ""}${when(row.expiredAt, "never")}</td>
+      return html`<tr><td>${row.description ?? html`<span class="muted">(no description)</span>`}<br><code class="muted">${row.id}</code></td><td>${when(row.createdAt, "")}</td><td class="optional">${when(row.lastUsedAt, "never")}</td><td>${expired ? html`<strong>expired</strong> ` : ""}${when(row.expiredAt, "never")}</td>
 <td><form class="inline" method="post" action="${TOKENS_PATH}/${encodeURIComponent(row.id)}/revoke">${csrfField(viewer)}<button type="submit" class="danger">Revoke<span class="skip"> ${name}</span></button></form></td></tr>`;
     },
   )}</tbody></table></div>${pager}`;
@@ -141,7 +141,7 @@ ${instructions}
 <div class="field">
 <label for="new-token">Your new API token</label>
 <span class="hint" id="new-token-hint">It will not be shown again. If you lose it, revoke it and create another.</span>
-<input id="new-token" type="text" readonly value="${token}" autocomplete="off" spellcheck="false" aria-describedby="new-token-hint">
+<input id="new-token" class="secret" type="text" readonly value="${token}" autocomplete="off" spellcheck="false" aria-describedby="new-token-hint">
 </div>
 <dl class="facts">
 <dt>Description</dt><dd>${row.description ?? ""}</dd>

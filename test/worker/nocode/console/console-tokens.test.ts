@@ -143,7 +143,7 @@ describe("the return path after sign-in (N16)", () => {
 
 /** The secret on the created-token page. */
 function shownToken(text: string): string {
-  const m = /id="new-token" type="text" readonly value="([^"]+)"/.exec(text);
+  const m = /id="new-token" class="secret" type="text" readonly value="([^"]+)"/.exec(text);
   if (!m) throw new Error("no token on the page");
   return m[1]!;
 }

@@ -62,11 +62,11 @@ function tokenTable(viewer: Viewer, listing: TokenListing, now: number): Markup 
     pages > 1
       ? html`<nav aria-label="Token pages"><p>${listing.page > 1 ? html`<a href="${TOKENS_PATH}?page=${listing.page - 1}">Newer tokens</a> ` : ""}Page ${listing.page} of ${pages}${listing.page < pages ? html` <a href="${TOKENS_PATH}?page=${listing.page + 1}">Older tokens</a>` : ""}</p></nav>`
       : "";
-  return html`<div class="table-wrap"><table><caption class="skip">Your API tokens, newest first</caption><thead><tr><th>Description</th><th>Created</th><th class="optional">Last used</th><th>Expires</th><th>Actions</th></tr></thead><tbody>${listing.rows.map(
+  return html`<div class="table-wrap"><table><caption class="skip">Your API tokens, newest first</caption><thead><tr><th>Description</th><th class="optional">Created</th><th class="optional">Last used</th><th>Expires</th><th>Actions</th></tr></thead><tbody>${listing.rows.map(
     (row) => {
       const name = row.description ?? row.id;
       const expired = row.expiredAt !== null && row.expiredAt <= now;
-      return html`<tr><td>${row.description ?? html`<span class="muted">(no description)</span>`}<br><code class="muted">${row.id}</code></td><td>${when(row.createdAt, "")}</td><td class="optional">${when(row.lastUsedAt, "never")}</td><td>${expired ? html`<strong>expired</strong> ` : ""}${when(row.expiredAt, "never")}</td>
+      return html`<tr><td>${row.description ?? html`<span class="muted">(no description)</span>`}<br><code class="muted">${row.id}</code></td><td class="optional">${when(row.createdAt, "")}</td><td class="optional">${when(row.lastUsedAt, "never")}</td><td>${expired ? html`<strong>expired</strong> ` : ""}${when(row.expiredAt, "never")}</td>
 <td><form class="inline" method="post" action="${TOKENS_PATH}/${encodeURIComponent(row.id)}/revoke">${csrfField(viewer)}<button type="submit" class="danger">Revoke<span class="skip"> ${name}</span></button></form></td></tr>`;
     },
   )}</tbody></table></div>${pager}`;

@@ -38,6 +38,12 @@ export interface ConsoleSession {
   caller: Extract<NocodeCaller, { kind: "user" } | { kind: "team" }>;
   csrf: string;
   expiresAt: number;
+  /**
+   * N16: for a session opened by signing in with an organization's identity provider, that
+   * organization and when the provider sign-in happened (ms since the epoch), which rules
+   * what the person may do with their tokens; null for a session opened with a token.
+   */
+  sso: null | { organizationId: string; signedInAt: number };
 }
 
 /** Whether the request reached us on a loopback host (no TLS there: cookies cannot be `Secure`). */
@@ -121,7 +127,12 @@ export async function currentSession(env: Env, request: Request, now = Date.now(
     await db.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash)).run();
     return null;
   }
-  return { caller, csrf: await keyedHash(env.KEYWAY_HASH_KEY, CSRF_PURPOSE, id), expiresAt: row.expiresAt };
+  return {
+    caller,
+    csrf: await keyedHash(env.KEYWAY_HASH_KEY, CSRF_PURPOSE, id),
+    expiresAt: row.expiresAt,
+    sso: null,
+  };
 }
 
 /** End the request's session (sign-out): its row is deleted, so the cookie opens nothing any more. */

@@ -39,7 +39,7 @@ export const reviewPath = (org: string, name: string, runId: string) =>
 /** The page around `body`. */
 export function layout(title: string, body: Markup, viewer: Viewer | null, crumbs: Markup | "" = ""): Markup {
   const who = viewer
-    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>
+    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>${viewer.session.caller.kind === "user" ? html`<a href="/app/settings/tokens">API tokens</a>` : ""}
 <form method="post" action="/app/~/sign-out"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Sign out</button></form></div>`
     : "";
   const assets = html`<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
@@ -64,15 +64,17 @@ export function messagePage(title: string, text: string, viewer: Viewer | null):
   );
 }
 
-/** Sign in with a user or team token. */
-export function signInPage(csrf: string, error: string | null, next: string): Markup {
+/** Sign in with a user or team token, then go to `returnTo` (already checked: a console path). */
+export function signInPage(csrf: string, error: string | null, returnTo: string): Markup {
   const invalid = error !== null;
+  const terraformLogin = new URLSearchParams(returnTo.split("?")[1] ?? "").get("source") === "terraform-login";
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
+${terraformLogin ? html`<p class="notice" role="status"><strong>terraform login</strong> is waiting in your terminal. Sign in, create a token on the next page, then paste it into the terminal.</p>` : ""}
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
-<form method="post" action="/app/~/sign-in${next === "/app" ? "" : `?next=${enc(next)}`}">
+<form method="post" action="/app/~/sign-in${returnTo === "/app" ? "" : `?return=${enc(returnTo)}`}">
 <input type="hidden" name="csrf" value="${csrf}">
 <div class="field${invalid ? " invalid" : ""}">
 <label for="token">API token <span class="required" aria-hidden="true">*</span></label>

@@ -63,11 +63,27 @@ export function messagePage(title: string, text: string, viewer: Viewer | null):
 }
 
 /** Sign in with a user or team token. */
-export function signInPage(csrf: string, error: string | null, next: string): Markup {
+export function signInPage(
+  csrf: string,
+  error: string | null,
+  next: string,
+  sso: { organization: string; provider: string } | null = null,
+): Markup {
   const invalid = error !== null;
+  // N16: an organization with single sign-on offers it first; the form carries the same CSRF token.
+  const ssoCard = sso
+    ? html`<div class="card">
+<h2>Sign in to ${sso.organization} with single sign-on</h2>
+<form method="post" action="/app/~/sso/${enc(sso.organization)}/start">
+<input type="hidden" name="csrf" value="${csrf}">
+<button type="submit">Sign in with ${sso.provider}</button>
+</form>
+</div>`
+    : "";
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
+${ssoCard}
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
 <form method="post" action="/app/~/sign-in${next === "/app" ? "" : `?next=${enc(next)}`}">

@@ -79,6 +79,7 @@ import {
   workspacePath,
 } from "./pages";
 import { type CatalogEntry, callerOrganizations, catalog, workspacesOfModule, workspacesOfOrganization } from "./repo";
+import { offeredSso, ssoCallback, ssoStart } from "./sso";
 
 /** /api/v2's environment (the session's caller and one D1 handle, so `rights(…)` works here too) plus the page's viewer and form. */
 type ConsoleEnv = NocodeEnv & { Variables: NocodeEnv["Variables"] & { viewer: Viewer; form: FormValues } };
@@ -120,6 +121,8 @@ const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
 
 /** Paths that need no session. */
 const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
+/** N16: an organization's SSO start and callback need no session either. */
+const SSO_PATH = /^\/app\/~\/sso\/[^/]+\/(start|callback)$/;
 
 /** Fixed notices a redirect may ask a page to show (never text from the query string). */
 const NOTICES: Record<string, string> = {
@@ -210,7 +213,7 @@ consoleApp.get("/~/console.js", (c) =>
 
 // Session and CSRF, before every other console route.
 consoleApp.use("*", async (c, next) => {
-  if (PUBLIC_PATHS.has(c.req.path)) return next();
+  if (PUBLIC_PATHS.has(c.req.path) || SSO_PATH.test(c.req.path)) return next();
   const session = await currentSession(c.env, c.req.raw);
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")
@@ -246,12 +249,21 @@ consoleApp.use("*", async (c, next) => {
   await next();
 });
 
+/** N16: the organization whose single sign-on the sign-in page offers: the one `next` leads to. */
+async function ssoOffer(c: Ctx, next: string) {
+  const org = /^\/app\/([^/~][^/]*)/.exec(next)?.[1];
+  if (!org) return null;
+  c.set("db", createDb(c.env.DB));
+  return offeredSso(c as unknown as Parameters<typeof offeredSso>[0], decodeURIComponent(org));
+}
+
 consoleApp.get("/~/sign-in", async (c) => {
   if (await currentSession(c.env, c.req.raw)) return seeOther(safeNext(c.req.query("next")));
   const challenge = await signInChallenge(c.env, c.req.raw);
+  const next = safeNext(c.req.query("next"));
   return page(
     c,
-    signInPage(challenge.csrf, null, safeNext(c.req.query("next"))),
+    signInPage(challenge.csrf, null, next, await ssoOffer(c, next)),
     200,
     challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
   );
@@ -287,6 +299,16 @@ consoleApp.post("/~/sign-in", async (c) => {
   res.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
   res.headers.append("Set-Cookie", cookieHeader(url, names.signIn, "", 0));
   return res;
+});
+
+// N16: an organization's single sign-on (./sso.ts); neither needs a session.
+consoleApp.post("/~/sso/:org/start", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  return ssoStart(c as unknown as Parameters<typeof ssoStart>[0], await readForm(c.req.raw));
+});
+consoleApp.get("/~/sso/:org/callback", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  return ssoCallback(c as unknown as Parameters<typeof ssoCallback>[0]);
 });
 
 consoleApp.post("/~/sign-out", async (c) => {

@@ -5,6 +5,8 @@
  *
  * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
  * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
+ * - `/app/~/sso/:org/start` (POST) and `/app/~/sso/:org/callback` (GET): an organization's
+ *   single sign-on (N16, ./sso.ts);
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
  * - `/app/:org/modules/:id` (manage-workspaces) the module's workspaces and versions,
  *   `…/provision` the form generated from the pinned version (GET, POST → E4),

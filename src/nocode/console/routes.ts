@@ -256,7 +256,7 @@ async function ssoOffer(c: Ctx, next: string) {
   const org = /^\/app\/([^/~][^/]*)/.exec(next)?.[1];
   if (!org) return null;
   c.set("db", createDb(c.env.DB));
-  return offeredSso(c as unknown as Parameters<typeof offeredSso>[0], decodeURIComponent(org));
+  return offeredSso(c, decodeURIComponent(org));
 }
 
 consoleApp.get("/~/sign-in", async (c) => {
@@ -306,11 +306,11 @@ consoleApp.post("/~/sign-in", async (c) => {
 // N16: an organization's single sign-on (./sso.ts); neither needs a session.
 consoleApp.post("/~/sso/:org/start", async (c) => {
   c.set("db", createDb(c.env.DB));
-  return ssoStart(c as unknown as Parameters<typeof ssoStart>[0], await readForm(c.req.raw));
+  return ssoStart(c, await readForm(c.req.raw));
 });
 consoleApp.get("/~/sso/:org/callback", async (c) => {
   c.set("db", createDb(c.env.DB));
-  return ssoCallback(c as unknown as Parameters<typeof ssoCallback>[0]);
+  return ssoCallback(c);
 });
 
 consoleApp.post("/~/sign-out", async (c) => {

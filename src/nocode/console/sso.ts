@@ -19,9 +19,10 @@
  */
 import type { Context } from "hono";
 import { html } from "hono/html";
+import { isUniqueViolation } from "../../db/unique";
 import { presentedValuesEqual } from "../../lib/crypto/hmac";
 import { logWarn } from "../../lib/log";
-import { MAX_JWT_BYTES, verifySignature } from "../../lib/oidc/keys";
+import { DEFAULT_SUPPORTED_ALGS, MAX_JWT_BYTES, verifySignature } from "../../lib/oidc/keys";
 import {
   exchangeCode,
   mergeUserinfo,
@@ -63,7 +64,8 @@ import { ssoRedirectUri } from "../sso/serialize";
 import { ASSET_VERSION } from "./assets";
 import { messagePage, orgPath } from "./pages";
 
-type Ctx = Context<NocodeEnv>;
+/** Any console context: /api/v2's environment, with the D1 handle set. */
+type Ctx<E extends NocodeEnv = NocodeEnv> = Context<E>;
 
 /** N16: at most this many groups claim values, each at most this long. */
 export const MAX_GROUPS = 1000;
@@ -107,15 +109,18 @@ export function providerLabel(config: SsoConfigurationRow): string {
 }
 
 /** The enabled configuration of `org` the sign-in page offers, or null. */
-export async function offeredSso(c: Ctx, org: string): Promise<{ organization: string; provider: string } | null> {
+export async function offeredSso<E extends NocodeEnv>(
+  c: Ctx<E>,
+  org: string,
+): Promise<{ organization: string; provider: string } | null> {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(org)) return null;
   const config = await findSsoConfiguration(c.var.db, org);
   if (!config || !providerOf(config)) return null;
   return { organization: org, provider: providerLabel(config) };
 }
 
-async function refusal(
-  c: Ctx,
+async function refusal<E extends NocodeEnv>(
+  c: Ctx<E>,
   status: 400 | 403 | 429,
   title: string,
   text: string,
@@ -136,7 +141,7 @@ const startAgain = (org: string) => `Go to /app/${org} and sign in again.`;
  * past 60 a minute. Checked once the organization is known to have a configuration, so
  * requests naming anything else create no counter.
  */
-async function rateLimited(c: Ctx, org: string): Promise<Response | null> {
+async function rateLimited<E extends NocodeEnv>(c: Ctx<E>, org: string): Promise<Response | null> {
   const hit = await signInStore(c.env, `nocode:${org}`).hit(clientAddressKey(c.req.raw.headers));
   if (hit.ok || hit.error !== "limited") return null;
   const res = await refusal(c, 429, "Too many sign-in attempts", "Wait a minute, then try again.", false);
@@ -144,7 +149,7 @@ async function rateLimited(c: Ctx, org: string): Promise<Response | null> {
   return res;
 }
 
-export async function ssoStart(c: Ctx, form: Record<string, string>): Promise<Response> {
+export async function ssoStart<E extends NocodeEnv>(c: Ctx<E>, form: Record<string, string>): Promise<Response> {
   const org = c.req.param("org") ?? "";
   const origin = c.req.header("origin");
   const url = new URL(c.req.url);
@@ -216,7 +221,7 @@ function movingOn(linkText: string, target: string, message: string): Markup {
   return html`${head}<body><main id="content"><h1>Signing in</h1><p>${message}</p><p><a href="${target}">${linkText}</a></p></main></body></html>`;
 }
 
-export async function ssoCallback(c: Ctx): Promise<Response> {
+export async function ssoCallback<E extends NocodeEnv>(c: Ctx<E>): Promise<Response> {
   const org = c.req.param("org") ?? "";
   const config = /^[A-Za-z0-9_-]{1,64}$/.test(org) ? await findSsoConfiguration(c.var.db, org) : undefined;
   if (!config)
@@ -299,7 +304,8 @@ export async function ssoCallback(c: Ctx): Promise<Response> {
       nonce: state.nonce,
       maxAge: 0,
       clockToleranceSeconds: 60,
-      algorithms: [],
+      // The signature algorithms a JWT/OIDC mount accepts by default (S25).
+      algorithms: [...DEFAULT_SUPPORTED_ALGS],
       verifySignature: async (idToken) => {
         if (idToken.length > MAX_JWT_BYTES) throw new Error("token too large");
         await verifySignature(idToken, { kind: "remote", urls: [provider.jwksUri] });
@@ -342,8 +348,8 @@ type Identity = { userId: string } | { refused: { title: string; text: string } 
  * that verified, unique email; else, with auto-provision, a new user in `default-team`;
  * then team-sync by the groups claim. The person must end up in a team of the organization.
  */
-async function whoSignedIn(
-  c: Ctx,
+async function whoSignedIn<E extends NocodeEnv>(
+  c: Ctx<E>,
   config: SsoConfigurationRow,
   issuer: string,
   claims: Record<string, unknown>,
@@ -390,14 +396,23 @@ async function whoSignedIn(
           "Sign-in refused",
           `The default team of ${org} no longer exists. Ask an owner to fix the SSO configuration.`,
         );
-      user = await provisionUser(db, {
-        organization: org,
-        issuer,
-        subject,
-        username: await freeUsername(db, email),
-        email,
-        teamId: team.id,
-      });
+      try {
+        user = await provisionUser(db, {
+          organization: org,
+          issuer,
+          subject,
+          username: await freeUsername(db, email),
+          email,
+          teamId: team.id,
+        });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        // A concurrent sign-in of the same identity (or a username taken meanwhile): its result stands.
+        const raced = await linkedUser(db, org, issuer, subject);
+        if (!raced)
+          return refuse("Sign-in refused", `Your account is being set up by another sign-in. ${startAgain(org)}`);
+        user = raced;
+      }
       clearNocodeCache();
     } else {
       return refuse(

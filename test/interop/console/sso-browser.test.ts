@@ -253,6 +253,15 @@ describe("organization single sign-on in Chromium (N16)", () => {
     expect(second.callbackStatus).toBe(200);
     expect(await teamsOf(newcomerId)).toEqual(["ops"]);
     await second.context.close();
+    // N16's bounds: more than 1,000 values, or one over 256 characters, refuse the sign-in and change nothing.
+    for (const groups of [Array.from({ length: 1001 }, (_, i) => `g${i}`), ["devs", "x".repeat(257)]]) {
+      accounts["alice-sub"]!.groups = groups;
+      const crowded = await ssoSignIn("alice-sub");
+      expect(crowded.callbackStatus).toBe(403);
+      expect(await crowded.page.locator("h1").textContent()).toBe("Sign-in refused");
+      expect(await teamsOf(alice.id)).toEqual(["ops", "owners"]);
+      await crowded.context.close();
+    }
     // Groups naming no team leave alice in owners only, which still makes her a member.
     accounts["alice-sub"]!.groups = [];
     const third = await ssoSignIn("alice-sub");

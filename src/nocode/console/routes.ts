@@ -255,8 +255,14 @@ consoleApp.use("*", async (c, next) => {
 async function ssoOffer(c: Ctx, next: string) {
   const org = /^\/app\/([^/~][^/]*)/.exec(next)?.[1];
   if (!org) return null;
+  let name: string;
+  try {
+    name = decodeURIComponent(org);
+  } catch {
+    return null; // a malformed escape names no organization
+  }
   c.set("db", createDb(c.env.DB));
-  return offeredSso(c, decodeURIComponent(org));
+  return offeredSso(c, name);
 }
 
 consoleApp.get("/~/sign-in", async (c) => {

@@ -123,6 +123,9 @@ describe("SSO start (N16)", () => {
     expect(off.text).toContain("Single sign-on is not enabled");
     const signIn = await new Browser().request("GET", `/app/~/sign-in?next=/app/${org}`);
     expect(signIn.text).not.toContain(`/app/~/sso/${org}/start`);
+    // A malformed escape in the path after sign-in names no organization: the plain page.
+    const malformed = await new Browser().request("GET", `/app/~/sign-in?next=${encodeURIComponent("/app/%zz")}`);
+    expect(malformed.status).toBe(200);
   });
 });
 

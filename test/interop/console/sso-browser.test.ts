@@ -182,6 +182,44 @@ describe("organization single sign-on in Chromium (N16)", () => {
     expect(home?.status()).toBe(200);
   });
 
+  it("lets an SSO user create a token (an expiry required), use it on /api/v2 and revoke it (N13)", async () => {
+    await alicePage.goto(`${origin}/app/settings/tokens`);
+    expect(await alicePage.locator("h1").textContent()).toBe("API tokens");
+    // From an SSO session a token always expires: no "No expiration".
+    expect(await alicePage.locator("select#expiry option").allTextContents()).toEqual([
+      "1 day",
+      "7 days",
+      "30 days",
+      "90 days",
+    ]);
+    expect(await alicePage.getByLabel("Expiration").inputValue()).toBe("30");
+    await alicePage.getByLabel("Description").fill("sso laptop");
+    await alicePage.getByRole("button", { name: "Create API token" }).click();
+    await expect.poll(() => alicePage.locator("h1").textContent()).toBe("Token created");
+    const created = await alicePage.getByLabel("Your new API token").inputValue();
+    const account = await tfe(api, "GET", "account/details", created);
+    expect(account.status).toBe(200);
+    expect(account.json.data.id).toBe(alice.id);
+    const tokens = await tfe(api, "GET", `users/${alice.id}/authentication-tokens`, created);
+    const row = tokens.json.data.find(
+      (t: { attributes: { description: string } }) => t.attributes.description === "sso laptop",
+    );
+    const days = (Date.parse(row.attributes["expired-at"]) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.99);
+    expect(days).toBeLessThanOrEqual(30);
+
+    await alicePage.goto(`${origin}/app/settings/tokens`);
+    await alicePage.getByRole("button", { name: "Revoke sso laptop" }).click();
+    const revokedAt = Date.now();
+    let status = 0;
+    do {
+      status = (await tfe(api, "GET", "account/details", created)).status;
+    } while (status === 200 && Date.now() - revokedAt < 5_000);
+    expect(status).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThan(1_500);
+    await alicePage.waitForURL(`${origin}/app/settings/tokens?notice=revoked`);
+  });
+
   it("refuses the callback URL replayed in another browser context, and a state used twice", async () => {
     expect(callbackOfAlice).toContain("state=");
     const replayUrl = callbackOfAlice.replace("127.0.0.1", "localhost");

@@ -581,6 +581,20 @@ function unauthenticatedArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
           fc.constantFrom("/app", "//evil.example", "/app/../x", "https://evil.example/app", "/app/~/sign-in"),
           hostileText,
         ),
+        return: fc.oneof(
+          fc.constantFrom("/app/settings/tokens?source=terraform-login", "/\\evil.example", "/app/%2e%2e/x"),
+          hostileText,
+        ),
+      }),
+    ),
+    request(
+      "app",
+      read,
+      fc.constantFrom("/app/settings", "/app/settings/tokens"),
+      query({
+        source: fc.oneof(fc.constant("terraform-login"), hostileText),
+        page: fc.oneof(fc.constantFrom("1", "2", "0", "999999", "1e9"), hostileText),
+        notice: fc.oneof(fc.constant("revoked"), hostileText),
       }),
     ),
   );
@@ -597,12 +611,27 @@ function consoleFormArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
       .tuple(org, id, fc.constantFrom("confirm", "pause", "resume", "cancel", "x"))
       .map(([o, r, a]) => `/app/${o}/rollouts/${r}/actions/${a}`),
     fc.tuple(org, id).map(([o, w]) => `/app/${o}/workspaces/${w}/upgrade`),
+    fc.constant("/app/settings/tokens"),
+    fc
+      .oneof(fc.constantFrom("at-AAAAAAAAAAAAAAAA", "x"), hostileSegment)
+      .map((t) => `/app/settings/tokens/${t}/revoke`),
     fc.tuple(org, id, id).map(([o, w, r]) => `/app/${o}/workspaces/${w}/upgrade/${r}/confirm`),
     fc
       .tuple(org, id, id, fc.constantFrom("apply", "discard", "x"))
       .map(([o, w, r, a]) => `/app/${o}/workspaces/${w}/runs/${r}/actions/${a}`),
   );
-  const fieldNames = fc.constantFrom("name", "batch-size", "auto-confirm", "max-failures", "token", "var:prefix", "x");
+  const fieldNames = fc.constantFrom(
+    "name",
+    "batch-size",
+    "auto-confirm",
+    "max-failures",
+    "token",
+    "var:prefix",
+    "description",
+    "expiry",
+    "source",
+    "x",
+  );
   const fields = fc.dictionary(fieldNames, hostileText, { maxKeys: 5 });
   const encode = (form: Record<string, string>) => new URLSearchParams(form).toString();
   const body = (csrf: fc.Arbitrary<string>) =>

@@ -64,14 +64,30 @@ export function messagePage(title: string, text: string, viewer: Viewer | null):
   );
 }
 
-/** Sign in with a user or team token, then go to `returnTo` (already checked: a console path). */
-export function signInPage(csrf: string, error: string | null, returnTo: string): Markup {
+/** Sign in with a user or team token (or the organization's single sign-on), then go to `returnTo` (already checked: a console path). */
+export function signInPage(
+  csrf: string,
+  error: string | null,
+  returnTo: string,
+  sso: { organization: string; provider: string } | null = null,
+): Markup {
   const invalid = error !== null;
   const terraformLogin = new URLSearchParams(returnTo.split("?")[1] ?? "").get("source") === "terraform-login";
+  // N16: an organization with single sign-on offers it first; the form carries the same CSRF token.
+  const ssoCard = sso
+    ? html`<div class="card">
+<h2>Sign in to ${sso.organization} with single sign-on</h2>
+<form method="post" action="/app/~/sso/${enc(sso.organization)}/start">
+<input type="hidden" name="csrf" value="${csrf}">
+<button type="submit">Sign in with ${sso.provider}</button>
+</form>
+</div>`
+    : "";
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
 ${terraformLogin ? html`<p class="notice" role="status"><strong>terraform login</strong> is waiting in your terminal. Sign in, create a token on the next page, then paste it into the terminal.</p>` : ""}
+${ssoCard}
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
 <form method="post" action="/app/~/sign-in${returnTo === "/app" ? "" : `?return=${enc(returnTo)}`}">

@@ -5,6 +5,8 @@
  *
  * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
  * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
+ * - `/app/~/sso/:org/start` (POST) and `/app/~/sso/:org/callback` (GET): an organization's
+ *   single sign-on (N16, ./sso.ts);
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
  * - `/app/:org/modules/:id` (manage-workspaces) the module's workspaces and versions,
  *   `…/provision` the form generated from the pinned version (GET, POST → E4),
@@ -84,6 +86,7 @@ import {
 } from "./pages";
 import { type CatalogEntry, callerOrganizations, catalog, workspacesOfModule, workspacesOfOrganization } from "./repo";
 import { consoleReturnPath, DEFAULT_RETURN } from "./return-path";
+import { offeredSso, ssoCallback, ssoStart } from "./sso";
 import { DEFAULT_EXPIRY, expiryFor, type TokenRules, tokenRules } from "./tokens";
 import {
   signInAgainPage,
@@ -135,6 +138,8 @@ const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
 
 /** Paths that need no session. */
 const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
+/** N16: an organization's SSO start and callback need no session either. */
+const SSO_PATH = /^\/app\/~\/sso\/[^/]+\/(start|callback)$/;
 
 /** Fixed notices a redirect may ask a page to show (never text from the query string). */
 const NOTICES: Record<string, string> = {
@@ -231,7 +236,7 @@ consoleApp.get("/~/console.js", (c) =>
 
 // Session and CSRF, before every other console route.
 consoleApp.use("*", async (c, next) => {
-  if (PUBLIC_PATHS.has(c.req.path)) return next();
+  if (PUBLIC_PATHS.has(c.req.path) || SSO_PATH.test(c.req.path)) return next();
   const session = await currentSession(c.env, c.req.raw);
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")
@@ -267,12 +272,27 @@ consoleApp.use("*", async (c, next) => {
   await next();
 });
 
+/** N16: the organization whose single sign-on the sign-in page offers: the one the return path leads to. */
+async function ssoOffer(c: Ctx, next: string) {
+  const org = /^\/app\/([^/~?][^/?]*)/.exec(next)?.[1];
+  if (!org) return null;
+  let name: string;
+  try {
+    name = decodeURIComponent(org);
+  } catch {
+    return null; // a malformed escape names no organization
+  }
+  c.set("db", createDb(c.env.DB));
+  return offeredSso(c, name);
+}
+
 consoleApp.get("/~/sign-in", async (c) => {
   if (await currentSession(c.env, c.req.raw)) return seeOther(returnPath(c));
   const challenge = await signInChallenge(c.env, c.req.raw);
+  const next = returnPath(c);
   return page(
     c,
-    signInPage(challenge.csrf, null, returnPath(c)),
+    signInPage(challenge.csrf, null, next, await ssoOffer(c, next)),
     200,
     challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
   );
@@ -308,6 +328,16 @@ consoleApp.post("/~/sign-in", async (c) => {
   res.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
   res.headers.append("Set-Cookie", cookieHeader(url, names.signIn, "", 0));
   return res;
+});
+
+// N16: an organization's single sign-on (./sso.ts); neither needs a session.
+consoleApp.post("/~/sso/:org/start", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  return ssoStart(c, await readForm(c.req.raw));
+});
+consoleApp.get("/~/sso/:org/callback", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  return ssoCallback(c);
 });
 
 // Sign-out may name where the next sign-in returns to ("sign in again" on the tokens page).

@@ -78,6 +78,7 @@ const V2_TEMPLATES = [
   "organizations/:org/registry-modules/private/:org/:name/:provider",
   "organizations/:org/registry-modules/private/:org/:name/:provider/version",
   "organizations/:org/registry-modules/private/:org/:name/:provider/versions",
+  "organizations/:org/sso-configuration",
   "organizations/:org/teams",
   "organizations/:org/workspaces/:name",
   ":org/workspaces/:name/runs/:id",
@@ -559,6 +560,18 @@ function unauthenticatedArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
         .map(([o, w, r]) => `/app/${o}/workspaces/${w}/runs/${r}`),
       query({ view: viewValue, format: fc.oneof(fc.constantFrom("json", "html"), hostileText) }),
     ),
+    // N16: an organization's SSO callback, with hostile state, code and provider error.
+    request(
+      "app",
+      read,
+      fc.oneof(fc.constant(f.org), hostileSegment).map((o) => `/app/~/sso/${o}/callback`),
+      query({
+        state: fc.oneof(fc.constant("A".repeat(43)), hostileText),
+        code: hostileText,
+        error: hostileText,
+        error_description: hostileText,
+      }),
+    ),
     request(
       "app",
       read,
@@ -660,6 +673,16 @@ function consoleFormArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
         api: "app",
         method: "POST",
         path: `/app/~/sign-in${r.next ? `?${new URLSearchParams({ next: r.next })}` : ""}`,
+        headers: { "Content-Type": r.type, Cookie: f.signInCookie },
+        body: r.body,
+      }),
+    ),
+    // N16: an organization's SSO start, with the sign-in CSRF token or a wrong one.
+    fc.record({ org: fc.oneof(fc.constant(f.org), hostileSegment), body: signInBody, type: contentType }).map(
+      (r): FuzzRequest => ({
+        api: "app",
+        method: "POST",
+        path: `/app/~/sso/${r.org}/start`,
         headers: { "Content-Type": r.type, Cookie: f.signInCookie },
         body: r.body,
       }),

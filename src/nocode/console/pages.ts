@@ -12,7 +12,7 @@ import { formatValue, planSummaryLine } from "../plan-page/render";
 import { enginePlanNote, planChangesMarkup } from "../plan-page/render-changes";
 import type { VersionStatus } from "../registry/repo";
 import type { RolloutItemRow, RolloutRow } from "../rollouts/repo";
-import type { RunRow } from "../runs/repo";
+import { CANCELABLE_RUN_STATUSES, type RunRow } from "../runs/repo";
 import { planOf } from "../runs/serialize";
 import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
 import { ASSET_VERSION } from "./assets";
@@ -249,8 +249,18 @@ function statusBadge(status: string): Markup {
   return html`<span class="status ${css}">${status.replaceAll("_", " ")}</span>`;
 }
 
+/** N19a: the statuses a run may be canceled in. */
+const CANCELABLE: ReadonlySet<string> = new Set(CANCELABLE_RUN_STATUSES);
+
+/** N19a: the cancel form of a run (a running agent job is interrupted by its agent). */
+function cancelForm(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow): Markup {
+  return html`<form class="inline" method="post" action="${planPagePath(org, ws.name, run.id)}/actions/cancel"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit" class="danger">Cancel run<span class="skip"> ${run.id}</span></button></form>`;
+}
+
 function runActions(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow, canManage: boolean): Markup | "" {
-  if (run.status !== "planned" || !canManage) return "";
+  if (!canManage) return "";
+  if (CANCELABLE.has(run.status)) return cancelForm(viewer, org, ws, run);
+  if (run.status !== "planned") return "";
   const csrf = html`<input type="hidden" name="csrf" value="${viewer.session.csrf}">`;
   if (run.kind === "upgrade") {
     return html`<a class="button" href="${reviewPath(org, ws.name, run.id)}">Review upgrade</a>`;
@@ -380,8 +390,15 @@ function changeLabel(actions: readonly string[]): { label: string; css: string }
  * `pending` and an agent plans it): its status and why it waits; the page refreshes by itself
  * until the plan is there.
  */
-export function upgradePendingPage(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow): Markup {
+export function upgradePendingPage(
+  viewer: Viewer,
+  org: string,
+  ws: WorkspaceRow,
+  run: RunRow,
+  canManage: boolean,
+): Markup {
   const live = ACTIVE.has(run.status);
+  const cancel = canManage && CANCELABLE.has(run.status) ? cancelForm(viewer, org, ws, run) : "";
   return layout(
     `Review upgrade of ${ws.name}`,
     html`<h1>Review the upgrade of ${ws.name}</h1>
@@ -391,7 +408,7 @@ export function upgradePendingPage(viewer: Viewer, org: string, ws: WorkspaceRow
 <dt>Version</dt><dd>${ws.noCodeVersion ?? "(nothing applied)"} → ${run.moduleVersion}</dd>
 <dt>Run</dt><dd><code>${run.id}</code> ${statusBadge(run.status)}${waitingReason(run)}${run.error ? html`<br><span class="muted">${run.error}</span>` : ""}</dd>
 </dl>
-${live ? html`<p class="muted" role="status">This page refreshes by itself until the plan is ready; reload it if it does not.</p>` : ""}</div>
+${live ? html`<p class="muted" role="status">This page refreshes by itself until the plan is ready; reload it if it does not.</p>` : ""}${cancel}</div>
 </section>`,
     viewer,
     html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / <a href="${workspacePath(org, ws.name)}">${ws.name}</a> / Upgrade`,

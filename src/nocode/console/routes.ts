@@ -13,7 +13,8 @@
  *   `…/rollouts` (POST → N15's create); `/app/:org/rollouts/:id` a rollout's items and
  *   `…/actions/confirm|pause|resume|cancel` (POST, N15);
  * - `/app/:org/workspaces/:name` the workspace; `…/upgrade` (POST → E5), `…/upgrade/:run`
- *   the review, `…/upgrade/:run/confirm` (POST → E7); `…/runs/:run/actions/apply|discard`;
+ *   the review, `…/upgrade/:run/confirm` (POST → E7); `…/runs/:run/actions/apply|discard`
+ *   and `…/runs/:run/actions/cancel` (POST, N19a);
  *   `…/runs/:run` is the plan page (src/nocode/plan-page), which opens with the session too.
  *
  * Every page answers with a Content-Security-Policy that allows no inline script or
@@ -50,10 +51,12 @@ import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import { loadEnginePlan } from "../plan-page/engine-plan";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
+import { notifyRolloutOfRun } from "../rollout-hooks";
 import { readRolloutDocument } from "../rollouts/input";
 import { listModuleRollouts } from "../rollouts/repo";
 import { createRollout, type RolloutAction, readRollout, rolloutAction, rolloutModule } from "../rollouts/service";
 import { rights } from "../route-rights";
+import { cancelRun } from "../runs/cancel";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
 import { confirmUpgrade } from "../upgrade/confirm";
@@ -146,6 +149,8 @@ const NOTICES: Record<string, string> = {
   created: "Workspace created, and its first run queued.",
   applied: "Apply queued.",
   discarded: "Run discarded.",
+  canceled: "Run canceled.",
+  signalled: "Cancel asked: the agent running the run interrupts its engine and ends the run as canceled.",
   upgraded: "Upgrade confirmed: the workspace now runs the new version and the apply is queued.",
   "no-upgrade": "Nothing to upgrade: the workspace already runs the pinned version with the module's options.",
 };
@@ -656,8 +661,8 @@ consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-w
   const run = await upgradeRun(c, db, ws);
   const model = await loadPlanPageModel(db, { workspace: ws, run }, c.env);
   // N19: an agent plans the upgrade after E5 answered; until then the page says what it waits for.
-  if (!model) return page(c, upgradePendingPage(c.var.viewer, ws.organization, ws, run));
   const canManage = c.var.orgRights.has("run-workspaces");
+  if (!model) return page(c, upgradePendingPage(c.var.viewer, ws.organization, ws, run, canManage));
   return page(c, upgradeReviewPage(c.var.viewer, ws.organization, ws, model, canManage));
 });
 
@@ -669,6 +674,26 @@ consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", rights({ right
   await confirmUpgrade(db, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
   return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
 });
+
+// N19a cancel (as `POST /runs/:id/actions/cancel`): a run not yet finished of this workspace.
+consoleApp.post(
+  "/:org/workspaces/:name/runs/:run_id/actions/cancel",
+  rights({ right: "run-workspaces" }),
+  async (c) => {
+    const { db, ws } = await workspaceOf(c);
+    const run = await findRun(db, c.req.param("run_id"));
+    if (!run || run.workspaceId !== ws.id) throw notFound();
+    const outcome = await cancelRun(c.env, db, run.id);
+    if (outcome.kind === "refused") throw new NocodeError("conflict", `${outcome.detail}.`);
+    if (outcome.kind === "canceled") {
+      // N15: a rollout holding the run goes on without it, as after the API's cancel.
+      await notifyRolloutOfRun(db, run.id, async (message) => {
+        await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });
+      });
+    }
+    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=${outcome.kind}`);
+  },
+);
 
 // N7 run actions (as `POST /runs/:id/actions/apply|discard`): a planned run of this workspace.
 consoleApp.post(

@@ -4,8 +4,8 @@
  * 1.11.4 recorded for test/fixtures/agent/modules/plan-changes (an update in place, a
  * replacement, a changed password inside an object, outputs) — with every sensitive value
  * masked: neither recorded password nor the workspace's own sensitive variable is anywhere in
- * the HTML. Before an agent takes the run, the console says it waits for an agent of the
- * pool. Every page is checked with axe-core (no serious or critical violation) and for CSP
+ * the HTML. Before an agent takes a run, the console says it waits for an agent of the pool,
+ * and its cancel button cancels it (N19a). Every page is checked with axe-core (no serious or critical violation) and for CSP
  * violations. The agent is protocol-level (./../agent/protocol-agent.ts): the JSON plan is
  * the recorded one, not one an engine computes here.
  */
@@ -69,25 +69,31 @@ describe("an agent run's changes in the console and on the plan page (N19)", () 
     await keyway?.stop();
   });
 
-  it("shows the run waiting for an agent of the pool, then the planned changes with sensitive values masked", async () => {
-    expect(RECORDED_PLAN).toContain(RECORDED_SECRETS[0]);
-    const workspace = await createAgentWorkspace(api, ctx, pool, {
-      autoApply: false,
-      vars: [engineVar("name", "alpha"), engineVar("password", secret, { sensitive: true })],
-    });
+  const vars = () => [engineVar("name", "alpha"), engineVar("password", secret, { sensitive: true })];
 
+  it("shows a queued run waiting for an agent of the pool, and cancels it (N19a)", async () => {
+    const workspace = await createAgentWorkspace(api, ctx, pool, { autoApply: false, vars: vars() });
     await page.goto(`${keyway.url}/app`);
     await page.getByLabel("API token").fill(ctx.token);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL(`${keyway.url}/app`);
 
-    const workspaceUrl = `${keyway.url}/app/${ctx.org}/workspaces/${workspace.name}`;
-    await page.goto(workspaceUrl);
+    await page.goto(`${keyway.url}/app/${ctx.org}/workspaces/${workspace.name}`);
     await expect
       .poll(() => page.locator("#runs .waiting").textContent())
       .toContain(`waiting for an agent of pool ${pool.name}`);
     await checkPage("agent-plan-01-waiting");
+    await page.getByRole("button", { name: `Cancel run ${workspace.runId}` }).click();
+    await expect.poll(() => page.locator(".notice").textContent()).toBe("Run canceled.");
+    expect(await page.locator("#runs .status").first().textContent()).toBe("canceled");
+    expect(await page.getByRole("button", { name: /Cancel run/ }).count()).toBe(0);
+    await waitForRun(api, ctx.token, workspace.runId, ["canceled"]);
+  });
 
+  it("shows the planned changes with sensitive values masked", async () => {
+    expect(RECORDED_PLAN).toContain(RECORDED_SECRETS[0]);
+    const workspace = await createAgentWorkspace(api, ctx, pool, { autoApply: false, vars: vars() });
+    const workspaceUrl = `${keyway.url}/app/${ctx.org}/workspaces/${workspace.name}`;
     const agent = await registerProtocolAgent(api, pool.token, unique("agent"));
     await planNextJob(api, agent, RECORDED_PLAN);
     await waitForRun(api, ctx.token, workspace.runId, ["planned"]);

@@ -159,6 +159,7 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
       `/app/${pool.org}/workspaces/${name}/upgrade/${firstRunId}/confirm`,
       `/app/${pool.org}/workspaces/${name}/runs/${firstRunId}/actions/apply`,
       `/app/${pool.org}/workspaces/${name}/runs/${firstRunId}/actions/discard`,
+      `/app/${pool.org}/workspaces/${name}/runs/${firstRunId}/actions/cancel`,
       "/app/~/sign-out",
     ];
     const runsBefore = await env.DB.prepare("SELECT count(*) AS n FROM runs").first("n");

@@ -1,0 +1,58 @@
+/**
+ * Discard a run, or cancel it when it has not been planned yet (decisions N7, N8, N15,
+ * N19a): `actions/discard`, E5 (a stale upgrade run) and a rollout's cancel discard a
+ * `planned` run; N19a makes their "discard" of a run that has not reached `planned` a
+ * cancel. A run still waiting in `pending` or `plan_queued` is canceled in place here, its
+ * queued plan job with it, in one D1 batch (a transaction): either this batch or the
+ * agent's `start` (which moves the job `queued → running` and the run `plan_queued →
+ * planning` together) wins, never both, so a job canceled here is never started, and a
+ * run an agent already took is left to it. A run `planning` is not canceled here.
+ */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { agentJobs, runs } from "../../db/schema";
+import { discardPlannedRunStatements, dropVarChangesQuery, type RunStatus, transitionRunQuery } from "./repo";
+
+/** The statuses of a run that a discard cancels in place (N19a: queued, not yet taken by an agent or the planner). */
+export const CANCELABLE_IN_PLACE: readonly RunStatus[] = ["pending", "plan_queued"];
+
+/** What a discard did: the run was discarded (`planned`), canceled (queued), or neither (null). */
+export type DiscardOutcome = "discarded" | "canceled" | null;
+
+/** The statements that cancel a queued run and its queued plan job (see the file comment). */
+function cancelQueuedRunStatements(db: Db, runId: string, at: number) {
+  const canceled = and(eq(runs.id, runId), eq(runs.status, "canceled"));
+  return [
+    transitionRunQuery(db, runId, CANCELABLE_IN_PLACE, ["canceled"], at, {}).returning({ id: runs.id }),
+    dropVarChangesQuery(db, runId, eq(runs.status, "canceled")),
+    db
+      .update(agentJobs)
+      .set({
+        status: "canceled",
+        finishedAt: at,
+        message: "the run was canceled before an agent started it",
+        updatedAt: at,
+      })
+      .where(
+        and(
+          eq(agentJobs.runId, runId),
+          inArray(agentJobs.status, ["queued"]),
+          sql`EXISTS (SELECT 1 FROM ${runs} WHERE ${canceled})`,
+        ),
+      ),
+  ] as const;
+}
+
+/**
+ * Discard `runId` if it is `planned`, or cancel it if it is still queued (see the file
+ * comment). Returns what happened; null when the run was in neither state (the caller's 409).
+ *
+ * @example
+ * if (!(await discardOrCancelRun(db, run.id))) throw conflict(`The run is ${run.status}`);
+ */
+export async function discardOrCancelRun(db: Db, runId: string, now = Date.now()): Promise<DiscardOutcome> {
+  const [discarded] = await db.batch(discardPlannedRunStatements(db, runId, now));
+  if (discarded.length > 0) return "discarded";
+  const [canceled] = await db.batch(cancelQueuedRunStatements(db, runId, now));
+  return canceled.length > 0 ? "canceled" : null;
+}

@@ -525,7 +525,8 @@ async function recordPlan(
     ["planning"],
     "waiting-confirmation",
     deps.now(),
-    { runId: run.id, ...counts },
+    // The reason an agent run waited with is over once it is planned.
+    { runId: run.id, reason: null, ...counts },
   );
   if (!recorded) {
     // The item ended meanwhile (cancel, failure): its plan must not wait for anyone.

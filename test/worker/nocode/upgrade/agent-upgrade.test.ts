@@ -17,6 +17,7 @@ import {
 } from "../../../helpers/agents";
 import { tfe } from "../../../helpers/nocode";
 import { createNoCodeWorkspace, varEntry, waitForRun } from "../../../helpers/nocode-modules";
+import { workerRequest } from "../../../helpers/worker-request";
 import { md5Hex } from "../state-versions/run-data-helpers";
 import {
   e5,
@@ -325,6 +326,30 @@ describe("E5–E7 on an agent workspace (N19)", () => {
   );
 });
 
+/** A console page as the owner sees it (signed in with a session, N14). */
+async function consolePage(path: string): Promise<string> {
+  const origin = "https://keyway.test";
+  const cookies: string[] = [];
+  const call = async (method: string, at: string, form?: Record<string, string>) => {
+    const headers: Record<string, string> = cookies.length ? { Cookie: cookies.join("; ") } : {};
+    if (form) Object.assign(headers, { "Content-Type": "application/x-www-form-urlencoded", Origin: origin });
+    const res = await workerRequest(`${origin}${at}`, {
+      method,
+      headers,
+      body: form ? new URLSearchParams(form).toString() : undefined,
+      redirect: "manual",
+    });
+    for (const line of res.headers.getSetCookie()) cookies.push(line.split(";")[0]!);
+    return res;
+  };
+  const form = await call("GET", "/app/~/sign-in");
+  const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? "";
+  expect((await call("POST", "/app/~/sign-in", { csrf, token: ctx.ownerToken })).status).toBe(303);
+  const page = await call("GET", path);
+  expect(page.status).toBe(200);
+  return page.text;
+}
+
 describe("rollouts of agent workspaces (N15, N19)", () => {
   /** Start a rollout of `workspaceIds` with `attributes`. */
   async function startRollout(attributes: Record<string, unknown>, workspaceIds: string[]) {
@@ -369,6 +394,10 @@ describe("rollouts of agent workspaces (N15, N19)", () => {
         expect(item.status).toBe("planning");
         expect(item.reason).toMatch(/^waiting for an agent of pool /);
       }
+      // The console's rollout page shows them waiting, and counts them.
+      const page = await consolePage(`/app/${ctx.org}/rollouts/${id}`);
+      expect(page).toContain("Waiting for 2 plan(s) by an agent");
+      expect(page).toContain("waiting for an agent of pool ");
       const runOf = (ws: string) =>
         waiting.attributes.items.find((i: { workspace: string }) => i.workspace === ws).run as string;
       // a: no changes → confirmed by the gate and applied; b: a change → waits for confirmation.

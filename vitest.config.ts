@@ -17,7 +17,7 @@ export const TEST_SECRETS = {
 
 export default defineConfig({
   test: {
-    // Every request writes an access line (issue 15); tests that check them spy on
+    // Every request writes an access line (decision B15); tests that check them spy on
     // console.log, and the run's output stays readable without them.
     onConsoleLog: (log) => !log.includes('"message":"access"'),
     // Queue work a test file started (plans, applies) may still log after the file ended;

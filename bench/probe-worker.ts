@@ -1,5 +1,5 @@
 /**
- * Bench-only Worker (issue #9): the cost of the sub-steps the hot paths are made of, each
+ * Bench-only Worker (docs/performance.md): the cost of the sub-steps the hot paths are made of, each
  * timed in a sequential loop inside the isolate, so `npm run bench` can say what dominates
  * each path. It shares Keyway's D1 database and OtpStore Durable Object namespace (same
  * storage, same workerd process) and imports the same modules the endpoints use.
@@ -17,7 +17,7 @@
  *   pool's Durable Object made since it started (N18's budget per idle agent-minute);
  * - `POST /clone-workspaces` (bench/workspace-seed.ts) → `{ workspaceIds }`: copies of one
  *   no-code workspace made by E4, with its applied run history for the rollout scale check
- *   (issue 21) or as bare workspaces for the E3/E4 scale rows (issue 19).
+ *   (decision N15) or as bare workspaces for the E3/E4 scale rows (docs/performance.md).
  */
 import { createDb } from "../src/db/client";
 import { sshRoleCidrs, sshRoles } from "../src/db/schema";

@@ -1,5 +1,5 @@
 /**
- * Bench-only Worker (issue #9): the raw in-isolate certificate signing rate of one CA key,
+ * Bench-only Worker (docs/performance.md): the raw in-isolate certificate signing rate of one CA key,
  * with no HTTP routing, D1, Durable Object or token check around it. `npm run bench`
  * bundles this file with esbuild and runs it as a second Worker in the same Miniflare
  * instance as Keyway, so the two rates come from the same workerd process and machine.
@@ -10,7 +10,7 @@
  * `permit-pty` extension, a fresh random nonce and serial each time).
  *
  * `POST /keygen` {@link KeygenRateRequest} → {@link KeygenRateResult}: the raw in-isolate
- * RSA key generation rate (issue 19), one `crypto.subtle.generateKey` at a time with the
+ * RSA key generation rate (docs/performance.md), one `crypto.subtle.generateKey` at a time with the
  * parameters `issue` uses (src/lib/crypto/ssh-keys-and-certificates.ts `generateSshKeyPair`), nothing else:
  * the honest reference for `issue` with `key_type: rsa`.
  */

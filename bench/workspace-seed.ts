@@ -2,13 +2,13 @@
  * Workspaces for the bench's scale checks, written straight into D1 by the probe Worker as
  * copies of one no-code workspace that E4 made through HTTP (`POST /clone-workspaces`):
  *
- * - with `history` (the rollout scale check, `npm run bench -- --only=rollout`, issue 21):
+ * - with `history` (the rollout scale check, `npm run bench -- --only=rollout`, decision N15):
  *   the template's first run was applied by the Queue, and each copy gets its own ids
  *   (workspace, runs, plans, configuration versions, state versions, vars) and name; every
  *   other column, the run configurations and plans included, is the template's, with the
  *   template's ids in them replaced by the copy's. So each copy looks like a workspace E4
  *   made and applied.
- * - without (the E3/E4 scale rows, issue 19): each copy is the workspace row alone (same
+ * - without (the E3/E4 scale rows, docs/performance.md): each copy is the workspace row alone (same
  *   organization, project, module, version and settings) under a new id and name, without a
  *   configuration version, run, state or vars, so 10,000 workspaces stand beside E3 and E4
  *   without 10,000 queued first runs.

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench` (issue #9): a repeatable performance picture of every hot path.
+// `npm run bench` (docs/performance.md): a repeatable performance picture of every hot path.
 //
 // Builds the production bundle (`wrangler deploy --dry-run`), runs it in workerd through
 // Miniflare's API on 127.0.0.1 with real local D1 (migrated through its binding), the
@@ -88,7 +88,7 @@ for (const arg of process.argv.slice(2)) {
 
 /** Raw signing loop per CA type (ms of signing per key type). */
 const RAW_SIGN_MS = 3000;
-/** Raw rates measured at the start and end: signing per CA type, and RSA-2048 key generation (issue 19). */
+/** Raw rates measured at the start and end: signing per CA type, and RSA-2048 key generation (docs/performance.md). */
 const RAW_TYPES = [
   { key: "ed25519", label: "Ed25519 signing" },
   { key: "rsa4096", label: "RSA-4096 (rsa-sha2-256) signing" },
@@ -114,7 +114,7 @@ function askRawRate(mf, key, durationMs, warmup) {
   });
 }
 
-// Only the final target lines may contain the word "missed" (issue #9), so any other text
+// Only the final target lines may contain the word "missed" (docs/performance.md), so any other text
 // (a response body, a workerd log line) has it defused.
 /**
  * Wait until workerd is idle again: requests still queued in it when autocannon stops (slow
@@ -265,7 +265,7 @@ async function main() {
       mintOtps: async (request) =>
         (await askBenchWorker(runtime.mf, "probe", { ...request, concurrency: 32 }, "/mint-otps")).otps,
       putRoles: (mount, roles) => askBenchWorker(runtime.mf, "probe", { mount, roles, perBatch: 100 }, "/put-roles"),
-      /** Copies of an E4-made workspace, written by the probe Worker without runs (issue 19). */
+      /** Copies of an E4-made workspace, written by the probe Worker without runs (docs/performance.md). */
       seedWorkspaces: ({ templateId, prefix, count }) =>
         askBenchWorker(
           runtime.mf,
@@ -576,7 +576,7 @@ async function main() {
       // busy after it).
       if (scenario.name === "floor-end") await measureRaw("end");
     }
-    // Issue 21's rollout scale check (scripts/bench/rollout.mjs): only with --only=rollout.
+    // Decision N15's rollout scale check (scripts/bench/rollout.mjs): only with --only=rollout.
     if (options.only?.has("rollout")) {
       rollout = await rolloutScale({
         origin: runtime.origin,
@@ -653,7 +653,8 @@ async function main() {
       kind: "min",
       floor: 0.9,
       ratio: overPair("sign-ed25519", "rps", "pairRps"),
-      means: "sign with a policy token req/s ÷ sign with the root token req/s, in alternating slices (issue 19)",
+      means:
+        "sign with a policy token req/s ÷ sign with the root token req/s, in alternating slices (docs/performance.md)",
     },
     {
       name: "sign-named-issuer",
@@ -689,7 +690,7 @@ async function main() {
       kind: "min",
       floor: 0.8,
       ratio: pick("issue-rsa2048", "xRaw"),
-      means: "issue rsa 2048 req/s ÷ raw in-isolate RSA-2048 keys/s, in alternating slices (issue 19)",
+      means: "issue rsa 2048 req/s ÷ raw in-isolate RSA-2048 keys/s, in alternating slices (docs/performance.md)",
     },
     {
       name: "login-jwt-static",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system binaries the tests drive (decision B7): OpenSSH's ssh-keygen, ssh and
 # sshd (openssh-server), openssl, sshpass and curl, and Debian's Chromium with its driver
-# (the console's browser tests, issue 20). Tests never skip themselves when one
+# (the console's browser tests, decision N14). Tests never skip themselves when one
 # is missing; this script is how a fresh machine gets them. Needs root (or sudo).
 set -euo pipefail
 need=()

@@ -42,7 +42,7 @@ app.use(
   }),
 );
 
-// Sub-apps carry their own onError into app.route() (house style §1), so register them
+// Sub-apps carry their own onError into app.route(), so register them
 // after their error handlers are set (they are, at module load).
 app.route("/api/v2", nocodeApp);
 app.route(AGENT_PROTOCOL_PREFIX, agentProtocolApp); // N18: the agent protocol; agent tokens authenticate only here

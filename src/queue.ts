@@ -1,6 +1,5 @@
 /**
- * The Queue consumer (decision N11): one entry point, routed by queue name
- * (house style §3.2 item 10).
+ * The Queue consumer (decision N11): one entry point, routed by queue name.
  */
 import { createDb } from "./db/client";
 import { guardEnv } from "./db/d1-guard";

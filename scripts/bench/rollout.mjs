@@ -1,4 +1,4 @@
-// The rollout scale check of issue 21 (decision N15): `npm run bench -- --only=rollout`.
+// The rollout scale check of decision N15: `npm run bench -- --only=rollout`.
 // Never part of the default run nor of CI (it takes minutes and 1,000+ workspaces).
 //
 // 1. An organization, a user token in owners, a registry module `fleet` whose 1.0.0 is

@@ -1,4 +1,4 @@
-// `npm run bench -- --runs=N` (issue 19): N whole runs one after another, each in its own
+// `npm run bench -- --runs=N` (docs/performance.md): N whole runs one after another, each in its own
 // process (its own bundle, workerd and fresh state), then the median of every figure and the
 // `target` lines computed from the medians. The machine's noise spreads one benchmark's
 // ratio by about ±15 % between runs, so a target is judged on the median of three runs.

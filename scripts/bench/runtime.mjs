@@ -1,4 +1,4 @@
-// Runtime of `npm run bench` (issue #9): build the production bundle, start it in workerd
+// Runtime of `npm run bench` (docs/performance.md): build the production bundle, start it in workerd
 // through Miniflare's API on 127.0.0.1 (not `wrangler dev`, whose proxy caps throughput),
 // with the bindings wrangler.jsonc declares (local D1, the SQLite-backed OtpStore Durable
 // Object, both queues, R2), migrate D1 through its binding, and run the bench-only
@@ -270,7 +270,7 @@ export async function askBenchWorker(mf, name, request, path = "/") {
  * CPU seconds (user + system, every thread) spent so far by the workerd processes this
  * process started, from /proc (Linux; null elsewhere). workerd runs every isolate on one
  * saturated thread here, so CPU per request is a measure the machine's other load disturbs
- * far less than a rate (issue 19: the figure verify's A/B runs are judged on).
+ * far less than a rate (the figure verify's A/B runs are judged on).
  */
 export function workerdCpuSeconds() {
   let total = 0;

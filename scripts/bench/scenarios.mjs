@@ -1,4 +1,4 @@
-// The benchmarks of `npm run bench` (issue #9): how each endpoint's state is set up through
+// The benchmarks of `npm run bench` (docs/performance.md): how each endpoint's state is set up through
 // the public API, and the autocannon requests that exercise it. A setup that fails marks its
 // benchmark "not available" with the reason; it never stops the run.
 import { readFileSync } from "node:fs";
@@ -24,9 +24,9 @@ export const SSH_MOUNTS = [
 /** Roles in the two lookup mounts. */
 export const LOOKUP_SMALL_ROLES = 10;
 export const LOOKUP_BIG_ROLES = 10_000;
-/** Outstanding OTPs beside verify-10k-otps' own (issue 19). */
+/** Outstanding OTPs beside verify-10k-otps' own (docs/performance.md). */
 export const OUTSTANDING_OTPS = 10_000;
-/** Workspaces in the organizations of the no-code rows (issue 19): small and big. */
+/** Workspaces in the organizations of the no-code rows (docs/performance.md): small and big. */
 export const SMALL_ORG_WORKSPACES = 10;
 export const BIG_ORG_WORKSPACES = 10_000;
 
@@ -217,7 +217,7 @@ export function scenarios({ api, state }) {
     if (!res.json?.data?.private_key) throw new Unavailable(`issue answered ${res.status} without a private key`);
     let note;
     if (burst > 0) {
-      // Issue 19: how long a burst of `burst` concurrent issues takes after a quiet 3 s
+      // How long a burst of `burst` concurrent issues takes after a quiet 3 s
       // (time for the per-isolate key pool to refill), the case the pool is for; the
       // timed run below is steady load, where the pool cannot help.
       const times = [];
@@ -337,7 +337,7 @@ export function scenarios({ api, state }) {
     return jwtMounts.get(mount);
   }
 
-  // Issue 19: every authenticated SSH benchmark but sign-ed25519-root runs with this token,
+  // Every authenticated SSH benchmark but sign-ed25519-root runs with this token,
   // the kind people use: made by auth/token/create, holding one ordinary ACL policy (S5a)
   // that grants the benchmarks' paths and nothing else. Setup calls (CA import, roles) use root.
   const opsToken = once(async () => {
@@ -493,7 +493,7 @@ export function scenarios({ api, state }) {
 
   // No-code: an organization, a user in owners with a token, a registry module whose
   // version 1.0.0 is uploaded and ingested (Queue), and E1 enabling it. The benchmarks call
-  // with the token of an ordinary team (issue 19): `bench-devs`, organization access
+  // with the token of an ordinary team (docs/performance.md): `bench-devs`, organization access
   // manage-workspaces only (N10: member, read-workspaces, run-workspaces), its token minted
   // by ADMIN_TOKEN (N9). The owner's token only sets things up.
   const benchUser = once(async () => {
@@ -605,7 +605,7 @@ export function scenarios({ api, state }) {
   /**
    * An organization holding `count` workspaces of its no-code module: one made by E4 (with
    * the team token: it queues one first run), the rest copies of it written by the probe
-   * worker in D1 batches, without runs (issue 19).
+   * worker in D1 batches, without runs (docs/performance.md).
    */
   async function noCodeOrgWithWorkspaces(org, count) {
     const nc = await noCodeOrg(org);
@@ -719,7 +719,7 @@ export function scenarios({ api, state }) {
   return [
     { name: "floor", title: "GET /api/v2/ping (admin bearer)", role: "floor", ...ping },
     {
-      // Informational (issue 19): the root token, which nobody should use in production.
+      // Informational (docs/performance.md): the root token, which nobody should use in production.
       name: "sign-ed25519-root",
       title: "POST sign, Ed25519 CA, root token",
       raw: "ed25519",

@@ -236,7 +236,7 @@ export const sshRoleCidrs = sqliteTable(
   ],
 );
 
-/** Zero-address roles per mount (seed rows 5–7). `roles` is a JSON array. */
+/** Zero-address roles per mount. `roles` is a JSON array. */
 export const sshZeroAddress = sqliteTable("ssh_zeroaddress", {
   mount: text("mount").primaryKey(),
   roles: text("roles").notNull(),
@@ -259,7 +259,7 @@ export const sshLegacyHostKeys = sqliteTable(
 // agent pools and the engine release list (decisions N6, N9, N10)
 // ---------------------------------------------------------------------------
 
-/** Organizations (N9). The name is the id everywhere (reference §1.2). */
+/** Organizations (N9). The name is the id everywhere (HCP Terraform's id formats). */
 export const organizations = sqliteTable("organizations", {
   name: text("name").primaryKey(),
   email: text("email").notNull(),
@@ -345,7 +345,7 @@ export const nocodeTokens = sqliteTable(
   ],
 );
 
-/** Projects (N9, reference §5.3). `id` is `prj-` + 16 alnum. */
+/** Projects (N9, HCP Terraform's projects API). `id` is `prj-` + 16 alnum. */
 export const projects = sqliteTable(
   "projects",
   {
@@ -358,7 +358,7 @@ export const projects = sqliteTable(
   (t) => [uniqueIndex("projects_organization_name").on(t.organization, t.name)],
 );
 
-/** Agent pools (N9, reference §5.4). `id` is `apool-` + 16 alnum. */
+/** Agent pools (N9, HCP Terraform's agent pools API). `id` is `apool-` + 16 alnum. */
 export const agentPools = sqliteTable(
   "agent_pools",
   {
@@ -404,7 +404,7 @@ export const terraformVersions = sqliteTable(
 // ---------------------------------------------------------------------------
 
 /**
- * Private registry modules (N9, reference §5.1). `id` is `mod-` + 16 alnum. Private
+ * Private registry modules (N9, HCP Terraform's private registry API). `id` is `mod-` + 16 alnum. Private
  * modules have the organization as namespace. No foreign keys (D1 ignores
  * `PRAGMA foreign_keys=OFF`); deleting a module removes its versions and links itself.
  */
@@ -492,7 +492,7 @@ export const registryUploadAttempts = sqliteTable(
 
 // ---------------------------------------------------------------------------
 // No-code service (/api/v2): no-code modules, variable options, workspaces, their
-// variables, runs and state versions (issue #7; decisions N3, N5–N8, N12)
+// variables, runs and state versions (decisions N3, N5–N8, N12)
 // ---------------------------------------------------------------------------
 
 /**
@@ -837,7 +837,7 @@ export const sshKrlState = sqliteTable("ssh_krl_state", {
   rebuildAttempts: integer("rebuild_attempts").notNull().default(0),
 });
 
-// --- Self-service console (N14, issue 20) ---
+// --- Self-service console (N14) ---
 
 /**
  * Console sessions (N14): stored only as the keyed hash of the cookie's random id, bound
@@ -854,7 +854,7 @@ export const consoleSessions = sqliteTable(
   (t) => [index("console_sessions_expires").on(t.expiresAt)],
 );
 
-// --- Fleet upgrades (N15, issue 21) ---
+// --- Fleet upgrades (N15) ---
 
 /** Rollout statuses (N15). */
 export const ROLLOUT_STATUSES = [
@@ -934,7 +934,7 @@ export const upgradeRolloutItems = sqliteTable(
   ],
 );
 
-// --- The execution plane (N17–N20, issue 30; migrations 0040–0041) ---
+// --- The execution plane (N17–N20; migrations 0040–0041) ---
 
 /**
  * N17/N18: agents of a pool, one row per registration. `status` is the last one written by

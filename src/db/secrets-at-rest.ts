@@ -1,6 +1,6 @@
 /**
  * Every secret stored encrypted under KEYWAY_KEK (B2), in one list, and their rewrap
- * (decision B11, issue 14 finding 9): `POST /v1/sys/rotate/rewrap` re-encrypts, under
+ * (decision B11): `POST /v1/sys/rotate/rewrap` re-encrypts, under
  * KEYWAY_KEK's first (primary) key, at most REWRAP_BATCH of the ciphertexts still under
  * another listed key, and counts the secrets left under any other key. Once that count is
  * 0, an old key may be removed from KEYWAY_KEK.

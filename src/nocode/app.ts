@@ -51,7 +51,7 @@ export const TFP_API_VERSION = "2.6";
 // A write may change what ./cache.ts holds (tokens, rights, no-code modules): an
 // authenticated write clears it after it ran (whether it succeeded or not), so this
 // isolate sees its own change at once and every other isolate within the cache's TTL
-// (N13, issue 19). The write itself may be served from the cache, like a read: what it
+// (decision N13). The write itself may be served from the cache, like a read: what it
 // sees is at most that old everywhere. A route that writes nothing cached says so
 // (`rights(…, { cache: "unchanged" })`, ./route-rights.ts) and keeps the cache.
 // N2b: only after the token check — an unauthenticated request (and the tokenless upload
@@ -123,7 +123,7 @@ nocodeApp.get(
   },
 );
 
-// Private registry modules, versions and the tokenless upload link (N9, issue #6 part B).
+// Private registry modules, versions and the tokenless upload link (N9).
 nocodeApp.route("/", uploadRoutes);
 nocodeApp.route("/", registryModuleRoutes(registryNoCodeHooks));
 nocodeApp.route("/", versionRoutes);
@@ -135,16 +135,16 @@ nocodeApp.route("/", projectRoutes);
 nocodeApp.route("/", agentPoolRoutes);
 nocodeApp.route("/", agentRoutes); // Agent tokens and agents (N17)
 nocodeApp.route("/", releaseRoutes);
-// No-code modules (E1–E3, DELETE, module variables; issue #7).
+// No-code modules (E1–E3, DELETE, module variables).
 nocodeApp.route("/", noCodeModuleRoutes);
-// No-code workspaces, vars, runs and plans (E4, N5–N7; issue #7).
+// No-code workspaces, vars, runs and plans (E4, N5–N7).
 nocodeApp.route("/", workspaceRoutes);
 nocodeApp.route("/", workspaceLockRoutes); // Workspace locks (N20)
 nocodeApp.route("/", runRoutes);
 nocodeApp.route("/", stateVersionRoutes); // State versions and outputs (N20)
 nocodeApp.route("/", runDataRoutes); // JSON plans and logs (N20)
-nocodeApp.route("/", upgradeRoutes); // Workspace upgrades E5–E7 (N8; issue #8)
-nocodeApp.route("/", rolloutRoutes); // Fleet upgrades (N15; issue #21)
+nocodeApp.route("/", upgradeRoutes); // Workspace upgrades E5–E7 (N8)
+nocodeApp.route("/", rolloutRoutes); // Fleet upgrades (N15)
 
 // Feature routes are registered here, above. An authenticated request that matches none
 // falls through to the root notFound, which answers 404 in JSON:API format.

@@ -27,13 +27,13 @@ export type NocodeCaller =
 /** Purpose string of the keyed hash of no-code tokens (separates them from /v1 tokens). */
 export const TOKEN_HASH_PURPOSE = "tfe-token";
 
-/** `Authorization: Bearer <token>` (reference §1.1). */
+/** `Authorization: Bearer <token>` (HCP Terraform's API authentication). */
 export function bearerToken(headers: Headers): string | null {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
   return m?.[1] ?? null;
 }
 
-/** A new token in HCP Terraform's shape: `<14 alnum>.atlasv1.<67 base62>` (reference §1.1). */
+/** A new token in HCP Terraform's shape: `<14 alnum>.atlasv1.<67 base62>` (HCP Terraform's API authentication). */
 export function generateNocodeToken(): string {
   return `${randomAlphanumeric(14)}.atlasv1.${randomAlphanumeric(67)}`;
 }

@@ -9,7 +9,7 @@
  * NOCODE_CACHE_TTL_MS. The mechanism (values shared, pending loads never; bounded;
  * invalidation-safe) is src/lib/isolate-cache/.
  *
- * Consistency (N13, issue 19): every authenticated /api/v2 request other than GET/HEAD
+ * Consistency (decision N13): every authenticated /api/v2 request other than GET/HEAD
  * clears the whole cache after it ran (app.ts), unless it was refused (B18), so the isolate that makes a change —
  * token revocation, membership or team changes, E1/E2/DELETE, variable options, registry
  * module deletes, release list changes — sees it at once; a route whose writes touch none of the tables in

@@ -1,6 +1,6 @@
 /**
  * The one error model of the no-code API (/api/v2), rendered as JSON:API error objects
- * (decisions N1, N2; reference §2): `status` is a string, titles are lower-case reason
+ * (decisions N1, N2; HCP Terraform's JSON:API errors): `status` is a string, titles are lower-case reason
  * phrases, field errors carry `source.pointer`.
  */
 import type { Context } from "hono";

@@ -1,5 +1,5 @@
 /**
- * Identifiers of the no-code service (reference §1.2): a prefix, `-`, then 16 characters
+ * Identifiers of the no-code service (HCP Terraform's id formats): a prefix, `-`, then 16 characters
  * from [A-Za-z0-9] (`prj-…`, `ws-…`, `apool-…`); organizations are identified by name.
  */
 

@@ -1,6 +1,5 @@
 /**
- * Consumer of the provisioning queue and of its dead-letter queue (decisions N4, N11;
- * house style §3.2 item 10):
+ * Consumer of the provisioning queue and of its dead-letter queue (decisions N4, N11):
  * - a malformed message is acknowledged and logged (a poison message never loops);
  * - a transient fault (a thrown error) is retried with
  *   `delaySeconds = min(2^attempts, 300)`; after `max_retries` (5, wrangler.jsonc) the
@@ -49,7 +48,7 @@ const sendOn = (env: Pick<Env, "PROVISION_QUEUE">) => async (message: ProvisionM
 };
 
 /**
- * The request id a message carries (issue 15): logged with everything done for it, and
+ * The request id a message carries (decision B15): logged with everything done for it, and
  * stamped on the messages sent while handling it.
  */
 function messageContext(body: unknown, env: ProvisionConsumerEnv): { requestId: string; env: ProvisionConsumerEnv } {
@@ -157,7 +156,7 @@ async function consumeEach<M extends ParsedMessage>(
 
 /**
  * Consume a batch of `keyway-provision`. Its `plan-run` messages are planned together
- * (processPlanRuns: two D1 round trips for the whole batch, issue 19), then the other
+ * (processPlanRuns: two D1 round trips for the whole batch, docs/performance.md), then the other
  * messages are handled one by one in order. Plans and the other steps touch different
  * runs' states, and each step is idempotent, so the order between the two groups does not
  * matter (a queue may reorder deliveries anyway).

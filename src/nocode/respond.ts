@@ -14,7 +14,7 @@ export function noContent(): Response {
   return new Response(null, { status: 204 });
 }
 
-/** ISO 8601 UTC with milliseconds and a literal Z (reference §1.3). */
+/** ISO 8601 UTC with milliseconds and a literal Z (HCP Terraform's JSON:API conventions). */
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

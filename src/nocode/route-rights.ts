@@ -43,7 +43,7 @@ export type RouteRule =
 /**
  * What a write route does to the per-isolate cache (./cache.ts), declared beside its
  * rights because it is part of the same security contract: revocation and permission
- * changes must reach the isolate that made them at once (decisions N13, issue 19).
+ * changes must reach the isolate that made them at once (decision N13).
  * - `"clears"` (the default): the route may change what the cache holds (tokens, users,
  *   teams, memberships, no-code modules and their variable options), so ./app.ts clears
  *   the whole cache after it runs.

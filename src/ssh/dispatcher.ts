@@ -28,7 +28,7 @@ const router = new VaultRouter(vaultRoutes);
 type OperationResult = { operation: Operation } | { unsupported: true } | { badListFlag: string };
 
 /**
- * Reference §1.1 and S2: the operation a method (and list flag) asks for. HEAD is a read
+ * Vault's method-to-operation mapping and S2: the operation a method (and list flag) asks for. HEAD is a read
  * only on a route that allows it (`sys/health`, B12).
  */
 function operationOf(method: string, query: URLSearchParams, route: VaultRoute | undefined): OperationResult {

@@ -1,5 +1,5 @@
 /**
- * Input coercion as Vault's framework does it (reference §1.6): every supplied field is
+ * Input coercion as Vault's framework does it (Vault's sdk/framework/field_data.go): every supplied field is
  * converted to its declared type before the handler runs; a failure is 400
  * `Field validation failed: error converting input <v> for field "<name>": <cause>`.
  * Unknown fields are ignored and reported as a warning.
@@ -301,7 +301,7 @@ function defaultFor(type: FieldType): unknown {
   }
 }
 
-/** Vault's warning for ignored parameters (reference §1.3), or none. */
+/** Vault's warning for ignored parameters (Vault's sdk/framework), or none. */
 export function unknownFieldWarnings(unknown: string[]): string[] {
   return unknown.length === 0 ? [] : [`Endpoint ignored these unrecognized parameters: [${unknown.join(" ")}]`];
 }

@@ -1,7 +1,7 @@
 /**
  * Which key pair a `key_type`/`key_bits` pair asks for, decided before anything is generated
  * (decision S9 "validate every parameter before generating"). `config/ca` follows Vault's
- * generator table (vault-ssh-behaviour §6.1, RSA default 4096); `issue` follows decision S10
+ * generator table (Vault's path_config_ca.go, RSA default 4096); `issue` follows decision S10
  * (RSA default 2048, only 2048/3072/4096; EC only 256/384/521). Messages are Vault's where it
  * has one; S4/S10 make them 400s. Pure (no bindings).
  */
@@ -61,7 +61,7 @@ function keySpec(keyType: string, keyBits: number, rsa: (bits: number) => KeySpe
   }
 }
 
-/** `POST config/ca` generation (reference §6.1). Key types are case-sensitive. */
+/** `POST config/ca` generation (Vault's path_config_ca.go). Key types are case-sensitive. */
 export function caKeySpec(keyType: string, keyBits: number): KeySpec {
   return keySpec(keyType, keyBits, (requested) => {
     const bits = requested === 0 ? 4096 : requested;
@@ -76,7 +76,7 @@ export function caKeySpec(keyType: string, keyBits: number): KeySpec {
   });
 }
 
-/** `POST issue/:name` generation (decision S10; reference §6.2 for the accepted names). */
+/** `POST issue/:name` generation (decision S10; Vault's path_issue.go for the accepted names). */
 export function issueKeySpec(keyType: string, keyBits: number): KeySpec {
   return keySpec(keyType, keyBits, (requested) => {
     const bits = requested === 0 ? 2048 : requested;

@@ -74,7 +74,7 @@ export function listData(keyInfo?: JsonSchema): JsonSchemaObject {
 }
 
 /**
- * A request field as JSON Schema, after Vault's framework conversion (reference §1.6):
+ * A request field as JSON Schema, after Vault's framework conversion (Vault's sdk/framework/field_data.go):
  * what each FieldType accepts on the wire.
  */
 export function fieldSchema(spec: FieldSpec): JsonSchemaObject {

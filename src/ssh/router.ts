@@ -15,7 +15,7 @@ import type { Capability } from "./auth/policy";
 import type { TokenContext } from "./auth/token-context";
 import type { FieldSchema } from "./fields";
 
-/** Vault's logical operations (reference §1.1). */
+/** Vault's logical operations (Vault's method-to-operation mapping). */
 export type Operation = "read" | "list" | "update" | "delete" | "patch";
 
 /** Everything a handler needs about one request. */
@@ -45,8 +45,9 @@ export type VaultHandler = (req: VaultRequest) => Promise<Response>;
 
 export interface VaultRoute {
   /**
-   * Path pattern. Segments are literals, `:name` (a role-style name, reference §1.5) or
-   * `:id` style params declared in `params`. Mount routes are relative to the mount.
+   * Path pattern. Segments are literals, `:name` (a role-style name, Vault's role-name
+   * pattern, framework.GenericNameWithAtRegex) or `:id` style params declared in `params`. Mount
+   * routes are relative to the mount.
    */
   pattern: string;
   /** True when the pattern is relative to an SSH mount (S1). */
@@ -147,7 +148,7 @@ export function routablePath(raw: string, decoded: string, operation: Operation 
   return path;
 }
 
-/** Vault's role-name grammar `\w(([\w-.@]+)?\w)?` (reference §1.5). */
+/** Vault's role-name grammar `\w(([\w-.@]+)?\w)?` (sdk/framework's GenericNameWithAtRegex). */
 export const NAME_PATTERN = "\\w(?:[\\w\\-.@]*\\w)?";
 
 interface CompiledRoute {

@@ -39,9 +39,9 @@ export const vaultRoutes: VaultRoute[] = [
   ...oidcFlowRoutes,
   // B14: the document of this table (built from it when first asked).
   ...openApiRoutes(() => vaultRoutes),
-  // SSH engine routes (mounted: relative to each SSH mount, S1). The certificate authority
-  // (issue #4): roles (seed rows 1–4, S12 PATCH), CA configuration and public key
-  // (rows 11–14), the issuers of S20/S21, sign and issue (rows 15–16).
+  // SSH engine routes (mounted: relative to each SSH mount, S1). The certificate authority:
+  // roles (S12 PATCH), CA configuration and public key, the issuers of S20/S21, sign and
+  // issue.
   ...roleRoutes,
   ...caRoutes,
   ...issuerRoutes,

@@ -1,5 +1,5 @@
 /**
- * Vault's identity templates in "ACL templating" mode (vault-ssh-behaviour §7), used by CA
+ * Vault's identity templates in "ACL templating" mode (Vault's ACL templating), used by CA
  * roles in `default_user`, `allowed_users`, `allowed_domains` and `default_extensions`
  * values when the matching `*_template` flag is on. Rendered from the entity of the
  * calling token (decision S5a).
@@ -146,7 +146,7 @@ function renderDirective(directive: string, entity: TemplateEntity | null, now: 
 }
 
 /**
- * Render every `{{ … }}` directive of `text` from `entity` (reference §7). Text around
+ * Render every `{{ … }}` directive of `text` from `entity` (Vault's ACL templating). Text around
  * directives is kept; whitespace inside the braces is ignored.
  * @throws TemplateError with Vault's cause text
  */

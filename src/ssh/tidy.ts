@@ -1,8 +1,8 @@
 /**
- * `DELETE <mount>/tidy/dynamic-keys` (seed row 17, reference §3.13, decision S15):
+ * `DELETE <mount>/tidy/dynamic-keys` (Vault's path_cleanup_dynamic_host_keys.go, decision S15):
  * removes the legacy dynamic host keys of a mount, which only data migrated from older
- * deployments can hold. It neither revokes leases nor touches remote hosts (seed §4
- * rule 9).
+ * deployments can hold. It neither revokes leases nor touches remote hosts (the
+ * contract, docs/api-secrets.md).
  */
 import { count, eq } from "drizzle-orm";
 import { sshLegacyHostKeys } from "../db/schema";

@@ -21,7 +21,7 @@ export async function importSignCas(): Promise<void> {
 /** Write a role under a fresh name and return the name. */
 export async function role(body: Record<string, unknown>, mount = "ssh", name = uniqueName("role")): Promise<string> {
   const res = await vault("POST", `${mount}/roles/${name}`, { body });
-  // 200 only with issue 14's warning about default critical options a caller may replace.
+  // 200 only with Keyway's warning about default critical options a caller may replace.
   const warnedOnly =
     res.status === 200 &&
     res.json.warnings?.length === 1 &&

@@ -1,5 +1,5 @@
 /**
- * One structured access line per request (issue 15, B15). Fields are fixed and never
+ * One structured access line per request (decision B15). Fields are fixed and never
  * carry a secret: the route *pattern* (`/v1/ssh/verify`, `/api/v2/uploads/:token`),
  * never the concrete path or query, which may hold a token, an OTP or a name; no header,
  * no body. Workers Logs (`observability` in wrangler.jsonc) indexes the JSON fields.

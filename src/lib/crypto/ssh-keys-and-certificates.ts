@@ -51,7 +51,7 @@ export async function importSigningKey(privateKeyPem: string): Promise<SshSignin
   return createSigningKey(material, { check: true });
 }
 
-/** Key kinds `generateSshKeyPair` accepts (the `issue` endpoint's `key_type`, seed row 16). */
+/** Key kinds `generateSshKeyPair` accepts (the `issue` endpoint's `key_type`). */
 export type SshKeyKind = "rsa" | "ec" | "ed25519";
 
 /** RSA sizes of decision S10. */
@@ -61,7 +61,7 @@ export const RSA_KEY_BITS = [2048, 3072, 4096] as const;
 export interface GenerateOptions {
   /**
    * Accept any RSA size from 2048 to 16384 bits in steps of 128 instead of only 2048/3072/4096
-   * (Vault's `config/ca` accepts any size of at least 2048, vault-ssh-behaviour §6.1; workerd's
+   * (Vault's `config/ca` accepts any size of at least 2048, Vault's path_config_ca.go; workerd's
    * BoringSSL generates only multiples of 128, so other sizes are refused up front).
    */
   readonly anyRsaSize?: boolean;
@@ -178,7 +178,7 @@ export interface SignedCertificate {
   readonly blob: Uint8Array;
   /**
    * `"<cert-type> <base64>\n"`: no comment, trailing newline, exactly Vault's `signed_key`
-   * (vault-ssh-behaviour §4.9).
+   * (Vault's path_issue_sign.go).
    */
   readonly text: string;
   /** The certificate type name, e.g. `ssh-ed25519-cert-v01@openssh.com`. */
@@ -271,7 +271,7 @@ export interface SubjectPublicKey {
 }
 
 /**
- * Reads the `public_key` of a sign request (vault-ssh-behaviour §4.1: `type base64 [comment]`
+ * Reads the `public_key` of a sign request (Vault's path_issue_sign.go: `type base64 [comment]`
  * or bare base64) and refuses what decision S17 refuses.
  * @throws SubjectKeyError with message `failed to parse public_key as SSH key: <cause>`,
  *   `failed to parse public_key as SSH key: certificates cannot be signed`, or

@@ -36,7 +36,7 @@ export interface SshSigningKey {
   readonly defaultAlgorithm: SshSignatureAlgorithm;
   /**
    * authorized_keys line `"<type> <base64>[ <comment>]\n"`, with a trailing newline as Vault
-   * returns `public_key` (vault-ssh-behaviour §3.9).
+   * returns `public_key` (Vault's path_config_ca.go).
    */
   publicKeyText(comment?: string): string;
   /**

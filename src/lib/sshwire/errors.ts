@@ -1,9 +1,9 @@
 /**
  * The one error type of the SSH wire-format layer.
  *
- * Every decoder in `src/lib/sshwire` throws only `WireError` for bad input (house style §3.2
- * item 11): callers map it to a 400 without guessing, and fuzz tests assert that nothing else
- * escapes. Encoders throw it too when asked to write something the format cannot hold.
+ * Every decoder in `src/lib/sshwire` throws only `WireError` for bad input: callers map it
+ * to a 400 without guessing, and fuzz tests assert that nothing else escapes. Encoders throw
+ * it too when asked to write something the format cannot hold.
  */
 
 /** Machine-readable reason for a {@link WireError}. */

@@ -249,7 +249,7 @@ export interface ParsedPublicKeyText {
 }
 
 /**
- * Reads a public key the way Vault's sign endpoint does (vault-ssh-behaviour §4.1): split on
+ * Reads a public key the way Vault's sign endpoint does (Vault's path_issue_sign.go): split on
  * single spaces; with more than one part the second is the base64 blob, otherwise the whole
  * text; CR and LF inside the base64 are ignored. So `type base64 [comment]` authorized_keys
  * lines and bare base64 blobs both work, and the type label is not trusted: the blob decides.

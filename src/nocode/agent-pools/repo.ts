@@ -1,4 +1,4 @@
-/** Agent pools (N9, reference §5.4). */
+/** Agent pools (N9, HCP Terraform's agent pools API). */
 import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";

@@ -1,5 +1,5 @@
 /**
- * Agent pools (N9, N10, reference §5.4): `POST|GET /organizations/:org/agent-pools` and
+ * Agent pools (N9, N10, HCP Terraform's agent pools API): `POST|GET /organizations/:org/agent-pools` and
  * `GET /agent-pools/:id`. Creating needs `manage-agent-pools` (owners and the
  * organization token have it); any member reads.
  */
@@ -21,7 +21,7 @@ import { rights, scope } from "../route-rights";
 import { type AgentPoolRow, agentCounts, findAgentPool, listAgentPools } from "./repo";
 import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
-/** Agent pool names: letters, digits, `-` and `_` (reference §5.4), at most 90 characters (our choice). */
+/** Agent pool names: letters, digits, `-` and `_` (HCP Terraform's agent pools API), at most 90 characters (our choice). */
 export const AGENT_POOL_NAME = /^[A-Za-z0-9_-]+$/;
 export const AGENT_POOL_NAME_MAX = 90;
 

@@ -1,5 +1,5 @@
 /**
- * The self-service console under `/app` (decision N14, issue 20): server-rendered pages
+ * The self-service console under `/app` (decision N14): server-rendered pages
  * for people, over the same services as the API (E4 provisioning, E5/E7 upgrades, the N7
  * run actions) and exactly N10's permissions (a page the caller may not see is 404).
  *

@@ -1,7 +1,7 @@
 /**
  * A no-code module with its variable options, and the registry module and `ok` version
  * its pin names, served from the per-isolate cache (../cache.ts) for E3 and E4: E4 reads
- * none of them from D1 while E3 or an earlier E4 in this isolate has them (issue 19).
+ * none of them from D1 while E3 or an earlier E4 in this isolate has them (docs/performance.md).
  */
 import type { Db } from "../../db/client";
 import type { ModuleSummary } from "../../lib/terraform/types";

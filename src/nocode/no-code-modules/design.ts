@@ -1,5 +1,5 @@
 /**
- * Decision N12 (seed §1, requirement 2): a module meets the no-code design requirements
+ * Decision N12: a module meets the no-code design requirements
  * when its root module declares at least one resource and its providers (a
  * `required_providers` entry or a `provider` block). Checked on E1, on enabling through
  * E2 and on moving an enabled module's pin through E2, whenever the pinned version is `ok`.

@@ -4,7 +4,7 @@
  *
  * - Each entry names a variable (`variable-name`) and its type (`variable-type`; when
  *   omitted, the variable's type in the pinned source, else `string`); `options` may be
- *   absent or `[]` ("free text", reference §3 E1).
+ *   absent or `[]` ("free text", HCP Terraform's no-code provisioning API (E1)).
  * - When the pin is `ok`, every entry must name a variable of that version: 422
  *   `variable "<name>" not found in source`.
  * - Two entries for one variable → 422; an `id` that is not a set of this module → 422.

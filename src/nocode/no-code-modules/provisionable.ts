@@ -73,7 +73,7 @@ export function checkProvisionable(
   return { registryModule, version, summary };
 }
 
-/** `private/<namespace>/<name>/<provider>/<version>`, a workspace's `source-module-id` (reference §3 E4). */
+/** `private/<namespace>/<name>/<provider>/<version>`, a workspace's `source-module-id` (HCP Terraform's no-code provisioning API (E4)). */
 export function sourceModuleIdOf(
   module: Pick<RegistryModuleRow, "namespace" | "name" | "provider">,
   version: string,

@@ -1,5 +1,5 @@
 /**
- * Where registry modules meet no-code modules (issue #7): the no-code side of the
+ * Where registry modules meet no-code modules: the no-code side of the
  * registry-module endpoints ({@link RegistryNoCodeHooks}). The no-code-modules table and
  * its logic belong here; the registry only knows the hooks' shape, and app.ts hands these
  * to its routes.
@@ -57,7 +57,7 @@ async function beforeRegistryModuleDelete(db: Db, module: RegistryModuleRow): Pr
 
 /**
  * The no-code modules of each registry module, for the `no-code-modules` relationship and
- * `include=no-code-modules` on the list (reference §3, "Other no-code endpoints").
+ * `include=no-code-modules` on the list (HCP Terraform's no-code provisioning API, "Other no-code endpoints").
  */
 async function noCodeModulesOf(db: Db, moduleIds: readonly string[]): Promise<Map<string, NoCodeModuleRef[]>> {
   const out = new Map<string, NoCodeModuleRef[]>(moduleIds.map((id) => [id, []]));

@@ -1,6 +1,6 @@
 /**
  * D1 access for no-code modules and their variable options (decisions N3, N5). Multi-row
- * writes go through `db.batch` (house style §4: no interactive transactions on D1).
+ * writes go through `db.batch` (no interactive transactions on D1).
  */
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";

@@ -3,7 +3,7 @@
  * (`POST /organizations/:org/no-code-modules`), update (`PATCH /no-code-modules/:id`),
  * read (`GET /no-code-modules/:id[?include=variable_options]`), delete, and the module
  * variables of a version (N9). E1, E2 need `manage-no-code-modules`, DELETE `manage-registry-modules`; the first refuse the
- * organization token (N10, seed §5); E3 is open to any member. Not permitted → 404.
+ * organization token (N10); E3 is open to any member. Not permitted → 404.
  */
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
@@ -59,7 +59,7 @@ const NO_CODE_MODULE_TYPES = ["no-code-modules", "no-code-module"] as const;
 /** Accepted type of the registry-module relationship (N1: go-tfe sends the plural). */
 const REGISTRY_MODULE_TYPES = ["registry-modules", "registry-module"] as const;
 
-/** N3: the exact text HCP Terraform answers for a bad pin (reference §2.3). */
+/** N3: the exact text HCP Terraform answers for a bad pin (HCP Terraform's exact error text). */
 export const VERSION_PIN_ERROR =
   "Validation failed: Provided version pin is not equal to latest or provided string does not represent an existing version of the module.";
 
@@ -121,7 +121,7 @@ function noCodeModuleInput({ data }: v.InferOutput<typeof noCodeModuleDocument>)
   };
 }
 
-/** The registry module a relationship names, in `organization`; 404 otherwise (reference §3 E1). */
+/** The registry module a relationship names, in `organization`; 404 otherwise (HCP Terraform's no-code provisioning API (E1)). */
 async function registryModuleIn(db: Db, organization: string, id: string): Promise<RegistryModuleRow> {
   const module = await findRegistryModuleById(db, id);
   if (!module || module.organization !== organization) throw notFound();
@@ -177,7 +177,7 @@ const noCodeModuleWithOptionsById = scope(async (c) => {
 /** Routes of no-code modules. */
 export const noCodeModuleRoutes = new Hono<NocodeEnv>();
 
-// E1: enable no-code provisioning for a registry module (200, seed §4 / N2).
+// E1: enable no-code provisioning for a registry module (200, N2).
 const noCodeModuleCreate = operation({
   tag: "no-code-modules",
   summary: "Enable no-code provisioning for a registry module (E1; manage-no-code-modules, not the organization token)",
@@ -219,7 +219,7 @@ noCodeModuleRoutes.post(
       updatedAt: now,
     };
     try {
-      // One batch: the module, its options and the registry module's legacy flag (finding 13).
+      // One batch: the module, its options and the registry module's legacy flag.
       await db.batch([
         db.insert(noCodeModules).values(module),
         ...replaceOptionStatements(db, module.id, sets, now),
@@ -328,7 +328,7 @@ noCodeModuleRoutes.patch(
       );
     }
     if (input.options !== undefined) statements.push(...replaceOptionStatements(db, current.id, sets, now));
-    // The registry modules' legacy flags change in the same batch (finding 13).
+    // The registry modules' legacy flags change in the same batch.
     if (moduleChanged) statements.push(setRegistryModuleNoCodeStatement(db, current.registryModuleId, false, now));
     if (moduleChanged || updated.enabled !== current.enabled)
       statements.push(setRegistryModuleNoCodeStatement(db, registryModuleId, enabled, now));
@@ -341,7 +341,7 @@ noCodeModuleRoutes.patch(
     }
     // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
     if (changed) await notifyRolloutOfModule(db, current.id, (message) => sendProvisionMessage(c.env, message));
-    // A PATCH that changes nothing answers exactly what E1 answered (reference §3 E2).
+    // A PATCH that changes nothing answers exactly what E1 answered (HCP Terraform's no-code provisioning API (E2)).
     return jsonApi(await render(db, changed ? updated : current, false));
   },
 );

@@ -1,5 +1,5 @@
 /**
- * JSON:API shapes of `no-code-modules` and `variable-options` (seed §2; reference §3 E1,
+ * JSON:API shapes of `no-code-modules` and `variable-options` (HCP Terraform's no-code provisioning API (E1),
  * E3). Serializers own the shapes; handlers never return rows.
  */
 import * as v from "valibot";
@@ -34,7 +34,7 @@ export function noCodeModuleResource(module: NoCodeModuleRow, options: readonly 
 
 /**
  * A `variable-options` resource as `included` shows it, with the legacy relationship
- * `no-code-allowed-module` of type `no-code-allowed-modules` (reference §3 E3).
+ * `no-code-allowed-module` of type `no-code-allowed-modules` (HCP Terraform's no-code provisioning API (E3)).
  */
 export function variableOptionsResource(set: VariableOptionSet) {
   return {

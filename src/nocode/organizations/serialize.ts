@@ -1,4 +1,4 @@
-/** The `organizations` resource (HCP's shape, reference §1.2: the name is the id). */
+/** The `organizations` resource (HCP's shape, HCP Terraform's id formats: the name is the id). */
 import * as v from "valibot";
 import type { OrgPermission } from "../permissions";
 import { linkAnswer, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";

@@ -1,4 +1,4 @@
-/** Projects (N9, reference §5.3). */
+/** Projects (N9, HCP Terraform's projects API). */
 import { and, count, eq, like, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { projects } from "../../db/schema";

@@ -1,5 +1,5 @@
 /**
- * Projects (N9, N10, reference §5.3): `POST|GET /organizations/:org/projects` and
+ * Projects (N9, N10, HCP Terraform's projects API): `POST|GET /organizations/:org/projects` and
  * `GET /projects/:id`. Creating needs `manage-projects` (owners and the organization
  * token have it); any member reads.
  */
@@ -20,7 +20,7 @@ import { rights, scope } from "../route-rights";
 import { findProject, listProjects, type ProjectRow } from "./repo";
 import { projectAnswer, serializeProject } from "./serialize";
 
-/** Reference §5.3: 3–40 characters of letters, digits, spaces, `-`, `_`; no leading or trailing space. */
+/** HCP Terraform's projects API: 3–40 characters of letters, digits, spaces, `-`, `_`; no leading or trailing space. */
 export const PROJECT_NAME = /^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/;
 export const PROJECT_NAME_MIN = 3;
 export const PROJECT_NAME_MAX = 40;

@@ -1,6 +1,6 @@
 /**
  * Messages on the provisioning queue (`PROVISION_QUEUE`, queue `keyway-provision`):
- * a versioned, validated union (house style §3.2 item 10). Messages carry ids only,
+ * a versioned, validated union. Messages carry ids only,
  * never values (decision N11): the consumer re-reads everything else from D1/R2. A message
  * sent while serving a request also carries that request's id as `requestId` (stamped by
  * ./request-id.ts, logged by the consumer; not part of any kind's validated fields).
@@ -58,7 +58,7 @@ export const PROVISION_MESSAGE_VERSION = 1;
 /** Result of {@link parseProvisionMessage}. */
 export type ParsedProvisionMessage = { ok: true; message: ProvisionMessage } | { ok: false; error: string };
 
-/** Ids are `<prefix>-` + 16 alphanumerics (reference §1.2). */
+/** Ids are `<prefix>-` + 16 alphanumerics (HCP Terraform's id formats). */
 function idField(body: Record<string, unknown>, field: string, prefix: string): string | { error: string } {
   const value = body[field];
   // lint-regex: `prefix` is a constant id prefix; the pattern is anchored with a fixed-length tail.

@@ -1,5 +1,5 @@
 /**
- * Request ids across the queue (issue 15, B15): every message sent on the provisioning
+ * Request ids across the queue (decision B15): every message sent on the provisioning
  * queue while serving a request carries that request's id as `requestId`, and every
  * message the consumer sends while handling one carries the id of the message it handles.
  * The consumer logs it, so a plan or an ingestion can be traced to the request that caused

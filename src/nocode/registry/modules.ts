@@ -1,5 +1,5 @@
 /**
- * Private registry modules (decision N9; reference §5.1): create (private, no VCS),
+ * Private registry modules (decision N9; HCP Terraform's private registry API): create (private, no VCS),
  * read by id and by address, list, delete. Permissions (N10, N10a): writes need
  * `manage-registry-modules` (the organization token has it), the legacy `no-code: true`
  * also `manage-no-code-modules` (it does not); reads need membership; anything not
@@ -31,9 +31,9 @@ import {
 } from "./repo";
 import { registryModuleAnswer, registryModuleListAnswer, registryModuleResource } from "./serialize";
 
-/** Module names: letters, digits, inner `-` and `_`, at most 64 characters (reference §5.1). */
+/** Module names: letters, digits, inner `-` and `_`, at most 64 characters (HCP Terraform's private registry API). */
 const MODULE_NAME_RE = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,62}[A-Za-z0-9])?$/;
-/** Provider names: lower-case letters and digits, at most 64 (reference §5.1). */
+/** Provider names: lower-case letters and digits, at most 64 (HCP Terraform's private registry API). */
 const PROVIDER_RE = /^[a-z0-9]{1,64}$/;
 
 /** Accepted `data.type` of a module create (N1: tolerant input). */
@@ -85,7 +85,7 @@ async function renderModule(
   });
 }
 
-/** The attributes of a module create (reference §5.1); only private, API-published modules. */
+/** The attributes of a module create (HCP Terraform's private registry API); only private, API-published modules. */
 const moduleCreateAttributes = {
   name: v.pipe(
     requiredText("name"),
@@ -202,7 +202,7 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
         if (await findRegistryModule(db, address)) throw taken();
         throw err;
       }
-      // N9: the legacy `no-code: true` also creates an enabled no-code module (issue #7 hook).
+      // N9: the legacy `no-code: true` also creates an enabled no-code module.
       if (input.noCode) await noCodeHooks.createLegacyNoCodeModule(db, row, caller);
       return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.orgRights, row) }, 201);
     },

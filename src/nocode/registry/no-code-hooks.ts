@@ -1,5 +1,5 @@
 /**
- * What the registry-module endpoints ask of no-code modules (issue #7, decision N9). No-code
+ * What the registry-module endpoints ask of no-code modules (decision N9). No-code
  * modules are built on registry rows (src/nocode/no-code-modules imports the registry), so
  * the registry cannot import them back: the no-code modules feature answers these hooks
  * (no-code-modules/registry-hooks.ts) and app.ts hands them to {@link registryModuleRoutes}.

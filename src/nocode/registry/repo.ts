@@ -1,6 +1,6 @@
 /**
  * D1 access for private registry modules and their versions (decisions N3, N4, N9).
- * Multi-row writes use `db.batch` (never `db.transaction()` on D1, house style §4).
+ * Multi-row writes use `db.batch` (never `db.transaction()` on D1).
  */
 import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -181,8 +181,7 @@ export function versionSummary(row: Pick<RegistryModuleVersionRow, "status" | "s
 /**
  * The statement that records the legacy `no-code` flag of a module (N9). The no-code
  * modules feature batches it with its own writes when it enables, moves or deletes the
- * no-code module of a registry module, so a failure leaves neither half-written (issue 14,
- * finding 13).
+ * no-code module of a registry module, so a failure leaves neither half-written.
  */
 export function setRegistryModuleNoCodeStatement(db: Db, moduleId: string, noCode: boolean, now = Date.now()) {
   return db.update(registryModules).set({ noCode, updatedAt: now }).where(eq(registryModules.id, moduleId));

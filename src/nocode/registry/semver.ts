@@ -47,7 +47,7 @@ function compareNumeric(a: string, b: string): number {
 
 const isNumericId = (s: string) => /^\d+$/.test(s);
 
-/** Semver precedence (§11 of the spec): <0, 0 or >0. Build metadata is ignored. */
+/** Semver precedence (https://semver.org §11): <0, 0 or >0. Build metadata is ignored. */
 export function compareSemver(a: Semver, b: Semver): number {
   for (const key of ["major", "minor", "patch"] as const) {
     const c = compareNumeric(a[key], b[key]);

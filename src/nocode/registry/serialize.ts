@@ -1,6 +1,7 @@
 /**
  * JSON:API shapes of `registry-modules` and `registry-module-versions` (decisions N1, N9;
- * reference §1.3, §1.4, §5.1). Serializers own these shapes; handlers never return rows.
+ * HCP Terraform's JSON:API conventions, pagination and private registry
+ * API). Serializers own these shapes; handlers never return rows.
  */
 
 import * as v from "valibot";
@@ -12,7 +13,7 @@ import { type RegistryModuleRow, type RegistryModuleVersionRow, type VersionStat
 
 const API = "/api/v2";
 
-/** `/api/v2/organizations/<org>/registry-modules/<registry>/<namespace>/<name>/<provider>` (reference §5.1). */
+/** `/api/v2/organizations/<org>/registry-modules/<registry>/<namespace>/<name>/<provider>` (HCP Terraform's private registry API). */
 export function registryModulePath(
   m: Pick<RegistryModuleRow, "organization" | "registryName" | "namespace" | "name" | "provider">,
 ): string {

@@ -126,7 +126,7 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
     .set({ usedAt: now })
     .where(and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt)));
 
-  // Finding 13: nothing is written before the body is complete and stored. An interrupted
+  // Nothing is written before the body is complete and stored. An interrupted
   // upload or a failed write leaves the link unspent and the version `pending`: the same
   // PUT can simply be retried.
   let bytes: Uint8Array | null;

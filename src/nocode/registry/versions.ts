@@ -1,5 +1,5 @@
 /**
- * Versions of private registry modules (decisions N3, N4, N9; reference §5.1): create a
+ * Versions of private registry modules (decisions N3, N4, N9; HCP Terraform's private registry API): create a
  * version (→ 201 with the single-use `links.upload`) and read one with its status, error
  * and what ingestion read from its source.
  */
@@ -102,7 +102,7 @@ versionRoutes.post(
   async (c) => createVersion(c, c.var.db, c.env, c.req.param()),
 );
 
-// The deprecated path go-tfe still uses (reference §5.1): the namespace is the organization.
+// The deprecated path go-tfe still uses (HCP Terraform's private registry API): the namespace is the organization.
 versionRoutes.post(
   "/registry-modules/:namespace/:name/:provider/versions",
   rights({ right: "manage-registry-modules" }, { scope: organizationParam("namespace") }),

@@ -64,7 +64,7 @@ interface ParsedReleases {
 /**
  * Parsed forms per release list. The list E4 resolves against is the shared one of the
  * per-isolate cache (releases/cached.ts), so it is parsed once per load rather than on
- * every create (issue 19: parsing about 130 release numbers was 3 % of E4). Lists are
+ * every create (parsing about 130 release numbers was 3 % of E4). Lists are
  * never mutated (the cache's rule), so an entry cannot go stale; it goes with its list.
  */
 const parsedLists = new WeakMap<readonly ReleaseCandidate[], ParsedReleases>();

@@ -1,12 +1,12 @@
 /**
- * Schemas of /api/v2 answers (JSON:API documents, decisions N1, N2; reference §1–2), for
+ * Schemas of /api/v2 answers (JSON:API documents, decisions N1, N2; HCP Terraform's JSON:API conventions–2), for
  * the route descriptions (./operation.ts) and so the OpenAPI document (B14). They are
  * exact: a resource declares each attribute and relationship with its type, and members
  * it does not declare make an answer fail the B14 check of the tests.
  */
 import * as v from "valibot";
 
-/** ISO 8601 UTC with a literal Z (reference §1.3). */
+/** ISO 8601 UTC with a literal Z (HCP Terraform's JSON:API conventions). */
 export const timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 /** A nullable value of `schema`. */
@@ -45,7 +45,7 @@ export function resourceAnswer(
 /** A document with one primary resource. */
 export const single = <S extends v.GenericSchema>(resource: S) => v.strictObject({ data: resource });
 
-/** `meta.pagination` of a list (reference §1.4). */
+/** `meta.pagination` of a list (HCP Terraform's pagination). */
 export const pagination = v.strictObject({
   "current-page": v.number(),
   "page-size": v.number(),
@@ -69,7 +69,7 @@ export const pagedList = <S extends v.GenericSchema>(resource: S) =>
     }),
   });
 
-/** One JSON:API error object (reference §2.1; src/nocode/errors.ts renders it). */
+/** One JSON:API error object (HCP Terraform's JSON:API errors; src/nocode/errors.ts renders it). */
 export const errorObject = v.strictObject({
   status: v.pipe(v.string(), v.regex(/^[45][0-9][0-9]$/)),
   title: v.string(),

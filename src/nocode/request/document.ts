@@ -1,5 +1,5 @@
 /**
- * Schemas of JSON:API request documents on /api/v2 (decision N1, reference §1.3), built
+ * Schemas of JSON:API request documents on /api/v2 (decision N1, HCP Terraform's JSON:API conventions), built
  * with valibot: the kit validates bodies with them and the OpenAPI document (B14) is
  * generated from them, so a body is described once.
  *

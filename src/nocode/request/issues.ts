@@ -1,9 +1,9 @@
 /**
  * The one place where a failed validation of an /api/v2 request becomes JSON:API error
- * objects (issue 16; status policy in docs/api-v2-errors.md):
+ * objects (status policy in docs/api-v2-errors.md):
  * - a request document that is JSON but not the document the route reads → 422
  *   `invalid attribute`, one error object per failed member, each with `source.pointer`
- *   (RFC 6901) naming it, as Rails reports every failed validation (reference §2.1);
+ *   (RFC 6901) naming it, as Rails reports every failed validation (HCP Terraform's JSON:API errors);
  * - a query parameter that does not read → 400 `bad request` with `source.parameter`.
  * The messages are the schemas' own (written as Rails full messages where HCP's are known).
  */

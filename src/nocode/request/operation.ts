@@ -1,5 +1,5 @@
 /**
- * The route description of /api/v2 (decision B14, issue 16): every route lists
+ * The route description of /api/v2 (decision B14): every route lists
  * `operation({...})` beside its `rights(...)`. The description holds the route's summary,
  * the schemas of its body and query, and its answers by status. The handler validates with
  * the same object (`await op.body(c)`, `op.query(c)`); it runs after the route's
@@ -42,7 +42,7 @@ export interface OperationSpec<B extends v.GenericSchema | undefined, Q extends 
 
 type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : never;
 
-/** A route description: a pass-through middleware carrying the spec, and the route's validators. */
+/** A route description: a pass-through middleware carrying the operation's OpenAPI description, and the route's validators. */
 export type Operation<
   B extends v.GenericSchema | undefined,
   Q extends v.GenericSchema | undefined,

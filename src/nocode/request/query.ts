@@ -1,5 +1,5 @@
 /**
- * Query parameters of /api/v2 and the one pager (reference §1.4): `page[number]`,
+ * Query parameters of /api/v2 and the one pager (HCP Terraform's pagination): `page[number]`,
  * `page[size]` (default 20, at most 100; a larger size is capped as HCP caps it), with
  * decision B9's bound `page[number]` ≤ 100,000. A parameter that does not read is 400
  * with `source.parameter` (docs/api-v2-errors.md), never a silent fallback.
@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { queryError } from "./issues";
 
-/** Default and maximum page sizes of list endpoints (reference §1.4). */
+/** Default and maximum page sizes of list endpoints (HCP Terraform's pagination). */
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
@@ -58,7 +58,7 @@ export function pageOf(query: { "page[number]": number; "page[size]": number }):
   return { number, size, offset: (number - 1) * size };
 }
 
-/** `meta.pagination` and absolute `links` of a list document (reference §1.4). */
+/** `meta.pagination` and absolute `links` of a list document (HCP Terraform's pagination). */
 export function pageDocument(
   url: URL,
   page: PageRequest,
@@ -96,7 +96,7 @@ export function pageDocument(
 
 /**
  * `include`: a comma-separated list of names from `allowed`; anything else is HCP's 400
- * `Invalid include parameter` (reference §2.3). An empty (or blank) `include` reads as
+ * `Invalid include parameter` (HCP Terraform's exact error text). An empty (or blank) `include` reads as
  * absent (`[]`), as an empty `page[...]` does.
  */
 export function includeParameter(allowed: readonly string[]) {

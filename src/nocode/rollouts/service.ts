@@ -1,5 +1,5 @@
 /**
- * Fleet upgrades (decision N15, issue 21): an upgrade rollout moves the workspaces of a
+ * Fleet upgrades (decision N15): an upgrade rollout moves the workspaces of a
  * no-code module to the version it targets, in batches driven by the provisioning queue.
  *
  * - Create: the workspaces given, or every workspace of the module with

@@ -125,7 +125,7 @@ export function parseRunConfiguration(text: string): RunConfiguration {
 
 /**
  * The ingested summary of a planned version; a RunFailure when it is gone or not `ok`.
- * Served from the per-isolate cache (../cache.ts, issue 19), which keeps only `ok`
+ * Served from the per-isolate cache (../cache.ts, docs/performance.md), which keeps only `ok`
  * summaries: an `ok` version never changes again and leaves only with its registry
  * module, whose DELETE clears the cache. So the plan step of a module's runs parses each
  * version's summary once per cache period instead of reading and parsing it every time.

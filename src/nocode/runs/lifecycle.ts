@@ -187,8 +187,8 @@ function planTransition(
 }
 
 /**
- * The `plan-run` step for the runs of one queue batch (see the module comment). Issue 19:
- * a D1 round trip costs more than planning a run, so the runs are planned together in
+ * The `plan-run` step for the runs of one queue batch (see the module comment). For speed
+ * (docs/performance.md): a D1 round trip costs more than planning a run, so the runs are planned together in
  * two round trips in all, whatever their number: one D1 batch claims every `pending` run
  * (`pending → plan_queued → planning`, one conditional UPDATE each, returning the run)
  * with its workspace's baseline, and after planning, one batch records every plan (one

@@ -15,7 +15,7 @@ export type RunRow = typeof runs.$inferSelect;
 /** A state version row. */
 export type StateVersionRow = typeof stateVersions.$inferSelect;
 
-/** HCP Terraform's run states that this service uses (N7; reference §6). */
+/** HCP Terraform's run states that this service uses (N7; HCP Terraform's run states). */
 export const RUN_STATUSES = [
   "pending",
   "plan_queued",
@@ -121,7 +121,7 @@ export function workspaceBaselineQuery(db: Db, workspaceId: string | SQL) {
 
 /**
  * A run's workspace id as an SQL subquery: the plan step reads the workspace's baseline in
- * the batch that claims the run, before it has the run row (issue 19).
+ * the batch that claims the run, before it has the run row (docs/performance.md).
  */
 export function runWorkspaceIdSql(runId: string): SQL {
   return sql`(SELECT ${runs.workspaceId} FROM ${runs} WHERE ${runs.id} = ${runId})`;

@@ -1,6 +1,6 @@
 /**
  * JSON:API shapes of `runs` and `plans`, and the plan's JSON output
- * in Terraform's machine-readable plan format (decisions N6, N7; reference §6).
+ * in Terraform's machine-readable plan format (decisions N6, N7; HCP Terraform's run states).
  */
 import * as v from "valibot";
 import type { Plan } from "../planner";

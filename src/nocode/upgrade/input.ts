@@ -1,4 +1,4 @@
-/** E5's request body (seed §2 E5; decisions N1, N5): an optional `message` and `vars`. */
+/** E5's request body (decisions N1, N5): an optional `message` and `vars`. */
 import * as v from "valibot";
 import { optionalResourceDocument } from "../request/document";
 import { WORKSPACE_TYPES } from "../workspaces/input";

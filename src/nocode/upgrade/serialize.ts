@@ -1,5 +1,5 @@
 /**
- * The `workspace-upgrade` document of E5 and E6 (seed §2; reference §3 E5: the id is the
+ * The `workspace-upgrade` document of E5 and E6 (HCP Terraform's no-code provisioning API (E5): the id is the
  * run id, attributes `status` and `plan-url`, relationship `workspace`), and the
  * absolute `plan-url` of decision N8.
  */
@@ -54,13 +54,13 @@ export function workspaceUpgradeResource(run: { id: string; status: string }, wo
 
 /**
  * N8: the answer of an E5 with nothing to upgrade: a `workspace-upgrade` with only a
- * `message` (reference §3 E5: no `status`, no `plan-url`) and no id, since no run exists.
+ * `message` (HCP Terraform's no-code provisioning API (E5): no `status`, no `plan-url`) and no id, since no run exists.
  */
 export function noUpgradeResource(workspaceId: string, message: string) {
   return { type: "workspace-upgrade", attributes: { message }, relationships: workspaceRelationship(workspaceId) };
 }
 
-/** E7's plain-text answer (N8; reference §3 E7). */
+/** E7's plain-text answer (N8; HCP Terraform's no-code provisioning API (E7)). */
 export const WORKSPACE_UPDATE_COMPLETED = "Workspace update completed";
 
 /** B14: E5's and E6's answer for an upgrade run (workspaceUpgradeResource). */

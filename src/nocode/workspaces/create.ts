@@ -1,6 +1,7 @@
 /**
  * E4 `POST /no-code-modules/:id/workspaces`: create a workspace from a no-code module
- * (seed §4; decisions N1, N5, N6, N7, N10; reference §3 E4, §5.4, §7).
+ * (decisions N1, N5, N6, N7, N10; HCP Terraform's no-code provisioning API (E4), agent pools
+ * API and workspace rules).
  *
  * The handler finds the module the caller may provision from ({@link provisionableModule}:
  * 404 first), reads the body (./input.ts, through the request kit), then {@link provisionWorkspace} checks the rest
@@ -10,7 +11,7 @@
  * workspace, its vars and its first run; the UNIQUE (organization, name) index decides
  * whether the name is free, also between concurrent creates of one name (the loser gets
  * 422 `Name has already been taken`). The first run's plan is queued after the batch (N7,
- * N11). With a warm per-isolate cache that batch is E4's only D1 call (issue 19).
+ * N11). With a warm per-isolate cache that batch is E4's only D1 call (docs/performance.md).
  */
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
@@ -34,8 +35,9 @@ import { findWorkspaceByName, insertWorkspaceStatements, type WorkspaceRow, type
 import { checkRequiredVars, checkVarOptions, newVarRow } from "./vars";
 
 /**
- * Reference §5.4 and §2.3: agent-pool rules of a workspace. `pool` is the row of
- * `input.agentPoolId` in the workspace's organization, if there is one.
+ * The agent-pool rules of a workspace, with HCP Terraform's texts (its agent pools API).
+ * `pool` is the row of `input.agentPoolId` in the workspace's organization, if
+ * there is one.
  */
 function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoolRow | undefined): void {
   if (input.executionMode === "agent" && input.agentPoolId === null) {
@@ -59,7 +61,7 @@ function checkAgentPool(input: WorkspaceInput, projectId: string, pool: AgentPoo
  * validation errors.
  */
 export const provisionableModule = scope<NoCodeModuleWithOptions>(async (c) => {
-  // E3's entry of the per-isolate cache (issue 19): the module and its option sets, so
+  // E3's entry of the per-isolate cache (docs/performance.md): the module and its option sets, so
   // neither is read again below. Like every cached read, at most NOCODE_CACHE_TTL_MS old
   // for another isolate's E2 or DELETE; this isolate's own clear the cache at once.
   const found = await cachedNoCodeModuleWithOptions(c.var.db, c.req.param("id") ?? "");
@@ -85,7 +87,7 @@ export async function provisionWorkspace(
 ): Promise<ProvisionedWorkspace> {
   const organization = module.organization;
 
-  // Every read depends only on the module and the input, and (issue 19) each comes from
+  // Every read depends only on the module and the input, and (for speed, docs/performance.md) each comes from
   // the per-isolate cache when this isolate has it: the project (the named one, or else
   // the organization's default, N6), the pin's registry module and `ok` version, and the
   // release list. The agent pool is read only when one is named. The checks below then run

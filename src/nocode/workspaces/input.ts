@@ -1,5 +1,5 @@
 /**
- * E4's request body (seed §4; decisions N1, N5, N6): the `workspaces` document, described
+ * E4's request body (decisions N1, N5, N6): the `workspaces` document, described
  * once for the request kit (../request/) and the OpenAPI document. Every field error of
  * the document is reported at once (422 with pointers); rules that need D1 (the project,
  * the module's vars) are the service's.
@@ -19,7 +19,7 @@ const PROJECT_TYPES = ["projects", "project"] as const;
 const WORKSPACE_NAME_RE = /^[A-Za-z0-9_-]+$/;
 const WORKSPACE_NAME_MAX = 260;
 
-/** N6: the exact text for a taken name (reference §2.3). */
+/** N6: the exact text for a taken name (HCP Terraform's exact error text). */
 export const nameTaken = () => invalidAttribute("name", "Name has already been taken");
 
 /** An optional string attribute; null reads as null. */

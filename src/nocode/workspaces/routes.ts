@@ -80,7 +80,7 @@ const sameSlot = (a: Pick<WorkspaceVarRow, "key" | "category">, b: Pick<Workspac
 /** Routes of workspaces and their vars. */
 export const workspaceRoutes = new Hono<NocodeEnv>();
 
-// E4 (200, seed §4 / N2).
+// E4 (200, N2).
 const workspaceCreate = operation({
   tag: "workspaces",
   summary: "Provision a workspace from a no-code module (E4; run-workspaces, not the organization token)",
@@ -214,7 +214,7 @@ workspaceRoutes.patch(
       throw reservedEnvNameError(key, "/data/attributes/key");
 
     if (current.sensitive) {
-      // Reference §7.6: of a sensitive var only the value (and description) may change.
+      // HCP Terraform's workspace variables API: of a sensitive var only the value (and description) may change.
       if (patch.sensitive === false)
         throw unprocessable("A sensitive variable cannot be made non-sensitive; delete and recreate it instead");
       const changes =

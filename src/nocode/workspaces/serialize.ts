@@ -1,5 +1,5 @@
 /**
- * The `workspaces` document (seed §2; reference §4): every attribute and relationship of
+ * The `workspaces` document (HCP Terraform's workspace document): every attribute and relationship of
  * HCP Terraform's no-code workspace, `engine-version` under both names (N6), `source`
  * `tfe-module`, `source-module-id`, `no-code-upgrade-available` (N8) and the caller's
  * `permissions` (N10).
@@ -22,7 +22,7 @@ import type { WorkspaceRow } from "./repo";
 
 const API = "/api/v2";
 
-/** `/api/v2/organizations/<org>/workspaces/<name>` (reference §1.4). */
+/** `/api/v2/organizations/<org>/workspaces/<name>` (HCP Terraform's pagination). */
 export function workspacePath(ws: Pick<WorkspaceRow, "organization" | "name">): string {
   return `${API}/organizations/${encodeURIComponent(ws.organization)}/workspaces/${encodeURIComponent(ws.name)}`;
 }

@@ -1,5 +1,5 @@
 /**
- * The per-isolate cache of /v1 callers (issue 19, "Tokens"): a presented token's context
+ * The per-isolate cache of /v1 callers (docs/performance.md): a presented token's context
  * (row, entity policies) and its compiled ACL, keyed by the token's keyed hash, so a
  * request with a non-root token costs no D1 read before its handler. The mechanism
  * (values shared, pending loads never; bounded; invalidation-safe) is

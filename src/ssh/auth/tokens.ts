@@ -166,7 +166,7 @@ export async function resolveCallerToken(
   // One HMAC of the presented token answers both questions: is it root (its keyed hash
   // against the root token's, kept per isolate, compared in constant time over equal
   // lengths, so the root token's length stays hidden as with secretsEqual), and else
-  // which row it is. Issue 19: the SHA-256 of secretsEqual was a second digest per request.
+  // which row it is (the SHA-256 of secretsEqual was a second digest per request).
   const [id, rootHash] = await Promise.all([hashToken(env.KEYWAY_HASH_KEY, token), rootTokenHash(env)]);
   if (rootHash !== null && keyedHashesEqual(id, rootHash)) return rootContext();
   let ruleChars = 0;
@@ -187,7 +187,7 @@ export async function resolveCallerToken(
 
 /**
  * Tokens whose policies' stored rules are longer than this are not cached (they resolve
- * from D1 on every request, as before issue 19): a policy row may hold up to 2 MB, and
+ * from D1 on every request, as it once was): a policy row may hold up to 2 MB, and
  * the cache's memory must stay bounded by its entry count.
  */
 const MAX_CACHED_RULE_CHARS = 16 * 1024;

@@ -1,7 +1,7 @@
 /**
- * Seed rows 11–14: `config/ca` (read, write, delete) and the unauthenticated
- * `GET public_key` (S16), with Vault's decision table and messages (vault-ssh-behaviour
- * §3.9–§3.10), decision S9 (every parameter is validated before a key is generated; a
+ * `config/ca` (read, write, delete) and the unauthenticated
+ * `GET public_key` (S16), with Vault's decision table and messages (Vault's
+ * path_config_ca.go and path_fetch.go), decision S9 (every parameter is validated before a key is generated; a
  * supplied pair must match) and S20: a mount's CA is its default issuer. A write creates
  * a new issuer and makes it the default, keeping the previous ones (OpenBao); a read shows
  * the default issuer; a delete removes every issuer.

@@ -1,6 +1,6 @@
 /**
  * The key pair of a new issuer, from `POST config/ca` or `POST issuers/import`
- * (vault-ssh-behaviour §3.9 decision table, §6.1 generator; decisions S9, S20): supplied
+ * (Vault's path_config_ca.go, which decides between supplied and generated keys; decisions S9, S20): supplied
  * keys are parsed and must match; otherwise a pair is generated after every parameter has
  * been validated. Errors are Vault's texts as 400s (S4).
  */
@@ -45,7 +45,7 @@ function causeOf(e: unknown): string {
   return "the key data could not be read";
 }
 
-/** Check a supplied pair (reference §3.9 row "explicitly false"), in Vault's order. */
+/** Check a supplied pair (`generate_signing_key` explicitly false, as in Vault's path_config_ca.go), in Vault's order. */
 async function importSuppliedPair(
   publicKeyText: string,
   privateKeyPem: string,
@@ -81,7 +81,7 @@ export async function keyMaterialFrom(values: Record<string, unknown>, provided:
   const generate = values.generate_signing_key as boolean;
   const anyKey = publicKey !== "" || privateKey !== "";
 
-  // Reference §3.9 decision table, in its order.
+  // Vault's path_config_ca.go decides in this order.
   let useSupplied: boolean;
   if (generateSet && generate) {
     if (anyKey) throw badRequest("public_key and private_key must not be set when generate_signing_key is set to true");

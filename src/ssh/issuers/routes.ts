@@ -1,5 +1,5 @@
 /**
- * OpenBao's SSH issuer API (decision S20; vault-ssh-behaviour §10): `issuers` (list),
+ * OpenBao's SSH issuer API (decision S20; https://openbao.org/api-docs/secret/ssh/): `issuers` (list),
  * `issuers/import[/:issuer_name]`, `issuer/:issuer_ref` (read, write, patch, delete),
  * the unauthenticated `issuer/:issuer_ref/public_key`, and `config/issuers`; plus S21's
  * trust bundle: `trusted` on each issuer, and the unauthenticated `trusted_keys` and

@@ -1,5 +1,5 @@
 /**
- * `POST <mount>/creds/:name` (seed row 8, reference §3.6, decision S13): issue a
+ * `POST <mount>/creds/:name` (Vault's path_creds_create.go, decision S13): issue a
  * one-time password for a username and a remote host IP, under a lease.
  */
 import type { Db } from "../../db/client";
@@ -42,7 +42,7 @@ function loadCredsContext(db: Db, mount: string, roleName: string): Promise<Cred
   });
 }
 
-/** Vault's OTP reading of `allowed_users` (reference §5.2): `*`, or trimmed exact names. */
+/** Vault's OTP reading of `allowed_users` (Vault's path_creds_create.go): `*`, or trimmed exact names. */
 function userAllowed(username: string, allowedUsers: string): boolean {
   if (allowedUsers === "*") return true;
   return allowedUsers.split(",").some((entry) => entry.trim() === username);
@@ -62,7 +62,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
     );
   }
 
-  // Reference §3.6, in Vault's order.
+  // Vault's path_creds_create.go, in Vault's order.
   const ipText = f.values.ip as string;
   if (ipText === "") throw badRequest("Missing ip");
   const { role, zeroAddress, ttls } = await loadCredsContext(req.db, req.mount, roleName);
@@ -86,7 +86,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
   if (!addr) throw badRequest(`Invalid IP ${JSON.stringify(ipText)}`);
   const ip = formatIp(addr);
 
-  // Zero-address roles accept any IP; their CIDR lists are ignored (reference §3.5).
+  // Zero-address roles accept any IP; their CIDR lists are ignored (Vault's path_config_zeroaddress.go).
   if (!zeroAddress) {
     const check = checkRoleCidrs(addr, role.cidrList, role.excludeCidrList);
     if (!check.ok) throw badRequest(`Error validating IP: ${check.error}`);
@@ -110,7 +110,7 @@ export async function credsHandler(req: VaultRequest): Promise<Response> {
       ip,
       expiresAt,
     });
-    if (!stored.ok) continue; // a collision: draw a new OTP (reference §5.1)
+    if (!stored.ok) continue; // a collision: draw a new OTP (Vault's path_creds_create.go)
     return vaultJson(req, {
       leaseId: `${req.mount}/creds/${roleName}/${leaseKey}`,
       leaseDuration: defaultLeaseTtl,

@@ -55,7 +55,7 @@ export function cidrContains(range: Pick<CidrRange, "start" | "end">, key: strin
 export type CidrCheck = { ok: true } | { ok: false; error: string };
 
 /**
- * Reference §3.6 step 6: the address must be inside one of `cidrList` and outside every
+ * As Vault's path_creds_create.go checks it: the address must be inside one of `cidrList` and outside every
  * block of `excludeCidrList`. Messages are Vault's (prefixed by the caller with
  * `Error validating IP: `).
  */

@@ -2,7 +2,7 @@
  * Revocation of OTP leases `<mount>/creds/<role>/<lease key>` (decision S13). The lease
  * key names the OTP's shard (shard.ts), and the shard keeps an index from lease key to
  * the OTP's hash, so no plaintext OTP is needed. Revoking an OTP that was already
- * verified, expired or revoked is a silent no-op (reference §5.3).
+ * verified, expired or revoked is a silent no-op (Vault's secret_otp.go).
  */
 import { otpStore, shardOfLeaseKey } from "./shard";
 

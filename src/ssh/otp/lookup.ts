@@ -1,5 +1,5 @@
 /**
- * `POST <mount>/lookup` (seed row 9, reference §3.7, decision S14): the roles an IP is
+ * `POST <mount>/lookup` (Vault's path_lookup.go, decision S14): the roles an IP is
  * associated with.
  *
  * S14 departs from Vault: the answer is sorted and de-duplicated, `[]` when nothing
@@ -14,7 +14,7 @@
  * index probes, whatever the number of roles. A plain `range_start <= A AND range_end
  * >= A` would walk every index entry below A instead, half the table on average.
  *
- * Per isolate (issue 19), the zero-address list comes from its 1 s cache and each answer
+ * Per isolate (docs/performance.md), the zero-address list comes from its 1 s cache and each answer
  * is kept for 1 s per (mount, normalized address), in a bounded cache, with the
  * consistency contract of the other per-isolate caches (context-cache.ts): a role write
  * or delete, a zero-address write or delete and a mount tune drop the mount's answers at

@@ -16,11 +16,11 @@
  *   rows, and `consume` never returns one even if the alarm has not run yet.
  *
  * Every method is a typed RPC method returning a Result-like value; nothing throws across
- * the stub for an expected outcome (house style §3.2 item 9, §4 pitfall 9).
+ * the stub for an expected outcome.
  */
 import { DurableObject } from "cloudflare:workers";
 
-/** What a verified OTP was issued for (reference §3.8). */
+/** What a verified OTP was issued for (Vault's path_verify.go). */
 export interface OtpGrant {
   roleName: string;
   username: string;
@@ -66,7 +66,7 @@ export class OtpStore extends DurableObject<Env> {
 
   /**
    * Store a new OTP. `collision` when its hash or lease key is already present (the
-   * caller draws a new OTP, as Vault does on a salted-hash collision, reference §5.1).
+   * caller draws a new OTP, as Vault does on a salted-hash collision, Vault's path_creds_create.go).
    */
   async put(entry: OtpEntry): Promise<OtpStoreResult<null, "collision">> {
     const inserted = this.sql

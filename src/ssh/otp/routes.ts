@@ -1,5 +1,5 @@
 /**
- * Routes of the OTP side of the SSH engine (seed rows 5–10 and 17), relative to each
+ * Routes of the OTP side of the SSH engine, relative to each
  * mount (S1). Only `verify` writes are served without a token (S16).
  */
 import { envelope, int, object, str, strings, written } from "../openapi-schemas";

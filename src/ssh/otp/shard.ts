@@ -3,7 +3,7 @@
  * (decision S13).
  *
  * - An OTP is UUID-shaped text from 16 random bytes with no version or variant bits
- *   (hashicorp/go-uuid's shape, reference §5.1; vault-ssh-helper checks the shape).
+ *   (hashicorp/go-uuid's shape, Vault's path_creds_create.go; vault-ssh-helper checks the shape).
  * - It is stored only as `keyedHash(KEYWAY_HASH_KEY, "ssh-otp:<mount>", otp)` (B2).
  * - The shard is the first SHARD_HEX_DIGITS hex digits of that hash: instance
  *   `idFromName("otp:<mount>:<digits>")`, one of 16^SHARD_HEX_DIGITS per mount. The count is

@@ -1,5 +1,5 @@
 /**
- * `POST|PUT <mount>/verify` (seed row 10, reference §3.8, decisions S13 and S16):
+ * `POST|PUT <mount>/verify` (Vault's path_verify.go, decisions S13 and S16):
  * unauthenticated, verify-once. `verify-echo-request` is the helper's health check.
  */
 import { badRequest } from "../errors";

@@ -1,9 +1,9 @@
 /**
- * `config/zeroaddress` (seed rows 5–7, reference §3.5): OTP roles that accept any IP.
+ * `config/zeroaddress` (Vault's path_config_zeroaddress.go): OTP roles that accept any IP.
  * The list is stored per mount as a JSON array, in the order written (no merge, no
  * de-duplication, as Vault).
  *
- * Deleting a role removes it from the list (reference §3.4); the roles repository does
+ * Deleting a role removes it from the list (Vault's path_roles.go); the roles repository does
  * that in the same batch as the deletion (`deleteRole`). Every change drops the mount's
  * cached creds contexts, its cached list and lookup answers (context-cache.ts), which hold the list.
  */

@@ -1,5 +1,5 @@
 /**
- * `allowed_user_key_lengths` (vault-ssh-behaviour §3.1 c, §4.8, §3.12 step 3): parsing the
+ * `allowed_user_key_lengths` (Vault's path_roles.go, path_issue_sign.go and path_issue.go): parsing the
  * role field, and the checks sign and issue apply to a subject key. Pure (no bindings).
  */
 
@@ -88,7 +88,7 @@ function classify(key: KeyFacts): { cls: KeyClass; bits: number } {
   throw new KeyLengthError(`public key type of ${key.type} is not allowed`);
 }
 
-/** Map keys consulted per class (reference §4.8 table). */
+/** Map keys consulted per class (as Vault's path_issue_sign.go). */
 function mapKeysFor(cls: KeyClass, bits: number): string[] {
   switch (cls) {
     case "rsa":
@@ -124,7 +124,7 @@ function verdict(
 }
 
 /**
- * Sign's check of a subject key (reference §4.8). Skipped when the map is empty.
+ * Sign's check of a subject key (Vault's path_issue_sign.go). Skipped when the map is empty.
  * @throws KeyLengthError with the cause for `public_key failed to meet the key requirements: <cause>`
  */
 export function checkSubjectKey(allowed: Record<string, number[]>, key: KeyFacts): void {
@@ -135,7 +135,7 @@ export function checkSubjectKey(allowed: Record<string, number[]>, key: KeyFacts
 }
 
 /**
- * Issue's check of the key it is about to generate (reference §3.12 step 3), applied to the
+ * Issue's check of the key it is about to generate (Vault's path_issue.go), applied to the
  * key type and size after defaults (S10) with the same matching rules as sign, so a role
  * that lets `sign` take a key also lets `issue` make one.
  * @throws KeyLengthError with Vault's issue messages

@@ -1,5 +1,5 @@
 /**
- * The stored shape of an SSH role (seed §2, reference §3.1, decision S12). One type for
+ * The stored shape of an SSH role (Vault's path_roles.go, decision S12). One type for
  * both key types; OTP roles use only the OTP fields. Durations are seconds.
  */
 

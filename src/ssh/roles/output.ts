@@ -1,5 +1,5 @@
 /**
- * Role read output (decision S12, vault-ssh-behaviour §3.2): Vault's six fields for OTP
+ * Role read output (decision S12, Vault's path_roles.go): Vault's six fields for OTP
  * roles; Vault's 23 CA fields plus `allow_empty_principals` and OpenBao's `issuer_ref` (S20) for CA roles, with `ttl`,
  * `max_ttl` and `not_before_duration` as compact duration strings.
  */

@@ -56,7 +56,7 @@ export async function putRole(db: Db, mount: string, role: Role): Promise<void> 
 
 /**
  * Delete a role and its CIDR index rows. Deleting an absent role is not an error. As in
- * Vault (reference §3.4) the name also leaves the mount's zero-address list, in the same
+ * Vault (Vault's path_roles.go) the name also leaves the mount's zero-address list, in the same
  * batch; a list that becomes empty stays as `[]`.
  */
 export async function deleteRole(db: Db, mount: string, name: string): Promise<void> {

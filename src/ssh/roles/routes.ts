@@ -1,5 +1,5 @@
 /**
- * Seed rows 1–4 and S12's PATCH: `roles/:name` (read, write, patch, delete) and the list
+ * Roles and S12's PATCH: `roles/:name` (read, write, patch, delete) and the list
  * `GET roles?list=true` (S2) on every SSH mount (S1).
  */
 import type { Db } from "../../db/client";
@@ -31,7 +31,7 @@ export const roleRoutes: VaultRoute[] = [
     pattern: "roles",
     mounted: true,
     operations: {
-      // Reference §3.3: sorted names and key types; no roles → 404 {"errors":[]}.
+      // Vault's path_roles.go: sorted names and key types; no roles → 404 {"errors":[]}.
       list: async (req) => {
         const roles = await listRoles(req.db, req.mount);
         if (roles.length === 0) throw notFound();
@@ -80,7 +80,7 @@ export const roleRoutes: VaultRoute[] = [
         await putRole(req.db, req.mount, role);
         return vaultNoContent(req, warnings);
       },
-      // Reference §3.4: always 204.
+      // Vault's path_roles.go: always 204.
       delete: async (req) => {
         await deleteRole(req.db, req.mount, req.params.name!);
         return vaultNoContent(req);

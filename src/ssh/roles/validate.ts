@@ -1,6 +1,6 @@
 /**
  * Building a role from a write body with Vault's coercion, validation order and messages
- * (vault-ssh-behaviour §3.1; decisions S4, S12). Nothing is stored here: a failed
+ * (Vault's path_roles.go; decisions S4, S12). Nothing is stored here: a failed
  * validation leaves the stored role untouched.
  */
 import { parseCidr } from "../../lib/net/ip";
@@ -11,7 +11,7 @@ import { templateSyntaxError } from "../templates";
 import { KeyLengthError, NotAMapError, parseAllowedUserKeyLengths } from "./key-lengths";
 import { defaultRole, type Role } from "./model";
 
-/** Every field a role write accepts (seed §2, reference §3.1, S12). */
+/** Every field a role write accepts (Vault's path_roles.go, S12). */
 export const ROLE_FIELDS: FieldSchema = {
   key_type: { type: "string" },
   default_user: { type: "string" },
@@ -47,11 +47,11 @@ export const ROLE_FIELDS: FieldSchema = {
 /** The largest Go time.Duration, in whole seconds (2562047h47m16s). */
 export const MAX_DURATION_SECONDS = 9_223_372_036;
 
-/** Values `algorithm_signer` accepts (reference §3.1 7a); blank means `default`. */
+/** Values `algorithm_signer` accepts (Vault's path_roles.go); blank means `default`. */
 const ALGORITHM_SIGNERS = ["default", "ssh-rsa", "rsa-sha2-256", "rsa-sha2-512"];
 
 /**
- * Vault's CIDR list validation (reference §3.1 steps 3–4; S4 makes its 500s 400s):
+ * Vault's CIDR list validation (Vault's path_roles.go; S4 makes its 500s 400s):
  * split on `,`, trim, drop empties, each must parse. Returns the trimmed entries, without
  * duplicates, in the order given (S12: read back joined by `,`).
  */
@@ -76,7 +76,7 @@ function cidrEntries(field: "cidr_list" | "exclude_cidr_list", raw: string): str
 /** The result of validating a write. */
 export interface BuiltRole {
   role: Role;
-  /** Unknown-parameter and path-replacement warnings (reference §1.3). */
+  /** Unknown-parameter and path-replacement warnings (Vault's sdk/framework). */
   warnings: string[];
 }
 
@@ -194,7 +194,8 @@ export function buildRole(name: string, body: Record<string, unknown>): BuiltRol
     storeCertificates: v.store_certificates as boolean,
   };
   checkTemplates(role);
-  // Issue 14 finding 14: Vault's behaviour is kept, but the role's author is told.
+  // Default critical options that no caller may replace: Vault's behaviour is kept, but
+  // the role's author is told.
   if (Object.keys(role.defaultCriticalOptions).length > 0 && role.allowedCriticalOptions === "") {
     warnings.push(DEFAULT_CRITICAL_OPTIONS_WARNING);
   }

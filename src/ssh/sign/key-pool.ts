@@ -1,5 +1,5 @@
 /**
- * Issue 19: RSA key pairs generated ahead of time for `issue`, per isolate.
+ * RSA key pairs generated ahead of time for `issue`, per isolate.
  *
  * Generating an RSA-2048 key takes 100–500 ms of the isolate's one thread, nearly all of an
  * `issue` request's cost. A burst of requests after a quiet spell therefore queues behind

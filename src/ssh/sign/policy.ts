@@ -1,6 +1,6 @@
 /**
  * The decisions of the certificate pipeline shared by `sign` and `issue`
- * (vault-ssh-behaviour §4.2–§4.6; decisions S7, S8): key ID, certificate type, principals,
+ * (Vault's builtin/logical/ssh/path_issue_sign.go; decisions S7, S8): key ID, certificate type, principals,
  * TTL and validity window, critical options and extensions. Pure: every function takes the
  * role and request values and returns a value or throws PolicyError with the 400 text.
  */
@@ -37,7 +37,7 @@ export function parsePrincipalList(text: string): string[] {
 }
 
 /**
- * Key ID (reference §4.2, decision S7): a caller's `key_id` when the role allows it, else
+ * Key ID (Vault's path_issue_sign.go, decision S7): a caller's `key_id` when the role allows it, else
  * the role's `key_id_format` with its variables, else the token display name. The result is
  * the text around each `{{public_key_hash}}` of the format (one part when there is none):
  * join them with the hash once the subject key is known.
@@ -58,7 +58,7 @@ export function keyIdFor(role: Role, roleName: string, requestedKeyId: string, t
     );
 }
 
-/** Certificate type (reference §4.3). Case-sensitive. */
+/** Certificate type (Vault's path_issue_sign.go). Case-sensitive. */
 export function certTypeFor(role: Role, certType: string): 1 | 2 {
   if (certType === "user") {
     if (!role.allowUserCertificates) throw new PolicyError("cert_type 'user' is not allowed by role");
@@ -72,7 +72,7 @@ export function certTypeFor(role: Role, certType: string): 1 | 2 {
 }
 
 /**
- * Render one template-flagged value from the caller's entity (reference §7). Without an
+ * Render one template-flagged value from the caller's entity (Vault's ACL templating). Without an
  * entity, or without a directive, the value is used literally.
  */
 function renderValue(value: string, entity: TemplateEntity | null, now: number): string {
@@ -96,7 +96,7 @@ export interface PrincipalInput {
 }
 
 /**
- * Valid principals (reference §4.4, decision S8 = Vault ≥1.17.6): requested or default
+ * Valid principals (Vault's path_issue_sign.go, decision S8 = Vault ≥1.17.6): requested or default
  * principals, trimmed, de-duplicated and sorted, each checked against the role's allowed
  * users (user certificates) or domains (host certificates).
  */
@@ -121,7 +121,7 @@ export function principalsFor(role: Role, input: PrincipalInput): string[] {
   }
 
   // Each allowed entry is rendered on its own; a rendered value holding commas allows each
-  // of its names (reference §7 "comma semantics").
+  // of its names (Vault's ACL templating "comma semantics").
   const allowed = new Set<string>();
   for (const entry of parsePrincipalList(allowedRaw)) {
     const rendered = templated ? renderValue(entry, input.entity, input.now) : entry;
@@ -137,7 +137,7 @@ export function principalsFor(role: Role, input: PrincipalInput): string[] {
   return principals;
 }
 
-/** Host principals (reference §4.4): bare domains with allow_bare_domains, subdomains with allow_subdomains. */
+/** Host principals (Vault's path_issue_sign.go): bare domains with allow_bare_domains, subdomains with allow_subdomains. */
 function hostAllowed(role: Role, allowed: Set<string>, principal: string): boolean {
   for (const domain of allowed) {
     if (principal === domain && role.allowBareDomains) return true;
@@ -153,7 +153,7 @@ export interface SystemTtls {
 }
 
 /**
- * Certificate TTL in seconds (reference §4.5): the caller's `ttl` when sent (0 = the mount
+ * Certificate TTL in seconds (Vault's path_issue_sign.go): the caller's `ttl` when sent (0 = the mount
  * default), else the role's, else the mount default; capped by the role's `max_ttl` or the
  * mount maximum — silently for defaults, with a 400 for a caller's value.
  */
@@ -168,14 +168,14 @@ export function ttlFor(role: Role, requestedTtl: number | undefined, system: Sys
   return ttl;
 }
 
-/** Validity window (reference §4.5): backdated by not_before_duration, never before the epoch. */
+/** Validity window (Vault's path_issue_sign.go): backdated by not_before_duration, never before the epoch. */
 export function validityFor(role: Role, ttl: number, nowMs: number): { validAfter: bigint; validBefore: bigint } {
   const now = Math.floor(nowMs / 1000);
   return { validAfter: BigInt(Math.max(0, now - role.notBeforeDuration)), validBefore: BigInt(now + ttl) };
 }
 
 /**
- * Critical options (reference §4.6): the caller's replace the role's defaults; an empty
+ * Critical options (Vault's path_issue_sign.go): the caller's replace the role's defaults; an empty
  * `allowed_critical_options` allows any, else each name must be listed (split on `,`, untrimmed).
  */
 export function criticalOptionsFor(role: Role, requested: Record<string, string>): Record<string, string> {
@@ -190,12 +190,12 @@ export function criticalOptionsFor(role: Role, requested: Record<string, string>
   return { ...requested };
 }
 
-/** The warning when templated default extensions were skipped for lack of an entity (reference §4.6). */
+/** The warning when templated default extensions were skipped for lack of an entity (Vault's path_issue_sign.go). */
 export const SKIPPED_EXTENSIONS_WARNING =
   "default_extension templating enabled with at least one extension requiring identity templating. However, this request lacked identity entity information, causing one or more extensions to be skipped from the generated certificate.";
 
 /**
- * Extensions (reference §4.6): the caller's replace the defaults and must each be in
+ * Extensions (Vault's path_issue_sign.go): the caller's replace the defaults and must each be in
  * `allowed_extensions` (`*` = any; empty = none). Without a caller's extensions, the role's
  * defaults, rendered when `default_extensions_template` is on; without an entity the
  * templated ones are dropped and `skipped` is true.

@@ -1,8 +1,9 @@
 /**
- * Seed rows 15–16: `POST sign/:name` and `POST issue/:name` (vault-ssh-behaviour §3.11,
- * §3.12, §4; decisions S4, S6–S11, S17, S18, S20, S21). Both read the role, the mount's
- * issuers and its TTLs in one D1 batch (cached per isolate), sign with the issuer the
- * role's `issuer_ref` names, reuse the per-isolate signing key, and store nothing.
+ * `POST sign/:name` and `POST issue/:name` (Vault's builtin/logical/ssh path_sign.go,
+ * path_issue.go and path_issue_sign.go; decisions S4, S6–S11, S17, S18, S20, S21). Both read
+ * the role, the mount's issuers and its TTLs in one D1 batch (cached per isolate), sign with
+ * the issuer the role's `issuer_ref` names, reuse the per-isolate signing key, and store
+ * nothing.
  */
 import type { Db } from "../../db/client";
 import { randomBytes } from "../../lib/bytes";
@@ -48,7 +49,7 @@ import {
   validityFor,
 } from "./policy";
 
-/** Certificate fields of seed row 15, shared by sign and issue. */
+/** The certificate fields of `sign`, shared with `issue`. */
 const CERT_FIELDS: FieldSchema = {
   valid_principals: { type: "string" },
   cert_type: { type: "string", default: "user" },
@@ -113,7 +114,7 @@ function usesTemplates(role: Role): boolean {
   );
 }
 
-/** Unknown-field and path-field warnings (reference §1.3). */
+/** Unknown-field and path-field warnings (Vault's sdk/framework). */
 function requestWarnings(body: Record<string, unknown>, unknown: string[]): string[] {
   const warnings = unknownFieldWarnings(unknown.filter((k) => k !== "role"));
   if (Object.hasOwn(body, "role")) {
@@ -149,7 +150,7 @@ interface CertificatePlan {
 }
 
 /**
- * The shared pipeline's checks (reference §4, in Vault's order): key ID → certificate type
+ * The shared pipeline's checks (Vault's path_issue_sign.go, in Vault's order): key ID → certificate type
  * → principals → TTL → critical options → extensions → CA key (the role's issuer). Issue runs them before it
  * generates a key pair, so a refused request costs no key generation.
  */
@@ -276,7 +277,7 @@ async function certifyAndRecord(
   }
 }
 
-/** A random uint64 serial (reference §4.9). */
+/** A random uint64 serial (Vault's path_issue_sign.go). */
 function randomSerial(): bigint {
   let serial = 0n;
   for (const byte of randomBytes(8)) serial = (serial << 8n) | BigInt(byte);
@@ -328,7 +329,7 @@ async function issue(req: VaultRequest): Promise<Response> {
   const spec = issueSpec(role, keyType, keyBits);
   const p = await plan(req, role, issuers, ttls, f.values, f.provided);
   // Only now, with every check passed, pay for key generation: a key generated ahead of
-  // time when this isolate has one (issue 19, key-pool.ts), and the pool refilled after the
+  // time when this isolate has one (docs/performance.md, key-pool.ts), and the pool refilled after the
   // answer.
   const pool = poolFor(spec);
   const pair = pool?.take() ?? (await generateSshKeyPair(spec.kind, spec.bits));
@@ -339,7 +340,7 @@ async function issue(req: VaultRequest): Promise<Response> {
       serial_number: cert.serialHex,
       signed_key: cert.signedKey,
       private_key: pair.privateKeyPem,
-      // Vault echoes the requested key type (reference §3.12).
+      // Vault echoes the requested key type (Vault's path_issue.go).
       private_key_type: keyType,
       issuer_id: cert.issuerId,
     },
@@ -351,7 +352,7 @@ async function issue(req: VaultRequest): Promise<Response> {
 
 /**
  * The key issue generates (decision S10), checked against the role's
- * `allowed_user_key_lengths` first as Vault does (reference §3.12 step 3). Sizes are
+ * `allowed_user_key_lengths` first as Vault does (Vault's path_issue.go). Sizes are
  * defaulted before that check, so `rsa` with key_bits 0 matches a role allowing 2048.
  */
 function issueSpec(role: Role, keyType: string, keyBits: number): KeySpec {

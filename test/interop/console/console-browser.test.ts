@@ -1,5 +1,5 @@
 /**
- * The self-service console (N14, issue 20) in a real browser: Debian's Chromium driven by
+ * The self-service console (N14) in a real browser: Debian's Chromium driven by
  * playwright-core against the real Worker (wrangler's unstable_startWorker on 127.0.0.1,
  * real local D1, Queue and R2; runs are planned and applied by the real Queue consumer).
  * Every page visited is checked with axe-core (no serious or critical violation) and for

@@ -1,5 +1,5 @@
 /**
- * What the fuzz suite's generators point at (issue 14; see ./harness.ts), created through
+ * What the fuzz suite's generators point at (see ./harness.ts), created through
  * both APIs of the running Worker: a CA, a CA role, an OTP role, a policy and a token under
  * it, an organization with an owner and its tokens.
  */

@@ -1,5 +1,5 @@
 /**
- * The fuzz suite (issue 14): generated requests over both APIs, every unauthenticated
+ * The fuzz suite (decision B3: no input gives a 5xx): generated requests over both APIs, every unauthenticated
  * path with its query parameters and the console's forms (B19), against the real Worker
  * on 127.0.0.1 (test/support/worker.ts), then OTP verify races (S13) on a mount of their
  * own. See ./harness.ts for what is generated and checked.

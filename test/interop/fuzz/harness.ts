@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of both APIs against the real Worker (issue 14, "prove the class
+ * Property-based fuzzing of both APIs against the real Worker ("prove the class
  * is gone"; decisions B3, B9, S2b, S13): fast-check generates requests — methods, paths
  * built from every route template with hostile segments and spellings, query strings,
  * bodies (JSON of any shape, JSON:API documents, Vault fields of wrong types, malformed

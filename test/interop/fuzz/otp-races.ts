@@ -1,5 +1,5 @@
 /**
- * The OTP race check of the fuzz suite (issue 14, decision S13): OTPs issued through
+ * The OTP race check of the fuzz suite (decision S13): OTPs issued through
  * `creds`, each verified by several callers at once; exactly one may succeed.
  *
  * B19: the race runs on state the fuzzer cannot reach. The fuzzed requests carry the root

@@ -1,5 +1,5 @@
 /**
- * The requests the fuzz suite sends (issue 14; see ./harness.ts): fast-check generators of
+ * The requests the fuzz suite sends (see ./harness.ts): fast-check generators of
  * methods, paths built from every route template of both APIs with hostile segments and
  * spellings (S2b), query strings, bodies (JSON of any shape, JSON:API documents, Vault
  * fields of wrong types, JSON deeper than B9's bound, malformed text) and credentials;

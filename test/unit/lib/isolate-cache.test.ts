@@ -1,5 +1,5 @@
 /**
- * The per-isolate TTL cache both wings use (src/lib/isolate-cache/; issue 14 finding 15,
+ * The per-isolate TTL cache both wings use (src/lib/isolate-cache/; B18,
  * N2b): values are shared, pending loads never are; invalidation wins over a load that
  * started before it; failed and unwanted values are not kept; the size stays bounded.
  */

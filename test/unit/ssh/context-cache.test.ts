@@ -38,7 +38,7 @@ describe("MountContextCache", () => {
     expect(await cached("m3", "r1", b.load, t)).toBe(1);
   });
 
-  it("concurrent misses each run their own load: a pending load is never shared (finding 15)", async () => {
+  it("concurrent misses each run their own load: a pending load is never shared", async () => {
     // The first miss's load never settles, as a load of a request workerd cancelled.
     const stuck = cached("m4", "r", () => new Promise<string>(() => {}), 3_000_000);
     const others = await Promise.all([1, 2].map((n) => cached("m4", "r", async () => `v${n}`, 3_000_000)));

@@ -1,6 +1,6 @@
 /**
  * `allowed_user_key_lengths`: parsing the role field and the sign/issue checks
- * (vault-ssh-behaviour §3.1 c, §4.8, §3.12).
+ * (Vault's path_roles.go, path_issue_sign.go and path_issue.go).
  */
 import { describe, expect, it } from "vitest";
 import {

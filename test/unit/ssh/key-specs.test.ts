@@ -1,4 +1,4 @@
-/** Key generation parameters: config/ca (reference §6.1) and issue (decision S10). */
+/** Key generation parameters: config/ca (Vault's path_config_ca.go) and issue (decision S10). */
 import { describe, expect, it } from "vitest";
 import { caKeySpec, issueKeySpec, sshKeyTypeOf } from "../../../src/ssh/key-specs";
 

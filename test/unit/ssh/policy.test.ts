@@ -1,4 +1,4 @@
-/** The certificate pipeline's pure decisions (vault-ssh-behaviour §4.2–§4.6; S7, S8). */
+/** The certificate pipeline's pure decisions (Vault's path_issue_sign.go; S7, S8). */
 import { describe, expect, it } from "vitest";
 import { defaultRole, type Role } from "../../../src/ssh/roles/model";
 import { mergeRolePatch } from "../../../src/ssh/roles/patch";

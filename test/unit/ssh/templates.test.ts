@@ -1,5 +1,5 @@
 /**
- * Identity templates in ACL mode (vault-ssh-behaviour §7): rendering, error texts and the
+ * Identity templates in ACL mode (Vault's ACL templating): rendering, error texts and the
  * syntax check used when a role is written.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Issue 14 finding 6 (B9): a JSON body nested deeper than 64 levels is 400 in each API's
+ * Decision B9: a JSON body nested deeper than 64 levels is 400 in each API's
  * error format, refused by the shared body reader before anything walks the value. It
  * used to be a 500 on the unauthenticated `verify` (Vault's `%v` formatter recursed).
  */

@@ -1,5 +1,5 @@
 /**
- * The /api/v2 authorization matrix (issue 14 "prove the class is gone"; decisions N2a,
+ * The /api/v2 authorization matrix (decisions N2a,
  * N10, N10a). Generated from Hono's route table, not a hand list: every route of the
  * no-code app must carry a `rights(rule)` annotation (src/nocode/route-rights.ts), and
  * every route × {no token, another organization's token, another organization's owner,

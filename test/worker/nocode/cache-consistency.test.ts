@@ -1,6 +1,6 @@
 /**
  * The consistency rule of the /api/v2 per-isolate cache (src/nocode/cache.ts; decisions
- * N13, issue 19): an authenticated write clears the cache AFTER it ran — not before — and
+ * N13, docs/performance.md): an authenticated write clears the cache AFTER it ran — not before — and
  * a route that declares `rights(…, { cache: "unchanged" })` (src/nocode/route-rights.ts)
  * keeps it. That declaration is a security claim (a revocation or a permission change must
  * reach this isolate at once), so this file proves it for the whole class:

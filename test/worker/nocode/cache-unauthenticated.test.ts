@@ -1,5 +1,5 @@
 /**
- * N2b (issue 14 finding 11): an unauthenticated /api/v2 request may not clear, invalidate
+ * N2b: an unauthenticated /api/v2 request may not clear, invalidate
  * or evict the per-isolate cache, nor insert entries keyed by what it sent (a failed
  * token lookup). Checked on the isolate's real cache (src/nocode/cache.ts) through the
  * Worker's real fetch handler, for every write method and several paths.

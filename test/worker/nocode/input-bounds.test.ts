@@ -1,5 +1,5 @@
 /**
- * Decision B9 on the /api/v2 request path (issue 14, findings 5 and 6): version
+ * Decision B9 on the /api/v2 request path: version
  * constraints are at most 256 characters and parsed in linear time; `hcl: true` values
  * nest at most 100 deep (422 with a pointer); `page[number]` is at most 100,000 (400).
  * Each answered 500, or took minutes, before.
@@ -23,7 +23,7 @@ beforeAll(async () => {
 
 const deep = (n: number) => `${"[".repeat(n)}1${"]".repeat(n)}`;
 
-describe("engine-version constraints (B9, finding 5)", () => {
+describe("engine-version constraints (B9)", () => {
   it("`1.0,` + a million spaces + `x` → 422 at once, and nothing is created", async () => {
     const name = uniqueName("ws");
     const res = await provisionWorkspace(
@@ -60,7 +60,7 @@ describe("engine-version constraints (B9, finding 5)", () => {
   });
 });
 
-describe("`hcl: true` values nest at most 100 deep (B9, finding 6)", () => {
+describe("`hcl: true` values nest at most 100 deep (B9)", () => {
   it("E4: 20,000 deep → 422 with the var's pointer; 100 deep is accepted", async () => {
     const res = await provisionWorkspace(
       ctx.noCodeModuleId,
@@ -141,7 +141,7 @@ describe("`hcl: true` values nest at most 100 deep (B9, finding 6)", () => {
   });
 });
 
-describe("page[number] (B9, finding 6)", () => {
+describe("page[number] (B9)", () => {
   it.each(["organizations/ORG/teams", "organizations/ORG/projects", "organizations/ORG/registry-modules"])(
     "%s: above 100,000 → 400; 100,000 → 200",
     async (path) => {

@@ -1,5 +1,5 @@
 /**
- * Issue 14, finding 13: a failure leaves nothing half-done and is retryable. E1, E2 and
+ * A failure leaves nothing half-done and is retryable. E1, E2 and
  * DELETE change the no-code module and the registry module's legacy `no-code` flag in one
  * D1 batch; an upload spends its link in the same batch that records the stored tarball.
  * Failures are injected by the test-time D1 guard around the real binding (B8).
@@ -42,7 +42,7 @@ async function noCodeModulesOf(registryModuleId: string): Promise<{ id: string; 
 /** The statement that writes the legacy flag. */
 const FLAG_UPDATE = /^update "registry_modules" set "no_code"/;
 
-describe("E1, E2 and DELETE write the legacy no-code flag in their batch (finding 13)", () => {
+describe("E1, E2 and DELETE write the legacy no-code flag in their batch", () => {
   it("E1: a failed flag write leaves no no-code module behind; the retry succeeds", async () => {
     const org = await bootstrapOrg();
     const mod = await createRegistryModule(org.org, org.ownerToken);
@@ -88,7 +88,7 @@ describe("E1, E2 and DELETE write the legacy no-code flag in their batch (findin
   });
 });
 
-describe("an upload spends its link only with the stored tarball (finding 13)", () => {
+describe("an upload spends its link only with the stored tarball", () => {
   async function pendingVersion() {
     const org = await bootstrapOrg();
     const mod = await createRegistryModule(org.org, org.ownerToken);

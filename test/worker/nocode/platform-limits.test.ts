@@ -1,5 +1,5 @@
 /**
- * Decision B8 (issue 14, finding 3): lists of any length stay within D1's 100 bound
+ * Decision B8: lists of any length stay within D1's 100 bound
  * parameters per statement. Every worker test runs D1 behind the guard that enforces D1's
  * limits (src/db/d1-guard.ts), so each request below failed with 500 before the lists went
  * through `json_each(?)`.

@@ -1,8 +1,8 @@
 /**
- * The provisioning queue consumer and its dead-letter consumer (decisions N4, N11; house
- * style §3.2 item 10), driven through the real `queue()` entry point with
- * `createMessageBatch`/`getQueueResult`. Failures are injected through the consumer's
- * `ingest` dependency (N11), never by mocking bindings.
+ * The provisioning queue consumer and its dead-letter consumer (decisions N4, N11), driven
+ * through the real `queue()` entry point with `createMessageBatch`/`getQueueResult`.
+ * Failures are injected through the consumer's `ingest` dependency (N11), never by mocking
+ * bindings.
  */
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /**
- * Issue 15 observability: one structured access line per request (method, route pattern,
+ * Decision B15: one structured access line per request (method, route pattern,
  * status, duration, request id) with no secret in it, request ids kept from `X-Request-Id`
  * or `cf-ray` when B15 allows, and queue messages carrying the id the consumer logs.
  */
@@ -60,7 +60,7 @@ function expectOneAccessLine(
   }
 }
 
-describe("access log (issue 15)", () => {
+describe("access log (decision B15)", () => {
   beforeAll(async () => {
     const res = await vault("POST", "ssh/config/ca", {
       body: { private_key: CA_KEYS.ed25519.privateKey, public_key: CA_KEYS.ed25519.publicKey },
@@ -128,7 +128,7 @@ describe("access log (issue 15)", () => {
   });
 });
 
-describe("access log of the no-code API, request ids across the queue (issue 15, B15)", () => {
+describe("access log of the no-code API, request ids across the queue (decision B15)", () => {
   let ctx: NoCodeOrg;
   beforeAll(async () => {
     ctx = await noCodeOrg();

@@ -1,5 +1,5 @@
 /**
- * Issue 14 finding 15: requests that miss the per-isolate caches at once must not wait on
+ * Requests that miss the per-isolate caches at once must not wait on
  * another request's pending D1 read. In workerd a promise born in one request's I/O
  * context never settles for the others when that request is cancelled (its client went
  * away), so they would hang until the runtime kills them ("the script will never
@@ -57,7 +57,7 @@ async function raceWithCancellations(
   );
 }
 
-describe("finding 15: a cancelled request never strands the others waiting on the same cache key", () => {
+describe("a cancelled request never strands the others waiting on the same cache key", () => {
   it("/api/v2: concurrent first uses of a token, half of them cancelled, the rest all answer 200", {
     timeout: 120_000,
   }, async () => {

@@ -1,5 +1,5 @@
 /**
- * B10 (issue 14 finding 12): a misconfigured deployment answers every request 503 naming
+ * B10: a misconfigured deployment answers every request 503 naming
  * the setting, in each API's error format (/v1 Vault's, /api JSON:API's, anything else
  * text/plain), never echoing a secret. Driven through the Worker's real fetch handler with
  * the test runtime's bindings and one secret changed per case.

@@ -1,5 +1,5 @@
 /**
- * Issue 14, "prove the class is gone" (/v1 half): an authorization matrix GENERATED FROM
+ * The /v1 authorization matrix, GENERATED FROM
  * THE ROUTE TABLE. Every route and operation of `vaultRoutes` × {no token, bad token, a
  * token lacking the capability, a token whose policy denies exactly that path, root} ×
  * {canonical path, trailing slash, `//`, `%2F`, another case, and for a parameter the

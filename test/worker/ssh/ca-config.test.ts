@@ -1,6 +1,6 @@
 /**
- * CA configuration and public key (seed rows 11–14; decisions B2, S3, S4, S9, S16):
- * vault-ssh-behaviour §8 items 13–19, adapted where S9 makes POST config/ca a replacement.
+ * CA configuration and public key (decisions B2, S3, S4, S9, S16):
+ * Vault's backend_test.go and path_config_ca_test.go, adapted where S9 makes POST config/ca a replacement.
  * Mount `ssh-two` is used by the tests that need an unconfigured CA; each of them deletes
  * the CA first.
  */
@@ -22,7 +22,7 @@ async function importPair(mount: string, pair: { privateKey: string; publicKey: 
   return configure(mount, { private_key: pair.privateKey, public_key: pair.publicKey });
 }
 
-describe("§8 item 13: config/ca update and delete (S9: POST replaces)", () => {
+describe("config/ca update and delete (S9: POST replaces)", () => {
   it("generates, replaces, deletes, imports, replaces an import, regenerates", async () => {
     const mount = "ssh";
     const first = await vault("POST", `${mount}/config/ca`);
@@ -75,7 +75,7 @@ describe("§8 item 13: config/ca update and delete (S9: POST replaces)", () => {
   });
 });
 
-describe("§8 item 14: generated CA key types (TestSSH_ConfigCAKeyTypes)", () => {
+describe("generated CA key types (TestSSH_ConfigCAKeyTypes)", () => {
   const matrix: [string, number, string][] = [
     ["ssh-rsa", 2048, "ssh-rsa"],
     ["ssh-rsa", 4096, "ssh-rsa"],
@@ -125,7 +125,7 @@ describe("§8 item 14: generated CA key types (TestSSH_ConfigCAKeyTypes)", () =>
   });
 });
 
-describe("§8 item 15: the config/ca decision table and parameter errors", () => {
+describe("the config/ca decision table and parameter errors", () => {
   const errors: [string, Record<string, unknown>, string | RegExp][] = [
     [
       "generate_signing_key true with keys",
@@ -239,7 +239,7 @@ describe("§8 item 15: the config/ca decision table and parameter errors", () =>
   });
 });
 
-describe("§8 item 16: GET config/ca", () => {
+describe("GET config/ca", () => {
   it("is 400 `keys haven't been configured yet` before configuration (S3), the public key after", async () => {
     const mount = "ssh-two";
     await vault("DELETE", `${mount}/config/ca`);
@@ -254,7 +254,7 @@ describe("§8 item 16: GET config/ca", () => {
   });
 });
 
-describe("§8 items 17–18: GET public_key (S16)", () => {
+describe("GET public_key (S16)", () => {
   it("17: serves an imported public key unauthenticated, text/plain, in its canonical form (B17)", async () => {
     const mount = "ssh-two";
     // B17: the comment is kept, surrounding space and the trailing newline are not.
@@ -278,7 +278,7 @@ describe("§8 items 17–18: GET public_key (S16)", () => {
   });
 });
 
-describe("§8 item 19: public_key before configuration and with other methods", () => {
+describe("public_key before configuration and with other methods", () => {
   it('is 404 {"errors":[]} before configuration', async () => {
     await vault("DELETE", "ssh-two/config/ca");
     const res = await publicKey("ssh-two");

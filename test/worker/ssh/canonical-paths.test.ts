@@ -1,5 +1,5 @@
 /**
- * Issue 14 finding 1 (S2b): every /v1 path has exactly one spelling, and the ACL is
+ * Decision S2b: every /v1 path has exactly one spelling, and the ACL is
  * checked against exactly the path the handler serves. The requests of the outside
  * review: a trailing slash signed from a denied role, `config/ca/`, and policy names in
  * another case or with spaces rewriting a denied policy. (The whole class is covered by

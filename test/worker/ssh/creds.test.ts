@@ -1,6 +1,6 @@
 /**
- * `POST ssh/creds/:name` (seed row 8, reference §3.6, decisions S4, S13): conformance
- * checklist items 8, 9, 10 and the creds part of 12a.
+ * `POST ssh/creds/:name` (Vault's path_creds_create.go, decisions S4, S13): the
+ * cases of Vault's backend_test.go (TestBackend_AllowedUsers, zero-address roles, the answer's shape, errors).
  */
 import { describe, expect, it } from "vitest";
 import { uniqueName, vault } from "../../helpers/vault";
@@ -9,7 +9,7 @@ import { issueOtp, writeOtpRole, writeRole } from "./otp-helpers";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("creds", () => {
-  it("item 8: allowed_users decides which usernames get an OTP; the default user always does", async () => {
+  it("allowed_users decides which usernames get an OTP; the default user always does", async () => {
     const role = uniqueName("allowed");
     const base = { key_type: "otp", default_user: "ubuntu", cidr_list: "52.207.235.245/16" };
     await writeRole(role, { ...base, allowed_users: "test" });
@@ -39,21 +39,21 @@ describe("creds", () => {
     expect((await creds("test")).status).toBe(200);
   });
 
-  it("item 8: allowed_users entries are trimmed and matched exactly", async () => {
+  it("allowed_users entries are trimmed and matched exactly", async () => {
     const role = uniqueName("trim");
     await writeOtpRole(role, { allowed_users: "alice , bob" });
     expect((await vault("POST", `ssh/creds/${role}`, { body: { ip: "10.1.1.1", username: "bob" } })).status).toBe(200);
     expect((await vault("POST", `ssh/creds/${role}`, { body: { ip: "10.1.1.1", username: "Bob" } })).status).toBe(400);
   });
 
-  it("item 8: an empty username falls back to the role's default_user", async () => {
+  it("an empty username falls back to the role's default_user", async () => {
     const role = uniqueName("default");
     await writeOtpRole(role, { default_user: "deploy" });
     const answer = await issueOtp(role, { ip: "10.2.3.4" });
     expect(answer.data.username).toBe("deploy");
   });
 
-  it("item 9: a role without cidr_list needs the zero-address list", async () => {
+  it("a role without cidr_list needs the zero-address list", async () => {
     const role = uniqueName("zero");
     await writeRole(role, { key_type: "otp", default_user: "ubuntu" });
     const creds = () => vault("POST", `ssh/creds/${role}`, { body: { ip: "127.0.0.1" } });
@@ -71,7 +71,7 @@ describe("creds", () => {
     expect((await creds()).status).toBe(400);
   });
 
-  it("item 9: a zero-address role ignores its cidr_list and exclude_cidr_list", async () => {
+  it("a zero-address role ignores its cidr_list and exclude_cidr_list", async () => {
     const role = uniqueName("zero-excl");
     await writeOtpRole(role, { cidr_list: "10.0.0.0/8", exclude_cidr_list: "10.9.0.0/16" });
     expect((await vault("POST", "ssh/config/zeroaddress", { body: { roles: [role] } })).status).toBe(204);
@@ -80,7 +80,7 @@ describe("creds", () => {
     await vault("DELETE", "ssh/config/zeroaddress");
   });
 
-  it("item 10: the answer has a lease of the mount's default TTL and exactly Vault's data keys", async () => {
+  it("the answer has a lease of the mount's default TTL and exactly Vault's data keys", async () => {
     const role = uniqueName("shape");
     await writeOtpRole(role, { port: 2222 });
     const res = await vault("POST", `ssh/creds/${role}`, { body: { ip: "10.20.30.40", username: "ubuntu" } });
@@ -107,7 +107,7 @@ describe("creds", () => {
     expect(gone.json).toEqual({ errors: [`Role ${JSON.stringify(role)} not found`] });
   });
 
-  it("item 10: every OTP and lease id is new", async () => {
+  it("every OTP and lease id is new", async () => {
     const role = uniqueName("fresh");
     await writeOtpRole(role);
     const answers = await Promise.all(Array.from({ length: 20 }, () => issueOtp(role, { ip: "10.0.0.1" })));
@@ -115,7 +115,7 @@ describe("creds", () => {
     expect(new Set(answers.map((a) => a.lease_id)).size).toBe(20);
   });
 
-  it("item 12a: missing ip, unknown role and a bad ip get Vault's messages", async () => {
+  it("missing ip, unknown role and a bad ip get Vault's messages", async () => {
     const role = uniqueName("errors");
     await writeOtpRole(role);
     const missing = await vault("POST", `ssh/creds/${role}`, { body: { username: "ubuntu" } });
@@ -131,12 +131,12 @@ describe("creds", () => {
     expect(bad.json).toEqual({ errors: ['Invalid IP "999.1.1.1"'] });
   });
 
-  it("item 12a: missing ip is checked before the role, as in Vault", async () => {
+  it("missing ip is checked before the role, as in Vault", async () => {
     const res = await vault("POST", "ssh/creds/no-such-role", { body: {} });
     expect(res.json).toEqual({ errors: ["Missing ip"] });
   });
 
-  it("honours exclude_cidr_list (reference §3.6 step 6)", async () => {
+  it("honours exclude_cidr_list (Vault's path_creds_create.go)", async () => {
     const role = uniqueName("exclude");
     await writeOtpRole(role, { cidr_list: "10.0.0.0/8, 192.168.0.0/16", exclude_cidr_list: "10.5.0.0/16" });
     expect((await vault("POST", `ssh/creds/${role}`, { body: { ip: "10.4.255.255" } })).status).toBe(200);
@@ -148,7 +148,7 @@ describe("creds", () => {
     expect(outside.json).toEqual({ errors: ["Error validating IP: IP does not belong to role"] });
   });
 
-  it("returns the IP in Go's canonical form (reference §3.6 step 5)", async () => {
+  it("returns the IP in Go's canonical form (Vault's path_creds_create.go)", async () => {
     const role = uniqueName("v6");
     await writeOtpRole(role, { cidr_list: "2001:db8::/32,10.0.0.0/8" });
     const v6 = await issueOtp(role, { ip: "2001:0DB8:0000:0000:0001:0000:0000:0001" });
@@ -179,7 +179,7 @@ describe("creds", () => {
     await vault("DELETE", "ssh/config/zeroaddress");
   });
 
-  it("warns about unknown parameters and a body `role` replaced by the path (reference §1.3)", async () => {
+  it("warns about unknown parameters and a body `role` replaced by the path (Vault's sdk/framework)", async () => {
     const role = uniqueName("warn");
     await writeOtpRole(role);
     const res = await vault("POST", `ssh/creds/${role}`, { body: { ip: "10.0.0.1", color: "blue", role: "other" } });

@@ -1,5 +1,5 @@
 /**
- * Issue 19: `issue` with RSA-2048 takes keys from the per-isolate pool of pre-generated keys
+ * `issue` with RSA-2048 takes keys from the per-isolate pool of pre-generated keys
  * (src/ssh/sign/key-pool.ts) and refills it after answering. Through HTTP against the real
  * Worker: the pool fills only after an RSA-2048 issue, stays within its bound, and every
  * answer carries its own key, certified, never one handed out before.

@@ -1,5 +1,5 @@
 /**
- * `POST issue/:name` (seed row 16): vault-ssh-behaviour §8 items 44–47, adapted to decision
+ * `POST issue/:name`: Vault's backend_test.go, adapted to decision
  * S10 (rsa default 2048; only 2048/3072/4096 and 256/384/521; 400 instead of 500) and S18
  * (lease). Mount `ssh` has an Ed25519 CA; `ssh-two` has none.
  */
@@ -29,7 +29,7 @@ async function issue(name: string, body: Record<string, unknown>, mount = "ssh")
 
 const USER_ROLE = { key_type: "ca", allow_user_certificates: true, allowed_users: "*" };
 
-describe("§8 item 44: TestSSHBackend_IssueSign", () => {
+describe("TestSSHBackend_IssueSign", () => {
   it("an OTP role cannot issue", async () => {
     const name = await role({ key_type: "otp", default_user: "u", cidr_list: "10.0.0.0/8" });
     const res = await issue(name, { key_type: "rsa" });
@@ -82,7 +82,7 @@ describe("§8 item 44: TestSSHBackend_IssueSign", () => {
   });
 });
 
-describe("§8 item 45: unknown role", () => {
+describe("unknown role", () => {
   it("→ 400 `unknown role: nope` (lowercase u)", async () => {
     const res = await issue("nope", {});
     expect(res.status).toBe(400);
@@ -90,7 +90,7 @@ describe("§8 item 45: unknown role", () => {
   });
 });
 
-describe("§8 item 46: private key formats (S10)", () => {
+describe("private key formats (S10)", () => {
   it.each([
     ["rsa", 0, "RSA PRIVATE KEY", "ssh-rsa", 2048],
     ["rsa", 3072, "RSA PRIVATE KEY", "ssh-rsa", 3072],
@@ -140,7 +140,7 @@ describe("§8 item 46: private key formats (S10)", () => {
   });
 });
 
-describe("§8 item 47: bad key types and sizes (S10: 400)", () => {
+describe("bad key types and sizes (S10: 400)", () => {
   it.each([
     [{ key_type: "foo" }, "unknown ssh key pair algorithm: foo"],
     [{ key_type: "RSA" }, "unknown ssh key pair algorithm: RSA"],

@@ -1,5 +1,5 @@
 /**
- * SSH issuers (decision S20, OpenBao's API; vault-ssh-behaviour §10): every issuer
+ * SSH issuers (decision S20, OpenBao's API: https://openbao.org/api-docs/secret/ssh/): every issuer
  * endpoint and OpenBao's error texts: import and list, issuer/:issuer_ref, config/issuers,
  * and config/ca and public_key acting on the default issuer. Roles bound to issuers and
  * the trust bundle (S21): issuer-roles-trust.test.ts. Each test starts from a mount

@@ -1,7 +1,7 @@
 /**
- * OTP leases (decision S13, reference §5.3): `sys/leases/revoke`, expiry by Durable
+ * OTP leases (decision S13, Vault's secret_otp.go): `sys/leases/revoke`, expiry by Durable
  * Object alarm after the mount's tuned default_lease_ttl (S1), and storage of OTPs only
- * as keyed hashes (B2). Checklist item 12a (lease revoke then verify).
+ * as keyed hashes (B2). Vault's case of a lease revoked, then verified.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -12,7 +12,7 @@ const verify = (otp: string, mount = "ssh") => vault("POST", `${mount}/verify`, 
 const revoke = (leaseId: string) => vault("PUT", "sys/leases/revoke", { body: { lease_id: leaseId } });
 
 describe("OTP leases", () => {
-  it("item 12a: revoking the lease deletes the OTP; verify then answers `OTP not found`", async () => {
+  it("revoking the lease deletes the OTP; verify then answers `OTP not found`", async () => {
     const role = uniqueName("revoke");
     await writeOtpRole(role);
     const creds = await issueOtp(role, { ip: "10.0.0.1" });
@@ -22,7 +22,7 @@ describe("OTP leases", () => {
     expect(res.json).toEqual({ errors: ["OTP not found"] });
   });
 
-  it("revocation removes the stored row; revoking again, or after verify, is a silent 204 (reference §5.3)", async () => {
+  it("revocation removes the stored row; revoking again, or after verify, is a silent 204 (Vault's secret_otp.go)", async () => {
     const role = uniqueName("again");
     await writeOtpRole(role);
     const creds = await issueOtp(role, { ip: "10.0.0.1" });

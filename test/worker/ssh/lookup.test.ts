@@ -1,6 +1,6 @@
 /**
- * `POST ssh/lookup` (seed row 9, reference §3.7, decision S14): conformance checklist
- * item 3 (adapted: `[]` rather than null), exclude_cidr_list, zero-address roles, and
+ * `POST ssh/lookup` (Vault's path_lookup.go, decision S14): Vault's
+ * TestSSHBackend_Lookup (adapted: `[]` rather than null), exclude_cidr_list, zero-address roles, and
  * the CIDR index with 10,000 roles.
  */
 import { env } from "cloudflare:workers";
@@ -25,7 +25,7 @@ const rolesFor = async (ip: string, mount = "ssh") => {
 
 describe("lookup", () => {
   for (const name of ["testOTPRoleName", "test@RoleName"]) {
-    it(`item 3: [] on an empty mount, the role once it covers the IP, [] after its deletion (${name})`, async () => {
+    it(`[] on an empty mount, the role once it covers the IP, [] after its deletion (${name})`, async () => {
       const empty = await lookup("127.0.0.1");
       expect(empty.status).toBe(200);
       expect(empty.json.data).toEqual({ roles: [] }); // S14: Vault says null
@@ -36,7 +36,7 @@ describe("lookup", () => {
     });
   }
 
-  it("item 12a: a missing ip and an unparsable ip get Vault's messages (`<nil>` literally)", async () => {
+  it("a missing ip and an unparsable ip get Vault's messages (`<nil>` literally)", async () => {
     const missing = await vault("POST", "ssh/lookup", { body: {} });
     expect(missing.status).toBe(400);
     expect(missing.json).toEqual({ errors: ["Missing ip"] });
@@ -99,10 +99,10 @@ describe("lookup", () => {
     expect((await vault("GET", "ssh/lookup")).status).toBe(405);
   });
 
-  // Issue 19: answers and the zero-address list are kept per isolate for 1 s. Each case
+  // Answers and the zero-address list are kept per isolate for 1 s. Each case
   // primes the cache (the same lookup twice) and then changes what it holds through the
   // API of this isolate: the next lookup must see the change at once, not a second later.
-  it("issue 19: a role write, update and delete reach the next lookup at once, the cache primed", async () => {
+  it("a role write, update and delete reach the next lookup at once, the cache primed", async () => {
     const M = "ssh-two";
     const ip = "198.51.100.77";
     const first = `a-${uniqueName("cache")}`;
@@ -131,7 +131,7 @@ describe("lookup", () => {
     await removeRole(second, M);
   });
 
-  it("issue 19: a zero-address write or delete, and a role leaving the list, reach the next lookup at once", async () => {
+  it("a zero-address write or delete, and a role leaving the list, reach the next lookup at once", async () => {
     const M = "ssh-two";
     const ip = "192.0.2.200";
     const zero = `c-${uniqueName("zero")}`;
@@ -143,7 +143,7 @@ describe("lookup", () => {
     expect((await vault("POST", `${M}/config/zeroaddress`, { body: { roles: [zero, other] } })).status).toBe(204);
     expect(await rolesFor(ip, M)).toEqual([zero, other]);
     expect(await rolesFor(ip, M)).toEqual([zero, other]);
-    // A role delete takes the role off the list in the same batch (reference §3.4).
+    // A role delete takes the role off the list in the same batch (Vault's path_roles.go).
     await removeRole(zero, M);
     expect(await rolesFor(ip, M)).toEqual([other]);
     expect(await rolesFor(ip, M)).toEqual([other]);

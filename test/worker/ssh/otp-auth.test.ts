@@ -1,5 +1,5 @@
 /**
- * Conformance checklist item 49 (TestProperAuthing) for the OTP paths, with decisions
+ * Vault's TestProperAuthing for the OTP paths, with decisions
  * S2a and S16: without a token every method on config/zeroaddress, creds, lookup and
  * tidy/dynamic-keys is 403 `permission denied`; only writes to verify are served.
  */
@@ -9,7 +9,7 @@ import { issueOtp, writeOtpRole } from "./otp-helpers";
 
 const PATHS = ["ssh/config/zeroaddress", "ssh/creds/test-otp", "ssh/lookup", "ssh/tidy/dynamic-keys"];
 
-describe("item 49: authentication of the OTP paths", () => {
+describe("authentication of the OTP paths", () => {
   for (const path of PATHS) {
     it(`${path}: every method without a token is 403`, async () => {
       for (const method of ["GET", "POST", "PUT", "DELETE", "PATCH"]) {

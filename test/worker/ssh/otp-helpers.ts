@@ -1,5 +1,5 @@
 /**
- * Shared set-up of the OTP worker tests: roles written through the HTTP API (seed row 1),
+ * Shared set-up of the OTP worker tests: roles written through the HTTP API,
  * OTP creds, and direct access to the OtpStore shard of an OTP.
  */
 import { env } from "cloudflare:workers";
@@ -47,7 +47,7 @@ export async function removeRole(name: string, mount = "ssh"): Promise<void> {
   if (res.status !== 204) throw new Error(`role delete failed: ${res.status} ${res.text}`);
 }
 
-/** An OTP role (reference §3.1) with a default user and CIDR list. */
+/** An OTP role (Vault's path_roles.go) with a default user and CIDR list. */
 export function writeOtpRole(name: string, fields: Record<string, unknown> = {}, mount = "ssh"): Promise<void> {
   return writeRole(name, { key_type: "otp", default_user: "ubuntu", cidr_list: "10.0.0.0/8", ...fields }, mount);
 }

@@ -1,13 +1,13 @@
 /**
- * Role input (decisions S4, S12): vault-ssh-behaviour §8 item 6 (Vault's error texts, S4's
+ * Role input (decisions S4, S12): Vault's backend_test.go (Vault's error texts, S4's
  * 400s), coercion as Vault's framework does it, bad input that changes nothing, and the
- * default critical options of issue 14 finding 14. Uses the `ssh` mount only.
+ * warning about default critical options a caller may replace. Uses the `ssh` mount only.
  */
 import { describe, expect, it } from "vitest";
 import { CA_ROLE, readRole, writeRole } from "../../helpers/ssh-roles";
 import { uniqueName, vault } from "../../helpers/vault";
 
-describe("§8 item 6: role write errors (Vault's texts; S4 makes the 500s 400)", () => {
+describe("role write errors (Vault's texts; S4 makes the 500s 400)", () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ["no key_type", { default_user: "u" }, "missing key type"],
     ["key_type foo", { key_type: "foo" }, "invalid key type"],
@@ -67,7 +67,7 @@ describe("§8 item 6: role write errors (Vault's texts; S4 makes the 500s 400)",
   });
 });
 
-describe("coercion of inputs as Vault's framework does (reference §1.6)", () => {
+describe("coercion of inputs as Vault's framework does (Vault's sdk/framework/field_data.go)", () => {
   it("accepts string bools, numeric strings, Go durations and day suffixes", async () => {
     const name = uniqueName("co");
     const res = await writeRole(name, {
@@ -236,7 +236,7 @@ describe("bad input: a 4xx in Vault's format that changes nothing", () => {
   });
 });
 
-describe("issue 14 finding 14: default critical options a caller may replace", () => {
+describe("default critical options a caller may replace", () => {
   const WARNING =
     "default_critical_options are not enforced: allowed_critical_options is empty, so a signing request that sends critical_options replaces the defaults with any options it chooses; set allowed_critical_options to limit what callers may send";
 

@@ -1,14 +1,14 @@
 /**
- * Roles (seed rows 1–4, decisions S1, S2, S12): vault-ssh-behaviour §8 items 1, 2 and 7
+ * Roles (decisions S1, S2, S12): the cases of Vault's backend_test.go
  * (CRUD, list, the CA role's read) and deletion. Storage is per file: each test uses its
- * own role names; only item 2 uses the `ssh-two` mount, which it needs empty (no other
+ * own role names; only the list test uses the `ssh-two` mount, which it needs empty (no other
  * roles test file writes there). Input checks: roles-input.test.ts; PATCH: roles-patch.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { CA_ROLE, readRole, writeRole } from "../../helpers/ssh-roles";
 import { uniqueName, vault } from "../../helpers/vault";
 
-describe("§8 item 1: OTP role CRUD (TestSSHBackend_OTPRoleCrud)", () => {
+describe("OTP role CRUD (TestSSHBackend_OTPRoleCrud)", () => {
   for (const name of ["testOTPRoleName", "test@RoleName"]) {
     it(`writes, reads, deletes ${name}`, async () => {
       const write = await writeRole(name, { key_type: "otp", default_user: "vaultssh", cidr_list: "127.0.0.1/32" });
@@ -52,7 +52,7 @@ describe("§8 item 1: OTP role CRUD (TestSSHBackend_OTPRoleCrud)", () => {
   });
 });
 
-describe("§8 item 2: list (TestSSHBackend_RoleList, S2 list flag)", () => {
+describe("list (TestSSHBackend_RoleList, S2 list flag)", () => {
   it("lists names and key types, sorted; 404 when empty", async () => {
     const empty = await vault("GET", "ssh-two/roles?list=true");
     expect(empty.status).toBe(404);
@@ -118,7 +118,7 @@ describe("§8 item 2: list (TestSSHBackend_RoleList, S2 list flag)", () => {
   });
 });
 
-describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principals + S20's issuer_ref + S22's store_certificates, compact durations)", () => {
+describe("CA role read (S12: 23 Vault fields + allow_empty_principals + S20's issuer_ref + S22's store_certificates, compact durations)", () => {
   it("returns every field with defaults", async () => {
     const name = uniqueName("ca");
     await writeRole(name, { ...CA_ROLE, allowed_user_key_lengths: { rsa: 2048 } });
@@ -208,7 +208,7 @@ describe("§8 item 7: CA role read (S12: 23 Vault fields + allow_empty_principal
   });
 });
 
-describe("role deletion and the zero-address list (reference §3.4)", () => {
+describe("role deletion and the zero-address list (Vault's path_roles.go)", () => {
   it("removes the deleted role's name from the mount's zero-address list", async () => {
     const a = uniqueName("za");
     const b = uniqueName("zb");

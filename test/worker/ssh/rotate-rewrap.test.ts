@@ -1,5 +1,5 @@
 /**
- * B11 (issue 14 finding 9): key rotation completes. Secrets written under an older
+ * B11: key rotation completes. Secrets written under an older
  * KEYWAY_KEK key are rewrapped under the primary one when read (sign, in waitUntil; a
  * failed rewrap never fails the read) and by `POST /v1/sys/rotate/rewrap` (root or sudo,
  * at most 500 per call, `data.rewrapped` and `data.remaining`); once remaining is 0 the

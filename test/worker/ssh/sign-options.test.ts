@@ -1,6 +1,6 @@
 /**
- * `POST sign/:name` (seed row 15): what a certificate carries besides its principals —
- * vault-ssh-behaviour §8 items 21 (caller options), 22–23 (key ids, S7), 26 (extensions)
+ * `POST sign/:name`: what a certificate carries besides its principals —
+ * the cases of Vault's backend_test.go on caller options, key ids (S7) and extensions
  * and 40 (critical options), and the text the certificate encoder refuses (B3). Mount `ssh`
  * has an RSA-2048 CA and `ssh-two` an Ed25519 CA for the whole file.
  */
@@ -11,7 +11,7 @@ import { blobOf, decodeSignedKey, optionsOf, SUBJECT_KEYS, sha256Hex } from "./c
 
 beforeAll(importSignCas);
 
-describe("§8 item 21: caller options replace the defaults (TestBackend_OptionsOverrideDefaults)", () => {
+describe("caller options replace the defaults (TestBackend_OptionsOverrideDefaults)", () => {
   it("keeps only the requested critical options and extensions", async () => {
     const name = await role({
       key_type: "ca",
@@ -39,7 +39,7 @@ describe("§8 item 21: caller options replace the defaults (TestBackend_OptionsO
   });
 });
 
-describe("§8 item 22: key_id_format (TestBackend_CustomKeyIDFormat, S7)", () => {
+describe("key_id_format (TestBackend_CustomKeyIDFormat, S7)", () => {
   it("substitutes role name, token display name and the SHA-256 of the key blob", async () => {
     const name = await role(
       { ...USER_ROLE, key_id_format: "{{role_name}}-{{token_display_name}}-{{public_key_hash}}" },
@@ -67,7 +67,7 @@ describe("§8 item 22: key_id_format (TestBackend_CustomKeyIDFormat, S7)", () =>
   });
 });
 
-describe("§8 item 23: caller key IDs (TestBackend_DisallowUserProvidedKeyIDs)", () => {
+describe("caller key IDs (TestBackend_DisallowUserProvidedKeyIDs)", () => {
   it("refuses key_id unless allow_user_key_ids, then uses it verbatim over key_id_format", async () => {
     const denied = await role(USER_ROLE);
     const res = await sign(denied, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a", key_id: "override" });
@@ -80,7 +80,7 @@ describe("§8 item 23: caller key IDs (TestBackend_DisallowUserProvidedKeyIDs)",
   });
 });
 
-describe("§8 item 26: empty allowed_extensions fails closed (TestBackend_EmptyAllowedExtensionFailsClosed)", () => {
+describe("empty allowed_extensions fails closed (TestBackend_EmptyAllowedExtensionFailsClosed)", () => {
   it("refuses any caller extension", async () => {
     const name = await role({ ...USER_ROLE, allowed_extensions: "" });
     const res = await sign(name, {
@@ -125,7 +125,7 @@ describe("§8 item 26: empty allowed_extensions fails closed (TestBackend_EmptyA
   });
 });
 
-describe("§8 item 40: critical options", () => {
+describe("critical options", () => {
   it("refuses options outside allowed_critical_options; an empty list allows any", async () => {
     const restricted = await role({ ...USER_ROLE, allowed_critical_options: "force-command" });
     const res = await sign(restricted, {

@@ -1,6 +1,6 @@
 /**
- * `POST sign/:name` (seed row 15): who and what a certificate names — vault-ssh-behaviour §8
- * items 20 (host certificates), 35–37 (principal errors, normalisation, host domain rules)
+ * `POST sign/:name`: who and what a certificate names — Vault's backend_test.go
+ * cases of host certificates, principal errors, normalisation and host domain rules
  * and 38 (certificate type), adapted where decisions.md differs (S8). Mount `ssh` has an
  * RSA-2048 CA and `ssh-two` an Ed25519 CA for the whole file.
  */
@@ -12,7 +12,7 @@ import { blobOf, CA_KEYS, decodeSignedKey, optionsOf, SUBJECT_KEYS } from "./ca-
 
 beforeAll(importSignCas);
 
-describe("§8 item 20: host certificates (TestBackend_ValidPrincipalsValidatedForHostCertificates)", () => {
+describe("host certificates (TestBackend_ValidPrincipalsValidatedForHostCertificates)", () => {
   it("signs a host certificate with the role's defaults", async () => {
     const name = await role({
       key_type: "ca",
@@ -45,7 +45,7 @@ describe("§8 item 20: host certificates (TestBackend_ValidPrincipalsValidatedFo
   });
 });
 
-describe("§8 item 35: principal errors (S8, current Vault)", () => {
+describe("principal errors (S8, current Vault)", () => {
   it("an empty allowed_users allows nobody, not even default_user", async () => {
     const name = await role({ key_type: "ca", allow_user_certificates: true, default_user: "ubuntu" });
     const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519 });
@@ -102,7 +102,7 @@ describe("§8 item 35: principal errors (S8, current Vault)", () => {
   });
 });
 
-describe("§8 item 36: principal normalisation", () => {
+describe("principal normalisation", () => {
   it("trims, de-duplicates and sorts", async () => {
     const name = await role(USER_ROLE);
     const res = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "b, a,a" });
@@ -116,7 +116,7 @@ describe("§8 item 36: principal normalisation", () => {
   });
 });
 
-describe("§8 item 37: host certificate domain rules", () => {
+describe("host certificate domain rules", () => {
   async function hostSign(flags: Record<string, unknown>, principal: string) {
     const name = await role({
       key_type: "ca",
@@ -156,7 +156,7 @@ describe("§8 item 37: host certificate domain rules", () => {
   });
 });
 
-describe("§8 item 38: certificate type", () => {
+describe("certificate type", () => {
   it("cert_type must be user or host (case-sensitive)", async () => {
     const name = await role({ ...USER_ROLE, allow_host_certificates: true });
     for (const certType of ["foo", "", "User"]) {

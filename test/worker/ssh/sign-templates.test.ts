@@ -1,6 +1,6 @@
 /**
- * Identity templates in sign (vault-ssh-behaviour §7; decision S5a): §8 items 27–34 with a
- * token created with `entity_id` after `POST identity/entity`, plus item 39's mount part
+ * Identity templates in sign (Vault's ACL templating; decision S5a): Vault's template cases with a
+ * token created with `entity_id` after `POST identity/entity`, plus the mount's TTL fallbacks
  * (each test that depends on the mount's TTLs tunes `ssh-two` itself first).
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -44,7 +44,7 @@ async function tune(mount: string, defaultTtl: string, maxTtl: string) {
 const META = "{{identity.entity.metadata.ssh_username}}";
 const SPACED_META = "{{ identity.entity.metadata.ssh_username }}";
 
-describe("§8 item 27: default extension templating disabled (TestBackend_DefExtTemplatingDisabled)", () => {
+describe("default extension templating disabled (TestBackend_DefExtTemplatingDisabled)", () => {
   it("signs exactly the caller's extensions, key ID = display name (S7), TTL = mount default", async () => {
     await tune("ssh-two", "16h", "768h");
     const who = await entityToken({ ssh_username: "vaultssh" });
@@ -80,7 +80,7 @@ describe("§8 item 27: default extension templating disabled (TestBackend_DefExt
   });
 });
 
-describe("§8 item 28: default extension templating enabled (TestBackend_DefExtTemplatingEnabled)", () => {
+describe("default extension templating enabled (TestBackend_DefExtTemplatingEnabled)", () => {
   let who: EntityToken;
   let name: string;
   beforeAll(async () => {
@@ -158,7 +158,7 @@ describe("§8 item 28: default extension templating enabled (TestBackend_DefExtT
   });
 });
 
-describe("§8 item 29: templated default extensions without an entity", () => {
+describe("templated default extensions without an entity", () => {
   it("drops them and warns (root token has no entity)", async () => {
     const name = await role({
       key_type: "ca",
@@ -176,7 +176,7 @@ describe("§8 item 29: templated default extensions without an entity", () => {
   });
 });
 
-describe("§8 item 30: allowed_users templates (TestBackend_AllowedUsersTemplate*)", () => {
+describe("allowed_users templates (TestBackend_AllowedUsersTemplate*)", () => {
   it("renders allowed_users from entity metadata (whitespace inside braces ignored)", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
     const name = await role({
@@ -244,7 +244,7 @@ describe("§8 item 30: allowed_users templates (TestBackend_AllowedUsersTemplate
   });
 });
 
-describe("§8 item 31: allowed_domains templates (TestBackend_AllowedDomainsTemplate)", () => {
+describe("allowed_domains templates (TestBackend_AllowedDomainsTemplate)", () => {
   it("renders a templated domain for host certificates", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
     const name = await role({
@@ -262,7 +262,7 @@ describe("§8 item 31: allowed_domains templates (TestBackend_AllowedDomainsTemp
   });
 });
 
-describe("§8 item 32: default_user templates (TestBackend_DefaultUserTemplate)", () => {
+describe("default_user templates (TestBackend_DefaultUserTemplate)", () => {
   it("signs for the rendered default user when no principals are sent", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
     const name = await role({
@@ -322,7 +322,7 @@ describe("§8 item 32: default_user templates (TestBackend_DefaultUserTemplate)"
   });
 });
 
-describe("§8 items 33–34: templates only where the flag is on", () => {
+describe("templates only where the flag is on", () => {
   it("33: default_user not templated + allowed_users templated → the literal default is refused", async () => {
     const who = await entityToken({ ssh_username: "vaultssh" });
     const name = await role({
@@ -361,7 +361,7 @@ describe("§8 items 33–34: templates only where the flag is on", () => {
   });
 });
 
-describe("§8 item 39 (mount part): TTL fallbacks to the tuned mount (S1)", () => {
+describe("TTL fallbacks to the tuned mount (S1)", () => {
   it("a role ttl above the mount maximum is clamped silently when the caller sends none", async () => {
     await tune("ssh-two", "30m", "1h");
     const name = await role(

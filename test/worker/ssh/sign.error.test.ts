@@ -1,5 +1,5 @@
 /**
- * Sign errors before and without a CA (vault-ssh-behaviour §8 item 41; decision S4: no CA at
+ * Sign errors before and without a CA (Vault's backend_test.go; decision S4: no CA at
  * sign time is a 400 with Vault's text). Neither mount has a CA in this file.
  */
 import { describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ async function role(body: Record<string, unknown>, mount = "ssh"): Promise<strin
   return name;
 }
 
-describe("§8 item 41: sign errors", () => {
+describe("sign errors", () => {
   it("unknown role → 400 `Unknown role: nope` (capital U)", async () => {
     const res = await vault("POST", "ssh/sign/nope", { body: { public_key: SUBJECT_KEYS.ed25519 } });
     expect(res.status).toBe(400);

@@ -1,5 +1,5 @@
 /**
- * `POST sign/:name` (seed row 15): the signing itself — vault-ssh-behaviour §8 items 24, 25,
+ * `POST sign/:name`: the signing itself — the cases of Vault's backend_test.go,
  * 39 (role part), 42, 43, the subject keys S17 refuses, request coercion, capabilities and
  * the per-isolate context cache — adapted where decisions.md differs (S4, S11, S17, S18).
  * Principals are in sign-principals.test.ts, options, extensions and key ids in
@@ -15,7 +15,7 @@ import { blobOf, decodeSignedKey, SUBJECT_KEYS } from "./ca-fixtures";
 
 beforeAll(importSignCas);
 
-describe("§8 item 24: allowed_user_key_lengths (TestBackend_AllowedUserKeyLengths)", () => {
+describe("allowed_user_key_lengths (TestBackend_AllowedUserKeyLengths)", () => {
   const cases: [string, Record<string, unknown>, keyof typeof SUBJECT_KEYS, string | null][] = [
     ["weakkey", { rsa: 4096 }, "rsa2048", "key is of an invalid size: 2048"],
     ["stdkey", { rsa: 2048 }, "rsa2048", null],
@@ -50,7 +50,7 @@ describe("§8 item 24: allowed_user_key_lengths (TestBackend_AllowedUserKeyLengt
   });
 });
 
-describe("§8 item 25: not_before_duration (TestSSHBackend_ValidateNotBeforeDuration)", () => {
+describe("not_before_duration (TestSSHBackend_ValidateNotBeforeDuration)", () => {
   it.each([
     ["300s", 2 * 3600 + 300],
     ["2h", 4 * 3600],
@@ -78,7 +78,7 @@ describe("§8 item 25: not_before_duration (TestSSHBackend_ValidateNotBeforeDura
   });
 });
 
-describe("§8 item 39 (role part): TTL against the role's max_ttl", () => {
+describe("TTL against the role's max_ttl", () => {
   it("a caller's ttl above max_ttl is 400; the role ttl is used when none is sent", async () => {
     const name = await role({ ...USER_ROLE, max_ttl: "1h", ttl: "30m" });
     const tooLong = await sign(name, { public_key: SUBJECT_KEYS.ed25519, valid_principals: "a", ttl: "2h" });
@@ -105,7 +105,7 @@ describe("§8 item 39 (role part): TTL against the role's max_ttl", () => {
   });
 });
 
-describe("§8 item 42: response shape (S18 lease)", () => {
+describe("response shape (S18 lease)", () => {
   it("answers serial, certificate and a non-renewable lease as long as the certificate", async () => {
     const name = await role({ ...USER_ROLE, ttl: "1h" });
     const res = await sign(name, { public_key: SUBJECT_KEYS.rsa2048, valid_principals: "a" });
@@ -154,7 +154,7 @@ describe("§8 item 42: response shape (S18 lease)", () => {
   });
 });
 
-describe("§8 item 43: signature algorithms (TestSSHBackend_CA, S11)", () => {
+describe("signature algorithms (TestSSHBackend_CA, S11)", () => {
   it.each([
     ["", "rsa-sha2-256"],
     ["default", "rsa-sha2-256"],

@@ -1,6 +1,6 @@
 /**
- * `DELETE ssh/tidy/dynamic-keys` (seed row 17, reference §3.13, decision S15):
- * conformance checklist item 48, with legacy keys seeded the way a data migration from
+ * `DELETE ssh/tidy/dynamic-keys` (Vault's path_cleanup_dynamic_host_keys.go, decision S15):
+ * as Vault's backend_test.go, with legacy keys seeded the way a data migration from
  * an older deployment would leave them.
  */
 import { env } from "cloudflare:workers";
@@ -17,13 +17,13 @@ async function seedLegacyKeys(mount: string, count: number): Promise<void> {
 }
 
 describe("tidy/dynamic-keys", () => {
-  it("item 48: a clean mount answers `Removed 0 of 0 host keys.`", async () => {
+  it("a clean mount answers `Removed 0 of 0 host keys.`", async () => {
     const res = await vault("DELETE", "ssh/tidy/dynamic-keys");
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ message: "Removed 0 of 0 host keys." });
   });
 
-  it("item 48: 15 legacy keys are removed (`15 of 15`), then `0 of 0`; other mounts keep theirs", async () => {
+  it("15 legacy keys are removed (`15 of 15`), then `0 of 0`; other mounts keep theirs", async () => {
     await seedLegacyKeys("ssh", 15);
     await seedLegacyKeys("ssh-two", 3);
     const first = await vault("DELETE", "ssh/tidy/dynamic-keys");

@@ -1,6 +1,6 @@
 /**
- * `POST ssh/verify` (seed row 10, reference §3.8, decisions S13, S16): conformance
- * checklist items 11 and 12. Races are in verify-race.test.ts.
+ * `POST ssh/verify` (Vault's path_verify.go, decisions S13, S16): the
+ * cases of Vault's backend_test.go (verify once, TestSSHBackend_VerifyEcho). Races are in verify-race.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { uniqueName, vault } from "../../helpers/vault";
@@ -9,7 +9,7 @@ import { issueOtp, writeOtpRole } from "./otp-helpers";
 const verify = (otp: unknown, mount = "ssh") => vault("POST", `${mount}/verify`, { token: null, body: { otp } });
 
 describe("verify", () => {
-  it("item 11: verifies once without a token, then answers `OTP not found`", async () => {
+  it("verifies once without a token, then answers `OTP not found`", async () => {
     const role = uniqueName("once");
     await writeOtpRole(role);
     const creds = await issueOtp(role, { ip: "10.1.2.3", username: "ubuntu" });
@@ -24,7 +24,7 @@ describe("verify", () => {
     expect(second.json).toEqual({ errors: ["OTP not found"] });
   });
 
-  it("item 11: garbage, an empty or a missing otp is `OTP not found`", async () => {
+  it("garbage, an empty or a missing otp is `OTP not found`", async () => {
     for (const body of [{ otp: "garbage" }, { otp: "" }, {}, { otp: "00000000-0000-0000-0000-000000000000" }]) {
       const res = await vault("POST", "ssh/verify", { token: null, body });
       expect(res.status).toBe(400);
@@ -32,7 +32,7 @@ describe("verify", () => {
     }
   });
 
-  it("item 11: a token may still be sent, and PUT is the same write (S2)", async () => {
+  it("a token may still be sent, and PUT is the same write (S2)", async () => {
     const role = uniqueName("token");
     await writeOtpRole(role);
     const creds = await issueOtp(role, { ip: "10.1.2.3" });
@@ -41,13 +41,13 @@ describe("verify", () => {
     expect(res.json.data.role_name).toBe(role);
   });
 
-  it("item 12: verify-echo-request answers verify-echo-response", async () => {
+  it("verify-echo-request answers verify-echo-response", async () => {
     const res = await verify("verify-echo-request");
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ message: "verify-echo-response" });
   });
 
-  it("item 49 / S16: only writes to verify skip the token", async () => {
+  it("S16: only writes to verify skip the token", async () => {
     for (const method of ["GET", "DELETE", "PATCH"]) {
       const anonymous = await vault(method, "ssh/verify", { token: null });
       expect(anonymous.status, method).toBe(403);

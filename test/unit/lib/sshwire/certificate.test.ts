@@ -64,7 +64,7 @@ describe("certificates written by ssh-keygen", () => {
     // ssh-keygen's byte order: capital X first.
     expect(cert.extensions.map((e) => e.name)).toEqual(PERMIT_ALL);
     expect(cert.extensions.every((e) => e.data.length === 0)).toBe(true);
-    // force-command data is a nested string (house-style §1).
+    // force-command data is a nested string.
     const fc = cert.criticalOptions.find((o) => o.name === "force-command")!;
     expect(toHex(fc.data)).toBe(`00000009${toHex(new TextEncoder().encode("/bin/true"))}`);
     expect(bytesEqual(cert.signatureKey, publicKeyFixture("ed25519"))).toBe(true);

@@ -1,6 +1,6 @@
 /**
  * Seeded fuzzing: random and mutated inputs must never make a decoder throw anything but
- * WireError (house style §3.2 item 11). Seeds are fixed so failures reproduce.
+ * WireError. Seeds are fixed so failures reproduce.
  */
 import { describe, expect, it } from "vitest";
 import { parsePem } from "../../../../src/lib/crypto/pem";

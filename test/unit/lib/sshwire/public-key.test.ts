@@ -70,7 +70,7 @@ describe("public key fixtures", () => {
   });
 });
 
-describe("parsePublicKeyText (vault-ssh-behaviour §4.1)", () => {
+describe("parsePublicKeyText (Vault's path_issue_sign.go)", () => {
   const line = fixtureText("keys/ed25519.pub");
   const b64 = line.split(" ")[1]!;
 

@@ -1,7 +1,7 @@
 /**
  * The reader in the bundle Cloudflare receives. The Workers Vitest plugin runs the source
- * through Vite, which is not what wrangler uploads; two of the reference's failures showed
- * up in only one of the two (shared/reference/terraform-source-parsing.md §6, §8). So this
+ * through Vite, which is not what wrangler uploads; some failures of the HCL grammar's WebAssembly
+ * loader show up in only one of the two. So this
  * bundles a tiny entry that imports `src/lib/terraform` with `wrangler deploy --dry-run`,
  * then runs that output in workerd through Miniflare, with and without `nodejs_compat`.
  */

@@ -1,5 +1,5 @@
 /**
- * Decision B9 (issue 14, finding 5): constraint parsing is linear and capped at 256
+ * Decision B9: constraint parsing is linear and capped at 256
  * characters. `^\s*(op)?\s*…\s*$` backtracked quadratically over a run of spaces: the
  * inputs below took minutes before (no timing is asserted; the old code never finished
  * within the test timeout).

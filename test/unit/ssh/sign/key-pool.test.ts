@@ -1,5 +1,5 @@
 /**
- * Issue 19: the per-isolate pool of pre-generated keys for `issue` (src/ssh/sign/key-pool.ts):
+ * The per-isolate pool of pre-generated keys for `issue` (src/ssh/sign/key-pool.ts):
  * bounded, filled one fill at a time, and never handing out a key twice. The generator is a
  * counter here (real RSA generation is covered by test/worker/ssh/issue-key-pool.test.ts).
  */

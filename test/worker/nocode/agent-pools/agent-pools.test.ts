@@ -1,5 +1,5 @@
 /**
- * Agent pools (N9, N10, reference §5.4): created with `manage-agent-pools`, read by any
+ * Agent pools (N9, N10, HCP Terraform's agent pools API): created with `manage-agent-pools`, read by any
  * member; `organization-scoped` defaults to true.
  */
 import { describe, expect, it } from "vitest";

@@ -1,7 +1,8 @@
 /**
- * E1 `POST /organizations/:org/no-code-modules` (seed §4; decisions N1, N3, N5, N10,
- * N12; reference §3 E1, checklist §8 items 1–7 and 39). Adapted where decisions.md
- * differs from the observed service: `enabled` defaults to false (N3), and E1 answers 200.
+ * E1 `POST /organizations/:org/no-code-modules` (decisions N1, N3, N5, N10, N12; HCP
+ * Terraform's no-code provisioning API (E1); go-tfe's and the tfe provider's tests). Adapted
+ * where decisions.md differs from the observed service: `enabled` defaults to false (N3),
+ * and E1 answers 200.
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -50,8 +51,8 @@ async function noCodeCount(org: string): Promise<number> {
   return row?.n ?? 0;
 }
 
-describe("E1 checklist (reference §8)", () => {
-  it("item 1: a module with a pending version and only the registry-module relationship → 200, nocode- id, org, module; enabled false (N3)", async () => {
+describe("E1 as go-tfe's and the tfe provider's tests use it", () => {
+  it("a module with a pending version and only the registry-module relationship → 200, nocode- id, org, module; enabled false (N3)", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await createPendingVersion(ctx.org, mod, "1.2.3", ctx.ownerToken);
     const res = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id));
@@ -78,7 +79,7 @@ describe("E1 checklist (reference §8)", () => {
     });
   });
 
-  it("item 2: version-pin 1.2.3 of a pending version → echoed (pending pins are allowed, N3); enabled as sent", async () => {
+  it("version-pin 1.2.3 of a pending version → echoed (pending pins are allowed, N3); enabled as sent", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await createPendingVersion(ctx.org, mod, "1.2.3", ctx.ownerToken);
     const res = await enableNoCode(
@@ -90,7 +91,7 @@ describe("E1 checklist (reference §8)", () => {
     expect(res.json.data.attributes).toEqual({ enabled: true, "version-pin": "1.2.3" });
   });
 
-  it("item 3: a pending 1.0.0, enabled false, no pin → enabled false, version-pin null (no ok version, N3)", async () => {
+  it("a pending 1.0.0, enabled false, no pin → enabled false, version-pin null (no ok version, N3)", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await createPendingVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
     const res = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { enabled: false }));
@@ -100,7 +101,7 @@ describe("E1 checklist (reference §8)", () => {
     expect(res.json.data.relationships["registry-module"].data.id).toBe(mod.id);
   });
 
-  it("item 4: a module without versions, version-pin 1.2.5 → 422 with HCP's text; nothing created", async () => {
+  it("a module without versions, version-pin 1.2.5 → 422 with HCP's text; nothing created", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     const before = await noCodeCount(ctx.org);
     const res = await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id, { "version-pin": "1.2.5" }));
@@ -111,7 +112,7 @@ describe("E1 checklist (reference §8)", () => {
     expect(read.json.data.relationships["no-code-modules"].data).toEqual([]);
   });
 
-  it("item 5: a module without versions and two variable options → 200 with two ncvaropt- sets (names not checked without an ok pin, N5)", async () => {
+  it("a module without versions and two variable options → 200 with two ncvaropt- sets (names not checked without an ok pin, N5)", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     const res = await enableNoCode(
       ctx.org,
@@ -130,7 +131,7 @@ describe("E1 checklist (reference §8)", () => {
     expect(res.json.included).toBeUndefined();
   });
 
-  it("item 6: an unknown registry module, or one of another organization → 404", async () => {
+  it("an unknown registry module, or one of another organization → 404", async () => {
     const other = await bootstrapOrg();
     const foreign = await createRegistryModule(other.org, other.ownerToken);
     for (const id of ["mod-doesnotexist0000", foreign.id]) {
@@ -140,7 +141,7 @@ describe("E1 checklist (reference §8)", () => {
     }
   });
 
-  it("item 7: the organization token → 404 (seed §5, N10) and creates nothing; no or bad token → 401", async () => {
+  it("the organization token → 404 (N10) and creates nothing; no or bad token → 401", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     const orgToken = await createOrgToken(ctx.org);
     const before = await noCodeCount(ctx.org);
@@ -155,7 +156,7 @@ describe("E1 checklist (reference §8)", () => {
     }
   });
 
-  it("item 39: the relationship typed registry-modules with the module's attributes inlined (go-tfe) is accepted", async () => {
+  it("the relationship typed registry-modules with the module's attributes inlined (go-tfe) is accepted", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     const body = {
       data: {
@@ -230,7 +231,7 @@ describe("E1 pins (N3)", () => {
     expect(latest.json.data.attributes["version-pin"]).toBe("0.3.0");
   });
 
-  it("item 21: version-pin 1.0.0 on an ingested module reads back as 1.0.0", async () => {
+  it("version-pin 1.0.0 on an ingested module reads back as 1.0.0", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await publishVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
     await publishVersion(ctx.org, mod, "1.0.1", ctx.ownerToken);
@@ -304,7 +305,7 @@ describe("E1 design requirements (N12) and variable names (N5)", () => {
     expect(res.status).toBe(200);
   });
 
-  it('item 20: an option naming a variable absent from the ok pin → 422 `variable "<n>" not found in source`; nothing created', async () => {
+  it('an option naming a variable absent from the ok pin → 422 `variable "<n>" not found in source`; nothing created', async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     await publishVersion(ctx.org, mod, "1.0.0", ctx.ownerToken);
     const before = await noCodeCount(ctx.org);
@@ -375,7 +376,7 @@ describe("E1 design requirements (N12) and variable names (N5)", () => {
   });
 });
 
-describe("E1 malformed documents (seed §7: 422)", () => {
+describe("E1 malformed documents (422)", () => {
   it("wrong types and a missing registry module are 422 with pointers", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
     const cases: [unknown, string][] = [

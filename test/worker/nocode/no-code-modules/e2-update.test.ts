@@ -1,6 +1,6 @@
 /**
- * E2 `PATCH /no-code-modules/:id` (seed §4; decisions N3, N5, N8, N10, N12; reference
- * §3 E2, checklist §8 items 12–15, 18, 19 and 39).
+ * E2 `PATCH /no-code-modules/:id` (decisions N3, N5, N8, N10, N12; HCP
+ * Terraform's no-code provisioning API (E2); go-tfe's and the tfe provider's tests).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { type BootstrappedOrg, bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
@@ -56,8 +56,8 @@ async function included(id: string, token = ctx.ownerToken) {
   }[];
 }
 
-describe("E2 checklist (reference §8)", () => {
-  it("item 12: enabled:false with the registry-module relationship → enabled false", async () => {
+describe("E2 as go-tfe's and the tfe provider's tests use it", () => {
+  it("enabled:false with the registry-module relationship → enabled false", async () => {
     const { mod, doc } = await created({ enabled: true });
     const res = await patch(doc.data.id, patchDoc({ enabled: false }, mod.id));
     expect(res.status).toBe(200);
@@ -67,14 +67,14 @@ describe("E2 checklist (reference §8)", () => {
     ).toBe(false);
   });
 
-  it("item 13: only the registry-module relationship → a document identical to E1's answer", async () => {
+  it("only the registry-module relationship → a document identical to E1's answer", async () => {
     const { mod, doc } = await created({ enabled: true }, [optionEntry("a", ["1"])]);
     const res = await patch(doc.data.id, patchDoc({}, mod.id));
     expect(res.status).toBe(200);
     expect(res.json).toEqual(doc);
   });
 
-  it("item 14: options of min_lower [1,2,3] patched to [4,5,6] → exactly [4,5,6], no leftover set", async () => {
+  it("options of min_lower [1,2,3] patched to [4,5,6] → exactly [4,5,6], no leftover set", async () => {
     const { mod, doc } = await created({}, [optionEntry("min_lower", ["1", "2", "3"], "number")]);
     const res = await patch(doc.data.id, patchDoc({}, mod.id, [optionEntry("min_lower", ["4", "5", "6"], "number")]));
     expect(res.status).toBe(200);
@@ -84,7 +84,7 @@ describe("E2 checklist (reference §8)", () => {
     expect([...sets[0]!.attributes.options].sort()).toEqual(["4", "5", "6"]);
   });
 
-  it("item 15: a pin moved to an existing version is echoed, and a workspace at the old pin reports no-code-upgrade-available (N8)", async () => {
+  it("a pin moved to an existing version is echoed, and a workspace at the old pin reports no-code-upgrade-available (N8)", async () => {
     const org = await noCodeOrg();
     await publishVersion(org.org, org.registryModule, "1.0.1", org.ownerToken);
     const { workspace } = await createNoCodeWorkspace(org.noCodeModuleId, org.ownerToken);
@@ -98,11 +98,11 @@ describe("E2 checklist (reference §8)", () => {
     expect(res.json.data.attributes["version-pin"]).toBe("1.0.1");
     const ws = await tfe("GET", `workspaces/${workspace.id}`, { token: org.ownerToken });
     expect(ws.json.data.attributes["no-code-upgrade-available"]).toBe(true);
-    // A new registry version alone does not move the pin (reference §3 E2).
+    // A new registry version alone does not move the pin (HCP Terraform's no-code provisioning API (E2)).
     expect(ws.json.data.attributes["source-module-id"]).toMatch(/\/1\.0\.0$/);
   });
 
-  it("items 18 and 19: an option set without `options`, or with [], is stored and reads back with no options", async () => {
+  it("an option set without `options`, or with [], is stored and reads back with no options", async () => {
     const { mod, doc } = await created({}, [optionEntry("free_a", undefined), optionEntry("free_b", [])]);
     const sets = await included(doc.data.id);
     expect(sets.map((s) => s.attributes)).toEqual([
@@ -116,7 +116,7 @@ describe("E2 checklist (reference §8)", () => {
     ]);
   });
 
-  it("item 39: the relationship typed registry-modules with inlined attributes (go-tfe) is accepted", async () => {
+  it("the relationship typed registry-modules with inlined attributes (go-tfe) is accepted", async () => {
     const { mod, doc } = await created();
     const res = await patch(doc.data.id, {
       data: {

@@ -1,7 +1,7 @@
 /**
  * E3 `GET /no-code-modules/:id` with `include`, `DELETE /no-code-modules/:id`, the module
  * variables of a version (N9), and the registry-module list with
- * `include=no-code-modules` (reference §3, checklist §8 items 8–11, 16–17, 22, 38).
+ * `include=no-code-modules` (HCP Terraform's no-code provisioning API; go-tfe's and the tfe provider's tests).
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -30,7 +30,7 @@ beforeAll(async () => {
   ctx = await bootstrapOrg();
 });
 
-/** A no-code module with item 5's two option sets; returns its E1 answer's data. */
+/** A no-code module with two option sets; returns its E1 answer's data. */
 async function moduleWithOptions() {
   const mod = await createRegistryModule(ctx.org, ctx.ownerToken);
   const res = await enableNoCode(
@@ -45,15 +45,15 @@ async function moduleWithOptions() {
   return { mod, data: res.json.data };
 }
 
-describe("E3 checklist (reference §8)", () => {
-  it("item 8: read without include → the same document as E1, no `included`", async () => {
+describe("E3 as go-tfe's and the tfe provider's tests use it", () => {
+  it("read without include → the same document as E1, no `included`", async () => {
     const { data } = await moduleWithOptions();
     const res = await tfe("GET", `no-code-modules/${data.id}`, { token: ctx.ownerToken });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ data });
   });
 
-  it("item 9: include=variable-options and include=variable_options → both sets in creation order, as sent", async () => {
+  it("include=variable-options and include=variable_options → both sets in creation order, as sent", async () => {
     const { data } = await moduleWithOptions();
     for (const include of ["variable-options", "variable_options"]) {
       const res = await tfe("GET", `no-code-modules/${data.id}?include=${include}`, { token: ctx.ownerToken });
@@ -77,13 +77,13 @@ describe("E3 checklist (reference §8)", () => {
     }
   });
 
-  it("item 10: an unknown id (`non-existing`) → 404 not found", async () => {
+  it("an unknown id (`non-existing`) → 404 not found", async () => {
     const res = await tfe("GET", "no-code-modules/non-existing", { token: ctx.ownerToken });
     expect(res.status).toBe(404);
     expect(res.json).toEqual({ errors: [{ status: "404", title: "not found" }] });
   });
 
-  it("item 11: include=bogus → 400 bad request / Invalid include parameter, naming the parameter (docs/api-v2-errors.md)", async () => {
+  it("include=bogus → 400 bad request / Invalid include parameter, naming the parameter (docs/api-v2-errors.md)", async () => {
     const { data } = await moduleWithOptions();
     const res = await tfe("GET", `no-code-modules/${data.id}?include=bogus`, { token: ctx.ownerToken });
     expect(res.status).toBe(400);
@@ -94,7 +94,7 @@ describe("E3 checklist (reference §8)", () => {
     });
   });
 
-  it("item 22: read-back carries enabled, version-pin, organization, registry-module and options to re-create an identical module", async () => {
+  it("read-back carries enabled, version-pin, organization, registry-module and options to re-create an identical module", async () => {
     const org = await noCodeOrg({ options: [optionEntry("length", ["2", "3"], "number")] });
     const read = await tfe("GET", `no-code-modules/${org.noCodeModuleId}?include=variable_options`, {
       token: org.ownerToken,
@@ -138,7 +138,7 @@ describe("E3 permissions (N10)", () => {
 });
 
 describe("DELETE /no-code-modules/:id", () => {
-  it("item 16: deletes (204, empty body); then E3 is 404, the registry module has no no-code module and `no-code` false", async () => {
+  it("deletes (204, empty body); then E3 is 404, the registry module has no no-code module and `no-code` false", async () => {
     const { mod, data } = await moduleWithOptions();
     const del = await tfe("DELETE", `no-code-modules/${data.id}`, { token: ctx.ownerToken });
     expect(del.status).toBe(204);
@@ -155,7 +155,7 @@ describe("DELETE /no-code-modules/:id", () => {
     expect((await enableNoCode(ctx.org, ctx.ownerToken, noCodeModuleDoc(mod.id))).status).toBe(200);
   });
 
-  it("item 17: DELETE of id `invalid` → 404", async () => {
+  it("DELETE of id `invalid` → 404", async () => {
     const res = await tfe("DELETE", "no-code-modules/invalid", { token: ctx.ownerToken });
     expect(res.status).toBe(404);
   });
@@ -169,7 +169,7 @@ describe("DELETE /no-code-modules/:id", () => {
     expect((await tfe("GET", `no-code-modules/${data.id}`, { token: ctx.ownerToken })).status).toBe(200);
   });
 
-  it("N10, N10a (issue 14 finding 7): the organization token may DELETE a no-code module", async () => {
+  it("N10, N10a: the organization token may DELETE a no-code module", async () => {
     const { data } = await moduleWithOptions();
     expect((await tfe("DELETE", `no-code-modules/${data.id}`, { token: await createOrgToken(ctx.org) })).status).toBe(
       204,
@@ -248,8 +248,8 @@ describe("GET /no-code-modules/:id/versions/:version/module-variables (N9)", () 
   });
 });
 
-describe("registry modules and no-code modules (N9, reference §3)", () => {
-  it("item 38: a module created with no-code: true is listed with no-code true and exactly one no-code-modules member, sideloaded", async () => {
+describe("registry modules and no-code modules (N9, HCP Terraform's no-code provisioning API)", () => {
+  it("a module created with no-code: true is listed with no-code true and exactly one no-code-modules member, sideloaded", async () => {
     const mod = await createRegistryModule(ctx.org, ctx.ownerToken, { noCode: true });
     const plain = await createRegistryModule(ctx.org, ctx.ownerToken);
     const list = await tfe("GET", `organizations/${ctx.org}/registry-modules?include=no-code-modules&page[size]=100`, {

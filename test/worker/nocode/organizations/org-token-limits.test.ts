@@ -1,5 +1,5 @@
 /**
- * Issue 14 finding 7 (decision N10a): the organization token cannot do through a side
+ * Decision N10a: the organization token cannot do through a side
  * door what N10 forbids it — the legacy `no-code: true` create, a token or the membership
  * of a team whose rights it lacks — and it may DELETE a no-code module. ADMIN_TOKEN keeps
  * its bootstrap rights and no other. The whole route table is covered by

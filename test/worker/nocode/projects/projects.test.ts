@@ -1,5 +1,5 @@
 /**
- * Projects (N9, N10, reference §5.3): names of 3–40 letters, digits, spaces, `-`, `_`;
+ * Projects (N9, N10, HCP Terraform's projects API): names of 3–40 letters, digits, spaces, `-`, `_`;
  * created with `manage-projects`; read by any member.
  */
 import { describe, expect, it } from "vitest";

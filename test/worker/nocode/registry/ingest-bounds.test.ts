@@ -1,5 +1,5 @@
 /**
- * Decision B9 in ingestion (issue 14, finding 4): module-call depth ≤ 8, the stored summary
+ * Decision B9 in ingestion: module-call depth ≤ 8, the stored summary
  * ≤ 10,000 module nodes and ≤ 1 MiB, HCL nesting ≤ 100 (20,000 deep is refused, no stack
  * overflow), at most 1,000 tar metadata headers. Over a bound the version ends
  * `reg_ingress_failed` through the real Queue consumer, with a message naming the bound:

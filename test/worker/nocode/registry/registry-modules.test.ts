@@ -1,5 +1,5 @@
 /**
- * Private registry modules (N9; reference §5.1): create, read by id and by address, list,
+ * Private registry modules (N9; HCP Terraform's private registry API): create, read by id and by address, list,
  * delete, and their validation. Permissions per token kind are in
  * registry-permissions.test.ts.
  */
@@ -55,7 +55,7 @@ describe("POST /organizations/:org/registry-modules", () => {
       links: { related: `/api/v2/organizations/${ctx.org}` },
     });
     expect(data.relationships["no-code-modules"]).toEqual({ data: [] });
-    // Reference §5.1: links.self is the by-name path.
+    // HCP Terraform's private registry API: links.self is the by-name path.
     expect(data.links.self).toBe(`/api/v2/organizations/${ctx.org}/registry-modules/private/${ctx.org}/${name}/aws`);
   });
 
@@ -277,7 +277,7 @@ describe("GET /organizations/:org/registry-modules", () => {
     expect(all.json.meta.pagination["total-count"]).toBe(2);
   });
 
-  it("includes no-code modules with include=no-code-modules (checklist 38) and answers 400 for any other include", async () => {
+  it("includes no-code modules with include=no-code-modules and answers 400 for any other include", async () => {
     const { org, tokens } = await registryOrg();
     const legacy = uniqueName("nc");
     const created = await tfe("POST", `organizations/${org}/registry-modules`, {

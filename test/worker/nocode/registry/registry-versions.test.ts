@@ -1,5 +1,5 @@
 /**
- * Registry module versions (N3, N9; reference §5.1): create (201 with the single-use
+ * Registry module versions (N3, N9; HCP Terraform's private registry API): create (201 with the single-use
  * `links.upload`), read with `module_version`, and the upload link itself: single use,
  * valid one hour, 413 over B5's 10 MiB (the version then fails at once).
  */

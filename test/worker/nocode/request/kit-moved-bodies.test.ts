@@ -1,5 +1,5 @@
 /**
- * Issue 16: the bodies of E1/E2, E4, workspace vars (POST, PATCH), E5 and the rollout
+ * The bodies of E1/E2, E4, workspace vars (POST, PATCH), E5 and the rollout
  * create, and E3's `include`, are read by the request kit. Each malformed spelling still
  * gets the answer the hand-written reader (`no-code-modules/document.ts`, deleted) gave:
  * the same status, detail and pointer (docs/api-v2-errors.md). And the OpenAPI document

@@ -1,5 +1,5 @@
 /**
- * The /api/v2 request kit (issue 16): every malformed spelling of a request document maps
+ * The /api/v2 request kit: every malformed spelling of a request document maps
  * to the one status policy of docs/api-v2-errors.md (422 `invalid attribute` with the
  * pointer of the member at fault), query parameters to 400 with `source.parameter`, and
  * the one pager reads, bounds and caps `page[number]`/`page[size]`.

@@ -1,5 +1,5 @@
 /**
- * Fleet upgrades (decision N15, issue 21): a rollout and anything else that upgrades or
+ * Fleet upgrades (decision N15): a rollout and anything else that upgrades or
  * runs the same workspace. N15: "a manual E5 on a workspace in a rollout is refused (409)
  * until its item ends"; "a workspace changed by someone else mid-rollout (vars or a run)
  * is skipped with a reason, never overwritten". Each test checks that exactly one upgrade

@@ -1,5 +1,5 @@
 /**
- * Fleet upgrades (decision N15, issue 21) end to end through HTTP, the real D1 and the
+ * Fleet upgrades (decision N15) end to end through HTTP, the real D1 and the
  * real Queue: one module with a pool of workspaces applied at 1.0.0, the pin at 1.1.0
  * (v1 → v2 destroys `random_id.legacy`, so every plan has a destruction), then 1.2.0
  * (the v1 files again: an empty plan) for the auto-confirmed rollouts. Each rollout lists

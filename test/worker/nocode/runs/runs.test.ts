@@ -5,7 +5,7 @@
  * `queue()` handler with `createMessageBatch`/`getQueueResult`: idempotent redelivery,
  * transient faults retried with backoff (injected through the consumer's dependencies),
  * poison messages acknowledged, the dead-letter queue marking runs `errored`; a batch's
- * plan messages planned together in two D1 calls (issue 19), each still with its own
+ * plan messages planned together in two D1 calls (docs/performance.md), each still with its own
  * outcome and retry.
  */
 import { env } from "cloudflare:workers";
@@ -294,7 +294,7 @@ describe("idempotency by run id (N11)", () => {
   });
 });
 
-describe("a batch's plan messages are planned together (issue 19)", () => {
+describe("a batch's plan messages are planned together (docs/performance.md)", () => {
   it("three pending runs take two D1 calls in all: their claims with baselines, then their plans", async () => {
     const workspaces = await Promise.all([plannedWorkspace(), plannedWorkspace(), plannedWorkspace()]);
     const pending = [];

@@ -131,7 +131,7 @@ describe("POST /organizations/:org/teams", () => {
 });
 
 describe("reading teams", () => {
-  it("any member lists and reads teams; pagination per reference §1.4", async () => {
+  it("any member lists and reads teams; pagination per HCP Terraform's pagination", async () => {
     const { org, ownersTeamId } = await bootstrapOrg();
     for (let i = 0; i < 3; i++) await createTeam(org, {}, { name: `team-${i}` });
     const member = await createMember(org, {});

@@ -1,8 +1,8 @@
 /**
  * E5 `POST /no-code-modules/:id/workspaces/:workspace_id/upgrade` (seed E5; decisions N3,
- * N5, N7, N8, N10; reference §3 E5 and §8 items 31–34, 40). Plans are checked against
- * expectations written by hand from test/fixtures/terraform-upgrade (see
- * ./upgrade-helpers.ts for what v1 → v2 changes).
+ * N5, N7, N8, N10; HCP Terraform's no-code provisioning API (E5), go-tfe's and the tfe
+ * provider's no-code tests). Plans are checked against expectations written by hand from
+ * test/fixtures/terraform-upgrade (see ./upgrade-helpers.ts for what v1 → v2 changes).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { createMember, createOrgToken, createTeam, createTeamToken, jsonOutputOf, tfe } from "../../../helpers/nocode";
@@ -45,8 +45,8 @@ async function runsOf(workspaceId: string, token: string): Promise<{ id: string;
   return (await tfe("GET", `workspaces/${workspaceId}/runs`, { token })).json.data;
 }
 
-describe("E5 initiate upgrade: the planned answer (items 31, 40)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
-  it("item 31: pin 1.0.0 → workspace → pin 1.1.0 → E5 (empty body) → a planned workspace-upgrade with an absolute plan-url", async () => {
+describe("E5 initiate upgrade: the planned answer", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  it("pin 1.0.0 → workspace → pin 1.1.0 → E5 (empty body) → a planned workspace-upgrade with an absolute plan-url", async () => {
     const ctx = fromPool();
     const res = await tfe("POST", upgradePath(ctx.noCodeModuleId, ctx.workspaceId), { token: ctx.ownerToken });
     expect(res.status, res.text).toBe(200);
@@ -72,7 +72,7 @@ describe("E5 initiate upgrade: the planned answer (items 31, 40)", { timeout: UP
     expect((await runsOf(ctx.workspaceId, ctx.ownerToken)).map((r) => r.id)).toEqual([data.id, ctx.firstRunId]);
   });
 
-  it("item 40: accepts go-tfe's `no-code-module-workspace` and pytfe's `workspaces` with empty attributes", async () => {
+  it("accepts go-tfe's `no-code-module-workspace` and pytfe's `workspaces` with empty attributes", async () => {
     const ctx = fromPool();
     const gotfe = await tfe("POST", upgradePath(ctx.noCodeModuleId, ctx.workspaceId), {
       token: ctx.ownerToken,
@@ -224,8 +224,8 @@ describe("E5 plan contents (N7), checked against the fixtures by hand", { timeou
   });
 });
 
-describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
-  it("item 34: the workspace already runs the pin → 200 with only a message, and nothing is created", async () => {
+describe("E5 with nothing to upgrade (N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  it("the workspace already runs the pin → 200 with only a message, and nothing is created", async () => {
     const ctx = samePin;
     const { workspace, firstRunId } = samePinWorkspaces[0]!;
     const res = await e5(ctx.noCodeModuleId, workspace.id, ctx.ownerToken);
@@ -250,7 +250,7 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
     expect(vars.json.data.map((v: { attributes: { key: string } }) => v.attributes.key)).toEqual(["db_password"]);
   });
 
-  it("N8a (issue 14 finding 8): a right and a wrong guess of a sensitive value answer alike — both plan, both update what it reaches", async () => {
+  it("N8a: a right and a wrong guess of a sensitive value answer alike — both plan, both update what it reaches", async () => {
     const ctx = samePin;
     const answers = [];
     for (const [index, guess, flag] of [
@@ -279,7 +279,7 @@ describe("E5 with nothing to upgrade (item 34, N8)", { timeout: UPGRADE_TEST_TIM
     }
   });
 
-  it("item 34 right after E4: the first run is still in progress → the message, nothing created", async () => {
+  it("right after E4: the first run is still in progress → the message, nothing created", async () => {
     const { workspace, firstRunId } = samePinWorkspaces[4]!;
     const res = await e5(samePin.noCodeModuleId, workspace.id, samePin.ownerToken);
     expect(res.status, res.text).toBe(200);
@@ -387,15 +387,15 @@ describe("E5 and runs in progress (N8)", { timeout: UPGRADE_TEST_TIMEOUT }, () =
   });
 });
 
-describe("E5 refusals (items 32, 33; N3, N5, N10)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
-  it("item 32: unknown no-code module → 404", async () => {
+describe("E5 refusals (N3, N5, N10)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  it("unknown no-code module → 404", async () => {
     const ctx = fromPool();
     const res = await e5(`${ctx.noCodeModuleId}-invalid`, ctx.workspaceId, ctx.ownerToken);
     expect(res.status).toBe(404);
     expect(res.json).toEqual({ errors: [{ status: "404", title: "not found" }] });
   });
 
-  it("item 33: unknown workspace → 404; a workspace of another module → 404", async () => {
+  it("unknown workspace → 404; a workspace of another module → 404", async () => {
     const ctx = fromPool();
     expect((await e5(ctx.noCodeModuleId, `${ctx.workspaceId}-invalid`, ctx.ownerToken)).status).toBe(404);
     // a workspace of another module of the organization

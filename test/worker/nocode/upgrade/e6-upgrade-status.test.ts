@@ -1,6 +1,6 @@
 /**
  * E6 `GET /no-code-modules/:id/workspaces/:workspace_id/upgrade/:run_id` (seed E6;
- * decisions N8, N10; reference §3 E6 and §8 items 35, 36).
+ * decisions N8, N10; HCP Terraform's no-code provisioning API (E6), go-tfe's and the tfe provider's no-code tests).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { bootstrapOrg, createMember, createOrgToken, tfe } from "../../../helpers/nocode";
@@ -29,7 +29,7 @@ async function planned() {
 }
 
 describe("E6 read upgrade status", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
-  it("item 35: the same workspace-upgrade shape with the current status, which stays planned until confirmed", async () => {
+  it("the same workspace-upgrade shape with the current status, which stays planned until confirmed", async () => {
     const ctx = await planned();
     const res = await e6(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken);
     expect(res.status, res.text).toBe(200);
@@ -53,14 +53,14 @@ describe("E6 read upgrade status", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     );
   });
 
-  it("item 35: after E7 the status moves on until the terminal applied", async () => {
+  it("after E7 the status moves on until the terminal applied", async () => {
     const ctx = await planned();
     expect((await e7(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken)).status).toBe(200);
     const final = await waitForUpgrade(ctx.noCodeModuleId, ctx.workspaceId, ctx.runId, ctx.ownerToken, ["applied"]);
     expect(final).toMatchObject({ id: ctx.runId, type: "workspace-upgrade", attributes: { status: "applied" } });
   });
 
-  it("item 36: an unknown run id → 404", async () => {
+  it("an unknown run id → 404", async () => {
     const ctx = { ...pool, ...pool.take() };
     const res = await e6(ctx.noCodeModuleId, ctx.workspaceId, "run-AAAAAAAAAAAAAAAA", ctx.ownerToken);
     expect(res.status).toBe(404);

@@ -1,8 +1,9 @@
 /**
  * E7 `POST /no-code-modules/:id/workspaces/:workspace_id/upgrade/:run_id` (seed E7;
- * decisions N5, N7, N8, N10, N11; reference §3 E7 and §8 item 37): confirm a planned,
- * fresh upgrade run; the workspace switches to the new version and vars before the
- * answer, and the apply of that same run is queued.
+ * decisions N5, N7, N8, N10, N11; HCP Terraform's no-code provisioning API (E7), go-tfe's
+ * and the tfe provider's no-code tests): confirm a planned, fresh upgrade run; the workspace
+ * switches to the new version and vars before the answer, and the apply of that same run is
+ * queued.
  */
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
@@ -52,8 +53,8 @@ async function planned(
 const varsOf = async (workspaceId: string, token: string): Promise<any[]> =>
   (await tfe("GET", `workspaces/${workspaceId}/vars`, { token })).json.data;
 
-describe("E7 confirm and apply (item 37)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
-  it("item 37: answers the plain text `Workspace update completed`; the workspace then shows the new source-module-id, no upgrade available, and after the apply the new state and resource-count", async () => {
+describe("E7 confirm and apply", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  it("answers the plain text `Workspace update completed`; the workspace then shows the new source-module-id, no upgrade available, and after the apply the new state and resource-count", async () => {
     const ctx = await planned();
     const before = await workspaceAttributes(ctx.workspaceId, ctx.ownerToken);
     expect(before.attributes["source-module-id"]).toBe(`private/${ctx.org}/${pool.registryModule.name}/random/1.0.0`);

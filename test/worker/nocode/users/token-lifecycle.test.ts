@@ -1,5 +1,5 @@
 /**
- * Issue 14 finding 10, no-code part (decision N13): user, team and organization tokens
+ * Decision N13: user, team and organization tokens
  * carry `created-at`, `last-used-at` (written at most once a minute per token, after the
  * answer) and an optional `expired-at` (then 401); `GET|DELETE /authentication-tokens/:id`
  * (the user or ADMIN_TOKEN), `DELETE /teams/:id/authentication-token` and `DELETE

@@ -1,5 +1,5 @@
 /**
- * E4's D1 round trips (issue 19; docs/performance.md): with the caller, its rights, the
+ * E4's D1 round trips (docs/performance.md): with the caller, its rights, the
  * module with its options and the release list in the per-isolate cache (E4 keeps it,
  * `rights(…, { cache: "unchanged" })`), a create makes one D1 call — its batch of writes,
  * as the project and the pinned version are cached too — and its first run's plan step two:

@@ -1,6 +1,7 @@
 /**
- * E4 `POST /no-code-modules/:id/workspaces` (seed §4; decisions N1, N3, N5, N6, N8, N10,
- * N12; reference §3 E4, §5.4, §7; checklist §8 items 23–29 and 40). Every refusal is
+ * E4 `POST /no-code-modules/:id/workspaces` (decisions N1, N3, N5, N6, N8, N10, N12; HCP
+ * Terraform's no-code provisioning API (E4), HCP Terraform's agent pools API, HCP
+ * Terraform's workspace rules; go-tfe's and the tfe provider's tests). Every refusal is
  * checked to create nothing. Reading a workspace: reads.test.ts.
  */
 import { env } from "cloudflare:workers";
@@ -84,8 +85,8 @@ async function expectRefused(
   return res;
 }
 
-describe("E4 checklist (reference §8)", () => {
-  it("item 23: name, source-name, source-url and execution-mode are echoed; source-module-id is the same when read by name", async () => {
+describe("E4 as go-tfe's and the tfe provider's tests use it", () => {
+  it("name, source-name, source-url and execution-mode are echoed; source-module-id is the same when read by name", async () => {
     const name = `foo-${crypto.randomUUID().slice(0, 8)}`;
     const res = await create({
       name,
@@ -110,7 +111,7 @@ describe("E4 checklist (reference §8)", () => {
     expect(byName.json.data.attributes["source-module-id"]).toBe(a["source-module-id"]);
   });
 
-  it("item 24: an unknown no-code module (codeno-abc123XYZ) → 404", async () => {
+  it("an unknown no-code module (codeno-abc123XYZ) → 404", async () => {
     const res = await provisionWorkspace(
       "codeno-abc123XYZ",
       ctx.ownerToken,
@@ -120,7 +121,7 @@ describe("E4 checklist (reference §8)", () => {
     expect(res.json).toEqual({ errors: [{ status: "404", title: "not found" }] });
   });
 
-  it("item 25: terraform-version 1.3.0 → echoed as terraform-version (and engine-version, N6)", async () => {
+  it("terraform-version 1.3.0 → echoed as terraform-version (and engine-version, N6)", async () => {
     const res = await create({ "terraform-version": "1.3.0" });
     expect(res.status).toBe(200);
     expect(res.json.data.attributes["terraform-version"]).toBe("1.3.0");
@@ -131,7 +132,7 @@ describe("E4 checklist (reference §8)", () => {
     expect(run.json.data.attributes["engine-version"]).toBe("1.3.0");
   });
 
-  it("item 26: source tfe-module, no-code-upgrade-available false, a no-code-module-version, the default project when omitted", async () => {
+  it("source tfe-module, no-code-upgrade-available false, a no-code-module-version, the default project when omitted", async () => {
     const res = await create();
     expect(res.status).toBe(200);
     const d = res.json.data;
@@ -149,7 +150,7 @@ describe("E4 checklist (reference §8)", () => {
     );
   });
 
-  it("item 26: the requested project (typed project or projects, N1)", async () => {
+  it("the requested project (typed project or projects, N1)", async () => {
     const project = await tfe("POST", `organizations/${ctx.org}/projects`, {
       token: ctx.ownerToken,
       body: { data: { type: "projects", attributes: { name: uniqueName("proj") } } },
@@ -163,7 +164,7 @@ describe("E4 checklist (reference §8)", () => {
     }
   });
 
-  it("item 27: a name already used in the organization → 422 invalid attribute `Name has already been taken`", async () => {
+  it("a name already used in the organization → 422 invalid attribute `Name has already been taken`", async () => {
     const first = await create();
     const name = first.json.data.attributes.name;
     const res = await expectRefused(create({ name }), "Name has already been taken", "/data/attributes/name");
@@ -186,7 +187,7 @@ describe("E4 checklist (reference §8)", () => {
     ).toBe(200);
   });
 
-  it("item 28: names with illegal characters, empty or over 260 characters → 422 (N6); 260 is fine", async () => {
+  it("names with illegal characters, empty or over 260 characters → 422 (N6); 260 is fine", async () => {
     for (const name of ["has space", "a/b", "dot.name", "ünï", ""]) {
       await expectRefused(create({ name }), /^Name (may only contain|can't be blank)/, "/data/attributes/name");
     }
@@ -200,7 +201,7 @@ describe("E4 checklist (reference §8)", () => {
     expect((await create({ name: longest })).status).toBe(200);
   });
 
-  it("item 29: agent-pool rules (reference §5.4, §2.3 strings)", async () => {
+  it("agent-pool rules (HCP Terraform's agent pools API and error texts)", async () => {
     const pool = await tfe("POST", `organizations/${ctx.org}/agent-pools`, {
       token: ctx.ownerToken,
       body: { data: { type: "agent-pools", attributes: { name: uniqueName("pool") } } },
@@ -243,7 +244,7 @@ describe("E4 checklist (reference §8)", () => {
     expect(ok.json.data.relationships["agent-pool"].data).toEqual({ id: poolId, type: "agent-pools" });
   });
 
-  it("item 29: a pool that is not organization-scoped serves only its allowed projects", async () => {
+  it("a pool that is not organization-scoped serves only its allowed projects", async () => {
     const project = await tfe("POST", `organizations/${ctx.org}/projects`, {
       token: ctx.ownerToken,
       body: { data: { type: "projects", attributes: { name: uniqueName("proj") } } },
@@ -270,7 +271,7 @@ describe("E4 checklist (reference §8)", () => {
     expect(ok.status).toBe(200);
   });
 
-  it("item 40: data.type no-code-module-workspace (go-tfe) is accepted; auto-apply and auto_apply are both honoured", async () => {
+  it("data.type no-code-module-workspace (go-tfe) is accepted; auto-apply and auto_apply are both honoured", async () => {
     const goTfe = await provisionWorkspace(
       ctx.noCodeModuleId,
       ctx.ownerToken,

@@ -1,6 +1,6 @@
 /**
  * Workspace reads, `GET /workspaces/:id` and `GET /organizations/:org/workspaces/:name`
- * (seed §4; decisions N10; reference §4): the full document, who may read it and what the
+ * (decisions N10; HCP Terraform's workspace document): the full document, who may read it and what the
  * permissions say, and the 404s. Creating one (E4): e4-workspaces.test.ts.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 
 describe("GET /workspaces/:id and /organizations/:org/workspaces/:name", () => {
-  it("returns the full workspace document of reference §4", async () => {
+  it("returns the full workspace document of HCP Terraform's workspace document", async () => {
     const { workspace } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, {
       description: "self-service",
     });

@@ -1,5 +1,5 @@
 /**
- * Workspace variables (decisions N5, N9, N10, B2; reference §7.6; checklist §8 item 30):
+ * Workspace variables (decisions N5, N9, N10, B2; HCP Terraform's workspace variables API):
  * `GET|POST /workspaces/:id/vars`, `PATCH|DELETE /workspaces/:id/vars/:var_id`.
  * Sensitive values are write-only and stored only encrypted under KEYWAY_KEK; the D1 rows
  * are checked to hold no plaintext.
@@ -58,7 +58,7 @@ async function workspace(vars = [varEntry("prefix", "pet")]) {
   return (await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, {}, vars)).workspace;
 }
 
-describe("item 30: vars given to E4", () => {
+describe("vars given to E4", () => {
   it("are created with their key, value, category and hcl; a sensitive value is never readable", async () => {
     const password = secret();
     const ws = await workspace([
@@ -218,7 +218,7 @@ describe("PATCH /workspaces/:id/vars/:var_id", () => {
     expect(read.json.data.find((x: { id: string }) => x.id === v.id).attributes.value).toBe("3");
   });
 
-  it("making a var sensitive blanks its value in that very response and encrypts it at rest (reference §7.6)", async () => {
+  it("making a var sensitive blanks its value in that very response and encrypts it at rest (HCP Terraform's workspace variables API)", async () => {
     const plaintext = secret();
     const { ws, v } = await withVar({ key: "API_KEY", value: plaintext, category: "env" });
     const res = await tfe("PATCH", `workspaces/${ws.id}/vars/${v.id}`, {

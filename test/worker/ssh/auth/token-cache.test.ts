@@ -1,5 +1,5 @@
 /**
- * Issue 19 ("Tokens"): the /v1 caller's token and compiled policies are served from a
+ * The /v1 caller's token and compiled policies are served from a
  * per-isolate cache (src/ssh/auth/token-cache.ts). Contract: a write in this isolate
  * (revocation, policy write, entity change, role delete) applies at the next request; a
  * write made elsewhere — played here by writing D1 directly, as another isolate would —

@@ -1,5 +1,5 @@
 /**
- * Issue 14 findings 2, 3 (token part) and 10 (/v1 part): S5b (entities on tokens, a child
+ * Tokens and entities: S5b (entities on tokens, a child
  * never outlives its parent) and B8 (revoking a token with more than 100 children).
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -166,7 +166,7 @@ describe("S5b: a child never outlives its parent", () => {
     const child = (await create(parent.client_token)).json.auth;
     const grandchild = (await create(child.client_token)).json.auth;
     // The parent's hour passes (only `Date` is faked). Its context may be in the per-isolate
-    // token cache (issue 19), whose expiry check uses the cached expire time; a write of
+    // token cache (docs/performance.md), whose expiry check uses the cached expire time; a write of
     // expire_at straight into D1 would be another isolate's change, seen within 1 s.
     vi.useFakeTimers({ toFake: ["Date"] });
     try {

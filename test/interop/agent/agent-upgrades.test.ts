@@ -93,8 +93,13 @@ async function e7(workspaceId: string, runId: string): Promise<{ status: number;
 }
 
 /** Poll E6 until it reads `status`, returning every status it read on the way (in order, without repeats). */
-async function followE6(workspaceId: string, runId: string, status: string, timeout = 60_000): Promise<string[]> {
-  const seen: string[] = [];
+async function followE6(
+  workspaceId: string,
+  runId: string,
+  status: string,
+  seen: string[] = [],
+  timeout = 60_000,
+): Promise<string[]> {
   const deadline = Date.now() + timeout;
   while (Date.now() < deadline) {
     const now = await e6(workspaceId, runId);
@@ -134,13 +139,14 @@ describe("E5–E7 on an agent workspace, with the stand-in engine (N19)", () => 
     expect(started.json.data.attributes.status).toBe("pending");
     expect(started.json.data.attributes["plan-url"]).toContain(`/runs/${started.json.data.id}?view=`);
     const runId = started.json.data.id as string;
-    expect(await e6(workspace.workspaceId, runId)).toBe("pending");
+    const firstStatus = await e6(workspace.workspaceId, runId);
+    expect(firstStatus).toBe("pending");
     const run = await waitForRun(keyway, ctx.token, runId, ["plan_queued"]);
     expect(run.attributes["status-reason"] ?? "").toContain(`waiting for an agent of pool ${pool.name}`);
 
     // An agent comes: the run is planned (the stand-in pauses 2 s mid-plan, so E6 reads planning).
     agentOf(pool);
-    const seen = await followE6(workspace.workspaceId, runId, "planned");
+    const seen = await followE6(workspace.workspaceId, runId, "planned", [firstStatus]);
     expect(seen).toEqual(["pending", "planning", "planned"]);
     const planned = await waitForRun(keyway, ctx.token, runId, ["planned"]);
     expect((await readPlan(keyway, ctx.token, planned)).attributes).toMatchObject({

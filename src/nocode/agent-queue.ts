@@ -38,6 +38,7 @@ interface PoolNotices {
   enqueue(job: JobDescription): Promise<unknown>;
   tokenRevoked(tokenId: string): Promise<unknown>;
   workspaceLock(workspaceId: string, locked: boolean): Promise<unknown>;
+  jobCanceled(jobId: string): Promise<unknown>;
 }
 
 /** The pool's Durable Object, seen through {@link PoolNotices}. */
@@ -168,6 +169,11 @@ export async function tellPoolWorkspaceLock(
   locked: boolean,
 ): Promise<void> {
   await poolNotices(env, poolId).workspaceLock(workspaceId, locked);
+}
+
+/** N20: a job was canceled from the API (force-unlock); its pool drops it or signals its agent. */
+export async function tellPoolJobCanceled(env: QueueJobEnv, poolId: string, jobId: string): Promise<void> {
+  await poolNotices(env, poolId).jobCanceled(jobId);
 }
 
 /** Purpose of the keyed hash of a job's registry token (B2). */

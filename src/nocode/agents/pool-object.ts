@@ -502,6 +502,22 @@ export class AgentPool extends DurableObject<Env> {
     return { ok: true, jobToken, expiresAt, job };
   }
 
+  /**
+   * N20 force-unlock ended a job from the API: a queued one is dropped; a running one is
+   * signalled `cancel` in its agent's next ping (the agent interrupts the engine as for a
+   * cancel; its `finish` then answers the ended job's status).
+   */
+  async jobCanceled(jobId: string): Promise<{ ok: true }> {
+    if (this.queue.has(jobId)) this.dropQueued(jobId);
+    const job = this.running.get(jobId);
+    if (job && job.signal === null) {
+      job.signal = "cancel";
+      this.saveRunning(job);
+      await this.scheduleAlarm();
+    }
+    return { ok: true };
+  }
+
   /** A job ended (finished by its agent, or by the API): the agent is free again. */
   async jobEnded(jobId: string, agentId: string): Promise<{ ok: true }> {
     this.dropRunning(jobId);

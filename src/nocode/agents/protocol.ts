@@ -17,7 +17,7 @@ import { fromUtf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import { EngineDocumentError, summarizeJsonPlan } from "../../lib/terraform/json-plan";
+import { type JsonPlanSummary, JsonPlanSummaryScanner } from "../../lib/terraform/json-plan";
 import { bearerToken, hashNocodeToken } from "../auth";
 import { JSONAPI_MEDIA_TYPE, NocodeError } from "../errors";
 import { isId } from "../ids";
@@ -37,9 +37,17 @@ import {
 } from "./pool-object";
 import { poolStub } from "./pool-stub";
 import { type AgentJobRow, findAgentToken, findJobByTokenHash, findRunData } from "./repo";
-import { insertRunDataQuery, openRunData, type RunDataKind, storeRunData, storeRunDataBytes } from "./run-data";
+import {
+  insertRunDataQuery,
+  openRunData,
+  type RunDataKind,
+  ScannedUploadError,
+  storeRunData,
+  storeRunDataBytes,
+  storeScannedStream,
+} from "./run-data";
 import { agentSettings } from "./settings";
-import { currentEngineState, recordEngineState } from "./state-upload";
+import { currentEngineState, recordStoredEngineState, type StoredState, storeStateStream } from "./state-upload";
 
 /** Where the protocol is mounted (src/index.ts). */
 export const AGENT_PROTOCOL_PREFIX = "/api/agent/v1";
@@ -660,27 +668,28 @@ agentProtocolApp.put("/jobs/:id/lock-file", uploadOp("lock file", "1 MiB"), asyn
   return storePlanArtifact(c, db, job, "lock-file", LIMITS.lockFile);
 });
 
-/** Parse uploaded JSON (400 when it is not). */
-function parseJson(bytes: Uint8Array, what: string): unknown {
-  try {
-    return JSON.parse(fromUtf8(bytes));
-  } catch {
-    throw fail(400, `the ${what} is not JSON`);
-  }
-}
-
 agentProtocolApp.put("/jobs/:id/json-plan", uploadOp("JSON plan", "64 MiB"), async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "upload");
   if (job.phase !== "plan") throw fail(409, "the JSON plan is uploaded by the plan job");
-  const bytes = await uploadBytes(c, "JSON plan", LIMITS.jsonPlan);
-  let summary: ReturnType<typeof summarizeJsonPlan>;
+  uploadLength(c, "JSON plan", LIMITS.jsonPlan);
+  // N20: taken as a stream (a JSON plan reaches 64 MiB): summarised, hashed and stored as it arrives.
+  let stored: Awaited<ReturnType<typeof storeScannedStream<JsonPlanSummary>>>;
   try {
-    summary = summarizeJsonPlan(parseJson(bytes, "JSON plan"));
+    stored = await storeScannedStream(
+      c.env,
+      "json-plan",
+      c.req.raw.body ?? new Blob([]).stream(),
+      { limit: LIMITS.jsonPlan, limitText: limitText(LIMITS.jsonPlan), what: "JSON plan" },
+      new JsonPlanSummaryScanner(),
+    );
   } catch (err) {
-    if (err instanceof EngineDocumentError) throw fail(400, `the JSON plan is not valid: ${err.message}`);
+    if (err instanceof ScannedUploadError && err.kind === "too_large")
+      throw fail(413, `JSON plan exceeds the limit of ${limitText(LIMITS.jsonPlan)}`);
+    if (err instanceof ScannedUploadError) throw fail(400, err.message);
     throw err;
   }
+  const { summary, object } = stored;
   const plan: Plan = {
     hasChanges: summary.hasChanges,
     additions: summary.additions,
@@ -693,7 +702,6 @@ agentProtocolApp.put("/jobs/:id/json-plan", uploadOp("JSON plan", "64 MiB"), asy
     })),
     addresses: summary.addresses,
   };
-  const object = await storeRunDataBytes(c.env, "json-plan", bytes);
   const now = Date.now();
   await db.batch([
     insertRunDataQuery(db, object),
@@ -713,22 +721,40 @@ agentProtocolApp.put("/jobs/:id/state", stateUploadOp, async (c) => {
   const db = createDb(c.env.DB);
   const { job } = await jobOf(c, db, "after-end");
   if (job.phase !== "apply") throw fail(409, "the state is uploaded by the apply job");
-  const bytes = await uploadBytes(c, "state", LIMITS.state);
-  // N20's rules, shared with the recovery upload (./state-upload.ts).
-  const recorded = await recordEngineState(c.env, db, job.workspaceId, job.runId, bytes);
-  switch (recorded.kind) {
-    case "invalid":
-      throw fail(400, recorded.message);
-    case "refused":
-      await errorRun(db, job.runId, recorded.message, ["planning", "applying"]);
-      throw fail(409, recorded.message);
-    default:
-      return json(c, {
-        "state-version-id": recorded.id,
-        serial: recorded.serial,
-        created: recorded.kind === "created",
-      });
+  uploadLength(c, "state", LIMITS.state);
+  // N20: taken as a stream (a state reaches 64 MiB), under the rules shared with the recovery upload.
+  let stored: StoredState;
+  try {
+    stored = await storeStateStream(
+      c.env,
+      c.req.raw.body ?? new Blob([]).stream(),
+      LIMITS.state,
+      limitText(LIMITS.state),
+    );
+  } catch (err) {
+    if (err instanceof ScannedUploadError && err.kind === "too_large")
+      throw fail(413, `state exceeds the limit of ${limitText(LIMITS.state)}`);
+    if (err instanceof ScannedUploadError) throw fail(400, err.message);
+    throw err;
   }
+  const recorded = await recordStoredEngineState(
+    c.env,
+    db,
+    job.workspaceId,
+    job.runId,
+    stored.summary,
+    stored.md5,
+    stored.object,
+  );
+  if (recorded.kind === "refused") {
+    await errorRun(db, job.runId, recorded.message, ["planning", "applying"]);
+    throw fail(409, recorded.message);
+  }
+  return json(c, {
+    "state-version-id": recorded.id,
+    serial: recorded.serial,
+    created: recorded.kind === "created",
+  });
 });
 
 agentProtocolApp.post("/jobs/:id/finish", finishOp, async (c) => {

@@ -92,6 +92,39 @@ export function findJobByTokenHash(db: Db, hash: string): Promise<AgentJobRow | 
   return db.select().from(agentJobs).where(eq(agentJobs.tokenHash, hash)).get();
 }
 
+/** The job of a run that is queued or running, if any (a run has at most one at a time). */
+export function findLiveJobOfRun(db: Db, runId: string): Promise<AgentJobRow | undefined> {
+  return db
+    .select()
+    .from(agentJobs)
+    .where(and(eq(agentJobs.runId, runId), inArray(agentJobs.status, ["queued", "running"])))
+    .get();
+}
+
+/**
+ * Cancel a job from `from` if its run is `canceled` (batch it after the run's move: the job
+ * ends only with the run that this batch ended).
+ */
+export function cancelJobOfCanceledRunQuery(
+  db: Db,
+  job: Pick<AgentJobRow, "id" | "runId">,
+  from: readonly JobStatus[],
+  at: number,
+  message: string,
+) {
+  return db
+    .update(agentJobs)
+    .set({ status: "canceled", finishedAt: at, message, updatedAt: at })
+    .where(
+      and(
+        eq(agentJobs.id, job.id),
+        inArray(agentJobs.status, [...from]),
+        sql`EXISTS (SELECT 1 FROM runs WHERE runs.id = ${job.runId} AND runs.status = 'canceled')`,
+      ),
+    )
+    .returning({ id: agentJobs.id });
+}
+
 /** Move a job from one of `from` to `to` (conditional), setting `set`; returns the statement. */
 export function moveJobQuery(
   db: Db,

@@ -10,10 +10,9 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { stateVersions, workspaces } from "../../db/schema";
-import { fromUtf8 } from "../../lib/bytes";
-import { EngineDocumentError, summarizeState } from "../../lib/terraform/json-plan";
+import { type StateSummary, StateSummaryScanner } from "../../lib/terraform/json-plan";
 import { newId } from "../ids";
-import { insertRunDataQuery, storeRunDataBytes } from "./run-data";
+import { insertRunDataQuery, type RunDataRow, type ScannedUpload, storeScannedStream } from "./run-data";
 
 /** What recording a state came to. */
 export type StateRecorded =
@@ -21,9 +20,7 @@ export type StateRecorded =
   /** The current state already: nothing recorded. */
   | { kind: "unchanged"; id: string; serial: number }
   /** N20's serial and lineage rules refused it (409). */
-  | { kind: "refused"; message: string }
-  /** Not a state (400/422). */
-  | { kind: "invalid"; message: string };
+  | { kind: "refused"; message: string };
 
 /** The workspace's current engine state version (structural ones are never compared or given to an agent, N19). */
 export function currentEngineState(db: Db, workspaceId: string) {
@@ -36,45 +33,71 @@ export function currentEngineState(db: Db, workspaceId: string) {
     .get();
 }
 
-/** MD5 (hex) of bytes, as the state version's `md5`. */
-export async function md5Hex(bytes: Uint8Array): Promise<string> {
-  return [...new Uint8Array(await crypto.subtle.digest("MD5", bytes as Uint8Array<ArrayBuffer>))]
-    .map((b) => b.toString(16).padStart(2, "0"))
-    .join("");
+/** What {@link storeStateStream} stored. */
+export type StoredState = ScannedUpload<StateSummary>;
+
+/**
+ * Take a state's bytes as they arrive (N20: up to 64 MiB, in bounded memory): its size, its
+ * MD5, its summary (StateSummaryScanner) and the encrypted R2 object, as
+ * ./run-data.ts storeScannedStream does. Throws {@link ScannedUploadError} when the state is
+ * over `limit` or is not a state (nothing kept), or the error of `body` itself.
+ */
+export function storeStateStream(
+  env: Pick<Env, "RUN_DATA" | "KEYWAY_KEK">,
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  limitText: string,
+): Promise<StoredState> {
+  return storeScannedStream(env, "state", body, { limit, limitText, what: "state" }, new StateSummaryScanner());
 }
 
 /**
- * Record `bytes` as the workspace's new state, under N20's rules. `runId`: the run whose
+ * Record a state already stored ({@link storeStateStream}) as the workspace's new state
+ * under N20's rules; a state refused or unchanged is deleted from R2. `runId`: the run whose
  * apply wrote it, or null for a recovery upload.
  */
-export async function recordEngineState(
+export async function recordStoredEngineState(
   env: Pick<Env, "RUN_DATA" | "KEYWAY_KEK">,
   db: Db,
   workspaceId: string,
   runId: string | null,
-  bytes: Uint8Array,
+  state: StateSummary,
+  md5: string,
+  object: RunDataRow,
 ): Promise<StateRecorded> {
-  let state: ReturnType<typeof summarizeState>;
-  try {
-    state = summarizeState(JSON.parse(fromUtf8(bytes)));
-  } catch (err) {
-    if (err instanceof EngineDocumentError)
-      return { kind: "invalid", message: `the state is not valid: ${err.message}` };
-    if (err instanceof SyntaxError) return { kind: "invalid", message: "the state is not JSON" };
-    throw err;
+  const judged = judgeState(await currentEngineState(db, workspaceId), state, md5);
+  if (judged) {
+    await env.RUN_DATA.delete(object.r2Key);
+    return judged;
   }
-  const md5 = await md5Hex(bytes);
+  return commitEngineState(env, db, workspaceId, runId, state, md5, object);
+}
 
-  const current = await currentEngineState(db, workspaceId);
-  if (current) {
-    if (current.lineage !== state.lineage) return { kind: "refused", message: "lineage mismatch" };
-    if (state.serial === current.serial && current.md5 === md5)
-      return { kind: "unchanged", id: current.id, serial: current.serial };
-    if (state.serial <= current.serial)
-      return { kind: "refused", message: `serial ${state.serial} is not above the current ${current.serial}` };
-  }
+/** N20's serial and lineage rules against the current state: the verdict, or null to record it. */
+function judgeState(
+  current: Awaited<ReturnType<typeof currentEngineState>>,
+  state: StateSummary,
+  md5: string,
+): StateRecorded | null {
+  if (!current) return null;
+  if (current.lineage !== state.lineage) return { kind: "refused", message: "lineage mismatch" };
+  if (state.serial === current.serial && current.md5 === md5)
+    return { kind: "unchanged", id: current.id, serial: current.serial };
+  if (state.serial <= current.serial)
+    return { kind: "refused", message: `serial ${state.serial} is not above the current ${current.serial}` };
+  return null;
+}
 
-  const object = await storeRunDataBytes(env, "state", bytes);
+/** Write the version row and the workspace's current version, unless another upload won meanwhile. */
+async function commitEngineState(
+  env: Pick<Env, "RUN_DATA">,
+  db: Db,
+  workspaceId: string,
+  runId: string | null,
+  state: StateSummary,
+  md5: string,
+  object: RunDataRow,
+): Promise<StateRecorded> {
   const id = newId("sv");
   const now = Date.now();
   const [, inserted] = await db.batch([
@@ -85,7 +108,7 @@ export async function recordEngineState(
       .insert(stateVersions)
       .select(sql`SELECT ${id}, ${workspaceId}, ${runId ?? ""}, ${state.serial}, ${JSON.stringify(state.resources)},
         ${JSON.stringify(state.outputs.map((o) => ({ ...o, value: null })))}, ${now}, 'engine', ${state.lineage},
-        ${md5}, ${bytes.length}, ${object.id}
+        ${md5}, ${object.size}, ${object.id}
       WHERE NOT EXISTS (SELECT 1 FROM state_versions WHERE workspace_id = ${workspaceId} AND kind = 'engine'
         AND (serial >= ${state.serial} OR lineage <> ${state.lineage}))`)
       .returning({ id: stateVersions.id }),

@@ -9,8 +9,9 @@
  * state version id>-<position>`, so outputs need no table of their own and stay stable.
  */
 import type { Db } from "../../db/client";
+import { StateOutputsScanner } from "../../lib/terraform/json-plan";
 import { findRunData } from "../agents/repo";
-import { readRunData } from "../agents/run-data";
+import { openRunData } from "../agents/run-data";
 import type { StateVersionRow } from "../runs/repo";
 
 /** An output as listed on its state version. */
@@ -72,10 +73,14 @@ export async function stateOutputs(
   let fromState: Record<string, unknown> = {};
   if (sv.objectId && recorded.length > 0) {
     const row = await findRunData(db, sv.objectId);
-    const bytes = row ? await readRunData(env, row) : null;
-    if (bytes) {
-      const state = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
-      if (isObject(state) && isObject(state.outputs)) fromState = state.outputs;
+    const stream = row ? await openRunData(env, row) : null;
+    if (stream) {
+      // Streamed: only the outputs are kept, whatever the state's size (N20: up to 64 MiB).
+      const scanner = new StateOutputsScanner();
+      const decoder = new TextDecoder();
+      for await (const chunk of stream) scanner.write(decoder.decode(chunk, { stream: true }));
+      scanner.write(decoder.decode());
+      fromState = scanner.end();
     }
   }
   return recorded.map((o, position) => {

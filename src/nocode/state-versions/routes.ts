@@ -13,14 +13,12 @@
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
-import { fromBase64, fromUtf8 } from "../../lib/bytes";
 import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
-import { readJsonObject } from "../../lib/http/body";
 import { findRunData } from "../agents/repo";
 import { openRunData } from "../agents/run-data";
-import { md5Hex, recordEngineState } from "../agents/state-upload";
+import { recordStoredEngineState } from "../agents/state-upload";
 import type { NocodeEnv } from "../env";
-import { conflict, invalidAttribute, NocodeError, notFound } from "../errors";
+import { conflict, invalidAttribute, notFound } from "../errors";
 import type { OrgPermission } from "../permissions";
 import { requiredText, resourceDocument } from "../request/document";
 import { operation, validDocument } from "../request/operation";
@@ -32,6 +30,7 @@ import { findStateVersion, findStateVersionWithOrganization, type StateVersionRo
 import { lockHolderOf } from "../workspaces/locks";
 import { findWorkspace } from "../workspaces/repo";
 import { parseOutputId, recordedOutputs, stateOutputs } from "./outputs";
+import { readRecoveryUpload } from "./recovery";
 import {
   stateOutputDocumentAnswer,
   stateOutputListAnswer,
@@ -205,15 +204,10 @@ stateVersionRoutes.get(
   },
 );
 
-/** N20: the largest state a recovery upload takes (its base64 travels in a JSON body, parsed in memory). */
-export const RECOVERY_STATE_MAX = 16 * 1024 * 1024;
-/** The request body that carries it: base64 is 4/3 of the bytes, plus the document around it. */
-const RECOVERY_BODY_MAX = Math.ceil((RECOVERY_STATE_MAX * 4) / 3) + 64 * 1024;
-
 const recoveryUpload = operation({
   tag: "state-versions",
   summary:
-    "Upload a state by hand to recover a workspace (N20; owners; the caller must hold the workspace's lock; N20's serial and lineage rules)",
+    "Upload a state by hand to recover a workspace (N20; owners; the caller must hold the workspace's lock; N20's serial and lineage rules; a state of up to 64 MiB, read as a stream; 413 beyond)",
   body: resourceDocument({
     types: ["state-versions"],
     attributes: {
@@ -244,40 +238,32 @@ stateVersionRoutes.post(
   async (c) => {
     const db = c.var.db;
     const ws = workspaceById.of(c);
-    const document = validDocument(recoveryUpload.spec.body!, await readJsonObject(c.req.raw, RECOVERY_BODY_MAX));
-    const { serial, md5, lineage, state } = document.data.attributes;
-    let bytes: Uint8Array;
-    try {
-      bytes = fromBase64(state);
-    } catch {
-      throw invalidAttribute("state", "State must be base64");
-    }
-    if (bytes.length > RECOVERY_STATE_MAX)
-      throw new NocodeError("payload_too_large", `the state is larger than the limit of ${RECOVERY_STATE_MAX} bytes`);
-    if ((await md5Hex(bytes)) !== md5) throw invalidAttribute("md5", "Md5 does not match the state's MD5");
-    let parsed: { serial?: unknown; lineage?: unknown };
-    try {
-      parsed = JSON.parse(fromUtf8(bytes)) as typeof parsed;
-    } catch {
-      throw invalidAttribute("state", "State is not a JSON state");
-    }
-    if (parsed?.serial !== serial) throw invalidAttribute("serial", "Serial does not match the state's serial");
-    if (parsed?.lineage !== lineage) throw invalidAttribute("lineage", "Lineage does not match the state's lineage");
-    // N20: only the holder of the workspace's lock may replace its state.
+    // N20: only the holder of the workspace's lock may replace its state (judged before the body is read).
     const holder = lockHolderOf(c.var.caller!);
     if (holder === null || ws.lockedBy !== holder)
       throw conflict("The workspace must be locked by you to upload a state version");
-    const recorded = await recordEngineState(c.env, db, ws.id, null, bytes);
-    switch (recorded.kind) {
-      case "invalid":
-        throw invalidAttribute("state", recorded.message);
-      case "refused":
-        throw conflict(recorded.message);
-      default: {
-        const sv = await findStateVersion(db, recorded.id);
-        if (!sv) throw notFound();
-        return jsonApi({ data: await renderStateVersion(c, sv) }, recorded.kind === "created" ? 201 : 200);
-      }
+    const upload = await readRecoveryUpload(c.env, c.req.raw);
+    const refuse = async (err: Error): Promise<never> => {
+      await c.env.RUN_DATA.delete(upload.object.r2Key);
+      throw err;
+    };
+    let attributes: { serial: number; md5: string; lineage: string };
+    try {
+      attributes = validDocument(recoveryUpload.spec.body!, upload.document).data.attributes;
+    } catch (err) {
+      return refuse(err as Error);
     }
+    const { serial, md5, lineage } = attributes;
+    const { summary } = upload;
+    if (upload.md5 !== md5) return refuse(invalidAttribute("md5", "Md5 does not match the state's MD5"));
+    if (summary.serial !== serial)
+      return refuse(invalidAttribute("serial", "Serial does not match the state's serial"));
+    if (summary.lineage !== lineage)
+      return refuse(invalidAttribute("lineage", "Lineage does not match the state's lineage"));
+    const recorded = await recordStoredEngineState(c.env, db, ws.id, null, summary, upload.md5, upload.object);
+    if (recorded.kind === "refused") throw conflict(recorded.message);
+    const sv = await findStateVersion(db, recorded.id);
+    if (!sv) throw notFound();
+    return jsonApi({ data: await renderStateVersion(c, sv) }, recorded.kind === "created" ? 201 : 200);
   },
 );

@@ -3,7 +3,8 @@
  * `POST /workspaces/:id/actions/lock|unlock|force-unlock`
  * (https://developer.hashicorp.com/terraform/cloud-docs/api-docs/workspaces#lock-a-workspace):
  * 200 with the workspace (a lock's `reason` is accepted and not kept); 409 when the workspace is already locked (lock), is not locked or
- * is locked by someone else (unlock), or while a run is `applying` (force-unlock).
+ * is locked by someone else (unlock), or while a run is `applying` (force-unlock). Force-unlock
+ * of a lock held by a run that is not applying ends that run (see `endLockingRun`).
  *
  * A user's (or team's) lock is stored on the workspace (`locked_by`). A run holds the lock
  * from `planning` to its end: that lock is read from the run's status, never stored, so it
@@ -18,7 +19,9 @@
 import { eq, isNotNull } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { workspaces } from "../../db/schema";
-import { tellPoolWorkspaceLock } from "../agent-queue";
+import { logError } from "../../lib/log";
+import { tellPoolJobCanceled, tellPoolWorkspaceLock } from "../agent-queue";
+import { cancelJobOfCanceledRunQuery, findLiveJobOfRun, type JobStatus } from "../agents/repo";
 import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { conflict } from "../errors";
@@ -26,7 +29,13 @@ import { planRunMessage } from "../queue/messages";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
-import { findLockingRun, findQueuedRuns } from "../runs/repo";
+import {
+  discardPlannedRunStatements,
+  findLockingRun,
+  findQueuedRuns,
+  type RunStatus,
+  transitionRunReturningQuery,
+} from "../runs/repo";
 import { loadWorkspaceResource } from "./load";
 import { findWorkspace, lockIsFree, type WorkspaceRow, writeLockQuery } from "./repo";
 import { workspaceDocumentAnswer } from "./serialize";
@@ -129,29 +138,72 @@ workspaceLockRoutes.post(
   },
 );
 
+/** The error a run ended by force-unlock carries. */
+const FORCE_UNLOCK_MESSAGE = "the workspace's lock was force-unlocked by an owner";
+
+/**
+ * N20 force-unlock of a lock a run holds: the run ends, so its lock ends with it (a run's
+ * lock is its status), as an HCP Terraform administrator frees a workspace by discarding or
+ * canceling the run that holds it:
+ * - `planned` (awaiting confirmation) → `discarded`, as N7's `actions/discard` does;
+ * - `planning`, `confirmed`, `apply_queued` → `canceled` at once: a queued job is dropped, a
+ *   running plan job is signalled `cancel` to its agent. A plan writes no state, so unlike a
+ *   cancel of a running apply nothing is waited for; an apply job that has started is
+ *   `applying`, which force-unlock refuses.
+ * Returns whether this call ended the run (false: it moved meanwhile).
+ */
+async function endLockingRun(c: Context<NocodeEnv>, runId: string, status: string): Promise<boolean> {
+  const db = c.var.db;
+  const now = Date.now();
+  if (status === "planned") {
+    const [discarded] = await db.batch(discardPlannedRunStatements(db, runId, now));
+    return discarded.length > 0;
+  }
+  const job = await findLiveJobOfRun(db, runId);
+  const from: RunStatus[] =
+    job?.phase === "apply" ? ["confirmed", "apply_queued"] : ["planning", "confirmed", "apply_queued"];
+  const moveRun = transitionRunReturningQuery(db, runId, from, ["canceled"], now, { error: FORCE_UNLOCK_MESSAGE });
+  if (!job) return (await moveRun.all()).length > 0;
+  // An apply job ends only while queued: once its agent started it the run is `applying`.
+  const jobFrom: JobStatus[] = job.phase === "apply" ? ["queued"] : ["queued", "running"];
+  const [moved] = await db.batch([moveRun, cancelJobOfCanceledRunQuery(db, job, jobFrom, now, FORCE_UNLOCK_MESSAGE)]);
+  if (moved.length === 0) return false;
+  try {
+    await tellPoolJobCanceled(c.env, job.poolId, job.id);
+  } catch (err) {
+    // The pool reconciles its queue with D1 within a minute, and a running job's token ends with its job.
+    logError(String(c.var.requestId ?? ""), "could not tell the agent pool of a force-unlock", err);
+  }
+  return true;
+}
+
 workspaceLockRoutes.post(
   "/workspaces/:id/actions/force-unlock",
   rights({ right: "owner" }, { cache: "unchanged", scope: workspaceById }),
   operation({
     tag: "workspaces",
     summary:
-      "Release a workspace's lock whoever holds it (N20; owners): 409 while a run is applying or when the workspace is not locked",
+      "Release a workspace's lock whoever holds it (N20; owners): a run holding it is discarded (planned) or canceled; 409 while a run is applying or when the workspace is not locked",
     answers: lockAnswer,
     errors: [409],
   }),
   async (c) => {
     const db = c.var.db;
     const ws = workspaceById.of(c);
-    const run = await findLockingRun(db, ws.id);
-    if (run?.status === "applying") throw conflict("Unable to force-unlock workspace while a run is applying.");
-    if (ws.lockedBy === null) {
-      if (run) throw conflict(`Unable to force-unlock workspace: run ${run.id} holds the lock; cancel or discard it.`);
-      throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
+    // Twice at most: a run that moved meanwhile (e.g. confirmed, then applying) is judged again.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const run = await findLockingRun(db, ws.id);
+      if (run?.status === "applying") throw conflict("Unable to force-unlock workspace while a run is applying.");
+      if (run) {
+        if (!(await endLockingRun(c, run.id, run.status))) continue;
+      }
+      const now = await findWorkspace(db, ws.id);
+      if (now?.lockedBy) {
+        if (await writeLockQuery(db, ws.id, null, isNotNull(workspaces.lockedBy))) await tellPool(c, ws, false);
+      } else if (!run) throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
+      const unlocked = await findWorkspace(db, ws.id);
+      return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, unlocked ?? ws) });
     }
-    if (!(await writeLockQuery(db, ws.id, null, isNotNull(workspaces.lockedBy))))
-      throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
-    await tellPool(c, ws, false);
-    const unlocked = await findWorkspace(db, ws.id);
-    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, unlocked ?? ws) });
+    throw conflict("Unable to force-unlock workspace: the run holding its lock is changing; try again.");
   },
 );

@@ -108,6 +108,8 @@ export class RecordingProxy {
   readonly requests: string[] = [];
   /** Jobs agents started (POST …/jobs/:id/start): their run and phase. */
   readonly jobs = new Map<string, { runId: string; phase: string }>();
+  /** JSON plans the agent uploaded (PUT …/jobs/:id/json-plan) and Keyway accepted, by job id, as sent. */
+  readonly jsonPlans = new Map<string, Buffer>();
   /** State documents the agent uploaded (PUT …/state) and Keyway handed to jobs (GET …/state), in order. */
   readonly states: { jobId: string; direction: "upload" | "download"; status: number; body: string }[] = [];
 
@@ -187,6 +189,8 @@ export class RecordingProxy {
       const job = JSON.parse(answer.toString("utf8")).job;
       this.jobs.set(job.id, { runId: job["run-id"], phase: job.phase });
     }
+    const jsonPlan = /^\/api\/agent\/v1\/jobs\/([^/]+)\/json-plan$/.exec(url);
+    if (jsonPlan && method === "PUT" && status < 300) this.jsonPlans.set(jsonPlan[1]!, body);
     const state = /^\/api\/agent\/v1\/jobs\/([^/]+)\/state$/.exec(url);
     if (state && method === "PUT") {
       this.states.push({ jobId: state[1]!, direction: "upload", status, body: body.toString("utf8") });

@@ -1,233 +1,230 @@
 /**
- * End to end against the real Worker (wrangler, local D1, R2, Durable Objects, Queues),
- * from Node over HTTP (decision N20): an agent run driven through the agent protocol
- * (register → poll → start → log and JSON plan → finish → the apply job uploads a state →
- * finish), then, as HCP Terraform's clients read it: `current-state-version-outputs` shows
- * the plain outputs and null for the sensitive one; a manage-workspaces team reads the
- * sensitive value through `state-version-outputs/:id`, a read-workspaces team cannot; the
- * downloaded state's MD5 is the version's; the plan's log is read the way go-tfe's log
- * reader reads it (growing offset until ETX); `json-output` redirects to the JSON plan.
+ * End to end against the real Worker (wrangler, local D1, R2, Durable Objects, Queues), from
+ * Node over HTTP (decision N20), with the real agent program `agent/keyway-agent` running the
+ * real engine (test/interop/agent/harness.ts: this machine's /usr/local/bin/terraform, or a
+ * `tofu`/`terraform` on PATH) on test/fixtures/agent/modules/terraform-data, whose only
+ * provider is the built-in `terraform_data`, so it plans and applies offline. After the run
+ * applies, what it produced is read as HCP Terraform's clients read it:
+ * `current-state-version` and its signed download (the bytes the agent uploaded, their MD5
+ * the version's), the outputs (the sensitive one null, its value through
+ * `state-version-outputs/:id` for manage-workspaces teams only), `json-output`'s 307 to the
+ * engine's own JSON plan, and the plan's and the apply's `log-read-url` read the way go-tfe's
+ * LogReader reads them (`limit`/`offset`, STX … ETX), the plan's while it is still growing.
  *
- * The agent here is protocol-level (this test drives the API, not the engine); the agent
- * program's own end-to-end tests run `agent/keyway-agent` with an engine.
+ * Nothing here needs the stand-in engine: terraform shows all of it offline. Without an
+ * engine these tests are skipped with that reason; in CI (`CI=true`) a missing engine fails.
  */
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, createUser, noCodeModule, tfe, unique } from "../console/seed";
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import {
+  type AgentOrg,
+  type AgentProcess,
+  agentOrg,
+  createAgentWorkspace,
+  createPool,
+  engineVar,
+  engineVersionOf,
+  type Json,
+  type Keyway,
+  type Pool,
+  realEngine,
+  startAgent,
+  startWorker,
+  waitForRun,
+} from "../agent/harness";
+import { createUser, tfe, unique } from "../console/seed";
 
-let keyway: RunningKeyway;
-let api: Api;
+const engine = realEngine();
+const MISSING = "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";
 
-beforeAll(async () => {
-  keyway = await startKeyway();
-  api = { url: keyway.url, adminToken: keyway.adminToken };
-}, 120_000);
-
-afterAll(async () => {
-  await keyway?.stop();
+describe.runIf(engine === null && process.env.CI === "true")("run data with the real engine (CI)", () => {
+  it("is present: CI requires the real engine (N22)", () => {
+    expect.fail(MISSING);
+  });
 });
 
-/** A call of /api/agent/v1 with a bearer credential and, for session calls, the agent's headers. */
-async function agent(
-  method: string,
-  path: string,
-  token: string,
-  options: { session?: { agentId: string; secret: string }; body?: string | object } = {},
-) {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (options.session) {
-    headers["Keyway-Agent-Id"] = options.session.agentId;
-    headers["Keyway-Agent-Session"] = options.session.secret;
-  }
-  let body: string | undefined;
-  if (typeof options.body === "string") body = options.body;
-  else if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["Content-Type"] = "application/json";
-  }
-  const res = await fetch(`${api.url}/api/agent/v1/${path}`, { method, headers, body });
-  const text = await res.text();
-  // biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary JSON
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {}
-  return { status: res.status, json, text };
-}
-
 /** A team of `org` with `access`, and its token. */
-async function teamToken(org: string, access: Record<string, boolean>): Promise<string> {
-  const team = await tfe(api, "POST", `organizations/${org}/teams`, api.adminToken, {
+async function teamToken(keyway: Keyway, org: string, access: Record<string, boolean>): Promise<string> {
+  const team = await tfe(keyway, "POST", `organizations/${org}/teams`, keyway.adminToken, {
     data: { type: "teams", attributes: { name: unique("team"), "organization-access": access } },
   });
-  const token = await tfe(api, "POST", `teams/${team.json.data.id}/authentication-token`, api.adminToken);
+  const token = await tfe(keyway, "POST", `teams/${team.json.data.id}/authentication-token`, keyway.adminToken);
   return token.json.data.attributes.token;
 }
 
-/** go-tfe's LogReader: `limit` bytes at a growing offset; an empty read polls again; ETX ends. */
-async function readLog(url: string, limit: number): Promise<Buffer> {
+/**
+ * go-tfe's LogReader: GET the link with `limit` and a growing `offset`; an empty read means
+ * "not yet", so it polls again; the byte ETX (0x03) ends the log.
+ */
+async function readLog(url: string, limit: number, timeout = 60_000): Promise<{ bytes: Buffer; reads: number }> {
   const out: Buffer[] = [];
   let offset = 0;
-  for (let reads = 0; reads < 100; reads++) {
+  let reads = 0;
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
     const u = new URL(url);
     u.searchParams.set("limit", String(limit));
     u.searchParams.set("offset", String(offset));
     const res = await fetch(u);
     expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
     const bytes = Buffer.from(await res.arrayBuffer());
+    reads++;
+    expect(bytes.length).toBeLessThanOrEqual(limit);
     out.push(bytes);
     offset += bytes.length;
-    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x03) return Buffer.concat(out);
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x03) return { bytes: Buffer.concat(out), reads };
     if (bytes.length === 0) await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error("the log never ended");
+  throw new Error(`the log never ended (read ${offset} bytes)`);
 }
 
-describe("an agent run's data through HCP Terraform's API, end to end (N20)", () => {
-  it("outputs (sensitive null; the value for manage-workspaces only), the state's md5, the log, the JSON plan", async () => {
-    const { org, owner } = await createOrg(api);
-    const module = await noCodeModule(api, org, owner.token);
-    const pool = await tfe(api, "POST", `organizations/${org}/agent-pools`, owner.token, {
-      data: { type: "agent-pools", attributes: { name: unique("pool") } },
+describe.skipIf(engine === null)(`run data of a real agent run: ${engine ?? MISSING}`, () => {
+  let keyway: Keyway;
+  let ctx: AgentOrg;
+  let pool: Pool;
+  let agent: AgentProcess;
+
+  beforeAll(async () => {
+    keyway = await startWorker({ shortThresholds: false });
+    ctx = await agentOrg(keyway);
+    pool = await createPool(keyway, ctx);
+    agent = startAgent(keyway, pool, { engine: engine! });
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.dispose();
+    await keyway?.stop();
+  });
+
+  it("state, outputs, the JSON plan and the logs, as HCP Terraform's clients read them", async () => {
+    onTestFailed(() => {
+      console.log(`agent stderr:\n${agent.stderr()}\ncalls:\n${keyway.proxy.requests.join("\n")}`);
     });
-    const poolId = pool.json.data.id as string;
-    const poolToken = (
-      await tfe(api, "POST", `agent-pools/${poolId}/authentication-tokens`, owner.token, {
-        data: { type: "authentication-tokens", attributes: { description: "e2e" } },
-      })
-    ).json.data.attributes.token as string;
-    const created = await tfe(api, "POST", `no-code-modules/${module.id}/workspaces`, owner.token, {
-      data: {
-        type: "workspaces",
-        attributes: { name: unique("ws"), "execution-mode": "agent", "agent-pool-id": poolId, "auto-apply": true },
-        relationships: {
-          vars: {
-            data: [
-              { type: "vars", attributes: { key: "db_password", value: "pw", category: "engine", sensitive: true } },
-            ],
-          },
-        },
-      },
+    const secret = unique("sensitive-output-value");
+    const readTeam = await teamToken(keyway, ctx.org, { "read-workspaces": true });
+    const manageTeam = await teamToken(keyway, ctx.org, { "manage-workspaces": true });
+    const orgToken = (await tfe(keyway, "POST", `organizations/${ctx.org}/authentication-token`, ctx.token)).json.data
+      .attributes.token as string;
+    const workspace = await createAgentWorkspace(keyway, ctx, pool, {
+      engineVersion: engineVersionOf(engine!),
+      autoApply: true,
+      vars: [engineVar("name", "alpha"), engineVar("secret", secret, { sensitive: true })],
     });
-    expect(created.status).toBe(200);
-    const workspaceId = created.json.data.id as string;
-    const runId = created.json.data.relationships["latest-run"].data.id as string;
-    const engine = created.json.data.attributes["terraform-version"] as string;
 
-    const registered = await agent("POST", "register", poolToken, {
-      body: { name: "e2e-agent", version: "0.1.0", engine: { name: "terraform", version: engine } },
+    // The plan's log, read as it grows (go-tfe polls from the moment the run exists).
+    const planned = await tfe(keyway, "GET", `runs/${workspace.runId}/plan`, readTeam);
+    expect(planned.status).toBe(200);
+    let growing: Promise<{ bytes: Buffer; reads: number }> | undefined;
+    for (let i = 0; i < 100 && !growing; i++) {
+      const plan = await tfe(keyway, "GET", `plans/${planned.json.data.id}`, readTeam);
+      const link = plan.json.data.attributes["log-read-url"];
+      if (link) growing = readLog(link, 64);
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(growing, "the plan's log-read-url").toBeDefined();
+
+    const run = await waitForRun(keyway, ctx.token, workspace.runId, ["applied"]);
+    const [planJob, applyJob] = keyway.proxy.jobsOfRun(run.id);
+    expect(planJob && applyJob).toBeTruthy();
+
+    // The plan's log: STX, exactly the bytes the agent sent, ETX; read in pieces of 64 bytes.
+    const planLog = await growing!;
+    const sentPlanLog = keyway.proxy.logs.get(planJob!)!;
+    expect(sentPlanLog.toString("utf8")).toContain("Plan: 2 to add, 0 to change, 0 to destroy.");
+    expect(planLog.bytes.equals(Buffer.concat([Buffer.from([0x02]), sentPlanLog, Buffer.from([0x03])]))).toBe(true);
+    expect(planLog.reads).toBeGreaterThan(sentPlanLog.length / 64);
+    // limit/offset address bytes of the framed log; past the end is empty.
+    const planLink = (await tfe(keyway, "GET", `plans/${planned.json.data.id}`, readTeam)).json.data.attributes[
+      "log-read-url"
+    ];
+    const slice = new URL(planLink);
+    slice.searchParams.set("offset", "1");
+    slice.searchParams.set("limit", "10");
+    expect(Buffer.from(await (await fetch(slice)).arrayBuffer()).equals(sentPlanLog.subarray(0, 10))).toBe(true);
+    slice.searchParams.set("offset", String(sentPlanLog.length + 2));
+    expect((await (await fetch(slice)).arrayBuffer()).byteLength).toBe(0);
+    slice.searchParams.set("limit", "-1");
+    expect((await fetch(slice)).status).toBe(400);
+
+    // The apply's log through the run's apply.
+    const apply = await tfe(keyway, "GET", `runs/${run.id}/apply`, readTeam);
+    expect(apply.status).toBe(200);
+    expect(apply.json.data.attributes.status).toBe("finished");
+    const applyLog = await readLog(apply.json.data.attributes["log-read-url"], 1024);
+    const sentApplyLog = keyway.proxy.logs.get(applyJob!)!;
+    expect(applyLog.bytes.equals(Buffer.concat([Buffer.from([0x02]), sentApplyLog, Buffer.from([0x03])]))).toBe(true);
+    expect(sentApplyLog.toString("utf8")).toContain("Apply complete! Resources: 2 added, 0 changed, 0 destroyed.");
+    expect(applyLog.bytes.toString("utf8")).not.toContain(secret);
+
+    // json-output: 307 to the engine's own JSON plan, as the agent uploaded it.
+    const redirect = await fetch(`${keyway.url}/api/v2/runs/${run.id}/plan/json-output`, {
+      headers: { Authorization: `Bearer ${manageTeam}` },
+      redirect: "manual",
     });
-    expect(registered.status).toBe(201);
-    const session = { agentId: registered.json["agent-id"], secret: registered.json["session-secret"] };
+    expect(redirect.status).toBe(307);
+    const followed = await fetch(redirect.headers.get("location")!);
+    expect(followed.status).toBe(200);
+    expect(followed.headers.get("referrer-policy")).toBe("no-referrer");
+    const jsonPlan = Buffer.from(await followed.arrayBuffer());
+    expect(jsonPlan.equals(keyway.proxy.jsonPlans.get(planJob!)!)).toBe(true);
+    const parsedPlan = JSON.parse(jsonPlan.toString("utf8"));
+    expect(parsedPlan.format_version).toMatch(/^1\./);
+    expect(parsedPlan.resource_changes.map((c: Json) => [c.address, c.change.actions])).toEqual([
+      ["terraform_data.name", ["create"]],
+      ["terraform_data.size", ["create"]],
+    ]);
+    for (const token of [readTeam, orgToken, (await createUser(keyway)).token])
+      expect((await tfe(keyway, "GET", `plans/${run.relationships.plan.data.id}/json-output`, token)).status).toBe(404);
 
-    // Plan job: a log in two pieces, the JSON plan, finish.
-    const polled = await agent("GET", "jobs/next?wait=5", poolToken, { session });
-    expect(polled.status).toBe(200);
-    const planJob = polled.json.job.id as string;
-    const planToken = (await agent("POST", `jobs/${planJob}/start`, poolToken, { session })).json["job-token"];
-    expect((await agent("PUT", `jobs/${planJob}/logs?offset=0`, planToken, { body: "Initializing\n" })).status).toBe(
-      200,
-    );
-    expect((await agent("PUT", `jobs/${planJob}/logs?offset=13`, planToken, { body: "Plan: 1 to add\n" })).status).toBe(
-      200,
-    );
-    const jsonPlan = {
-      format_version: "1.2",
-      terraform_version: engine,
-      resource_changes: [
-        {
-          address: "terraform_data.a",
-          mode: "managed",
-          type: "terraform_data",
-          name: "a",
-          change: { actions: ["create"], before: null, after: {}, after_unknown: {} },
-        },
-      ],
-      output_changes: {},
-    };
-    expect(
-      (await agent("PUT", `jobs/${planJob}/json-plan`, planToken, { body: JSON.stringify(jsonPlan) })).status,
-    ).toBe(204);
-    expect((await agent("POST", `jobs/${planJob}/finish`, planToken, { body: { status: "finished" } })).status).toBe(
-      200,
-    );
-
-    // Apply job: the state with a plain, a sensitive and a list output.
-    const applyPoll = await agent("GET", "jobs/next?wait=5", poolToken, { session });
-    expect(applyPoll.json.job.phase).toBe("apply");
-    const applyJob = applyPoll.json.job.id as string;
-    const applyToken = (await agent("POST", `jobs/${applyJob}/start`, poolToken, { session })).json["job-token"];
-    const state = JSON.stringify({
-      version: 4,
-      terraform_version: engine,
-      serial: 1,
-      lineage: "e2e-lineage",
-      outputs: {
-        endpoint: { value: "db.example.test", type: "string" },
-        password: { value: "s3cr3t", type: "string", sensitive: true },
-      },
-      resources: [
-        {
-          mode: "managed",
-          type: "terraform_data",
-          name: "a",
-          provider: 'provider["terraform.io/builtin/terraform"]',
-          instances: [{ schema_version: 0, attributes: { id: "x" } }],
-        },
-      ],
+    // current-state-version: the state terraform wrote, downloaded byte for byte.
+    const uploaded = keyway.proxy.states.filter((s) => s.jobId === applyJob && s.direction === "upload");
+    expect(uploaded).toHaveLength(1);
+    const stateText = uploaded[0]!.body;
+    const state = JSON.parse(stateText);
+    const sv = await tfe(keyway, "GET", `workspaces/${workspace.workspaceId}/current-state-version`, manageTeam);
+    expect(sv.status).toBe(200);
+    expect(sv.json.data.attributes).toMatchObject({
+      serial: state.serial,
+      lineage: state.lineage,
+      md5: createHash("md5").update(stateText).digest("hex"),
+      size: Buffer.byteLength(stateText),
+      status: "finalized",
     });
-    expect((await agent("PUT", `jobs/${applyJob}/state`, applyToken, { body: state })).status).toBe(200);
-    expect((await agent("POST", `jobs/${applyJob}/finish`, applyToken, { body: { status: "finished" } })).status).toBe(
-      200,
-    );
-    await vi.waitFor(
-      async () => {
-        const run = await tfe(api, "GET", `runs/${runId}`, owner.token);
-        if (run.json.data.attributes.status !== "applied") throw new Error(run.json.data.attributes.status);
-      },
-      { timeout: 20_000, interval: 200 },
-    );
-
-    // Outputs: plain values for readers, null for the sensitive one.
-    const readTeam = await teamToken(org, { "read-workspaces": true });
-    const manageTeam = await teamToken(org, { "manage-workspaces": true });
-    const outputs = await tfe(api, "GET", `workspaces/${workspaceId}/current-state-version-outputs`, readTeam);
-    expect(outputs.status).toBe(200);
-    const byName = Object.fromEntries(
-      outputs.json.data.map((o: { id: string; attributes: { name: string } }) => [o.attributes.name, o]),
-    );
-    expect(byName.endpoint.attributes).toMatchObject({ sensitive: false, value: "db.example.test", type: "string" });
-    expect(byName.password.attributes).toMatchObject({ sensitive: true, value: null });
-    const secret = await tfe(api, "GET", `state-version-outputs/${byName.password.id}`, manageTeam);
-    expect(secret.status).toBe(200);
-    expect(secret.json.data.attributes.value).toBe("s3cr3t");
-    expect((await tfe(api, "GET", `state-version-outputs/${byName.password.id}`, readTeam)).status).toBe(404);
-
-    // The state download: its MD5 is the version's; readers get no link.
-    const sv = await tfe(api, "GET", `workspaces/${workspaceId}/current-state-version`, manageTeam);
     const download = await fetch(sv.json.data.attributes["hosted-state-download-url"]);
     expect(download.status).toBe(200);
     expect(download.headers.get("cache-control")).toBe("no-store");
     expect(download.headers.get("referrer-policy")).toBe("no-referrer");
     const bytes = Buffer.from(await download.arrayBuffer());
     expect(createHash("md5").update(bytes).digest("hex")).toBe(sv.json.data.attributes.md5);
-    expect(bytes.toString("utf8")).toBe(state);
-    const asReader = await tfe(api, "GET", `workspaces/${workspaceId}/current-state-version`, readTeam);
-    expect(asReader.json.data.attributes["hosted-state-download-url"]).toBeNull();
+    for (const token of [readTeam, orgToken]) {
+      const asReader = await tfe(keyway, "GET", `state-versions/${sv.json.data.id}`, token);
+      expect(asReader.status).toBe(200);
+      expect(asReader.json.data.attributes["hosted-state-download-url"]).toBeNull();
+    }
 
-    // The plan's log as go-tfe reads it, and the JSON plan behind json-output.
-    const plan = await tfe(api, "GET", `runs/${runId}/plan`, readTeam);
-    const log = await readLog(plan.json.data.attributes["log-read-url"], 5);
-    expect(log.toString("utf8")).toBe("\u0002Initializing\nPlan: 1 to add\n\u0003");
-    const redirect = await fetch(`${api.url}/api/v2/plans/${plan.json.data.id}/json-output`, {
-      headers: { Authorization: `Bearer ${manageTeam}` },
-      redirect: "manual",
-    });
-    expect(redirect.status).toBe(307);
-    const followed = await fetch(redirect.headers.get("location")!);
-    expect(await followed.json()).toEqual(jsonPlan);
-    const user = await createUser(api);
-    expect((await tfe(api, "GET", `plans/${plan.json.data.id}/json-output`, user.token)).status).toBe(404);
-  }, 120_000);
+    // Outputs: values for readers, null for the sensitive one; its value for manage-workspaces teams only.
+    const outputs = await tfe(
+      keyway,
+      "GET",
+      `workspaces/${workspace.workspaceId}/current-state-version-outputs`,
+      readTeam,
+    );
+    expect(outputs.status).toBe(200);
+    const byName = Object.fromEntries(outputs.json.data.map((o: Json) => [o.attributes.name, o]));
+    expect(byName.name.attributes).toMatchObject({ sensitive: false, value: "alpha", type: "string" });
+    expect(byName.size.attributes).toMatchObject({ sensitive: false, value: 1, type: "number" });
+    expect(byName.secret.attributes).toMatchObject({ sensitive: true, value: null });
+    expect(JSON.stringify(outputs.json)).not.toContain(secret);
+    const listed = await tfe(keyway, "GET", `state-versions/${sv.json.data.id}/outputs`, orgToken);
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.json)).not.toContain(secret);
+    const revealed = await tfe(keyway, "GET", `state-version-outputs/${byName.secret.id}`, manageTeam);
+    expect(revealed.status).toBe(200);
+    expect(revealed.json.data.attributes).toMatchObject({ name: "secret", sensitive: true, value: secret });
+    for (const token of [readTeam, orgToken])
+      expect((await tfe(keyway, "GET", `state-version-outputs/${byName.secret.id}`, token)).status).toBe(404);
+    const plain = await tfe(keyway, "GET", `state-version-outputs/${byName.name.id}`, orgToken);
+    expect(plain.json.data.attributes.value).toBe("alpha");
+  }, 180_000);
 });

@@ -14,6 +14,10 @@
  *
  * The expected rights of each caller are written here from the decisions, not read from
  * src/nocode/permissions.ts, so a change of the permission model has to change this too.
+ *
+ * N20's rights, which narrow inside routes (sensitive outputs, the state download, the
+ * workspace's permissions) and whose permitted POSTs change things, have their own rows at
+ * the end, sent as every caller kind (manage-workspaces users and teams and owners too).
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -21,17 +25,27 @@ import { nocodeApp } from "../../../src/nocode/app";
 import { clearNocodeCache } from "../../../src/nocode/cache";
 import { type RouteRule, ruleOf } from "../../../src/nocode/route-rights";
 import { isUnauthenticatedRoute, UNAUTHENTICATED_ROUTES } from "../../../src/nocode/unauthenticated";
+import { createAgentToken, createAgentWorkspace, createPool, stateWith } from "../../helpers/agents";
 import {
   ADMIN,
   bootstrapOrg,
+  createMember,
   createOrgToken,
   createTeam,
   createTeamToken,
   createUser,
+  type TfeAnswer,
   tfe,
   uniqueName,
 } from "../../helpers/nocode";
-import { createRegistryModule, enableNoCode, noCodeModuleDoc } from "../../helpers/nocode-modules";
+import {
+  createRegistryModule,
+  enableNoCode,
+  type NoCodeOrg,
+  noCodeModuleDoc,
+  noCodeOrg,
+} from "../../helpers/nocode-modules";
+import { type AppliedAgentRun, appliedAgentRun, followLink, md5Hex } from "./state-versions/run-data-helpers";
 import { e5, UPGRADE_TEST_TIMEOUT, upgradeReady } from "./upgrade/upgrade-helpers";
 
 type CallerName = "none" | "otherOrgToken" | "otherOwner" | "orgToken" | "readOnlyTeam" | "admin";
@@ -355,4 +369,281 @@ describe("the /api/v2 authorization matrix (N2a, N10, N10a)", { timeout: UPGRADE
       }
     });
   }
+});
+
+/**
+ * N20's rights, row by row, for every kind of caller: the rule of a route says only its base
+ * right, while N20 narrows inside routes (a sensitive output, the download link, the
+ * workspace's permissions), and a permitted lock, unlock, force-unlock or recovery upload
+ * changes things for real. So each row here is sent as every caller, the permitted side on a
+ * workspace made for that cell (its answer checked in HCP's shape), the refused side on the
+ * shared one (404, nothing changed).
+ */
+type RunDataCaller =
+  | "none"
+  | "otherOrgToken"
+  | "otherOwner"
+  | "admin"
+  | "orgToken"
+  | "readTeam"
+  | "readUser"
+  | "manageTeam"
+  | "manageUser"
+  | "owner";
+const RUN_DATA_CALLERS: readonly RunDataCaller[] = [
+  "none",
+  "otherOrgToken",
+  "otherOwner",
+  "admin",
+  "orgToken",
+  "readTeam",
+  "readUser",
+  "manageTeam",
+  "manageUser",
+  "owner",
+];
+/** N20's three levels: read-workspaces; manage-workspaces as a user or team (never the organization token); owners. */
+type RunDataLevel = "read" | "manage" | "owner";
+const LEVELS: Record<RunDataCaller, ReadonlySet<RunDataLevel>> = {
+  none: new Set(),
+  otherOrgToken: new Set(),
+  otherOwner: new Set(),
+  admin: new Set(),
+  orgToken: new Set(["read"]),
+  readTeam: new Set(["read"]),
+  readUser: new Set(["read"]),
+  manageTeam: new Set(["read", "manage"]),
+  manageUser: new Set(["read", "manage"]),
+  owner: new Set(["read", "manage", "owner"]),
+};
+
+describe("N20's rights for every caller (run data, state, locks, recovery)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
+  let rd: NoCodeOrg;
+  let poolId: string;
+  let applied: AppliedAgentRun;
+  let svId: string;
+  const tokens = {} as Record<Exclude<RunDataCaller, "none">, string>;
+  const tokenOf = (caller: RunDataCaller) => (caller === "none" ? null : tokens[caller]);
+  const may = (caller: RunDataCaller, level: RunDataLevel) => LEVELS[caller].has(level);
+  const refusedStatus = (caller: RunDataCaller) => (caller === "none" ? 401 : 404);
+
+  beforeAll(async () => {
+    rd = await noCodeOrg();
+    poolId = await createPool(rd);
+    const poolToken = (await createAgentToken(poolId, rd.ownerToken)).token;
+    applied = await appliedAgentRun(rd, poolId, poolToken);
+    const ws = await tfe("GET", `workspaces/${applied.workspaceId}`, { token: rd.ownerToken });
+    svId = ws.json.data.relationships["current-state-version"].data.id;
+    const other = await bootstrapOrg();
+    Object.assign(tokens, {
+      otherOrgToken: await createOrgToken(other.org),
+      otherOwner: other.ownerToken,
+      admin: ADMIN,
+      orgToken: await createOrgToken(rd.org),
+      readTeam: await createTeamToken(await createTeam(rd.org, { "read-workspaces": true })),
+      readUser: (await createMember(rd.org, { "read-workspaces": true })).token,
+      manageTeam: await createTeamToken(await createTeam(rd.org, { "manage-workspaces": true })),
+      manageUser: (await createMember(rd.org, { "manage-workspaces": true })).token,
+      owner: rd.ownerToken,
+    });
+  }, UPGRADE_TEST_TIMEOUT);
+
+  /** A workspace of its own for a cell that changes things (its first run waits for an agent). */
+  const freshWorkspace = async () => (await createAgentWorkspace(rd, poolId)).workspace.id as string;
+  const act = (workspaceId: string, action: string, caller: RunDataCaller) =>
+    tfe("POST", `workspaces/${workspaceId}/actions/${action}`, { token: tokenOf(caller), body: { reason: "matrix" } });
+
+  /** A read row: each caller's status, and the answer's content for those permitted. */
+  const reads: {
+    row: string;
+    level: RunDataLevel;
+    path: () => string;
+    status: number;
+    check?: (res: TfeAnswer, caller: RunDataCaller) => Promise<void> | void;
+  }[] = [
+    {
+      row: "GET /workspaces/:id/current-state-version (download link for manage-workspaces users and teams)",
+      level: "read",
+      path: () => `workspaces/${applied.workspaceId}/current-state-version`,
+      status: 200,
+      check: async (res, caller) => {
+        const link = res.json.data.attributes["hosted-state-download-url"];
+        if (!may(caller, "manage")) return expect(link, caller).toBeNull();
+        const download = await followLink(link);
+        expect(download.status, caller).toBe(200);
+        expect(await md5Hex(new TextEncoder().encode(download.text))).toBe(res.json.data.attributes.md5);
+      },
+    },
+    {
+      row: "GET /state-versions/:id",
+      level: "read",
+      path: () => `state-versions/${svId}`,
+      status: 200,
+      check: (res, caller) => {
+        expect(res.json.data.attributes.serial).toBe(1);
+        expect(res.json.data.attributes["hosted-state-download-url"] !== null, caller).toBe(may(caller, "manage"));
+      },
+    },
+    ...["state-versions/:sv/outputs", "workspaces/:ws/current-state-version-outputs"].map((template) => ({
+      row: `GET /${template} (sensitive values null for everyone)`,
+      level: "read" as const,
+      path: () => template.replace(":sv", svId).replace(":ws", applied.workspaceId),
+      status: 200,
+      check: (res: TfeAnswer) => {
+        const values = Object.fromEntries(
+          res.json.data.map((o: { attributes: { name: string; value: unknown } }) => [
+            o.attributes.name,
+            o.attributes.value,
+          ]),
+        );
+        expect(values).toEqual({ name: "pet-fluffy", secret: null, zones: ["a", "b"] });
+      },
+    })),
+    {
+      row: "GET /state-version-outputs/:id of a plain output",
+      level: "read",
+      path: () => `state-version-outputs/wsout-${svId.slice(3)}-0`,
+      status: 200,
+      check: (res) => expect(res.json.data.attributes.value).toBe("pet-fluffy"),
+    },
+    {
+      row: "GET /state-version-outputs/:id of a sensitive output",
+      level: "manage",
+      path: () => `state-version-outputs/wsout-${svId.slice(3)}-1`,
+      status: 200,
+      check: (res) => expect(res.json.data.attributes).toMatchObject({ sensitive: true, value: "hunter2" }),
+    },
+    ...["plans/:plan/json-output", "runs/:run/plan/json-output"].map((template) => ({
+      row: `GET /${template}`,
+      level: "manage" as const,
+      path: () => template.replace(":plan", applied.planId).replace(":run", applied.runId),
+      status: 307,
+      check: async (res: TfeAnswer) => {
+        const plan = await followLink(res.headers.get("location")!);
+        expect(plan.status).toBe(200);
+        expect(JSON.parse(plan.text)).toEqual(applied.jsonPlan);
+      },
+    })),
+  ];
+
+  for (const read of reads) {
+    it(read.row, async () => {
+      for (const caller of RUN_DATA_CALLERS) {
+        const res = await tfe("GET", read.path(), { token: tokenOf(caller) });
+        const cell = `${read.row} as ${caller}: ${res.status} ${res.text.slice(0, 200)}`;
+        if (!may(caller, read.level)) {
+          expect(res.status, cell).toBe(refusedStatus(caller));
+          continue;
+        }
+        expect(res.status, cell).toBe(read.status);
+        await read.check?.(res, caller);
+      }
+    });
+  }
+
+  it("the workspace's permissions say the same (can-read-state-versions, can-read-state-outputs, locks, recovery)", async () => {
+    for (const caller of RUN_DATA_CALLERS) {
+      const res = await tfe("GET", `workspaces/${applied.workspaceId}`, { token: tokenOf(caller) });
+      if (!may(caller, "read")) {
+        expect(res.status, caller).toBe(refusedStatus(caller));
+        continue;
+      }
+      expect(res.json.data.attributes.permissions, caller).toMatchObject({
+        "can-read-state-versions": may(caller, "manage"),
+        "can-read-state-outputs": true,
+        "can-lock": may(caller, "manage"),
+        "can-unlock": may(caller, "manage"),
+        "can-force-unlock": may(caller, "owner"),
+        "can-create-state-versions": may(caller, "owner"),
+      });
+    }
+  });
+
+  /** A refused change: 401/404 and nothing changed anywhere. */
+  async function refused(caller: RunDataCaller, send: () => Promise<TfeAnswer>, row: string) {
+    clearNocodeCache();
+    const before = await snapshot();
+    const res = await send();
+    expect(res.status, `${row} as ${caller}: ${res.status} ${res.text.slice(0, 200)}`).toBe(refusedStatus(caller));
+    expect(await snapshot(), `${row} as ${caller}: something changed`).toBe(before);
+  }
+
+  it("POST /workspaces/:id/actions/lock: manage-workspaces users and teams (the organization token 404)", async () => {
+    const shared = await freshWorkspace();
+    for (const caller of RUN_DATA_CALLERS) {
+      if (!may(caller, "manage")) {
+        await refused(caller, () => act(shared, "lock", caller), "lock");
+        continue;
+      }
+      const res = await act(await freshWorkspace(), "lock", caller);
+      expect(res.status, `lock as ${caller}: ${res.text}`).toBe(200);
+      expect(res.json.data.attributes.locked).toBe(true);
+      expect(res.json.data.relationships["locked-by"].data.type).toBe(caller === "manageTeam" ? "teams" : "users");
+    }
+  });
+
+  it("POST /workspaces/:id/actions/unlock: manage-workspaces users and teams, of their own lock", async () => {
+    const shared = await freshWorkspace();
+    expect((await act(shared, "lock", "owner")).status).toBe(200);
+    for (const caller of RUN_DATA_CALLERS) {
+      if (!may(caller, "manage")) {
+        await refused(caller, () => act(shared, "unlock", caller), "unlock");
+        continue;
+      }
+      const own = await freshWorkspace();
+      expect((await act(own, "lock", caller)).status).toBe(200);
+      const res = await act(own, "unlock", caller);
+      expect(res.status, `unlock as ${caller}: ${res.text}`).toBe(200);
+      expect(res.json.data.attributes.locked).toBe(false);
+    }
+  });
+
+  it("POST /workspaces/:id/actions/force-unlock: owners only (manage-workspaces 404)", async () => {
+    const shared = await freshWorkspace();
+    expect((await act(shared, "lock", "manageUser")).status).toBe(200);
+    for (const caller of RUN_DATA_CALLERS) {
+      if (!may(caller, "owner")) {
+        await refused(caller, () => act(shared, "force-unlock", caller), "force-unlock");
+        continue;
+      }
+      const res = await act(shared, "force-unlock", caller);
+      expect(res.status, `force-unlock as ${caller}: ${res.text}`).toBe(200);
+      expect(res.json.data.attributes.locked).toBe(false);
+    }
+  });
+
+  it("POST /workspaces/:id/state-versions (recovery): owners holding the lock only", async () => {
+    const shared = await freshWorkspace();
+    expect((await act(shared, "lock", "owner")).status).toBe(200);
+    const state = stateWith(1, "lineage-matrix", ["terraform_data.m"]);
+    const bytes = new TextEncoder().encode(JSON.stringify(state));
+    const body = {
+      data: {
+        type: "state-versions",
+        attributes: {
+          serial: 1,
+          lineage: "lineage-matrix",
+          md5: await md5Hex(bytes),
+          state: btoa(JSON.stringify(state)),
+        },
+      },
+    };
+    const send = (caller: RunDataCaller) =>
+      tfe("POST", `workspaces/${shared}/state-versions`, { token: tokenOf(caller), body });
+    for (const caller of RUN_DATA_CALLERS) {
+      if (!may(caller, "owner")) {
+        await refused(caller, () => send(caller), "recovery upload");
+        continue;
+      }
+      const res = await send(caller);
+      expect(res.status, `recovery upload as ${caller}: ${res.text}`).toBe(201);
+      expect(res.json.data.attributes).toMatchObject({
+        serial: 1,
+        lineage: "lineage-matrix",
+        md5: body.data.attributes.md5,
+      });
+    }
+    // The generic matrix's read-back is stale now.
+    current = undefined;
+  });
 });

@@ -232,6 +232,23 @@ describe("uploads and state (N20)", () => {
     expect(lock.json.errors[0].detail).toBe("lock-file exceeds the limit of 1 MiB");
     const notJson = await agentCall("PUT", `jobs/${jobId}/json-plan`, { token: jobToken, rawBody: "{" });
     expect(notJson.status).toBe(400);
+    expect(notJson.json.errors[0].detail).toContain("the JSON plan is not valid: not JSON");
+    // Without Content-Length a JSON plan is taken as a stream and refused once it passes 64 MiB.
+    const piece = new TextEncoder().encode("b".repeat(1024 * 1024));
+    let sent = 0;
+    const chunked = await agentCall("PUT", `jobs/${jobId}/json-plan`, {
+      token: jobToken,
+      rawBody: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"format_version":"1.2","x":"'));
+          if (sent > 65) controller.close();
+          else controller.enqueue(piece);
+          sent++;
+        },
+      }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(chunked.json.errors[0].detail).toBe("JSON plan exceeds the limit of 64 MiB");
     // A plan job does not upload state.
     const state = await agentCall("PUT", `jobs/${jobId}/state`, { token: jobToken, rawBody: "{}" });
     expect(state.status).toBe(409);
@@ -251,6 +268,23 @@ describe("uploads and state (N20)", () => {
       headers: { "Content-Length": String(64 * 1024 * 1024 + 1) },
     });
     expect(big.json.errors[0].detail).toBe("state exceeds the limit of 64 MiB");
+    // Without Content-Length the state is taken as a stream and refused once it passes 64 MiB.
+    const piece = new TextEncoder().encode("a".repeat(1024 * 1024));
+    let sent = 0;
+    const chunked = await agentCall("PUT", `jobs/${applyId}/state`, {
+      token: applyToken,
+      rawBody: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"serial":9,"lineage":"L1","x":"'));
+          if (sent > 65) controller.close();
+          else controller.enqueue(piece);
+          sent++;
+        },
+      }),
+    });
+    expect(chunked.status).toBe(413);
+    expect(chunked.json.errors[0].detail).toBe("state exceeds the limit of 64 MiB");
+    expect((await put(first)).json).toMatchObject({ serial: 3, created: false });
     const other = await put(stateWith(4, "L2", ["terraform_data.a"]));
     expect(other.status).toBe(409);
     expect(other.json.errors[0].detail).toBe("lineage mismatch");

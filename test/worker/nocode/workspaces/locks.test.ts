@@ -14,7 +14,7 @@ import {
   registerAgent,
 } from "../../../helpers/agents";
 import { createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
-import { type NoCodeOrg, noCodeOrg, waitForRun } from "../../../helpers/nocode-modules";
+import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, waitForRun } from "../../../helpers/nocode-modules";
 
 let ctx: NoCodeOrg;
 let poolId: string;
@@ -110,7 +110,6 @@ describe("workspace locks (N20)", () => {
     const byRun = await act(workspaceId, "unlock", ctx.ownerToken);
     expect(byRun.status).toBe(409);
     expect(byRun.json.errors[0].detail).toContain("locked by a run");
-    expect((await act(workspaceId, "force-unlock", ctx.ownerToken)).status).toBe(409);
     await agentCall("PUT", `jobs/${jobId}/json-plan`, {
       token: jobToken,
       rawBody: JSON.stringify(jsonPlanCreating(["terraform_data.a"])),
@@ -131,5 +130,74 @@ describe("workspace locks (N20)", () => {
     await waitForRun(runId, ctx.ownerToken, ["errored"]);
     // The run ended: the lock is free.
     expect((await act(workspaceId, "lock", ctx.ownerToken)).status).toBe(200);
+  });
+
+  it("force-unlock of a lock a planning run holds cancels the run and signals its agent", async () => {
+    const { workspaceId, runId, engine } = await queuedAgentWorkspace();
+    const session = await registerAgent(poolToken, engine);
+    const jobId = (await agentCall("GET", "jobs/next?wait=2", { session })).json.job.id;
+    const jobToken = (await agentCall("POST", `jobs/${jobId}/start`, { session })).json["job-token"];
+    await waitForRun(runId, ctx.ownerToken, ["planning"]);
+    expect((await act(workspaceId, "force-unlock", manageTeam)).status).toBe(404);
+    const forced = await act(workspaceId, "force-unlock", ctx.ownerToken);
+    expect(forced.status).toBe(200);
+    expect(forced.json.data.attributes.locked).toBe(false);
+    const run = await waitForRun(runId, ctx.ownerToken, ["canceled"]);
+    expect(run.attributes["error-message"]).toBe("the workspace's lock was force-unlocked by an owner");
+    const ping = await agentCall("POST", "ping", { session, body: { status: "busy" } });
+    expect(ping.json.signals).toEqual([{ "job-id": jobId, signal: "cancel" }]);
+    // The agent's finish answers the ended job; the workspace is free for a user's lock.
+    const done = await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "canceled" } });
+    expect(done.status).toBe(200);
+    expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("canceled");
+    expect((await act(workspaceId, "lock", manageUser)).status).toBe(200);
+    expect((await act(workspaceId, "force-unlock", ctx.ownerToken)).status).toBe(200);
+  });
+
+  it("force-unlock discards a planned run and cancels one whose apply is queued (its job is never handed out)", async () => {
+    const planned = async () => {
+      const { workspaceId, runId, engine } = await queuedAgentWorkspace();
+      const session = await registerAgent(poolToken, engine);
+      const jobId = (await agentCall("GET", "jobs/next?wait=2", { session })).json.job.id;
+      const token = (await agentCall("POST", `jobs/${jobId}/start`, { session })).json["job-token"];
+      await agentCall("PUT", `jobs/${jobId}/json-plan`, {
+        token,
+        rawBody: JSON.stringify(jsonPlanCreating(["terraform_data.a"])),
+      });
+      await agentCall("POST", `jobs/${jobId}/finish`, { token, body: { status: "finished" } });
+      await waitForRun(runId, ctx.ownerToken, ["planned"]);
+      return { workspaceId, runId, session };
+    };
+    const first = await planned();
+    const forced = await act(first.workspaceId, "force-unlock", ctx.ownerToken);
+    expect(forced.status).toBe(200);
+    expect(forced.json.data.attributes.locked).toBe(false);
+    expect((await tfe("GET", `runs/${first.runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
+      "discarded",
+    );
+    expect((await act(first.workspaceId, "force-unlock", ctx.ownerToken)).status).toBe(409);
+
+    const second = await planned();
+    expect((await tfe("POST", `runs/${second.runId}/actions/apply`, { token: ctx.ownerToken })).status).toBe(202);
+    await waitForRun(second.runId, ctx.ownerToken, ["apply_queued"]);
+    expect((await act(second.workspaceId, "force-unlock", ctx.ownerToken)).status).toBe(200);
+    const canceled = await waitForRun(second.runId, ctx.ownerToken, ["canceled"]);
+    expect(canceled.attributes["error-message"]).toBe("the workspace's lock was force-unlocked by an owner");
+    expect((await agentCall("GET", "jobs/next?wait=1", { session: second.session })).status).toBe(204);
+  });
+
+  it("force-unlock of a remote workspace's planned run discards it", async () => {
+    const { workspace, runId } = await createNoCodeWorkspace(ctx.noCodeModuleId, ctx.ownerToken, {
+      "auto-apply": false,
+    });
+    await waitForRun(runId, ctx.ownerToken, ["planned"]);
+    expect((await act(workspace.id, "lock", manageTeam)).status).toBe(409);
+    const forced = await act(workspace.id, "force-unlock", ctx.ownerToken);
+    expect(forced.status).toBe(200);
+    expect(forced.json.data.attributes.locked).toBe(false);
+    expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
+      "discarded",
+    );
+    expect((await act(workspace.id, "lock", manageTeam)).status).toBe(200);
   });
 });

@@ -447,7 +447,7 @@ async function planItem(
     if (latest?.kind === "upgrade" && latest.message?.includes(rollout.id))
       return latest.status === "planned" || latest.executionMode !== "agent"
         ? recordPlan(db, rollout, module, item, latest, deps)
-        : recordQueuedRun(db, rollout, module, item, latest, deps);
+        : recordQueuedRun(env, db, rollout, module, item, latest, deps);
   }
   // N15: changed by someone else since the rollout began → skipped, never overwritten.
   if (workspace.latestRunId !== item.baselineRunId)
@@ -478,7 +478,7 @@ async function planItem(
     return;
   }
   if (result.kind === "no-upgrade") return skip(result.message);
-  if (result.kind === "queued") return recordQueuedRun(db, rollout, module, item, result.run, deps);
+  if (result.kind === "queued") return recordQueuedRun(env, db, rollout, module, item, result.run, deps);
   return recordPlan(db, rollout, module, item, result.run, deps);
 }
 
@@ -488,6 +488,7 @@ async function planItem(
  * item named its run (the notice of that `finish` found no item to wake).
  */
 async function recordQueuedRun(
+  env: UpgradeEnv,
   db: Db,
   rollout: RolloutRow,
   module: NoCodeModuleRow,
@@ -501,7 +502,7 @@ async function recordQueuedRun(
   });
   if (!recorded) {
     // The item ended meanwhile (cancel, failure): its run must not wait for anyone.
-    await discardOrCancelRun(db, run.id, deps.now());
+    await discardOrCancelRun(db, run.id, deps.now(), env);
     return;
   }
   logItem(rollout, item.workspaceId, "planning", { run: run.id, reason: run.statusReason });

@@ -6,11 +6,15 @@
  * queued plan job with it, in one D1 batch (a transaction): either this batch or the
  * agent's `start` (which moves the job `queued → running` and the run `plan_queued →
  * planning` together) wins, never both, so a job canceled here is never started, and a
- * run an agent already took is left to it. A run `planning` is not canceled here.
+ * run an agent already took is left to it. A run `planning` is not canceled here. The
+ * pool is then told to drop the canceled job (best effort: its minute reconciliation with
+ * D1 drops it too, and an agent that polled it meanwhile is refused at `start`).
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, runs } from "../../db/schema";
+import { logError } from "../../lib/log";
+import { type QueueJobEnv, tellPoolJobCanceled } from "../agent-queue";
 import { discardPlannedRunStatements, dropVarChangesQuery, type RunStatus, transitionRunQuery } from "./repo";
 
 /** The statuses of a run that a discard cancels in place (N19a: queued, not yet taken by an agent or the planner). */
@@ -39,20 +43,35 @@ function cancelQueuedRunStatements(db: Db, runId: string, at: number) {
           inArray(agentJobs.status, ["queued"]),
           sql`EXISTS (SELECT 1 FROM ${runs} WHERE ${canceled})`,
         ),
-      ),
+      )
+      .returning({ id: agentJobs.id, poolId: agentJobs.poolId }),
   ] as const;
 }
 
 /**
  * Discard `runId` if it is `planned`, or cancel it if it is still queued (see the file
  * comment). Returns what happened; null when the run was in neither state (the caller's 409).
+ * With `pools`, the pool of a canceled job is told to drop it.
  *
  * @example
- * if (!(await discardOrCancelRun(db, run.id))) throw conflict(`The run is ${run.status}`);
+ * if (!(await discardOrCancelRun(db, run.id, Date.now(), c.env))) throw conflict(`The run is ${run.status}`);
  */
-export async function discardOrCancelRun(db: Db, runId: string, now = Date.now()): Promise<DiscardOutcome> {
+export async function discardOrCancelRun(
+  db: Db,
+  runId: string,
+  now = Date.now(),
+  pools?: QueueJobEnv,
+): Promise<DiscardOutcome> {
   const [discarded] = await db.batch(discardPlannedRunStatements(db, runId, now));
   if (discarded.length > 0) return "discarded";
-  const [canceled] = await db.batch(cancelQueuedRunStatements(db, runId, now));
-  return canceled.length > 0 ? "canceled" : null;
+  const [canceled, , jobs] = await db.batch(cancelQueuedRunStatements(db, runId, now));
+  if (canceled.length === 0) return null;
+  for (const job of pools ? jobs : []) {
+    try {
+      await tellPoolJobCanceled(pools!, job.poolId, job.id);
+    } catch (err) {
+      logError("", "could not tell the agent pool of a canceled job", err);
+    }
+  }
+  return "canceled";
 }

@@ -77,7 +77,7 @@ runRoutes.post(
   async (c) => {
     const db = c.var.db;
     const run = runById.of(c);
-    if (!(await discardOrCancelRun(db, run.id)))
+    if (!(await discardOrCancelRun(db, run.id, Date.now(), c.env)))
       throw conflict(`The run is ${run.status}: only a planned run can be discarded, or a queued one canceled`);
     // N15: a rollout's plan discarded by hand — the rollout's next step skips that workspace.
     await notifyRolloutOfRun(db, run.id, async (message) => {

@@ -55,7 +55,7 @@ export type InitiateResult =
  * discarded; N19a: a stale upgrade run still queued for an agent is canceled; any other
  * non-terminal run → 409.
  */
-async function discardStaleUpgradePlans(db: Db, workspace: WorkspaceRow, now: number): Promise<void> {
+async function discardStaleUpgradePlans(env: UpgradeEnv, db: Db, workspace: WorkspaceRow, now: number): Promise<void> {
   for (const run of await listActiveRuns(db, workspace.id)) {
     const stale =
       run.kind === "upgrade" &&
@@ -68,7 +68,7 @@ async function discardStaleUpgradePlans(db: Db, workspace: WorkspaceRow, now: nu
     }
     // Conditional: if E7 confirmed it (or an agent took it) meanwhile, this changes nothing
     // and E5 answers 409 below.
-    await discardOrCancelRun(db, run.id, now);
+    await discardOrCancelRun(db, run.id, now, env);
   }
 }
 
@@ -178,7 +178,7 @@ export async function planUpgrade(
     };
   }
 
-  await discardStaleUpgradePlans(db, workspace, now);
+  await discardStaleUpgradePlans(env, db, workspace, now);
 
   const configuration: UpgradeRunConfiguration = {
     ...(await buildRunConfiguration({ noCodeModule: module, version, values, options, storedVars: stored })),

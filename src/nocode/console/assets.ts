@@ -4,9 +4,10 @@
  * they are kept here as text. The script only refreshes the runs of a page while a run
  * is in progress; every page works without it.
  */
+import { PLAN_CHANGES_CSS } from "../plan-page/render-changes";
 
 /** Bump when either asset changes (it is part of their URLs). */
-export const ASSET_VERSION = "2";
+export const ASSET_VERSION = "3";
 
 export const CONSOLE_CSS = `
 :root {
@@ -98,7 +99,7 @@ ul.plain li { padding: .35rem 0; border-bottom: 1px solid var(--line); }
   dl.facts dd { margin-bottom: .4rem; }
   th.optional, td.optional { display: none; }
 }
-`;
+${PLAN_CHANGES_CSS}`;
 
 /**
  * Progressive refresh of run status: while the page shows a run in progress

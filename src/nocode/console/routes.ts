@@ -44,6 +44,7 @@ import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
+import { loadEnginePlan } from "../plan-page/engine-plan";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
 import { readRolloutDocument } from "../rollouts/input";
@@ -73,6 +74,7 @@ import {
   rolloutPage,
   rolloutPath,
   signInPage,
+  upgradePendingPage,
   upgradeReviewPage,
   type Viewer,
   workspacePage,
@@ -460,9 +462,13 @@ consoleApp.get("/:org/workspaces/:name", rights({ right: "read-workspaces" }), a
     module ? catalog(db, ws.organization, { includeDisabled: true }) : Promise.resolve([]),
   ]);
   const entry = entries.find((e) => e.module.id === module?.id);
+  // N19: an agent workspace shows its latest plan's changes from the engine's JSON plan.
+  const planned = ws.executionMode === "agent" ? runs.find((r) => r.plan && r.executionMode === "agent") : undefined;
+  const latestPlan = planned ? { run: planned, view: await loadEnginePlan(c.env, db, planned) } : undefined;
   return page(
     c,
     workspacePage(c.var.viewer, ws.organization, ws, {
+      latestPlan,
       vars,
       runs,
       moduleName: entry?.registryModule.name ?? null,
@@ -497,8 +503,9 @@ async function upgradeRun(c: Ctx, db: Db, ws: WorkspaceRow) {
 consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-workspaces" }), async (c) => {
   const { db, ws } = await workspaceOf(c);
   const run = await upgradeRun(c, db, ws);
-  const model = await loadPlanPageModel(db, { workspace: ws, run });
-  if (!model) throw notFound();
+  const model = await loadPlanPageModel(db, { workspace: ws, run }, c.env);
+  // N19: an agent plans the upgrade after E5 answered; until then the page says what it waits for.
+  if (!model) return page(c, upgradePendingPage(c.var.viewer, ws.organization, ws, run));
   const canManage = c.var.orgRights.has("run-workspaces");
   return page(c, upgradeReviewPage(c.var.viewer, ws.organization, ws, model, canManage));
 });

@@ -7,7 +7,7 @@
 import { PLAN_CHANGES_CSS } from "../plan-page/render-changes";
 
 /** Bump when either asset changes (it is part of their URLs). */
-export const ASSET_VERSION = "3";
+export const ASSET_VERSION = "4";
 
 export const CONSOLE_CSS = `
 :root {
@@ -65,6 +65,7 @@ form.inline { display: inline; }
   width: 100%; max-width: 32rem; font: inherit; padding: .45rem .55rem;
   border: 1px solid #8a949e; border-radius: var(--radius); background: #fff; color: var(--ink);
 }
+.field input.secret { max-width: none; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9rem; }
 .field input[type=checkbox] { width: auto; max-width: none; margin: 0 .5rem 0 0; vertical-align: middle; }
 .field .type { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; background: #eef1f4; padding: 0 .3rem; border-radius: 3px; }
 .required { color: var(--danger); font-weight: 600; }

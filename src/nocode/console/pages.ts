@@ -39,7 +39,7 @@ export const reviewPath = (org: string, name: string, runId: string) =>
 /** The page around `body`. */
 export function layout(title: string, body: Markup, viewer: Viewer | null, crumbs: Markup | "" = ""): Markup {
   const who = viewer
-    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>
+    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>${viewer.session.caller.kind === "user" ? html`<a href="/app/settings/tokens">API tokens</a>` : ""}
 <form method="post" action="/app/~/sign-out"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Sign out</button></form></div>`
     : "";
   const assets = html`<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
@@ -64,15 +64,33 @@ export function messagePage(title: string, text: string, viewer: Viewer | null):
   );
 }
 
-/** Sign in with a user or team token. */
-export function signInPage(csrf: string, error: string | null, next: string): Markup {
+/** Sign in with a user or team token (or the organization's single sign-on), then go to `returnTo` (already checked: a console path). */
+export function signInPage(
+  csrf: string,
+  error: string | null,
+  returnTo: string,
+  sso: { organization: string; provider: string } | null = null,
+): Markup {
   const invalid = error !== null;
+  const terraformLogin = new URLSearchParams(returnTo.split("?")[1] ?? "").get("source") === "terraform-login";
+  // N16: an organization with single sign-on offers it first; the form carries the same CSRF token.
+  const ssoCard = sso
+    ? html`<div class="card">
+<h2>Sign in to ${sso.organization} with single sign-on</h2>
+<form method="post" action="/app/~/sso/${enc(sso.organization)}/start">
+<input type="hidden" name="csrf" value="${csrf}">
+<button type="submit">Sign in with ${sso.provider}</button>
+</form>
+</div>`
+    : "";
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
+${terraformLogin ? html`<p class="notice" role="status"><strong>terraform login</strong> is waiting in your terminal. Sign in, create a token on the next page, then paste it into the terminal.</p>` : ""}
+${ssoCard}
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
-<form method="post" action="/app/~/sign-in${next === "/app" ? "" : `?next=${enc(next)}`}">
+<form method="post" action="/app/~/sign-in${returnTo === "/app" ? "" : `?return=${enc(returnTo)}`}">
 <input type="hidden" name="csrf" value="${csrf}">
 <div class="field${invalid ? " invalid" : ""}">
 <label for="token">API token <span class="required" aria-hidden="true">*</span></label>

@@ -8,8 +8,10 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
+import { logError } from "../../lib/log";
 import { describeJob, type JobDescription, type QueueJobEnv, queueAgentJob, stampRunStatuses } from "../agent-queue";
 import type { Plan } from "../planner";
+import { notifyRolloutOfRun } from "../rollout-hooks";
 import { type RunStatus, transitionRunReturningQuery } from "../runs/repo";
 import { type AgentJobRow, agentStatusQuery, type JobPhase, type JobStatus, moveJobQuery } from "./repo";
 
@@ -108,7 +110,7 @@ export type FinishOutcome = { status: JobStatus } | { error: string };
  * whose apply job is queued here); an apply that finished makes it `applied`.
  */
 export async function finishJob(
-  env: QueueJobEnv,
+  env: QueueJobEnv & Pick<Env, "PROVISION_QUEUE">,
   db: Db,
   job: AgentJobRow,
   verdict: { status: "finished" | "errored" | "canceled"; message: string | null },
@@ -180,7 +182,23 @@ export async function finishJob(
     return { status: again?.status ?? status };
   }
   if (queueApply) await queueAgentJob(env, db, job.runId, "apply", now);
+  await tellRolloutOfRun(env, db, job.runId);
   return { status };
+}
+
+/**
+ * N15, N19: a rollout waits on the real plans and applies of its items' runs; tell the
+ * rollout holding `runId` (if any) that the run moved. Best effort: the rollout's next
+ * step re-reads every item, so a lost notice only delays it.
+ */
+export async function tellRolloutOfRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db, runId: string): Promise<void> {
+  try {
+    await notifyRolloutOfRun(db, runId, async (message) => {
+      await env.PROVISION_QUEUE.send(message, { contentType: "json" });
+    });
+  } catch (err) {
+    logError("", "could not tell a rollout that its run moved", err);
+  }
 }
 
 /** A pool's queued jobs as its Durable Object keeps them (reconciliation with D1, oldest first). */

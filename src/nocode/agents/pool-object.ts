@@ -28,7 +28,7 @@ import { keyedHash } from "../../lib/crypto/hmac";
 import { type JobDescription, type JobSignal, REGISTRY_TOKEN_PURPOSE } from "../agent-queue";
 import { newId, randomAlphanumeric } from "../ids";
 import { EXACT_VERSION, parseConstraint, parseVersion, satisfies } from "../releases/version-constraints";
-import { endJobWithoutAgent, queuedJobsOfPool, startJobStatements } from "./jobs";
+import { endJobWithoutAgent, queuedJobsOfPool, startJobStatements, tellRolloutOfRun } from "./jobs";
 import { type AgentStatus, agentStatusQuery, poolTokens } from "./repo";
 import { agentSettings, durationText } from "./settings";
 
@@ -645,7 +645,7 @@ export class AgentPool extends DurableObject<Env> {
     if (s.jobId) {
       const job = this.running.get(s.jobId);
       if (job) {
-        await endJobWithoutAgent(db, job, jobEnd, message, now);
+        if (await endJobWithoutAgent(db, job, jobEnd, message, now)) await tellRolloutOfRun(this.env, db, job.runId);
         this.dropRunning(job.id);
       }
       s.jobId = null;
@@ -733,7 +733,8 @@ export class AgentPool extends DurableObject<Env> {
     for (const job of [...this.running.values()]) {
       const endedAt = endedAtOf(job);
       if (endedAt === null && now >= job.expiresAt) {
-        await endJobWithoutAgent(db, job, "errored", `job exceeded its time limit (${durationText(job.limitMs)})`, now);
+        const limit = `job exceeded its time limit (${durationText(job.limitMs)})`;
+        if (await endJobWithoutAgent(db, job, "errored", limit, now)) await tellRolloutOfRun(this.env, db, job.runId);
         job.signal ??= "cancel";
         job.endedAt = job.expiresAt;
         this.saveRunning(job);

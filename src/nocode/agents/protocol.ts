@@ -316,7 +316,11 @@ const inputsOp = operation({
 const stateGetOp = operation({
   tag: TAG,
   summary: "The workspace's current state (job token; N18, N20)",
-  answers: { 200: bytesAnswer("The state", JSON_MEDIA), 204: noneYet },
+  answers: {
+    // The state document exactly as the engine wrote it (Terraform's state format, version 4).
+    200: { description: "The state", contentType: JSON_MEDIA, schema: v.record(v.string(), v.unknown()) },
+    204: noneYet,
+  },
 });
 const planFileGetOp = operation({
   tag: TAG,

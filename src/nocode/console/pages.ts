@@ -570,11 +570,14 @@ export function rolloutPage(
     ACTIVE_ROLLOUT.has(rollout.status) ? button("cancel", "Cancel rollout", "danger") : "",
   ];
   const batches = items.length ? Math.max(...items.map((i) => i.batch)) + 1 : 0;
+  // N19: items whose run an agent has not planned yet wait like plans awaiting confirmation.
+  const waitingForPlan = items.filter((i) => i.status === "planning" && i.runId !== null).length;
   return layout(
     `Rollout ${rollout.id}`,
     html`<h1>Rollout to version ${rollout.targetVersion}</h1>
 <p>${statusBadge(rollout.status)} · batch ${Math.min(rollout.currentBatch + 1, batches)} of ${batches} · ${rollout.batchSize} per batch · confirms by itself: ${rollout.autoConfirm} · failures allowed: ${rollout.maxFailures}</p>
 ${rollout.reason ? html`<p class="card"><strong>Stopped:</strong> ${rollout.reason}</p>` : ""}
+${waitingForPlan ? html`<p>Waiting for ${waitingForPlan} plan(s) by an agent; the batch goes on once they are planned.</p>` : ""}
 <div class="actions">${actions}</div>
 <div class="table-wrap"><table><thead><tr><th>Batch</th><th>Workspace</th><th>Status</th><th>Plan</th><th>Reason</th></tr></thead><tbody>${items.map(
       (i) => {

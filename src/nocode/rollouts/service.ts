@@ -11,6 +11,13 @@
  *   `max-failures` items errored, plans the pending items of the current batch with E5's
  *   service, confirms as E7 does each plan that meets `auto-confirm`, and moves to the
  *   next batch once every item of this one ended.
+ * - N19: on an agent workspace E5 only queues the plan. The item then stays `planning`
+ *   with its run, showing the run's reason while it waits for an agent of the pool
+ *   ("waiting for an agent of pool <name>"); the batch waits for it like any plan, and the
+ *   agent's `finish` queues a step that records the real counts and judges
+ *   `auto-confirm` on them. Cancel (or a failure) cancels the runs still queued (N19a)
+ *   and discards the planned ones; a plan an agent is still making is discarded once it
+ *   reaches `planned`.
  * - Idempotence: every item and rollout status change is a conditional UPDATE in D1; a
  *   confirmation is the run's own conditional `planned → apply_queued`. A redelivered or
  *   duplicated step finds the rows already moved and does nothing twice.
@@ -28,11 +35,12 @@ import { provisionableVersion } from "../no-code-modules/provisionable";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
 import { rolloutStepMessage } from "../queue/messages";
 import { ACTIVE_ROLLOUT_STATUSES } from "../rollout-hooks";
+import { discardOrCancelRun } from "../runs/discard";
 import { discardPlannedRunStatements, findActiveRun, findRun, type RunRow } from "../runs/repo";
 import { planOf } from "../runs/serialize";
 import { confirmUpgradeRun } from "../upgrade/confirm";
 import type { UpgradeDeps } from "../upgrade/deps";
-import { planUpgrade } from "../upgrade/initiate";
+import { planUpgrade, type UpgradeEnv } from "../upgrade/initiate";
 import {
   findWorkspace,
   listModuleWorkspaces,
@@ -242,9 +250,11 @@ function meetsGate(gate: string, counts: ReturnType<typeof planCounts>): boolean
 }
 
 /**
- * Discard the unconfirmed plan of an item and mark it `to` (cancel, failure): the run's
- * own conditional `planned → discarded` decides against a concurrent confirmation; a
- * run confirmed meanwhile leaves the item applying.
+ * Discard the unconfirmed plan of an item and mark it `canceled` (cancel, failure): the
+ * run's own conditional `planned → discarded` decides against a concurrent confirmation;
+ * a run confirmed meanwhile leaves the item applying. N19a: a run still queued for an
+ * agent is canceled; one an agent is planning is left to finish, and discarded by the
+ * step its `finish` queues ({@link discardEndedRolloutPlans}).
  */
 async function discardItemPlan(
   db: Db,
@@ -254,9 +264,9 @@ async function discardItemPlan(
   at: number,
 ): Promise<void> {
   if (item.runId) {
-    await db.batch(discardPlannedRunStatements(db, item.runId, at));
+    const outcome = await discardOrCancelRun(db, item.runId, at);
     const run = await findRun(db, item.runId);
-    if (run && run.status !== "discarded") {
+    if (!outcome && run && run.status !== "discarded" && run.status !== "canceled") {
       await syncItemWithRun(db, rollout, item);
       return;
     }
@@ -363,9 +373,45 @@ async function confirmItem(
   }
 }
 
+/**
+ * N19: follow an item whose run an agent plans: record the plan once the run is `planned`
+ * (and confirm it when it meets the gate); while it waits, show the run's reason on the
+ * item ("waiting for an agent of pool <name>"); a run that ended is followed as any.
+ */
+async function followAgentPlan(
+  db: Db,
+  rollout: RolloutRow,
+  module: NoCodeModuleRow,
+  item: RolloutItemRow & { runId: string },
+  deps: UpgradeDeps,
+): Promise<void> {
+  const run = await findRun(db, item.runId);
+  if (!run) return;
+  if (run.status === "planned") return recordPlan(db, rollout, module, item, run, deps);
+  if (run.status === "pending" || run.status === "plan_queued" || run.status === "planning") {
+    const reason = run.status === "planning" ? null : (run.statusReason ?? "waiting for an agent");
+    if (reason !== item.reason)
+      await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "planning", deps.now(), { reason });
+    return;
+  }
+  return syncItemWithRun(db, rollout, item, run);
+}
+
+/**
+ * After a rollout ended (canceled, failed): items whose plan an agent was still making
+ * when it ended have their plan discarded (or their run canceled) now, and are canceled.
+ */
+async function discardEndedRolloutPlans(db: Db, rollout: RolloutRow, at: number): Promise<void> {
+  const reason =
+    rollout.status === "canceled" ? "the rollout was canceled" : `the rollout failed: ${rollout.reason ?? ""}`;
+  for (const item of await listRolloutItems(db, rollout.id)) {
+    if (item.status === "planning" && item.runId) await discardItemPlan(db, rollout, item, reason, at);
+  }
+}
+
 /** Plan one pending item of the current batch with E5's service (and confirm it when it meets the gate). */
 async function planItem(
-  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  env: UpgradeEnv,
   db: Db,
   rollout: RolloutRow,
   module: NoCodeModuleRow,
@@ -399,7 +445,9 @@ async function planItem(
   if (item.status === "planning" && workspace.latestRunId && workspace.latestRunId !== item.baselineRunId) {
     const latest = await findRun(db, workspace.latestRunId);
     if (latest?.kind === "upgrade" && latest.message?.includes(rollout.id))
-      return recordPlan(db, rollout, module, item, latest, deps);
+      return latest.status === "planned" || latest.executionMode !== "agent"
+        ? recordPlan(db, rollout, module, item, latest, deps)
+        : recordQueuedRun(env, db, rollout, module, item, latest, deps);
   }
   // N15: changed by someone else since the rollout began → skipped, never overwritten.
   if (workspace.latestRunId !== item.baselineRunId)
@@ -430,7 +478,35 @@ async function planItem(
     return;
   }
   if (result.kind === "no-upgrade") return skip(result.message);
+  if (result.kind === "queued") return recordQueuedRun(env, db, rollout, module, item, result.run, deps);
   return recordPlan(db, rollout, module, item, result.run, deps);
+}
+
+/**
+ * N19: E5 queued the item's run for an agent: the item keeps `planning` and records the
+ * run, then follows it at once, since the agent may have finished the plan before the
+ * item named its run (the notice of that `finish` found no item to wake).
+ */
+async function recordQueuedRun(
+  env: UpgradeEnv,
+  db: Db,
+  rollout: RolloutRow,
+  module: NoCodeModuleRow,
+  item: RolloutItemRow,
+  run: RunRow,
+  deps: UpgradeDeps,
+): Promise<void> {
+  const recorded = await transitionItem(db, rollout.id, item.workspaceId, ["planning"], "planning", deps.now(), {
+    runId: run.id,
+    reason: run.statusReason,
+  });
+  if (!recorded) {
+    // The item ended meanwhile (cancel, failure): its run must not wait for anyone.
+    await discardOrCancelRun(db, run.id, deps.now(), env);
+    return;
+  }
+  logItem(rollout, item.workspaceId, "planning", { run: run.id, reason: run.statusReason });
+  return followAgentPlan(db, rollout, module, { ...item, runId: run.id, reason: run.statusReason }, deps);
 }
 
 /** Record a planned run on its item; confirm it when it meets the gate. */
@@ -450,7 +526,8 @@ async function recordPlan(
     ["planning"],
     "waiting-confirmation",
     deps.now(),
-    { runId: run.id, ...counts },
+    // The reason an agent run waited with is over once it is planned.
+    { runId: run.id, reason: null, ...counts },
   );
   if (!recorded) {
     // The item ended meanwhile (cancel, failure): its plan must not wait for anyone.
@@ -474,7 +551,7 @@ function overFailures(rollout: RolloutRow, errored: number): string | null {
  * rollout's status afterwards.
  */
 export async function advanceRollout(
-  env: Pick<Env, "DB" | "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  env: Pick<Env, "DB"> & UpgradeEnv,
   rolloutId: string,
   deps: UpgradeDeps,
 ): Promise<string> {
@@ -486,6 +563,8 @@ export async function advanceRollout(
     await syncItemWithRun(db, rollout, item, run);
   if (rollout.status === "pending") await transitionRollout(db, rollout.id, ["pending"], "running", deps.now());
   rollout = (await findRollout(db, rolloutId))!;
+  if (rollout.status === "canceled" || rollout.status === "failed")
+    await discardEndedRolloutPlans(db, rollout, deps.now());
   if (rollout.status !== "running" && rollout.status !== "waiting-confirmation") return rollout.status;
 
   const module = await findNoCodeModule(db, rollout.noCodeModuleId);
@@ -507,7 +586,9 @@ export async function advanceRollout(
     // A pause, cancel or failure between two items stops planning at once.
     const now = await findRollout(db, rollout.id);
     if (now?.status !== "running" && now?.status !== "waiting-confirmation") return now?.status ?? "gone";
-    await planItem(env, db, rollout, module, item, deps);
+    if (item.status === "planning" && item.runId)
+      await followAgentPlan(db, rollout, module, { ...item, runId: item.runId }, deps);
+    else await planItem(env, db, rollout, module, item, deps);
     const failure = overFailures(rollout, await countErroredItems(db, rollout.id));
     if (failure) {
       await endRollout(db, rollout, active, "failed", failure, deps.now());
@@ -520,12 +601,16 @@ export async function advanceRollout(
     return "failed";
   }
   const batch = await listBatchItems(db, rollout.id, rollout.currentBatch);
-  const counts = Object.fromEntries(
-    ["applying", "applied", "skipped", "errored", "waiting-confirmation"].map((s) => [
-      s,
-      batch.filter((i) => i.status === s).length,
-    ]),
-  );
+  const counts = {
+    ...Object.fromEntries(
+      ["applying", "applied", "skipped", "errored", "waiting-confirmation"].map((s) => [
+        s,
+        batch.filter((i) => i.status === s).length,
+      ]),
+    ),
+    // N19: items whose run waits for an agent (or is being planned by one) count as waiting.
+    "waiting-for-plan": batch.filter((i) => i.status === "planning" && i.runId !== null).length,
+  };
   if (batch.some((i) => i.status === "waiting-confirmation")) {
     if (await transitionRollout(db, rollout.id, ["running"], "waiting-confirmation", deps.now())) {
       logInfo("rollout batch", {

@@ -1,6 +1,7 @@
 /**
  * Runs and plans (decision N7): `GET /runs/:id`, `POST /runs/:id/actions/apply|discard`
- * (202), and N19a's `POST /runs/:id/actions/cancel|force-cancel` (202; ./cancel.ts) (a workspace's runs are listed by ../workspaces/routes.ts; plans, json-output and
+ * (202; N19a: discarding a run not yet planned cancels it), and N19a's `POST
+ * /runs/:id/actions/cancel|force-cancel` (202; ./cancel.ts) (a workspace's runs are listed by ../workspaces/routes.ts; plans, json-output and
  * logs by ../run-data/routes.ts, state versions by ../state-versions/routes.ts).
  * Reads need `read-workspaces`; run actions `manage-workspaces`, and the organization
  * token may not act (N10). Not permitted → 404.
@@ -14,7 +15,8 @@ import { jsonApi } from "../respond";
 import { notifyRolloutOfRun } from "../rollout-hooks";
 import { rights, scope } from "../route-rights";
 import { type CancelEnv, cancelRun, forceCancelAfterMs, forceCancelRun } from "./cancel";
-import { confirmRun, discardRun } from "./create";
+import { confirmRun } from "./create";
+import { discardOrCancelRun } from "./discard";
 import { findRun, type RunRow } from "./repo";
 import { runDocumentAnswer, runResource } from "./serialize";
 
@@ -64,20 +66,21 @@ runRoutes.post(
   },
 );
 
-// N7 run action: discard a run waiting at `planned`.
+// N7 run action: discard a run waiting at `planned`; N19a: a run still queued is canceled instead.
 runRoutes.post(
   "/runs/:id/actions/discard",
   rights({ right: "run-workspaces" }, { cache: "unchanged", scope: runById }),
   operation({
     tag: "runs",
-    summary: "Discard a run waiting at planned (N7)",
+    summary: "Discard a run waiting at planned (N7); a run still pending or plan_queued is canceled (N19a)",
     answers: { 202: { description: "Discarded" } },
     errors: [409],
   }),
   async (c) => {
     const db = c.var.db;
     const run = runById.of(c);
-    if (!(await discardRun(db, run.id))) throw conflict(`The run is ${run.status}, not awaiting confirmation`);
+    if (!(await discardOrCancelRun(db, run.id, Date.now(), c.env)))
+      throw conflict(`The run is ${run.status}: only a planned run can be discarded, or a queued one canceled`);
     // N15: a rollout's plan discarded by hand — the rollout's next step skips that workspace.
     await notifyRolloutOfRun(db, run.id, async (message) => {
       await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });

@@ -8,8 +8,17 @@
  * `planned` (even for an empty plan), which becomes the workspace's latest and current
  * run. While the workspace has a non-terminal run → 409, unless that run is a stale
  * upgrade plan, which E5 discards.
+ *
+ * N19: on an `agent` workspace nothing is planned here. The run is created `pending`
+ * with the upgrade's version and variables recorded on it (the variables sealed for its
+ * agent, N18: never the module's current pin, never the workspace's vars before E7), and
+ * its plan job is queued for the workspace's pool; E5 answers `pending` and E6 follows the
+ * run until an agent has planned it. A stale upgrade run not yet planned is canceled
+ * (N19a) rather than discarded.
  */
 import type { Db } from "../../db/client";
+import { queueAgentJob } from "../agent-queue";
+import { sealAgentInputs } from "../agents/inputs";
 import { conflict, unprocessable } from "../errors";
 import { newId } from "../ids";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
@@ -27,36 +36,39 @@ import {
   RunFailure,
 } from "../runs/configuration";
 import { newRunRow, resolveRunEngineVersion } from "../runs/create";
-import { discardPlannedRunStatements, findRun, hasActiveRun, listActiveRuns, type RunRow } from "../runs/repo";
+import { CANCELABLE_IN_PLACE, discardOrCancelRun } from "../runs/discard";
+import { findRun, hasActiveRun, listActiveRuns, type RunRow, type RunStatus } from "../runs/repo";
 import { type WorkspaceRow, workspaceVarsQuery } from "../workspaces/repo";
 import { checkRequiredVars, checkVarOptions } from "../workspaces/vars";
 import type { UpgradeInput } from "./input";
 import { insertUpgradeRunStatements } from "./repo";
 import { upgradeStaleness } from "./staleness";
-import { mergeUpgradeVars, type UpgradeRunConfiguration } from "./vars";
+import { mergeUpgradeVars, plainVarsOf, type UpgradeRunConfiguration } from "./vars";
 
-/** What E5 did. */
+/** What E5 did: nothing, a run planned at once (remote), or a run queued for an agent (N19). */
 export type InitiateResult =
   | { kind: "no-upgrade"; workspace: WorkspaceRow; message: string }
-  | { kind: "planned"; workspace: WorkspaceRow; run: RunRow };
+  | { kind: "planned" | "queued"; workspace: WorkspaceRow; run: RunRow };
 
 /**
  * N8: clear the workspace for a new upgrade plan. A `planned` upgrade run that is stale is
- * discarded; any other non-terminal run → 409.
+ * discarded; N19a: a stale upgrade run still queued for an agent is canceled; any other
+ * non-terminal run → 409.
  */
-async function discardStaleUpgradePlans(db: Db, workspace: WorkspaceRow, now: number): Promise<void> {
+async function discardStaleUpgradePlans(env: UpgradeEnv, db: Db, workspace: WorkspaceRow, now: number): Promise<void> {
   for (const run of await listActiveRuns(db, workspace.id)) {
     const stale =
       run.kind === "upgrade" &&
-      run.status === "planned" &&
+      (run.status === "planned" || CANCELABLE_IN_PLACE.includes(run.status as RunStatus)) &&
       (await upgradeStaleness(db, run, parseRunConfiguration(run.configuration), workspace)).length > 0;
     if (!stale) {
       throw conflict(
         `The workspace has a run in progress (${run.id} is ${run.status}); wait for it to finish or discard it before starting an upgrade`,
       );
     }
-    // Conditional: if E7 confirmed it meanwhile, this changes nothing and E5 answers 409 below.
-    await db.batch(discardPlannedRunStatements(db, run.id, now));
+    // Conditional: if E7 confirmed it (or an agent took it) meanwhile, this changes nothing
+    // and E5 answers 409 below.
+    await discardOrCancelRun(db, run.id, now, env);
   }
 }
 
@@ -90,6 +102,9 @@ async function settled(
   return hasActiveRun(db, workspace.id);
 }
 
+/** Bindings E5 uses: the KEK and hash key for the vars, the pools for an agent run's plan job (N19). */
+export type UpgradeEnv = Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY" | "AGENT_POOLS">;
+
 /**
  * E5 with validated input, on a module and workspace the caller may upgrade (see
  * ../upgrade/target.ts). Returns what was done; throws NocodeError for every refusal.
@@ -98,7 +113,7 @@ async function settled(
  * const result = await initiateUpgrade(c.env, db, module, workspace, upgradeInputOf(await initiate.body(c)));
  */
 export async function initiateUpgrade(
-  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  env: UpgradeEnv,
   db: Db,
   module: NoCodeModuleRow,
   workspace: WorkspaceRow,
@@ -122,7 +137,7 @@ export async function initiateUpgrade(
  * which calls it with no vars.
  */
 export async function planUpgrade(
-  env: Pick<Env, "KEYWAY_KEK" | "KEYWAY_HASH_KEY">,
+  env: UpgradeEnv,
   db: Db,
   module: NoCodeModuleRow,
   workspace: WorkspaceRow,
@@ -163,12 +178,39 @@ export async function planUpgrade(
     };
   }
 
-  await discardStaleUpgradePlans(db, workspace, now);
+  await discardStaleUpgradePlans(env, db, workspace, now);
 
   const configuration: UpgradeRunConfiguration = {
     ...(await buildRunConfiguration({ noCodeModule: module, version, values, options, storedVars: stored })),
     varChanges: merged.changes,
   };
+  const engineVersion = await resolveRunEngineVersion(db, workspace);
+  const message = input.message ?? `Upgrade to version ${version.version} of the no-code module`;
+  // An upgrade runs a new configuration: it gets a configuration version of its own.
+  const runWorkspace = { ...workspace, currentConfigurationVersionId: newId("cv") };
+
+  if (workspace.executionMode === "agent") {
+    // N19: an agent plans it. The run records the variables as E7 would leave them (N18).
+    const runId = newId("run");
+    const row = newRunRow(
+      {
+        workspace: runWorkspace,
+        kind: "upgrade",
+        configuration,
+        engineVersion,
+        // N8: an upgrade run waits at `planned` for E7, whatever the workspace's auto-apply.
+        autoApply: false,
+        message,
+        agentInputs: await sealAgentInputs(env, runId, await plainVarsOf(env, merged.rows)),
+      },
+      now,
+      runId,
+    );
+    await insertUpgradeRun(db, row, now);
+    await queueAgentJob(env, db, row.id, "plan", now);
+    return { kind: "queued", workspace, run: (await findRun(db, row.id)) ?? row };
+  }
+
   let plan: Awaited<ReturnType<typeof planConfiguration>>;
   try {
     plan = await planConfiguration(db, workspace.id, configuration);
@@ -178,26 +220,28 @@ export async function planUpgrade(
   }
   const row = newRunRow(
     {
-      // An upgrade runs a new configuration: it gets a configuration version of its own.
-      workspace: { ...workspace, currentConfigurationVersionId: newId("cv") },
+      workspace: runWorkspace,
       kind: "upgrade",
       configuration,
-      engineVersion: await resolveRunEngineVersion(db, workspace),
+      engineVersion,
       // N8: an upgrade run waits at `planned` for E7, whatever the workspace's auto-apply.
       autoApply: false,
-      message: input.message ?? `Upgrade to version ${version.version} of the no-code module`,
+      message,
       // N7: an upgrade run waits at `planned` even when its plan is empty.
       planned: { plan, status: "planned" },
     },
     now,
   );
+  await insertUpgradeRun(db, row, now);
+  return { kind: "planned", workspace, run: row };
+}
 
-  // One D1 batch decides between concurrent E5s (and any run created meanwhile).
+/** Store E5's run: one D1 batch decides between concurrent E5s (and any run created meanwhile). */
+async function insertUpgradeRun(db: Db, row: RunRow, now: number): Promise<void> {
   await db.batch(insertUpgradeRunStatements(db, row, now));
   if (!(await findRun(db, row.id))) {
     throw conflict(
       "The workspace has a run in progress; wait for it to finish or discard it before starting an upgrade",
     );
   }
-  return { kind: "planned", workspace, run: row };
 }

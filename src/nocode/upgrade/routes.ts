@@ -3,7 +3,8 @@
  * success (N2):
  * - `POST /no-code-modules/:id/workspaces/:workspace_id/upgrade` (E5) → `workspace-upgrade`
  *   with `status` and `plan-url`, or with only `message` when there is nothing to upgrade;
- * - `GET …/upgrade/:run_id` (E6) → `workspace-upgrade` with the run's current status;
+ * - `GET …/upgrade/:run_id` (E6) → `workspace-upgrade` with the run's current status
+ *   (N19: a run queued for an agent reads `pending`, see serialize.ts);
  * - `POST …/upgrade/:run_id` (E7) → the plain text `Workspace update completed`.
  *
  * Permissions (N10): E5 and E7 need `run-workspaces` (manage-workspaces), E6
@@ -42,7 +43,8 @@ const initiate = operation({
   body: upgradeDocument,
   answers: {
     200: {
-      description: "The upgrade run, planned and waiting for E7; or only a `message` when there is nothing to upgrade",
+      description:
+        "The upgrade run: planned and waiting for E7 (remote workspace), or `pending` until an agent of the workspace's pool has planned it (agent workspace, N19); or only a `message` when there is nothing to upgrade",
       schema: v.union([workspaceUpgradeAnswer, noUpgradeAnswer]),
     },
   },

@@ -32,12 +32,22 @@ const workspaceRelationship = (workspaceId: string) => ({
   workspace: { data: { id: workspaceId, type: "workspaces" } },
 });
 
+/**
+ * N19: the status E5 and E6 show for an upgrade run. A run queued for an agent
+ * (`pending`, `plan_queued`) reads `pending`; every other status is the run's own
+ * (`planning`, `planned`, then the apply's; `errored`, `canceled`, `discarded` only when
+ * the upgrade failed or was given up).
+ */
+export function upgradeStatusOf(status: string): string {
+  return status === "plan_queued" ? "pending" : status;
+}
+
 /** A `workspace-upgrade` resource for an upgrade run. */
 export function workspaceUpgradeResource(run: { id: string; status: string }, workspaceId: string, url: string) {
   return {
     id: run.id,
     type: "workspace-upgrade",
-    attributes: { status: run.status, "plan-url": url },
+    attributes: { status: upgradeStatusOf(run.status), "plan-url": url },
     relationships: workspaceRelationship(workspaceId),
   };
 }
@@ -58,7 +68,10 @@ export const workspaceUpgradeAnswer = single(
   v.strictObject({
     id: v.string(),
     type: v.literal("workspace-upgrade"),
-    attributes: v.strictObject({ status: v.picklist(RUN_STATUSES), "plan-url": v.pipe(v.string(), v.url()) }),
+    attributes: v.strictObject({
+      status: v.picklist(RUN_STATUSES.filter((s) => s !== "plan_queued")),
+      "plan-url": v.pipe(v.string(), v.url()),
+    }),
     relationships: v.strictObject({ workspace: toOneAnswer("workspaces") }),
   }),
 );

@@ -9,12 +9,19 @@
  * does (every var write gives the var a new `version-id`). Two more checks guard what a
  * plan also rests on: the registry module behind the no-code module, and the baseline
  * (no other run applied since the plan).
+ *
+ * N19: the plan was made when the run reached `planned`. A remote upgrade run is created
+ * `planned`; an agent's plan reads the workspace's state when it runs, so a state recorded
+ * between E5 and `planned` (an owner's upload, N20) is part of the plan, and only a state
+ * recorded after `planned-at` makes it stale. The other checks compare values with the
+ * snapshot E5 recorded (the variables the agent was given), so a change at any time after
+ * E5 makes the plan stale.
  */
 import type { Db } from "../../db/client";
 import { optionSetFingerprint, workspaceVarsFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import type { RunConfiguration } from "../runs/configuration";
-import { findStateVersion, type RunRow } from "../runs/repo";
+import { findStateVersion, type RunRow, statusTimestampKey } from "../runs/repo";
 import { listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
 
 /**
@@ -26,7 +33,7 @@ import { listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
  */
 export async function upgradeStaleness(
   db: Db,
-  run: Pick<RunRow, "createdAt">,
+  run: Pick<RunRow, "createdAt" | "statusTimestamps">,
   configuration: RunConfiguration,
   workspace: Pick<WorkspaceRow, "id" | "currentStateVersionId">,
 ): Promise<string[]> {
@@ -53,6 +60,21 @@ export async function upgradeStaleness(
     reasons.push("the module's variable options changed");
   if ((await workspaceVarsFingerprint(vars)) !== configuration.workspaceVarsFingerprint)
     reasons.push("a workspace variable changed");
-  if (state && state.createdAt > run.createdAt) reasons.push("another run was applied to the workspace");
+  if (state && state.createdAt > plannedAt(run)) reasons.push("another run was applied to the workspace");
   return reasons;
+}
+
+/**
+ * N19: when the run reached `planned` (its `planned-at`), in epoch milliseconds; for a run
+ * not yet planned, now (nothing recorded so far is after its plan).
+ */
+export function plannedAt(run: Pick<RunRow, "createdAt" | "statusTimestamps">, now = Date.now()): number {
+  let planned: unknown;
+  try {
+    planned = (JSON.parse(run.statusTimestamps) as Record<string, unknown>)[statusTimestampKey("planned")];
+  } catch {
+    return run.createdAt;
+  }
+  const at = typeof planned === "string" ? Date.parse(planned) : Number.NaN;
+  return Number.isNaN(at) ? now : at;
 }

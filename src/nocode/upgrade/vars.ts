@@ -22,9 +22,11 @@
  * version (`<hash>.<version id>`), so it equals no earlier hash: the planner sees the
  * variable changed whatever the value.
  */
+import { decryptSecret } from "../../lib/crypto/kek";
+import type { PlainVar } from "../agents/inputs";
 import type { RunConfiguration } from "../runs/configuration";
 import type { WorkspaceVarRow } from "../workspaces/repo";
-import { newVarRow, newVarVersionId, storedValue, type VarInput } from "../workspaces/vars";
+import { newVarRow, newVarVersionId, storedValue, type VarInput, varEncryptionContext } from "../workspaces/vars";
 
 /** A var E7 writes: the full row, and whether it replaces a stored var (same id) or is new. */
 export type PendingVarChange = WorkspaceVarRow & { replaces: boolean };
@@ -100,4 +102,24 @@ export async function mergeUpgradeVars(
 export function withoutFlag(change: PendingVarChange): WorkspaceVarRow {
   const { replaces: _replaces, ...row } = change;
   return row;
+}
+
+/**
+ * N18, N19: the vars as an agent receives them, from stored rows (the workspace's, or the
+ * pending rows of an upgrade, whose sensitive values are encrypted under the context of
+ * the var id they have or will have).
+ */
+export function plainVarsOf(env: Pick<Env, "KEYWAY_KEK">, rows: readonly WorkspaceVarRow[]): Promise<PlainVar[]> {
+  return Promise.all(
+    rows.map(async (row) => ({
+      key: row.key,
+      category: row.category,
+      hcl: row.hcl,
+      sensitive: row.sensitive,
+      value:
+        row.valueEncrypted !== null
+          ? await decryptSecret(env.KEYWAY_KEK, varEncryptionContext(row.id), row.valueEncrypted)
+          : (row.value ?? ""),
+    })),
+  );
 }

@@ -595,3 +595,40 @@ export async function waitForPause(record: { read(): StandInRecord[] }, command:
     { timeout: 60_000, interval: 100 },
   );
 }
+
+/**
+ * Publish `files` as a further `version` of the module at `moduleAddress` (`<org>/<name>/<provider>`,
+ * as {@link publishModule} returns it) and wait until it is `ok`.
+ */
+export async function publishModuleVersion(
+  api: Api,
+  token: string,
+  moduleAddress: string,
+  version: string,
+  files: Record<string, string>,
+): Promise<void> {
+  const [org, name, provider] = moduleAddress.split("/");
+  const base = `organizations/${org}/registry-modules/private/${org}/${name}/${provider}`;
+  const created = await expectStatus(
+    tfe(api, "POST", `${base}/versions`, token, {
+      data: { type: "registry-module-versions", attributes: { version } },
+    }),
+    201,
+    "module version",
+  );
+  const upload = await fetch(created.json.data.links.upload, {
+    method: "PUT",
+    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
+  });
+  await upload.text();
+  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
+  await vi.waitFor(
+    async () => {
+      const read = await tfe(api, "GET", `${base}/version?module_version=${version}`, token);
+      const status = read.json?.data?.attributes?.status;
+      if (status === "reg_ingress_failed") throw new Error(`ingestion failed: ${read.json.data.attributes.error}`);
+      if (status !== "ok") throw new Error(`version is ${status}`);
+    },
+    { timeout: 30_000, interval: 100 },
+  );
+}

@@ -154,12 +154,9 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
     expect(addressesOf(recorded)).toEqual(["terraform_data.name", "terraform_data.size"]);
   });
 
-  // AWAITS THE SERVER (marked with it.fails): N19 has an agent plan E5's upgrade of an agent
-  // workspace, but the server still plans it with the built-in planner (the run is `planned` at
-  // once and no plan job reaches an agent), so after E7 the agent's apply job finds no plan file
-  // and the run errors. When the server sends E5's plan to the agent, vitest reports this test as
-  // failing: turn it back into `it`.
-  it.fails("[awaits the server] a second run (an upgrade with a new value) changes one resource and keeps the lineage", async () => {
+  // N19: E5's upgrade of an agent workspace is planned by an agent (E5 answers `pending`, E6
+  // follows the run to `planned`), and E7 sends the apply job.
+  it("a second run (an upgrade with a new value) changes one resource and keeps the lineage", async () => {
     const workspace = await createAgentWorkspace(keyway, ctx, pool, {
       engineVersion,
       autoApply: true,
@@ -173,6 +170,7 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       data: { type: "workspaces", relationships: { vars: { data: [engineVar("size", "2")] } } },
     });
     expect(upgrade.status, JSON.stringify(upgrade.json)).toBe(200);
+    expect(upgrade.json.data.attributes.status).toBe("pending");
     const runId = upgrade.json.data.id as string;
     const planned = await waitForRun(keyway, ctx.token, runId, ["planned"]);
     expect((await readPlan(keyway, ctx.token, planned)).attributes).toMatchObject({

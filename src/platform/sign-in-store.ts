@@ -152,18 +152,31 @@ export class SignInStore extends DurableObject<Env> {
   async hit(address: string): Promise<SignInStoreResult<null, "invalid"> | RateLimited> {
     if (!validKey(address)) return { ok: false, error: "invalid" };
     const now = Date.now();
-    this.sql.exec("DELETE FROM hits WHERE address = ? AND at <= ?", address, now - RATE_WINDOW_MS);
+    const windowStart = now - RATE_WINDOW_MS;
+    // One statement on the common path: count the window and record this request only when
+    // it is within the limit. Rows that left the window are the alarm's to delete (at most
+    // one window later, so an address never has more than 2 × RATE_LIMIT rows).
     const counted = this.sql
-      .exec<{ n: number; oldest: number | null }>(
-        "SELECT count(*) AS n, min(at) AS oldest FROM hits WHERE address = ?",
+      .exec(
+        `INSERT INTO hits (address, at) SELECT ?, ? WHERE (SELECT count(*) FROM hits WHERE address = ? AND at > ?) < ${RATE_LIMIT} RETURNING at`,
         address,
+        now,
+        address,
+        windowStart,
       )
-      .one();
-    if (counted.n >= RATE_LIMIT) {
-      const retryAfterSeconds = Math.max(1, Math.ceil(((counted.oldest ?? now) + RATE_WINDOW_MS - now) / 1000));
+      .toArray();
+    if (counted.length === 0) {
+      const oldest =
+        this.sql
+          .exec<{ oldest: number | null }>(
+            "SELECT min(at) AS oldest FROM hits WHERE address = ? AND at > ?",
+            address,
+            windowStart,
+          )
+          .one().oldest ?? now;
+      const retryAfterSeconds = Math.max(1, Math.ceil((oldest + RATE_WINDOW_MS - now) / 1000));
       return { ok: false, error: "limited", retryAfterSeconds };
     }
-    this.sql.exec("INSERT INTO hits (address, at) VALUES (?, ?)", address, now);
     await this.wakeBy(now + RATE_WINDOW_MS);
     return { ok: true, value: null };
   }

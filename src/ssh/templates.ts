@@ -18,6 +18,18 @@ export interface TemplateEntity {
     mountAccessor: string;
     metadata: Record<string, string>;
   }[];
+  /**
+   * The groups the entity is in, directly or through nesting (S27), for `identity.groups.*`
+   * directives; absent or empty: none (Vault's "no groups were found").
+   */
+  groups?: readonly TemplateGroup[];
+}
+
+/** The parts of an identity group a template can select. */
+export interface TemplateGroup {
+  id: string;
+  name: string;
+  metadata: Record<string, string>;
 }
 
 /** A template that cannot be rendered; `message` is Vault's cause text. */
@@ -104,6 +116,37 @@ function renderEntity(selector: string, entity: TemplateEntity): string {
   throw new TemplateError(NOT_FOUND);
 }
 
+/**
+ * `identity.groups.ids.<id>.<field>` and `identity.groups.names.<name>.<field>`, fields
+ * `id`, `name`, `metadata.<key>` (sdk/helper/identitytpl, performGroupsTemplating).
+ */
+function renderGroups(selector: string, groups: readonly TemplateGroup[]): string {
+  const dot = selector.indexOf(".");
+  const kind = dot === -1 ? "" : selector.slice(0, dot);
+  if (kind !== "ids" && kind !== "names") throw new TemplateError("invalid groups selector");
+  const rest = selector.slice(dot + 1);
+  const next = rest.indexOf(".");
+  if (next === -1) throw new TemplateError("invalid groups accessor");
+  const key = rest.slice(0, next);
+  const group = groups.find((g) => (kind === "ids" ? g.id : g.name) === key);
+  // Go's %q quoting of a plain name is JSON's.
+  if (!group) throw new TemplateError(`entity is not a member of group ${JSON.stringify(key)}`);
+  const field = rest.slice(next + 1);
+  if (field === "id") return group.id;
+  if (field === "name") return present(group.name);
+  if (field.startsWith("metadata.")) {
+    const value = own(group.metadata, field.slice("metadata.".length));
+    if (value === undefined) throw new TemplateError(NOT_FOUND);
+    return value;
+  }
+  throw new TemplateError(NOT_FOUND);
+}
+
+/** Does the text hold an `identity.groups.*` directive (so the caller's groups must be loaded)? */
+export function usesGroupTemplates(text: string): boolean {
+  return containsTemplate(text) && text.includes("identity.groups.");
+}
+
 /** parseutil.ParseDurationSecond for the `time.now.plus.<d>` operand, in seconds. */
 function parseOperand(text: string): number {
   const t = text.trim();
@@ -139,8 +182,10 @@ function renderDirective(directive: string, entity: TemplateEntity | null, now: 
     if (!entity) throw new TemplateError(NO_ENTITY);
     return renderEntity(directive.slice("identity.entity.".length), entity);
   }
-  // Keyway has no identity groups, so no token is ever in one.
-  if (directive.startsWith("identity.groups.")) throw new TemplateError(NO_GROUPS);
+  if (directive.startsWith("identity.groups.")) {
+    if (!entity?.groups || entity.groups.length === 0) throw new TemplateError(NO_GROUPS);
+    return renderGroups(directive.slice("identity.groups.".length), entity.groups);
+  }
   if (directive.startsWith("time.")) return renderTime(directive.slice("time.".length), now);
   throw new TemplateError(NOT_FOUND);
 }

@@ -6,8 +6,9 @@
 import { sql } from "drizzle-orm";
 import { identityEntities, identityEntityAliases } from "../../db/schema";
 import { TOKEN_MAX_TTL_SECONDS } from "./durations";
-import type { TokenContext } from "./token-context";
-import { hashToken, insertToken, insertTokenIf, newAccessor, newTokenValue } from "./tokens";
+import { compiledPolicyCache, loginIdentityCache, policySetKey, tokenContextCache } from "./token-cache";
+import type { TokenContext, TokenIdentity } from "./token-context";
+import { hashToken, insertToken, insertTokenIf, insertTokenIfKnown, newAccessor, newTokenValue } from "./tokens";
 
 export interface LoginTokenInput {
   /** The role's `token_policies` (normalised here). */
@@ -86,6 +87,9 @@ async function tokenRow(hashKeySecret: string, input: LoginTokenInput, now: numb
  * The hot path of a repeated login (S27): make the token only if the alias (accessor, name)
  * exists with exactly this metadata and its entity is enabled, in one D1 round trip. Null
  * when it does not (the caller then creates or updates the alias and calls createLoginToken).
+ * The round trip is the conditional insert alone when this isolate has the alias's identity
+ * from a login within the token cache's second (loginIdentityCache); else it also reads the
+ * entity's and groups' policies, and keeps them for the next login.
  */
 export async function createLoginTokenForAlias(
   db: Parameters<typeof insertToken>[0],
@@ -95,16 +99,50 @@ export async function createLoginTokenForAlias(
   now = Date.now(),
 ): Promise<LoginToken | null> {
   const { token, row } = await tokenRow(hashKeySecret, { ...input, entityId: "" }, now);
-  const context = await insertTokenIf(
-    db,
-    row,
-    sql`FROM (SELECT a.canonical_id AS entity_id FROM ${identityEntityAliases} a
+  const entityFrom = sql`FROM (SELECT a.canonical_id AS entity_id FROM ${identityEntityAliases} a
           JOIN ${identityEntities} e ON e.id = a.canonical_id
           WHERE a.mount_accessor = ${alias.accessor} AND a.name = ${alias.name}
-            AND a.metadata = ${alias.metadataText} AND e.disabled = 0) WHERE true`,
+            AND a.metadata = ${alias.metadataText} AND e.disabled = 0) WHERE true`;
+  const cacheKey = `${alias.accessor}\u0000${alias.name}`;
+  const known = loginIdentityCache.peek(cacheKey, now);
+  if (known) {
+    // Through the caller cache: the new token is stored with its ACL when this isolate has
+    // the ACL of its policy set, unless a write dropped the caches during the insert.
+    const context = await tokenContextCache.get(row.id, () => insertTokenIfKnown(db, row, entityFrom, known), {
+      now,
+      keep: withCompiledPolicies,
+    });
+    return context ? { token, context } : null;
+  }
+  let context = null as TokenContext | null;
+  // The cache's load is this login's own insert: a write made meanwhile keeps its identity out.
+  await loginIdentityCache.get(
+    cacheKey,
+    async () => {
+      const inserted = await insertTokenIf(db, row, entityFrom);
+      context = inserted?.context ?? null;
+      return inserted?.identity ?? NOT_INSERTED;
+    },
+    { now, keep: (identity) => identity !== NOT_INSERTED },
   );
   return context ? { token, context } : null;
 }
+
+/**
+ * Give a new token's context the cached ACL of its policy set, so it may enter the caller
+ * cache (token-cache.ts); false when there is none (then the first use reads it from D1).
+ */
+function withCompiledPolicies(context: TokenContext | null): boolean {
+  if (!context || context.isRoot) return false;
+  const compiled = compiledPolicyCache.peek(policySetKey(context.policies));
+  if (!compiled) return false;
+  context.policyRules = compiled.rules;
+  context.compiledAcl = compiled.acl;
+  return true;
+}
+
+/** The identity of a login that inserted nothing: never stored. */
+const NOT_INSERTED: TokenIdentity = Object.freeze({ entityId: null, entity: undefined, groupPolicies: [] });
 
 /** Create the token of a successful login. */
 export async function createLoginToken(

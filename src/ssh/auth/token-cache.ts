@@ -19,7 +19,8 @@
  * A leaf module apart from the pure cache, so the writers can import it without cycles.
  */
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
-import type { TokenContext } from "./token-context";
+import type { Acl, PolicyRules } from "./policy";
+import type { TokenContext, TokenIdentity } from "./token-context";
 
 /** How long a cached caller may be served without re-reading D1. */
 export const TOKEN_CONTEXT_TTL_MS = 1000;
@@ -38,12 +39,52 @@ export const tokenContextCache = new IsolateCache<TokenContext | null>({
   maxBytes: MAX_CACHE_BYTES,
 });
 
+/**
+ * What a repeated login needs besides its insert (S25, S27): the identity its last token
+ * got, keyed by the alias (mount accessor, user claim value) that logged in. Held as long
+ * as a cached caller and dropped by the same writes (invalidateTokenContexts), so the
+ * policies a login answers are as fresh as the ones its token is then used with. Only
+ * logins that made a token store an entry (N2b).
+ */
+export const loginIdentityCache = new IsolateCache<TokenIdentity>({
+  name: "ssh-login-identities",
+  ttlMs: TOKEN_CONTEXT_TTL_MS,
+  maxEntries: MAX_ENTRIES,
+  maxBytes: MAX_CACHE_BYTES,
+});
+
+/** A compiled ACL and the rules it was compiled from. */
+export interface CompiledPolicies {
+  rules: PolicyRules[];
+  acl: Acl;
+}
+
+/**
+ * Compiled ACLs by effective policy set (policySetKey), kept when a resolved caller is
+ * cached and with the same freshness, so a login's new token enters the caller cache with
+ * its ACL and the request that uses it next (`vault write ssh/sign/…` right after `vault
+ * login`) reads nothing from D1 to resolve it. Dropped with the cached callers.
+ */
+export const compiledPolicyCache = new IsolateCache<CompiledPolicies>({
+  name: "ssh-compiled-policies",
+  ttlMs: TOKEN_CONTEXT_TTL_MS,
+  maxEntries: 256,
+  maxBytes: MAX_CACHE_BYTES,
+});
+
+/** The key of an effective policy set (names are sorted in a context). */
+export function policySetKey(policies: readonly string[]): string {
+  return policies.join("\n");
+}
+
 /** Drop one token's entry (after a write that changed only that token, e.g. a renewal). */
 export function invalidateTokenContext(tokenId: string): void {
   tokenContextCache.delete(tokenId);
 }
 
-/** Drop every cached caller (after a revocation, a policy write or an entity write). */
+/** Drop every cached caller, login identity and compiled ACL (after a revocation, a policy write or an entity write). */
 export function invalidateTokenContexts(): void {
   tokenContextCache.clear();
+  loginIdentityCache.clear();
+  compiledPolicyCache.clear();
 }

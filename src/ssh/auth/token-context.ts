@@ -4,6 +4,7 @@
  * the cache can name it without importing the token store.
  */
 import type { Acl, PolicyRules } from "./policy";
+import type { EntityPoliciesRow } from "./token-queries";
 
 /** The authenticated caller of a /v1 request. */
 export interface TokenContext {
@@ -41,4 +42,15 @@ export interface TokenContext {
   policyRules?: PolicyRules[];
   /** The ACL compiled from `policyRules`, kept with a cached context (token-cache.ts). */
   compiledAcl?: Acl;
+}
+
+/**
+ * What a new token's context takes from its identity (S27): its entity's policies and
+ * state, and the names of the policies its entity's groups lend. Plain data, so logins may
+ * keep it for the token cache's second (token-cache.ts).
+ */
+export interface TokenIdentity {
+  entityId: string | null;
+  entity: EntityPoliciesRow | undefined;
+  groupPolicies: { name: string }[];
 }

@@ -13,8 +13,14 @@ import { badRequest, permissionDenied } from "../errors";
 import { aclFor, policyRulesFromRows, tokenGroupPoliciesQuery, tokenPolicyRulesQuery } from "./acl";
 import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "./durations";
 import { Acl } from "./policy";
-import { invalidateTokenContext, invalidateTokenContexts, tokenContextCache } from "./token-cache";
-import type { TokenContext } from "./token-context";
+import {
+  compiledPolicyCache,
+  invalidateTokenContext,
+  invalidateTokenContexts,
+  policySetKey,
+  tokenContextCache,
+} from "./token-cache";
+import type { TokenContext, TokenIdentity } from "./token-context";
 import {
   ancestorsQuery,
   type EntityPoliciesRow,
@@ -175,8 +181,15 @@ export async function resolveCallerToken(
     ruleChars = loaded.ruleChars;
     return loaded.context;
   };
-  // `keep` runs right after this caller's own load, so `ruleChars` is that load's.
-  const keep = (c: TokenContext | null) => c !== null && ruleChars <= MAX_CACHED_RULE_CHARS;
+  // `keep` runs right after this caller's own load, and only when no invalidation happened
+  // meanwhile, so `ruleChars` is that load's and its ACL is as fresh as the entry.
+  const keep = (c: TokenContext | null) => {
+    if (c === null || ruleChars > MAX_CACHED_RULE_CHARS) return false;
+    if (c.policyRules && c.compiledAcl) {
+      compiledPolicyCache.set(policySetKey(c.policies), { rules: c.policyRules, acl: c.compiledAcl }, now);
+    }
+    return true;
+  };
   let context = await tokenContextCache.get(id, load, { now, keep });
   if (context && context.expireAt !== null && context.expireAt <= now) {
     invalidateTokenContext(id);
@@ -409,29 +422,55 @@ export async function insertToken(db: Db, row: TokenRow): Promise<TokenContext> 
   return contextFromRows(row, entityRows[0], groupRows);
 }
 
+/** INSERT … SELECT of a token row whose entity `entityFrom` yields (see insertTokenIf). */
+function insertTokenSelect(db: Db, row: Omit<TokenRow, "entityId">, entityFrom: SQL) {
+  // Every column of vault_tokens, in the table's order (drizzle's INSERT … SELECT lists them so).
+  const select = sql`SELECT ${row.id}, ${row.accessor}, ${row.policies}, ${row.displayName}, ${row.meta}, entity_id,
+      ${row.parentAccessor}, ${row.numUses}, ${row.usesLeft}, ${row.ttl}, ${row.explicitMaxTtl}, ${row.createdAt},
+      ${row.expireAt}, ${row.boundCidrs}, ${row.authAccessor}, ${row.path}, ${row.maxTtl}, ${row.period} ${entityFrom}`;
+  return db.insert(vaultTokens).select(select).onConflictDoNothing().returning({ entityId: vaultTokens.entityId });
+}
+
 /**
  * Insert a token row only when `entityFrom` — SQL `FROM … WHERE …` yielding one row with
- * column `entity_id` — yields one, with that entity; return its context, or null when
- * nothing was inserted. One D1 round trip: a login whose alias is already as it should be
- * makes its token with no other D1 call (S25, S27).
+ * column `entity_id` — yields one, with that entity; return its context and identity, or
+ * null when nothing was inserted. One D1 round trip: a login whose alias is already as it
+ * should be makes its token with no other D1 call (S25, S27).
  */
 export async function insertTokenIf(
   db: Db,
   row: Omit<TokenRow, "entityId">,
   entityFrom: SQL,
-): Promise<TokenContext | null> {
-  // Every column of vault_tokens, in the table's order (drizzle's INSERT … SELECT lists them so).
-  const select = sql`SELECT ${row.id}, ${row.accessor}, ${row.policies}, ${row.displayName}, ${row.meta}, entity_id,
-      ${row.parentAccessor}, ${row.numUses}, ${row.usesLeft}, ${row.ttl}, ${row.explicitMaxTtl}, ${row.createdAt},
-      ${row.expireAt}, ${row.boundCidrs}, ${row.authAccessor}, ${row.path}, ${row.maxTtl}, ${row.period} ${entityFrom}`;
+): Promise<{ context: TokenContext; identity: TokenIdentity } | null> {
   const [inserted, entityRows, groupRows] = await db.batch([
-    db.insert(vaultTokens).select(select).onConflictDoNothing().returning({ entityId: vaultTokens.entityId }),
+    insertTokenSelect(db, row, entityFrom),
     tokenEntityQuery(db, row.id),
     tokenGroupPoliciesQuery(db, row.id),
   ]);
   const first = inserted[0];
   if (!first) return null;
-  return contextFromRows({ ...row, entityId: first.entityId }, entityRows[0], groupRows);
+  const identity = { entityId: first.entityId, entity: entityRows[0], groupPolicies: groupRows };
+  return { context: contextFromRows({ ...row, entityId: first.entityId }, identity.entity, groupRows), identity };
+}
+
+/**
+ * insertTokenIf when the caller already knows the identity the token will have (read
+ * within the token cache's second): the insert is the round trip's only statement. When
+ * the row is written for another entity than `identity` names (the alias was moved
+ * meanwhile), that entity's identity is read in a second round trip.
+ */
+export async function insertTokenIfKnown(
+  db: Db,
+  row: Omit<TokenRow, "entityId">,
+  entityFrom: SQL,
+  identity: TokenIdentity,
+): Promise<TokenContext | null> {
+  const first = (await insertTokenSelect(db, row, entityFrom))[0];
+  if (!first) return null;
+  const withEntity = { ...row, entityId: first.entityId };
+  if (first.entityId === identity.entityId) return contextFromRows(withEntity, identity.entity, identity.groupPolicies);
+  const [entityRows, groupRows] = await db.batch([tokenEntityQuery(db, row.id), tokenGroupPoliciesQuery(db, row.id)]);
+  return contextFromRows(withEntity, entityRows[0], groupRows);
 }
 
 /**

@@ -36,6 +36,7 @@ import {
 } from "../openapi-schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
+import type { TemplateGroup } from "../templates";
 
 const GROUP_FIELDS = {
   name: { type: "string" },
@@ -60,6 +61,24 @@ type GroupRow = typeof identityGroups.$inferSelect;
 type AliasRow = typeof identityGroupAliases.$inferSelect;
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The groups an entity is in for identity templates (`{{identity.groups.names.<n>.id}}`,
+ * …): directly and through nesting up to MAX_GROUP_DEPTH levels, as Vault's
+ * GroupsForEntity gives them to its templating. One statement.
+ */
+export async function templateGroupsOf(db: Db, entityId: string): Promise<TemplateGroup[]> {
+  const rows = await db.all<{ id: string; name: string; metadata: string }>(
+    sql`WITH RECURSIVE grp(id, depth) AS (
+          SELECT group_id, 0 FROM ${identityGroupMembers} WHERE member_type = 'entity' AND member_id = ${entityId}
+          UNION
+          SELECT m.group_id, grp.depth + 1 FROM ${identityGroupMembers} m JOIN grp ON m.member_id = grp.id
+          WHERE m.member_type = 'group' AND grp.depth < ${MAX_GROUP_DEPTH}
+        )
+        SELECT g.id, g.name, g.metadata FROM ${identityGroups} g WHERE g.id IN (SELECT id FROM grp) ORDER BY g.name`,
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, metadata: JSON.parse(r.metadata) as Record<string, string> }));
+}
 
 async function aliasData(db: Db, alias: AliasRow) {
   const mount = (await db.select().from(authMounts).where(eq(authMounts.accessor, alias.mountAccessor)).limit(1))[0];

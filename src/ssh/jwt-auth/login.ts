@@ -63,7 +63,11 @@ function keySource(accessor: string, config: JwtConfig): KeySource | null {
  */
 export async function verifyToken(mount: AuthMount, config: JwtConfig, role: JwtRole, jwt: string): Promise<Claims> {
   // Bytes, not characters (a JWT is ASCII; anything else is refused here or by the parser).
-  if (jwt.length > MAX_JWT_BYTES || new TextEncoder().encode(jwt).byteLength > MAX_JWT_BYTES) {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes, so a short token needs no encoding.
+  if (
+    jwt.length > MAX_JWT_BYTES ||
+    (jwt.length * 3 > MAX_JWT_BYTES && new TextEncoder().encode(jwt).byteLength > MAX_JWT_BYTES)
+  ) {
     throw badRequest("error validating token: token too large");
   }
   const source = keySource(mount.accessor, config);

@@ -170,6 +170,17 @@ export async function loadJwtRole(db: Db, accessor: string, name: string): Promi
   return rows[0] ? (JSON.parse(rows[0].role) as JwtRole) : null;
 }
 
+/** The role `name` of the mount at `mountPath` (below `auth/`), or null: one statement. */
+export async function loadJwtRoleAt(db: Db, mountPath: string, name: string): Promise<JwtRole | null> {
+  const rows = await db
+    .select({ role: authJwtRoles.role })
+    .from(authMounts)
+    .innerJoin(authJwtRoles, and(eq(authJwtRoles.accessor, authMounts.accessor), eq(authJwtRoles.name, name)))
+    .where(eq(authMounts.path, mountPath))
+    .limit(1);
+  return rows[0] ? (JSON.parse(rows[0].role) as JwtRole) : null;
+}
+
 export async function saveJwtRole(db: Db, accessor: string, name: string, role: JwtRole): Promise<void> {
   const row = { accessor, name, role: JSON.stringify(role), updatedAt: Date.now() };
   await db

@@ -22,6 +22,7 @@ import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { loadEntity } from "../identity/entities";
+import { templateGroupsOf } from "../identity/groups";
 import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
 import { signingIssuer } from "../issuers/service";
@@ -34,7 +35,7 @@ import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-len
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
 import type { VaultRequest, VaultRoute } from "../router";
-import { containsTemplate, type TemplateEntity } from "../templates";
+import { containsTemplate, type TemplateEntity, usesGroupTemplates } from "../templates";
 import { poolFor } from "./key-pool";
 import {
   certTypeFor,
@@ -104,14 +105,30 @@ async function readContext(db: Db, mount: string, name: string): Promise<SignCon
   };
 }
 
-/** Does rendering this role need the caller's entity? (Only then is it loaded.) */
-function usesTemplates(role: Role): boolean {
-  return (
-    (role.defaultUserTemplate && containsTemplate(role.defaultUser)) ||
-    (role.allowedUsersTemplate && containsTemplate(role.allowedUsers)) ||
-    (role.allowedDomainsTemplate && containsTemplate(role.allowedDomains)) ||
-    (role.defaultExtensionsTemplate && Object.values(role.defaultExtensions).some(containsTemplate))
-  );
+/** The role's values rendered as templates (each `*_template` flag that is on). */
+function templateValues(role: Role): string[] {
+  const values: string[] = [];
+  if (role.defaultUserTemplate) values.push(role.defaultUser);
+  if (role.allowedUsersTemplate) values.push(role.allowedUsers);
+  if (role.allowedDomainsTemplate) values.push(role.allowedDomains);
+  if (role.defaultExtensionsTemplate) values.push(...Object.values(role.defaultExtensions));
+  return values;
+}
+
+/**
+ * The caller's entity when the role renders templates (only then is it loaded), with its
+ * groups when a template names `identity.groups.*` (S27).
+ */
+async function templateEntity(req: VaultRequest, role: Role): Promise<TemplateEntity | null> {
+  const entityId = req.token?.entityId;
+  if (!entityId) return null;
+  const values = templateValues(role);
+  if (!values.some(containsTemplate)) return null;
+  const [entity, groups] = await Promise.all([
+    loadEntity(req.db, entityId),
+    values.some(usesGroupTemplates) ? templateGroupsOf(req.db, entityId) : undefined,
+  ]);
+  return entity && groups ? { ...entity, groups } : entity;
 }
 
 /** Unknown-field and path-field warnings (Vault's sdk/framework). */
@@ -168,8 +185,7 @@ async function plan(
     keyIdFor(role, req.params.name!, values.key_id as string, req.token?.displayName ?? ""),
   );
   const certType = policy(() => certTypeFor(role, values.cert_type as string));
-  let entity: TemplateEntity | null = null;
-  if (req.token?.entityId && usesTemplates(role)) entity = await loadEntity(req.db, req.token.entityId);
+  const entity = await templateEntity(req, role);
   const principals = policy(() =>
     principalsFor(role, {
       certType,

@@ -10,6 +10,7 @@ import type { TokenContext } from "../auth/token-context";
 import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
+import { tokenForRenewal } from "../jwt-auth/renewal";
 import {
   authEnvelope,
   bool,
@@ -208,7 +209,7 @@ export const tokenRoutes: VaultRoute[] = [
       update: async (req) => {
         const token = requireToken(req);
         const f = parseFields(req.body, RENEW_SELF_FIELDS);
-        const renewed = await renewToken(req.db, token, f.values.increment as number);
+        const renewed = await renewToken(req.db, await tokenForRenewal(req.db, token), f.values.increment as number);
         if (!renewed) throw permissionDenied();
         return vaultJson(req, { auth: authBlock(presentedTokenOf(req) ?? "", renewed, remainingTtl(renewed)) });
       },
@@ -233,7 +234,7 @@ export const tokenRoutes: VaultRoute[] = [
         if (!token) throw badRequest("missing token to renew");
         const ctx = await resolveToken(req.env, req.db, token);
         if (!ctx) throw badRequest("token not found");
-        const renewed = await renewToken(req.db, ctx, f.values.increment as number);
+        const renewed = await renewToken(req.db, await tokenForRenewal(req.db, ctx), f.values.increment as number);
         if (!renewed) throw badRequest("token not found");
         return vaultJson(req, {
           auth: authBlock(token, renewed, remainingTtl(renewed)),

@@ -74,6 +74,35 @@ describe("renderTemplate", () => {
     expect(() => renderTemplate(template, entity)).toThrow(message);
   });
 
+  it("renders the entity's groups by name and by id (S27; Vault's performGroupsTemplating)", () => {
+    const grouped: TemplateEntity = {
+      ...entity,
+      groups: [
+        { id: "g-1", name: "admins", metadata: { unix: "wheel", empty: "" } },
+        { id: "g-2", name: "ops", metadata: {} },
+      ],
+    };
+    expect(renderTemplate("{{identity.groups.names.admins.id}}", grouped)).toBe("g-1");
+    expect(renderTemplate("{{ identity.groups.ids.g-2.name }}", grouped)).toBe("ops");
+    expect(renderTemplate("u-{{identity.groups.names.admins.metadata.unix}}", grouped)).toBe("u-wheel");
+    // Vault returns a group's metadata value as stored, empty included.
+    expect(renderTemplate("[{{identity.groups.names.admins.metadata.empty}}]", grouped)).toBe("[]");
+    for (const [template, message] of [
+      ["{{identity.groups.names.devs.id}}", 'entity is not a member of group "devs"'],
+      ["{{identity.groups.ids.admins.id}}", 'entity is not a member of group "admins"'],
+      ["{{identity.groups.names.ops.metadata.unix}}", "no value could be found for one of the template directives"],
+      ["{{identity.groups.names.ops.policies}}", "no value could be found for one of the template directives"],
+      ["{{identity.groups.names.ops}}", "invalid groups accessor"],
+      ["{{identity.groups.labels.ops.id}}", "invalid groups selector"],
+      ["{{identity.groups.names}}", "invalid groups selector"],
+    ]) {
+      expect(() => renderTemplate(template!, grouped), template).toThrow(message!);
+    }
+    expect(() => renderTemplate("{{identity.groups.names.admins.id}}", { ...entity, groups: [] })).toThrow(
+      "string contains groups template directives but no groups were found",
+    );
+  });
+
   it("entity directives need an entity", () => {
     expect(() => renderTemplate("{{identity.entity.name}}", null)).toThrow(
       "string contains entity template directives but no entity was found",

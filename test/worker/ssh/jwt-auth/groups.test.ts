@@ -135,6 +135,38 @@ describe("external groups from the groups claim (S27)", () => {
     ).toBe(400);
     await writeRole(path, "people", { token_policies: [] });
   });
+
+  it("identity.groups templates name the entity's groups, external and nested, as the IdP's claim sets them", async () => {
+    const email = `${uniqueName("gt")}@example.com`;
+    const idpGroup = uniqueName("idp-tpl");
+    const externalId = await externalGroup([], idpGroup);
+    const externalName = (await vault("GET", `identity/group/id/${externalId}`)).json.data.name as string;
+    const parentName = uniqueName("parent");
+    const parent = await vault("POST", "identity/group", {
+      body: { name: parentName, metadata: { unix: "deployers" }, member_group_ids: [externalId] },
+    });
+    expect(parent.status).toBe(200);
+    const signRole = await role({
+      key_type: "ca",
+      allow_user_certificates: true,
+      allowed_users_template: true,
+      allowed_users: `{{identity.groups.names.${parentName}.metadata.unix}},g-{{identity.groups.ids.${externalId}.name}}`,
+    });
+    const writer = await policy({ [`ssh/sign/${signRole}`]: ["create", "update"] });
+    await writeRole(path, "people", { token_policies: [writer] });
+    const inGroup = (await login(path, { role: "people", jwt: await mintJwt(key, person(email, [idpGroup])) })).json
+      .auth.client_token as string;
+    const signAs = (principals: string) =>
+      sign(signRole, { public_key: SUBJECT_KEYS.ed25519, valid_principals: principals }, "ssh", inGroup);
+    expect((await signAs(`deployers,g-${externalName}`)).status).toBe(200);
+    expect((await signAs("root")).status).toBe(400);
+    // A login without the IdP group leaves the entity in no group (read at signing): the template cannot render.
+    await login(path, { role: "people", jwt: await mintJwt(key, person(email, [])) });
+    const outside = await signAs("deployers");
+    expect(outside.status).toBe(400);
+    expect(outside.json.errors[0]).toContain("string contains groups template directives but no groups were found");
+    await writeRole(path, "people", { token_policies: [] });
+  });
 });
 
 describe("identity/group and group-alias (S27)", () => {

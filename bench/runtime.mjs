@@ -13,7 +13,7 @@ import { build as esbuild } from "esbuild";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } from "wrangler";
 
-export const projectRoot = path.resolve(import.meta.dirname, "../..");
+export const projectRoot = path.resolve(import.meta.dirname, "..");
 const wranglerBin = path.join(projectRoot, "node_modules", ".bin", "wrangler");
 
 /** Fresh secrets in decision B6's formats. */
@@ -53,10 +53,10 @@ export async function buildWorker(workDir) {
   return { outdir, entryPath: path.join(outdir, entry), bytes: size };
 }
 
-/** Bundle a bench-only Worker (bench/<name>.ts, which imports src/ modules) for workerd. */
+/** Bundle a bench-only Worker (bench/workers/<name>.ts, which imports src/ modules) for workerd. */
 export async function buildBenchWorker(name) {
   const result = await esbuild({
-    entryPoints: [path.join(projectRoot, "bench", `${name}.ts`)],
+    entryPoints: [path.join(projectRoot, "bench", "workers", `${name}.ts`)],
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -82,6 +82,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
   // not in .dev.vars) do not apply, the secrets are passed below.
   const logLevel = process.env.WRANGLER_LOG;
   process.env.WRANGLER_LOG = "error";
+  /** @type {any} wrangler types this loosely; the checks below say what the bench relies on. */
   let workerOptions;
   try {
     ({ workerOptions } = unstable_getMiniflareWorkerOptions(path.join(projectRoot, "wrangler.jsonc")));
@@ -95,8 +96,7 @@ export async function startRuntime({ build, signRateScript, probeScript, vars, p
       binding in (workerOptions.durableObjects ?? {}) ||
       binding in (workerOptions.queueProducers ?? {}) ||
       binding in (workerOptions.r2Buckets ?? {});
-    if (!declared)
-      throw new Error(`wrangler.jsonc no longer declares binding ${binding}; update scripts/bench/runtime.mjs`);
+    if (!declared) throw new Error(`wrangler.jsonc no longer declares binding ${binding}; update bench/runtime.mjs`);
   }
   // The bundle's files as explicit modules (the script first): Miniflare 5's converter of
   // v4 options does not take module rules.
@@ -206,7 +206,7 @@ async function expectStorageIn(mf, persistDir) {
   if (!d1Files.some((f) => f.endsWith(".sqlite"))) {
     await mf.dispose();
     throw new Error(
-      `local D1 is not stored under ${persistDir}: Miniflare ignored resourcePersistencePath (scripts/bench/runtime.mjs)`,
+      `local D1 is not stored under ${persistDir}: Miniflare ignored resourcePersistencePath (bench/runtime.mjs)`,
     );
   }
 }

@@ -18,9 +18,9 @@
  */
 import { eq, getTableColumns } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { createDb, type Db } from "../src/db/client";
-import { runs, stateVersions, workspaces, workspaceVars } from "../src/db/schema";
-import { newId } from "../src/nocode/ids";
+import { createDb, type Db } from "../../src/db/client";
+import { runs, stateVersions, workspaces, workspaceVars } from "../../src/db/schema";
+import { newId } from "../../src/nocode/ids";
 
 /** What to copy and how many times. */
 export interface CloneWorkspacesRequest {

@@ -5,7 +5,7 @@
 //    uploaded and ingested through the Queue, E1 pinned at 1.0.0.
 // 2. One workspace through E4 (auto-apply) whose first run the Queue plans and applies;
 //    then ROLLOUT_WORKSPACES + E7_SAMPLE - 1 copies of it written into D1 by the probe
-//    Worker (bench/workspace-seed.ts; multi-row INSERTs within D1's 100 bound parameters).
+//    Worker (bench/workers/workspace-seed.ts; multi-row INSERTs within D1's 100 bound parameters).
 // 3. 1.1.0 published with the same files (an empty plan: `no-changes` confirms it) and E2
 //    moving the pin.
 // 4. E7 alone, measured in the same run: E7_SAMPLE workspaces each planned by E5
@@ -57,35 +57,13 @@ export async function rolloutScale({ origin, api, probe, log }) {
   });
   const ownersTeam = orgRes.json?.data?.relationships?.["owners-team"]?.data?.id;
   const project = orgRes.json?.data?.relationships?.["default-project"]?.data?.id;
-  const userRes = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
-    bearer: api.admin,
-    body: { data: { type: "users", attributes: { username: "fleet-owner", email: "fleet-owner@example.test" } } },
-  });
-  const tokenRes = await api.expectOk(
-    "create a user token",
-    "POST",
-    `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`,
-    {
-      bearer: api.admin,
-      body: { data: { type: "authentication-tokens" } },
-    },
-  );
+  const tokenRes = await api.createUserToken("fleet-owner");
   const token = tokenRes.json?.data?.attributes?.token;
   await api.expectOk("add the user to owners", "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, {
     bearer: api.admin,
     body: { data: [{ type: "users", id: "fleet-owner" }] },
   });
-  const moduleRes = await api.expectOk(
-    "create the registry module",
-    "POST",
-    `/api/v2/organizations/${org}/registry-modules`,
-    {
-      bearer: token,
-      body: {
-        data: { type: "registry-modules", attributes: { name: "fleet", provider: "null", "registry-name": "private" } },
-      },
-    },
-  );
+  const moduleRes = await api.createRegistryModule("create the registry module", org, token, "fleet");
   const registryModuleId = moduleRes.json?.data?.id;
   const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/fleet/null`;
   const publish = async (version) => {
@@ -200,10 +178,12 @@ export async function rolloutScale({ origin, api, probe, log }) {
   };
   const e7Seq = await e7Run(planned.slice(0, E7_SEQUENTIAL), 1);
   const e7Par = await e7Run(planned.slice(E7_SEQUENTIAL), E7_CONNECTIONS);
-  for (const [what, r] of [
+  /** @type {[string, typeof e7Seq][]} */
+  const e7Runs = [
     ["one at a time", e7Seq],
     [`${E7_CONNECTIONS} connections`, e7Par],
-  ]) {
+  ];
+  for (const [what, r] of e7Runs) {
     if (r.non2xx + r.errors + r.timeouts > 0)
       throw new Error(`E7 (${what}): ${r.non2xx} non-2xx (first ${r.firstBad}), ${r.errors} errors`);
   }

@@ -8,7 +8,7 @@ import path from "node:path";
 import { fmt, targetLine, textTable, writePerformanceDoc } from "./report.mjs";
 import { projectRoot } from "./runtime.mjs";
 
-const benchScript = path.join(projectRoot, "scripts", "bench.mjs");
+const benchScript = path.join(projectRoot, "bench", "main.mjs");
 
 /** Median of the numbers in `values` (nulls left out); null when there are none. */
 export function median(values) {

@@ -53,7 +53,13 @@ const JSONAPI = "application/vnd.api+json";
 
 /** A small HTTP client for setup calls (not timed). */
 export function apiClient(origin, secrets) {
+  /**
+   * @param {string} method
+   * @param {string} urlPath
+   * @param {{ token?: string, bearer?: string, body?: unknown, raw?: BodyInit, contentType?: string }} [options]
+   */
   async function call(method, urlPath, { token, bearer, body, raw, contentType } = {}) {
+    /** @type {Record<string, string>} */
     const headers = {};
     if (token) headers["X-Vault-Token"] = token;
     if (bearer) headers.Authorization = `Bearer ${bearer}`;
@@ -97,7 +103,34 @@ export function apiClient(origin, secrets) {
     throw new Unavailable(`${what}: ${method} ${urlPath.split("?")[0]} → ${res.status} ${excerpt}`, { missing });
   }
 
-  return { call, expectOk, root: secrets.ROOT_TOKEN, admin: secrets.ADMIN_TOKEN };
+  /** A user made with ADMIN_TOKEN, then a token of theirs: the token call's answer. */
+  async function createUserToken(username) {
+    const userRes = await expectOk("create a user", "POST", "/api/v2/admin/users", {
+      bearer: secrets.ADMIN_TOKEN,
+      body: { data: { type: "users", attributes: { username, email: `${username}@example.test` } } },
+    });
+    return expectOk("create a user token", "POST", `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`, {
+      bearer: secrets.ADMIN_TOKEN,
+      body: { data: { type: "authentication-tokens" } },
+    });
+  }
+
+  /** A private registry module `name` (provider null) of `org`, made with `token`: the answer. */
+  function createRegistryModule(what, org, token, name) {
+    return expectOk(what, "POST", `/api/v2/organizations/${org}/registry-modules`, {
+      bearer: token,
+      body: { data: { type: "registry-modules", attributes: { name, provider: "null", "registry-name": "private" } } },
+    });
+  }
+
+  return {
+    call,
+    expectOk,
+    createUserToken,
+    createRegistryModule,
+    root: secrets.ROOT_TOKEN,
+    admin: secrets.ADMIN_TOKEN,
+  };
 }
 
 /** Only the first call runs `fn`; later calls share its promise (shared setup steps). */
@@ -125,10 +158,213 @@ const SIGNER_ROLE = {
 };
 
 /**
+ * One benchmark. `role` "floor" marks the floor; `raw` names the raw signing rate a signing
+ * benchmark is compared with; `pairWith`/`pairRaw`/`compareP50With` pair its slices with
+ * another benchmark's; `onlyWhenAsked` keeps it out of the default run.
+ * @typedef {{
+ *   name: string,
+ *   title: string,
+ *   setup: (context: { needed: number }) => Promise<any>,
+ *   role?: string,
+ *   raw?: string,
+ *   pairWith?: string,
+ *   pairRaw?: string,
+ *   compareP50With?: string,
+ *   onlyWhenAsked?: boolean,
+ *   maxConnections?: number,
+ * }} Scenario
+ */
+
+/**
  * Every benchmark, in run order. Each has `setup(api, state)` returning the autocannon
  * request list (and options), or throwing Unavailable.
+ * @returns {Scenario[]}
  */
 export function scenarios({ api, state }) {
+  const opsToken = opsTokenOnce(api);
+  const { edCa, rsaCa, signBody, signSetup, storingSignSetup, krlMount, namedIssuer, issueSetup } = sshSignSetups(
+    api,
+    state,
+    opsToken,
+  );
+  const { otpRole, credsRequests, otpPool, verifySetup } = otpSetups(api, state);
+  const { lookupSetup } = lookupSetups(api, state, opsToken);
+  const { jwtLoginRequest } = jwtLoginSetups(api);
+  const { noCode, noCodeBig, e3Setup, e4Setup } = noCodeSetups(api, state);
+
+  // The floor stays an authenticated ping: ping answers without a token since B12, but a
+  // token sent with it is still checked, so this does the same work as the floor of earlier
+  // runs (token check + 204) and their ratios stay comparable.
+  const ping = {
+    setup: async () => {
+      await api.expectOk("ping", "GET", "/api/v2/ping", { bearer: api.admin });
+      return { requests: [{ method: "GET", path: "/api/v2/ping", headers: { Authorization: `Bearer ${api.admin}` } }] };
+    },
+  };
+
+  return [
+    { name: "floor", title: "GET /api/v2/ping (admin bearer)", role: "floor", ...ping },
+    {
+      // Informational (docs/performance.md): the root token, which nobody should use in production.
+      name: "sign-ed25519-root",
+      title: "POST sign, Ed25519 CA, root token",
+      raw: "ed25519",
+      setup: () => signSetup("bench-ed", edCa, api.root),
+    },
+    {
+      name: "sign-ed25519",
+      title: "POST sign, Ed25519 CA, policy token",
+      raw: "ed25519",
+      // Its target compares it with the root token's rate: run the two in alternating slices.
+      pairWith: "sign-ed25519-root",
+      setup: async () => signSetup("bench-ed", edCa, await opsToken()),
+    },
+    {
+      name: "sign-ed25519-named-issuer",
+      title: "POST sign, role bound to a named non-default Ed25519 issuer",
+      raw: "ed25519",
+      // Its target compares it with sign-ed25519 (the default issuer): run the two in alternating slices.
+      pairWith: "sign-ed25519",
+      setup: async () => signSetup("bench-ed", namedIssuer, await opsToken(), "signer-next"),
+    },
+    {
+      name: "sign-rsa4096",
+      title: "POST sign, RSA-4096 CA (rsa-sha2-256)",
+      raw: "rsa4096",
+      // Its target compares it with the raw RSA-4096 rate: measure that in slices beside it.
+      pairRaw: "rsa4096",
+      setup: async () => signSetup("bench-rsa", rsaCa, await opsToken()),
+    },
+    {
+      name: "sign-ed25519-stored",
+      title: "POST sign, Ed25519 CA, store_certificates (paired with sign-ed25519)",
+      raw: "ed25519",
+      // Its target compares it with sign without the inventory: run the two in alternating slices.
+      pairWith: "sign-ed25519",
+      setup: storingSignSetup,
+    },
+    {
+      name: "krl-read",
+      title: "GET krl (200 serials + 50 key ids, no token)",
+      setup: async () => {
+        await krlMount();
+        const res = await api.expectOk("read the KRL", "GET", "/v1/bench-krl/krl", {});
+        if (!res.text.startsWith("SSHKRL")) throw new Unavailable("krl answered something other than a KRL");
+        return { requests: [{ method: "GET", path: "/v1/bench-krl/krl" }] };
+      },
+    },
+    {
+      name: "issue-ed25519",
+      title: "POST issue ed25519 (Ed25519 CA)",
+      raw: "ed25519",
+      setup: () => issueSetup({ key_type: "ed25519" }),
+    },
+    {
+      name: "issue-rsa2048",
+      title: "POST issue rsa 2048 (Ed25519 CA)",
+      // Its target compares it with the raw RSA-2048 key generation rate, in slices beside it.
+      pairRaw: "rsa2048-keygen",
+      // RSA key generation takes hundreds of ms of one workerd thread: more connections
+      // only queue longer (same req/s, latency × connections).
+      maxConnections: 4,
+      setup: () => issueSetup({ key_type: "rsa", key_bits: 2048 }, { burst: 4 }),
+    },
+    {
+      name: "creds",
+      title: "POST creds (OTP role), policy token",
+      setup: async () => {
+        await otpRole("bench-otp");
+        const token = await opsToken();
+        const res = await api.expectOk("creds once", "POST", "/v1/bench-otp/creds/otp", {
+          token,
+          body: { ip: "10.1.2.3" },
+        });
+        if (typeof res.json?.data?.key !== "string") throw new Unavailable("creds answered without data.key");
+        return { requests: credsRequests(token) };
+      },
+    },
+    {
+      name: "verify",
+      title: "POST verify (distinct pre-minted OTPs)",
+      setup: ({ needed }) => verifySetup({ mount: "bench-otp", pool: otpPool, needed }),
+    },
+    {
+      name: "verify-10k-otps",
+      title: `POST verify beside ${OUTSTANDING_OTPS.toLocaleString("en")} outstanding OTPs`,
+      compareP50With: "verify",
+      // A longer scale check (about 40 s of minting and load): only with --only=verify-10k-otps.
+      onlyWhenAsked: true,
+      setup: ({ needed }) => verifySetup({ mount: "bench-otp-big", pool: [], needed, outstanding: OUTSTANDING_OTPS }),
+    },
+    {
+      name: "lookup-10",
+      title: `POST lookup, ${LOOKUP_SMALL_ROLES} roles, policy token`,
+      setup: () => lookupSetup("lookup-small", LOOKUP_SMALL_ROLES),
+    },
+    {
+      name: "lookup-10k",
+      title: `POST lookup, ${LOOKUP_BIG_ROLES.toLocaleString("en")} roles, policy token`,
+      // Its target compares its p50 with lookup-10's: run the two in alternating slices.
+      pairWith: "lookup-10",
+      setup: () => lookupSetup("lookup-big", LOOKUP_BIG_ROLES),
+    },
+    {
+      name: "login-jwt-static",
+      title: "POST auth/<m>/login, ES256 JWT, static key (S25)",
+      setup: async () => ({ requests: [await jwtLoginRequest("bench-jwt-static", "static")] }),
+    },
+    {
+      name: "login-jwt-jwks",
+      title: "POST auth/<m>/login, ES256 JWT, JWKS cached (alias unchanged between logins)",
+      setup: async () => ({ requests: [await jwtLoginRequest("bench-jwt-jwks", "jwks")] }),
+    },
+    {
+      name: "login-then-sign",
+      title: "login (JWKS) then sign with the new token, per pair of requests",
+      setup: async () => {
+        const login = await jwtLoginRequest("bench-jwt-jwks", "jwks");
+        await edCa();
+        return {
+          requests: [
+            {
+              ...login,
+              onResponse: (status, responseBody, context) => {
+                if (status === 200) context.token = JSON.parse(responseBody).auth.client_token;
+              },
+            },
+            {
+              method: "POST",
+              path: "/v1/bench-ed/sign/signer",
+              body: signBody,
+              setupRequest: (req, context) => ({ ...req, headers: vaultJson(context.token ?? "none") }),
+            },
+          ],
+        };
+      },
+    },
+    { name: "e3-read", title: "E3 GET /no-code-modules/:id, team token", setup: () => e3Setup(noCode) },
+    {
+      name: "e3-read-10k-ws",
+      title: `E3 in an organization of ${BIG_ORG_WORKSPACES.toLocaleString("en")} workspaces`,
+      // Its target compares its p50 with e3-read's (10 workspaces): alternating slices.
+      pairWith: "e3-read",
+      setup: () => e3Setup(noCodeBig),
+    },
+    { name: "floor-end", title: "GET /api/v2/ping again (drift check)", role: "floor", ...ping },
+    // Last: each workspace queues its first run, and the consumer's work would disturb
+    // anything measured after it.
+    { name: "e4-create", title: "E4 POST /no-code-modules/:id/workspaces, team token", setup: () => e4Setup(noCode) },
+    {
+      name: "e4-create-10k-ws",
+      title: `E4 in an organization of ${BIG_ORG_WORKSPACES.toLocaleString("en")} workspaces`,
+      pairWith: "e4-create",
+      setup: () => e4Setup(noCodeBig),
+    },
+  ];
+}
+
+/** The SSH signing and issuing benchmarks' setups: CA mounts, roles, a KRL, a named issuer. */
+function sshSignSetups(api, state, opsToken) {
   const caMount = (mount, key) =>
     once(async () => {
       await api.expectOk(`import the ${key} CA`, "POST", `/v1/${mount}/config/ca`, {
@@ -251,96 +487,15 @@ export function scenarios({ api, state }) {
     };
   }
 
-  // S25: JWT auth mounts. One ES256 key made here; a JWT valid for an hour whose subject and
-  // claims never change, so every login finds the same entity with an unchanged alias (no
-  // D1 write but the token's). `jwks` serves the key from a loopback HTTP server in this
-  // process, which the Worker fetches once and then keeps for 10 minutes.
-  const jwtKey = once(async () => {
-    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
-    const jwk = { ...(await exportJWK(publicKey)), kid: "bench", use: "sig" };
-    const now = Math.floor(Date.now() / 1000);
-    const jwt = await new SignJWT({
-      sub: "bench-ci",
-      aud: "keyway-bench",
-      repository: "acme/web",
-      iat: now,
-      exp: now + 3600,
-    })
-      .setProtectedHeader({ alg: "ES256", kid: "bench" })
-      .sign(privateKey);
-    return { jwk, pem: await exportSPKI(publicKey), jwt };
-  });
-  const jwksServer = once(async () => {
-    const { jwk } = await jwtKey();
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ keys: [jwk] }));
-    });
-    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-    server.unref();
-    return `http://127.0.0.1:${server.address().port}/keys`;
-  });
-  const jwtMounts = new Map();
-  /**
-   * S28 admits 60 sign-in requests a minute per client address and mount: a login benchmark
-   * from one address would measure 429s. Each login comes from its own address instead
-   * (wrangler dev passes `CF-Connecting-IP` through), so the rate limiter's counting is
-   * measured without refusing anything.
-   */
-  let clientNumber = 0;
-  function manyClients(req) {
-    const n = clientNumber++;
-    const address = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-    return { ...req, headers: { ...req.headers, "CF-Connecting-IP": address } };
-  }
+  return { edCa, rsaCa, signBody, signSetup, storingSignSetup, krlMount, namedIssuer, issueSetup };
+}
 
-  function jwtLoginSetup(mount, source) {
-    if (!jwtMounts.has(mount)) {
-      jwtMounts.set(
-        mount,
-        (async () => {
-          const { pem, jwt } = await jwtKey();
-          await api.expectOk("enable the JWT mount", "POST", `/v1/sys/auth/${mount}`, {
-            token: api.root,
-            body: { type: "jwt" },
-          });
-          const config = source === "jwks" ? { jwks_url: await jwksServer() } : { jwt_validation_pubkeys: [pem] };
-          await api.expectOk("configure the JWT mount", "POST", `/v1/auth/${mount}/config`, {
-            token: api.root,
-            body: config,
-          });
-          await api.expectOk("write the JWT role", "POST", `/v1/auth/${mount}/role/ci`, {
-            token: api.root,
-            body: {
-              role_type: "jwt",
-              bound_audiences: ["keyway-bench"],
-              bound_claims: { repository: "acme/web" },
-              user_claim: "sub",
-              claim_mappings: { repository: "repo" },
-              token_policies: ["bench-login"],
-              token_ttl: "5m",
-            },
-          });
-          await api.expectOk("write the bench-login policy", "PUT", "/v1/sys/policies/acl/bench-login", {
-            token: api.root,
-            body: {
-              policy: JSON.stringify({ path: { "bench-ed/sign/signer": { capabilities: ["create", "update"] } } }),
-            },
-          });
-          const body = JSON.stringify({ role: "ci", jwt });
-          const res = await api.expectOk("log in once", "POST", `/v1/auth/${mount}/login`, { body: JSON.parse(body) });
-          if (!res.json?.auth?.client_token) throw new Unavailable("login answered without auth.client_token");
-          return { body };
-        })(),
-      );
-    }
-    return jwtMounts.get(mount);
-  }
-
+/** The policy token the SSH benchmarks call with (made once, on first use). */
+function opsTokenOnce(api) {
   // Every authenticated SSH benchmark but sign-ed25519-root runs with this token,
   // the kind people use: made by auth/token/create, holding one ordinary ACL policy (S5a)
   // that grants the benchmarks' paths and nothing else. Setup calls (CA import, roles) use root.
-  const opsToken = once(async () => {
+  return once(async () => {
     const write = ["create", "update"];
     const policy = {
       path: {
@@ -364,7 +519,10 @@ export function scenarios({ api, state }) {
     if (!token) throw new Unavailable("auth/token/create answered without auth.client_token");
     return token;
   });
+}
 
+/** The OTP benchmarks' setups: the OTP role, creds, and verify with pre-minted OTPs. */
+function otpSetups(api, state) {
   const otpRoles = new Map();
   const otpRole = (mount) => {
     if (!otpRoles.has(mount)) {
@@ -400,6 +558,48 @@ export function scenarios({ api, state }) {
     },
   ];
 
+  /** verify with distinct OTPs from `pool`, topped up by the probe worker to `needed`. */
+  async function verifySetup({ mount, pool, needed, outstanding = 0 }) {
+    await otpRole(mount);
+    const mint = (count) => state.mintOtps({ mount, roleName: "otp", username: "bench", ip: "10.1.2.3", count });
+    const t0 = Date.now();
+    // OTPs that stay outstanding (never verified) beside the ones verify consumes.
+    for (let left = outstanding; left > 0; left -= 2000) await mint(Math.min(2000, left));
+    const before = pool.length;
+    // Top up (untimed) so each verify request consumes its own OTP: stored by the probe
+    // worker the way creds stores them (same shard, hash and OtpStore put).
+    while (pool.length < needed && Date.now() - t0 < state.bulkBudgetS * 1000) {
+      pool.push(...(await mint(Math.min(2000, needed - pool.length))));
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    const otp = pool.pop();
+    if (!otp) throw new Unavailable("no OTP could be minted (creds unavailable)");
+    const res = await api.expectOk("verify once", "POST", `/v1/${mount}/verify`, { body: { otp } });
+    if (res.json?.data?.username !== "bench") throw new Unavailable(`verify answered ${res.text.slice(0, 160)}`);
+    let next = 0;
+    return {
+      note:
+        `${pool.length + 1} OTPs: ${before} from the creds run, ${pool.length + 1 - before} minted by the probe worker` +
+        (outstanding > 0
+          ? `, with ${outstanding} more left outstanding (${seconds.toFixed(1)} s)`
+          : ` (${seconds.toFixed(1)} s)`),
+      pool,
+      requests: [
+        {
+          method: "POST",
+          path: `/v1/${mount}/verify`,
+          headers: { "Content-Type": "application/json" },
+          setupRequest: (req) => ({ ...req, body: JSON.stringify({ otp: pool[next++] }) }),
+        },
+      ],
+    };
+  }
+
+  return { otpRole, credsRequests, otpPool, verifySetup };
+}
+
+/** The lookup benchmarks' setups: a mount of `count` roles, filled through HTTP then D1. */
+function lookupSetups(api, state, opsToken) {
   // Lookup: role r0 is 10.0.0.0/8 in both mounts; r<i> (i ≥ 1) is 10.<i/256>.<i%256>.0/24.
   // The queried addresses 10.0.<1..9>.7 match r0 and one /24 role in both mounts, so both
   // answers hold two roles and only the number of roles in the mount differs.
@@ -491,25 +691,115 @@ export function scenarios({ api, state }) {
     return { viaHttp: existing.size, viaPutRole: missing.length };
   }
 
+  return { lookupSetup };
+}
+
+/** The JWT login benchmarks' setups: a signing key, a JWKS server, one auth mount per key source. */
+function jwtLoginSetups(api) {
+  // S25: JWT auth mounts. One ES256 key made here; a JWT valid for an hour whose subject and
+  // claims never change, so every login finds the same entity with an unchanged alias (no
+  // D1 write but the token's). `jwks` serves the key from a loopback HTTP server in this
+  // process, which the Worker fetches once and then keeps for 10 minutes.
+  const jwtKey = once(async () => {
+    const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), kid: "bench", use: "sig" };
+    const now = Math.floor(Date.now() / 1000);
+    const jwt = await new SignJWT({
+      sub: "bench-ci",
+      aud: "keyway-bench",
+      repository: "acme/web",
+      iat: now,
+      exp: now + 3600,
+    })
+      .setProtectedHeader({ alg: "ES256", kid: "bench" })
+      .sign(privateKey);
+    return { jwk, pem: await exportSPKI(publicKey), jwt };
+  });
+  const jwksServer = once(async () => {
+    const { jwk } = await jwtKey();
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+    server.unref();
+    return `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (server.address()).port}/keys`;
+  });
+  const jwtMounts = new Map();
+  /**
+   * S28 admits 60 sign-in requests a minute per client address and mount: a login benchmark
+   * from one address would measure 429s. Each login comes from its own address instead
+   * (wrangler dev passes `CF-Connecting-IP` through), so the rate limiter's counting is
+   * measured without refusing anything.
+   */
+  let clientNumber = 0;
+  function manyClients(req) {
+    const n = clientNumber++;
+    const address = `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+    return { ...req, headers: { ...req.headers, "CF-Connecting-IP": address } };
+  }
+
+  function jwtLoginSetup(mount, source) {
+    if (!jwtMounts.has(mount)) {
+      jwtMounts.set(
+        mount,
+        (async () => {
+          const { pem, jwt } = await jwtKey();
+          await api.expectOk("enable the JWT mount", "POST", `/v1/sys/auth/${mount}`, {
+            token: api.root,
+            body: { type: "jwt" },
+          });
+          const config = source === "jwks" ? { jwks_url: await jwksServer() } : { jwt_validation_pubkeys: [pem] };
+          await api.expectOk("configure the JWT mount", "POST", `/v1/auth/${mount}/config`, {
+            token: api.root,
+            body: config,
+          });
+          await api.expectOk("write the JWT role", "POST", `/v1/auth/${mount}/role/ci`, {
+            token: api.root,
+            body: {
+              role_type: "jwt",
+              bound_audiences: ["keyway-bench"],
+              bound_claims: { repository: "acme/web" },
+              user_claim: "sub",
+              claim_mappings: { repository: "repo" },
+              token_policies: ["bench-login"],
+              token_ttl: "5m",
+            },
+          });
+          await api.expectOk("write the bench-login policy", "PUT", "/v1/sys/policies/acl/bench-login", {
+            token: api.root,
+            body: {
+              policy: JSON.stringify({ path: { "bench-ed/sign/signer": { capabilities: ["create", "update"] } } }),
+            },
+          });
+          const body = JSON.stringify({ role: "ci", jwt });
+          const res = await api.expectOk("log in once", "POST", `/v1/auth/${mount}/login`, { body: JSON.parse(body) });
+          if (!res.json?.auth?.client_token) throw new Unavailable("login answered without auth.client_token");
+          return { body };
+        })(),
+      );
+    }
+    return jwtMounts.get(mount);
+  }
+
+  /** The timed login request of a JWT mount (set up on first use), each from its own client address. */
+  async function jwtLoginRequest(mount, source) {
+    const { body } = await jwtLoginSetup(mount, source);
+    return { method: "POST", path: `/v1/auth/${mount}/login`, headers: JSON_HEADERS, body, setupRequest: manyClients };
+  }
+
+  return { jwtLoginRequest };
+}
+
+/** The no-code benchmarks' setups: organizations with their module, team token and workspaces. */
+function noCodeSetups(api, state) {
   // No-code: an organization, a user in owners with a token, a registry module whose
   // version 1.0.0 is uploaded and ingested (Queue), and E1 enabling it. The benchmarks call
   // with the token of an ordinary team (docs/performance.md): `bench-devs`, organization access
   // manage-workspaces only (N10: member, read-workspaces, run-workspaces), its token minted
   // by ADMIN_TOKEN (N9). The owner's token only sets things up.
   const benchUser = once(async () => {
-    const userRes = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
-      bearer: api.admin,
-      body: { data: { type: "users", attributes: { username: "bench-user", email: "bench-user@example.test" } } },
-    });
-    const tokenRes = await api.expectOk(
-      "create a user token",
-      "POST",
-      `/api/v2/users/${userRes.json?.data?.id}/authentication-tokens`,
-      {
-        bearer: api.admin,
-        body: { data: { type: "authentication-tokens" } },
-      },
-    );
+    const tokenRes = await api.createUserToken("bench-user");
     const token = tokenRes.json?.data?.attributes?.token;
     if (!token) throw new Unavailable("user token answer lacks data.attributes.token");
     return token;
@@ -548,20 +838,7 @@ export function scenarios({ api, state }) {
     );
     const teamToken = teamTokenRes.json?.data?.attributes?.token;
     if (!teamToken) throw new Unavailable("team token answer lacks data.attributes.token");
-    const moduleRes = await api.expectOk(
-      "create a registry module",
-      "POST",
-      `/api/v2/organizations/${org}/registry-modules`,
-      {
-        bearer: token,
-        body: {
-          data: {
-            type: "registry-modules",
-            attributes: { name: "bench", provider: "null", "registry-name": "private" },
-          },
-        },
-      },
-    );
+    const moduleRes = await api.createRegistryModule("create a registry module", org, token, "bench");
     const moduleId = moduleRes.json?.data?.id;
     const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/bench/null`;
     const versionRes = await api.expectOk("create version 1.0.0", "POST", `${base}/versions`, {
@@ -642,53 +919,6 @@ export function scenarios({ api, state }) {
       },
     });
 
-  // The floor stays an authenticated ping: ping answers without a token since B12, but a
-  // token sent with it is still checked, so this does the same work as the floor of earlier
-  // runs (token check + 204) and their ratios stay comparable.
-  const ping = {
-    setup: async () => {
-      await api.expectOk("ping", "GET", "/api/v2/ping", { bearer: api.admin });
-      return { requests: [{ method: "GET", path: "/api/v2/ping", headers: { Authorization: `Bearer ${api.admin}` } }] };
-    },
-  };
-
-  /** verify with distinct OTPs from `pool`, topped up by the probe worker to `needed`. */
-  async function verifySetup({ mount, pool, needed, outstanding = 0 }) {
-    await otpRole(mount);
-    const mint = (count) => state.mintOtps({ mount, roleName: "otp", username: "bench", ip: "10.1.2.3", count });
-    const t0 = Date.now();
-    // OTPs that stay outstanding (never verified) beside the ones verify consumes.
-    for (let left = outstanding; left > 0; left -= 2000) await mint(Math.min(2000, left));
-    const before = pool.length;
-    // Top up (untimed) so each verify request consumes its own OTP: stored by the probe
-    // worker the way creds stores them (same shard, hash and OtpStore put).
-    while (pool.length < needed && Date.now() - t0 < state.bulkBudgetS * 1000) {
-      pool.push(...(await mint(Math.min(2000, needed - pool.length))));
-    }
-    const seconds = (Date.now() - t0) / 1000;
-    const otp = pool.pop();
-    if (!otp) throw new Unavailable("no OTP could be minted (creds unavailable)");
-    const res = await api.expectOk("verify once", "POST", `/v1/${mount}/verify`, { body: { otp } });
-    if (res.json?.data?.username !== "bench") throw new Unavailable(`verify answered ${res.text.slice(0, 160)}`);
-    let next = 0;
-    return {
-      note:
-        `${pool.length + 1} OTPs: ${before} from the creds run, ${pool.length + 1 - before} minted by the probe worker` +
-        (outstanding > 0
-          ? `, with ${outstanding} more left outstanding (${seconds.toFixed(1)} s)`
-          : ` (${seconds.toFixed(1)} s)`),
-      pool,
-      requests: [
-        {
-          method: "POST",
-          path: `/v1/${mount}/verify`,
-          headers: { "Content-Type": "application/json" },
-          setupRequest: (req) => ({ ...req, body: JSON.stringify({ otp: pool[next++] }) }),
-        },
-      ],
-    };
-  }
-
   async function e3Setup(ready) {
     const nc = await ready();
     await api.expectOk("E3 once", "GET", `/api/v2/no-code-modules/${nc.id}`, { bearer: nc.token });
@@ -716,195 +946,7 @@ export function scenarios({ api, state }) {
     };
   }
 
-  return [
-    { name: "floor", title: "GET /api/v2/ping (admin bearer)", role: "floor", ...ping },
-    {
-      // Informational (docs/performance.md): the root token, which nobody should use in production.
-      name: "sign-ed25519-root",
-      title: "POST sign, Ed25519 CA, root token",
-      raw: "ed25519",
-      setup: () => signSetup("bench-ed", edCa, api.root),
-    },
-    {
-      name: "sign-ed25519",
-      title: "POST sign, Ed25519 CA, policy token",
-      raw: "ed25519",
-      // Its target compares it with the root token's rate: run the two in alternating slices.
-      pairWith: "sign-ed25519-root",
-      setup: async () => signSetup("bench-ed", edCa, await opsToken()),
-    },
-    {
-      name: "sign-ed25519-named-issuer",
-      title: "POST sign, role bound to a named non-default Ed25519 issuer",
-      raw: "ed25519",
-      // Its target compares it with sign-ed25519 (the default issuer): run the two in alternating slices.
-      pairWith: "sign-ed25519",
-      setup: async () => signSetup("bench-ed", namedIssuer, await opsToken(), "signer-next"),
-    },
-    {
-      name: "sign-rsa4096",
-      title: "POST sign, RSA-4096 CA (rsa-sha2-256)",
-      raw: "rsa4096",
-      // Its target compares it with the raw RSA-4096 rate: measure that in slices beside it.
-      pairRaw: "rsa4096",
-      setup: async () => signSetup("bench-rsa", rsaCa, await opsToken()),
-    },
-    {
-      name: "sign-ed25519-stored",
-      title: "POST sign, Ed25519 CA, store_certificates (paired with sign-ed25519)",
-      raw: "ed25519",
-      // Its target compares it with sign without the inventory: run the two in alternating slices.
-      pairWith: "sign-ed25519",
-      setup: storingSignSetup,
-    },
-    {
-      name: "krl-read",
-      title: "GET krl (200 serials + 50 key ids, no token)",
-      setup: async () => {
-        await krlMount();
-        const res = await api.expectOk("read the KRL", "GET", "/v1/bench-krl/krl", {});
-        if (!res.text.startsWith("SSHKRL")) throw new Unavailable("krl answered something other than a KRL");
-        return { requests: [{ method: "GET", path: "/v1/bench-krl/krl" }] };
-      },
-    },
-    {
-      name: "issue-ed25519",
-      title: "POST issue ed25519 (Ed25519 CA)",
-      raw: "ed25519",
-      setup: () => issueSetup({ key_type: "ed25519" }),
-    },
-    {
-      name: "issue-rsa2048",
-      title: "POST issue rsa 2048 (Ed25519 CA)",
-      // Its target compares it with the raw RSA-2048 key generation rate, in slices beside it.
-      pairRaw: "rsa2048-keygen",
-      // RSA key generation takes hundreds of ms of one workerd thread: more connections
-      // only queue longer (same req/s, latency × connections).
-      maxConnections: 4,
-      setup: () => issueSetup({ key_type: "rsa", key_bits: 2048 }, { burst: 4 }),
-    },
-    {
-      name: "creds",
-      title: "POST creds (OTP role), policy token",
-      setup: async () => {
-        await otpRole("bench-otp");
-        const token = await opsToken();
-        const res = await api.expectOk("creds once", "POST", "/v1/bench-otp/creds/otp", {
-          token,
-          body: { ip: "10.1.2.3" },
-        });
-        if (typeof res.json?.data?.key !== "string") throw new Unavailable("creds answered without data.key");
-        return { requests: credsRequests(token) };
-      },
-    },
-    {
-      name: "verify",
-      title: "POST verify (distinct pre-minted OTPs)",
-      setup: ({ needed }) => verifySetup({ mount: "bench-otp", pool: otpPool, needed }),
-    },
-    {
-      name: "verify-10k-otps",
-      title: `POST verify beside ${OUTSTANDING_OTPS.toLocaleString("en")} outstanding OTPs`,
-      compareP50With: "verify",
-      // A longer scale check (about 40 s of minting and load): only with --only=verify-10k-otps.
-      onlyWhenAsked: true,
-      setup: ({ needed }) => verifySetup({ mount: "bench-otp-big", pool: [], needed, outstanding: OUTSTANDING_OTPS }),
-    },
-    {
-      name: "lookup-10",
-      title: `POST lookup, ${LOOKUP_SMALL_ROLES} roles, policy token`,
-      setup: () => lookupSetup("lookup-small", LOOKUP_SMALL_ROLES),
-    },
-    {
-      name: "lookup-10k",
-      title: `POST lookup, ${LOOKUP_BIG_ROLES.toLocaleString("en")} roles, policy token`,
-      // Its target compares its p50 with lookup-10's: run the two in alternating slices.
-      pairWith: "lookup-10",
-      setup: () => lookupSetup("lookup-big", LOOKUP_BIG_ROLES),
-    },
-    {
-      name: "login-jwt-static",
-      title: "POST auth/<m>/login, ES256 JWT, static key (S25)",
-      setup: async () => {
-        const { body } = await jwtLoginSetup("bench-jwt-static", "static");
-        return {
-          requests: [
-            {
-              method: "POST",
-              path: "/v1/auth/bench-jwt-static/login",
-              headers: JSON_HEADERS,
-              body,
-              setupRequest: manyClients,
-            },
-          ],
-        };
-      },
-    },
-    {
-      name: "login-jwt-jwks",
-      title: "POST auth/<m>/login, ES256 JWT, JWKS cached (alias unchanged between logins)",
-      setup: async () => {
-        const { body } = await jwtLoginSetup("bench-jwt-jwks", "jwks");
-        return {
-          requests: [
-            {
-              method: "POST",
-              path: "/v1/auth/bench-jwt-jwks/login",
-              headers: JSON_HEADERS,
-              body,
-              setupRequest: manyClients,
-            },
-          ],
-        };
-      },
-    },
-    {
-      name: "login-then-sign",
-      title: "login (JWKS) then sign with the new token, per pair of requests",
-      setup: async () => {
-        const { body } = await jwtLoginSetup("bench-jwt-jwks", "jwks");
-        await edCa();
-        return {
-          requests: [
-            {
-              method: "POST",
-              path: "/v1/auth/bench-jwt-jwks/login",
-              headers: JSON_HEADERS,
-              body,
-              setupRequest: manyClients,
-              onResponse: (status, responseBody, context) => {
-                if (status === 200) context.token = JSON.parse(responseBody).auth.client_token;
-              },
-            },
-            {
-              method: "POST",
-              path: "/v1/bench-ed/sign/signer",
-              body: signBody,
-              setupRequest: (req, context) => ({ ...req, headers: vaultJson(context.token ?? "none") }),
-            },
-          ],
-        };
-      },
-    },
-    { name: "e3-read", title: "E3 GET /no-code-modules/:id, team token", setup: () => e3Setup(noCode) },
-    {
-      name: "e3-read-10k-ws",
-      title: `E3 in an organization of ${BIG_ORG_WORKSPACES.toLocaleString("en")} workspaces`,
-      // Its target compares its p50 with e3-read's (10 workspaces): alternating slices.
-      pairWith: "e3-read",
-      setup: () => e3Setup(noCodeBig),
-    },
-    { name: "floor-end", title: "GET /api/v2/ping again (drift check)", role: "floor", ...ping },
-    // Last: each workspace queues its first run, and the consumer's work would disturb
-    // anything measured after it.
-    { name: "e4-create", title: "E4 POST /no-code-modules/:id/workspaces, team token", setup: () => e4Setup(noCode) },
-    {
-      name: "e4-create-10k-ws",
-      title: `E4 in an organization of ${BIG_ORG_WORKSPACES.toLocaleString("en")} workspaces`,
-      pairWith: "e4-create",
-      setup: () => e4Setup(noCodeBig),
-    },
-  ];
+  return { noCode, noCodeBig, e3Setup, e4Setup };
 }
 
 /** The module the no-code benchmarks publish: one variable, one resource, its provider (N4, N12). */

@@ -20,13 +20,16 @@ export function percentile(sorted, p) {
  * @param {number} [o.amount]  stop after this many responses (whichever comes first with durationS)
  * @returns {Promise<{requests:number, seconds:number, rps:number, p50:number|null, p90:number|null, p99:number|null,
  *   mean:number|null, max:number|null, non2xx:number, firstBad:number|null, latencies:number[], errors:number,
- *   timeouts:number, statuses:Record<string,number>}>} `requests`, `rps` and the latencies (ms, ascending) cover
+ *   errorKinds:Record<string,number>, timeouts:number, statuses:Record<string,number>}>} `requests`, `rps` and the latencies (ms, ascending) cover
  *   2xx answers only
  */
 export function runLoad({ origin, requests, connections, durationS, amount }) {
   return new Promise((resolve, reject) => {
     const latencies = [];
+    /** @type {Record<string, number>} */
     const statuses = {};
+    /** @type {Record<string, number>} */
+    const errorKinds = {};
     let non2xx = 0;
     let firstBad = null;
     const opts = {
@@ -64,7 +67,6 @@ export function runLoad({ origin, requests, connections, durationS, amount }) {
         statuses,
       });
     });
-    const errorKinds = {};
     instance.on("reqError", (err) => {
       const kind = err?.code ?? err?.message ?? String(err);
       errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;

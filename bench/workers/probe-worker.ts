@@ -15,20 +15,20 @@
  *   HTTP and the role checks, so `verify` can be driven with distinct OTPs;
  * - `POST /agent-pool-d1` `{ poolId }` → `{ calls, liveSessions }`: the D1 round trips the
  *   pool's Durable Object made since it started (N18's budget per idle agent-minute);
- * - `POST /clone-workspaces` (bench/workspace-seed.ts) → `{ workspaceIds }`: copies of one
+ * - `POST /clone-workspaces` (bench/workers/workspace-seed.ts) → `{ workspaceIds }`: copies of one
  *   no-code workspace made by E4, with its applied run history for the rollout scale check
  *   (decision N15) or as bare workspaces for the E3/E4 scale rows (docs/performance.md).
  */
-import { createDb } from "../src/db/client";
-import { sshRoleCidrs, sshRoles } from "../src/db/schema";
-import { keyedHash, secretsEqual } from "../src/lib/crypto/hmac";
-import { parseCidr } from "../src/lib/net/ip";
-import type { AgentPool } from "../src/nocode/agents/pool-object";
-import { issuersOfMountQuery } from "../src/ssh/issuers/repo";
-import type { OtpStore } from "../src/ssh/otp/otp-store";
-import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../src/ssh/otp/shard";
-import { roleQuery } from "../src/ssh/roles/repo";
-import { buildRole } from "../src/ssh/roles/validate";
+import { createDb } from "../../src/db/client";
+import { sshRoleCidrs, sshRoles } from "../../src/db/schema";
+import { keyedHash, secretsEqual } from "../../src/lib/crypto/hmac";
+import { parseCidr } from "../../src/lib/net/ip";
+import type { AgentPool } from "../../src/nocode/agents/pool-object";
+import { issuersOfMountQuery } from "../../src/ssh/issuers/repo";
+import type { OtpStore } from "../../src/ssh/otp/otp-store";
+import { newLeaseKey, newOtp, otpHash, otpStore, shardOf } from "../../src/ssh/otp/shard";
+import { roleQuery } from "../../src/ssh/roles/repo";
+import { buildRole } from "../../src/ssh/roles/validate";
 import { type CloneWorkspacesRequest, cloneWorkspaces } from "./workspace-seed";
 
 interface ProbeEnv {

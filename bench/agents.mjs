@@ -27,6 +27,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** A protocol-level agent: register, ping every 10 s, long-poll; `onJob` handles each job. */
 function pollingAgent(origin, poolToken, name, onJob) {
   const state = { stopped: false, session: null, polls: 0 };
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {{ body?: unknown, session?: boolean, token?: string }} [options]
+   */
   const call = async (method, path, { body, session = true, token } = {}) => {
     const headers = { Authorization: `Bearer ${token ?? poolToken}` };
     if (session && state.session) {
@@ -57,7 +62,7 @@ function pollingAgent(origin, poolToken, name, onJob) {
     })();
     const poller = (async () => {
       while (!state.stopped) {
-        const res = await call("GET", "jobs/next?wait=30").catch(() => ({ status: 0 }));
+        const res = await call("GET", "jobs/next?wait=30").catch(() => ({ status: 0, json: null }));
         state.polls++;
         if (res.status === 200) await onJob(res.json.job, Date.now(), call);
         else if (res.status !== 204) await sleep(1000);
@@ -84,34 +89,12 @@ export async function agentChecks({ origin, api, probe, log, idleSeconds = 300 }
     body: { data: { type: "organizations", attributes: { name: org, email: "agents@example.test" } } },
   });
   const ownersTeam = orgRes.json.data.relationships["owners-team"].data.id;
-  const user = await api.expectOk("create a user", "POST", "/api/v2/admin/users", {
-    bearer: api.admin,
-    body: { data: { type: "users", attributes: { username: "agents-owner", email: "agents-owner@example.test" } } },
-  });
-  const token = (
-    await api.expectOk("create a user token", "POST", `/api/v2/users/${user.json.data.id}/authentication-tokens`, {
-      bearer: api.admin,
-      body: { data: { type: "authentication-tokens" } },
-    })
-  ).json.data.attributes.token;
+  const token = (await api.createUserToken("agents-owner")).json.data.attributes.token;
   await api.expectOk("add the user to owners", "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, {
     bearer: api.admin,
     body: { data: [{ type: "users", id: "agents-owner" }] },
   });
-  const mod = await api.expectOk(
-    "create the registry module",
-    "POST",
-    `/api/v2/organizations/${org}/registry-modules`,
-    {
-      bearer: token,
-      body: {
-        data: {
-          type: "registry-modules",
-          attributes: { name: "agents", provider: "null", "registry-name": "private" },
-        },
-      },
-    },
-  );
+  const mod = await api.createRegistryModule("create the registry module", org, token, "agents");
   const base = `/api/v2/organizations/${org}/registry-modules/private/${org}/agents/null`;
   const version = await api.expectOk("create version 1.0.0", "POST", `${base}/versions`, {
     bearer: token,

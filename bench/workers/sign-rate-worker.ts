@@ -14,13 +14,13 @@
  * parameters `issue` uses (src/lib/crypto/ssh-keys-and-certificates.ts `generateSshKeyPair`), nothing else:
  * the honest reference for `issue` with `key_type: rsa`.
  */
-import { randomBytes } from "../src/lib/bytes";
+import { randomBytes } from "../../src/lib/bytes";
 import {
   generateSshKeyPair,
   importSigningKey,
   parseSubjectPublicKey,
   signCertificate,
-} from "../src/lib/crypto/ssh-keys-and-certificates";
+} from "../../src/lib/crypto/ssh-keys-and-certificates";
 
 /** What to measure. */
 export interface SignRateRequest {

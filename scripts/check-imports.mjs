@@ -18,6 +18,12 @@
  *    src/platform, src/lib and src/db (and packages, `cloudflare:*` bindings included):
  *    neither wing, nor the files that mount Hono routes (src/index.ts, src/queue.ts).
  *    src/lib may not import src/platform (rule 4), so neither imports Hono routes.
+ * 7. Queries live in repositories: no route file imports `drizzle-orm` (or a `drizzle-orm/…`
+ *    entry point) or src/db/schema.ts. A route file is a .ts file under src/ that is named
+ *    `routes.ts` or `*-routes.ts`, or that registers routes itself: it constructs a Hono app
+ *    (`new Hono`) or declares a Vault route table (`…: VaultRoute[] = [`). Its queries belong
+ *    in the feature's `repo.ts`. ROUTE_FILES_WITH_QUERIES lists the route files that still
+ *    break the rule; the list may only shrink (an entry that no longer breaks it is a problem).
  *
  * Type-only imports count: a circle of types is still a circle a reader has to untangle.
  * Imports are read with the TypeScript scanner (ts.preProcessFile), so `import type`,
@@ -39,6 +45,40 @@ const WINGS = ["src/ssh", "src/nocode"];
 const FEATURE_PARENTS = ["src/ssh", "src/nocode", "src/lib", "src/platform"];
 /** Rule 6 (B21): what src/platform may import. */
 const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
+/**
+ * Rule 7: the /api/v2 (no-code wing) route files that still run their own queries, recorded
+ * when the rule was introduced. Their queries are still to move into each feature's repo.ts;
+ * remove an entry when its file is refactored (the check fails while a stale entry remains).
+ * Never add one: a new route file calls a repository instead.
+ */
+const ROUTE_FILES_WITH_QUERIES = new Set([
+  "src/nocode/agent-pools/routes.ts",
+  "src/nocode/agents/protocol.ts",
+  "src/nocode/agents/routes.ts",
+  "src/nocode/console/routes.ts",
+  "src/nocode/no-code-modules/routes.ts",
+  "src/nocode/projects/routes.ts",
+  "src/nocode/registry/modules.ts",
+  "src/nocode/registry/protocol.ts",
+  "src/nocode/registry/uploads.ts",
+  "src/nocode/registry/versions.ts",
+  "src/nocode/releases/routes.ts",
+  "src/nocode/teams/routes.ts",
+  "src/nocode/users/routes.ts",
+  "src/nocode/workspaces/locks.ts",
+]);
+const DB_SCHEMA = "src/db/schema.ts";
+
+/** Rule 7: whether `file` (with source `text`) is a route file. */
+function isRouteFile(file, text) {
+  const name = file.slice(file.lastIndexOf("/") + 1);
+  if (name === "routes.ts" || name.endsWith("-routes.ts")) return true;
+  return /\bnew (?:OpenAPI)?Hono\b/.test(text) || /:\s*VaultRoute\[\]\s*=\s*\[/.test(text);
+}
+
+function isDrizzle(specifier) {
+  return specifier === "drizzle-orm" || specifier.startsWith("drizzle-orm/");
+}
 
 /** Every .ts file under `dir`, as paths relative to the repository root with `/`. */
 function tsFiles(dir) {
@@ -91,12 +131,20 @@ function addEdge(into, from, to, example) {
   if (!edges.has(to)) edges.set(to, example);
 }
 
+/** Rule 7: route files that import drizzle-orm or src/db/schema.ts → the first such import. */
+const routeFilesWithQueries = new Map();
+
 for (const file of tsFiles(src)) {
   if (/^src\/lib\/[^/]+$/.test(file)) problems.push(`every file of src/lib lives in a folder: ${file}`);
   const text = readFileSync(join(root, file), "utf8");
+  const routeFile = isRouteFile(file, text);
   const { importedFiles } = ts.preProcessFile(text, true, true);
   for (const { fileName: specifier } of importedFiles) {
     const inLib = file.startsWith("src/lib/");
+    if (routeFile && !routeFilesWithQueries.has(file)) {
+      const target = specifier.startsWith(".") ? resolveRelative(file, specifier) : undefined;
+      if (isDrizzle(specifier) || target === DB_SCHEMA) routeFilesWithQueries.set(file, specifier);
+    }
     if (!specifier.startsWith(".")) {
       if (inLib && (specifier === "hono" || specifier.startsWith("hono/") || specifier.startsWith("cloudflare:"))) {
         problems.push(`src/lib must stay pure: ${file} imports "${specifier}"`);
@@ -126,6 +174,21 @@ for (const file of tsFiles(src)) {
     const to = nodeOf(target);
     if (from === to) continue;
     addEdge(graph, from, to, `${file} → ${target}`);
+  }
+}
+
+for (const [file, specifier] of routeFilesWithQueries) {
+  if (ROUTE_FILES_WITH_QUERIES.has(file)) continue;
+  problems.push(
+    `a route file imports no drizzle-orm or src/db/schema.ts (queries live in repo.ts): ${file} imports "${specifier}"`,
+  );
+}
+// The allow-list may only shrink; checked on the repository itself, not on a --root test tree.
+if (rootArg === -1) {
+  for (const file of ROUTE_FILES_WITH_QUERIES) {
+    if (!routeFilesWithQueries.has(file)) {
+      problems.push(`${file} no longer runs its own queries: remove it from ROUTE_FILES_WITH_QUERIES`);
+    }
   }
 }
 
@@ -190,5 +253,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds",
+  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds; route files leave queries to repositories",
 );

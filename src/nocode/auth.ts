@@ -10,6 +10,7 @@ import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
 import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
+import { bearerCredential } from "../lib/http/bearer";
 import { IsolateCache } from "../lib/isolate-cache";
 import { cachedNocode } from "./cache";
 import { randomAlphanumeric } from "./ids";
@@ -27,10 +28,10 @@ export type NocodeCaller =
 /** Purpose string of the keyed hash of no-code tokens (separates them from /v1 tokens). */
 export const TOKEN_HASH_PURPOSE = "tfe-token";
 
-/** `Authorization: Bearer <token>` (HCP Terraform's API authentication). */
+/** `Authorization: Bearer <token>` (HCP Terraform's API authentication): a single token, no whitespace inside. */
 export function bearerToken(headers: Headers): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
-  return m?.[1] ?? null;
+  const credential = bearerCredential(headers.get("authorization"));
+  return credential && !/\s/.test(credential) ? credential : null;
 }
 
 /** A new token in HCP Terraform's shape: `<14 alnum>.atlasv1.<67 base62>` (HCP Terraform's API authentication). */

@@ -7,7 +7,7 @@
  * loads never; bounded; invalidation-safe) is src/lib/isolate-cache/.
  *
  * Consistency: every write that changes them in this isolate — role writes and deletes
- * (roles/repo.ts), issuer writes and deletes (issuers/repo.ts), mount tunes (sys/mounts.ts), the
+ * (roles/repo.ts), issuer writes and deletes (issuers/repo.ts), mount tunes (sys/mount-routes.ts), the
  * zero-address list (otp/zeroaddress.ts) — drops the mount's entries in every cache at
  * once, so a client sees its own writes. Writes made by another isolate are seen after at
  * most MOUNT_CONTEXT_TTL_MS (the eventual consistency Vault's standby nodes have too).

@@ -5,9 +5,9 @@
 import { createDb } from "../db/client";
 import { isFormBody, readFormObject, readJsonObject } from "../lib/http/body";
 import { incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "../lib/http/request-id";
-import { aclFor } from "./auth/acl";
-import { addressInCidrs } from "./auth/bound-cidrs";
-import { consumeTokenUse, presentedToken, resolveCallerToken } from "./auth/tokens";
+import { aclFor } from "./access/acl";
+import { addressInCidrs } from "./access/bound-cidrs";
+import { consumeTokenUse, presentedToken, resolveCallerToken } from "./access/tokens";
 import { badRequest, permissionDenied, renderVaultError, unsupportedOperation, unsupportedPath } from "./errors";
 import { parseGoBool } from "./fields";
 import {

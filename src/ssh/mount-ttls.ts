@@ -1,5 +1,5 @@
 /**
- * A mount's lease TTLs (decision S1), as set by `sys/mounts/:mount/tune` (sys/mounts.ts):
+ * A mount's lease TTLs (decision S1), as set by `sys/mounts/:mount/tune` (sys/mount-routes.ts):
  * 768h by default. OTP credentials and signed certificates read them when they grant a
  * lease, so a re-tune never changes leases already granted.
  */
@@ -18,6 +18,14 @@ export interface MountTtls {
 /** The tuned TTLs of a mount (system defaults when never tuned). */
 export async function mountTtls(db: Db, mount: string): Promise<MountTtls> {
   return mountTtlsFromRows(await mountTuneQuery(db, mount));
+}
+
+/** Stores a mount's tuned TTLs (sys/mount-routes.ts validated them). */
+export async function saveMountTtls(db: Db, mount: string, ttls: MountTtls): Promise<void> {
+  await db
+    .insert(sshMountTune)
+    .values({ mount, ...ttls })
+    .onConflictDoUpdate({ target: sshMountTune.mount, set: ttls });
 }
 
 /** The select behind mountTtls, for callers that batch it with other reads. */

@@ -11,8 +11,8 @@
 import type { Db } from "../db/client";
 import { IsolateCache } from "../lib/isolate-cache";
 import type { JsonSchema, ResponseObject } from "../lib/openapi/types";
-import type { Capability } from "./auth/policy";
-import type { TokenContext } from "./auth/token-context";
+import type { Capability } from "./access/acl-policy";
+import type { TokenContext } from "./access/token-context";
 import type { FieldSchema } from "./fields";
 
 /** Vault's logical operations (Vault's method-to-operation mapping). */

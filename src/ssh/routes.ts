@@ -4,8 +4,8 @@
  */
 
 import { caRoutes } from "./ca/routes";
-import { identityRoutes } from "./identity/entities";
-import { groupRoutes } from "./identity/groups";
+import { identityRoutes } from "./identity/entity-routes";
+import { groupRoutes } from "./identity/group-routes";
 import { issuerRoutes } from "./issuers/routes";
 import { oidcFlowRoutes } from "./jwt-auth/oidc-flow";
 import { jwtAuthRoutes } from "./jwt-auth/routes";
@@ -15,12 +15,12 @@ import { revocationFeatureRoutes } from "./revocation/routes";
 import { roleRoutes } from "./roles/routes";
 import type { VaultRoute } from "./router";
 import { signRoutes } from "./sign/routes";
-import { authMountRoutes } from "./sys/auth-mounts";
-import { healthRoutes } from "./sys/health";
-import { mountRoutes } from "./sys/mounts";
-import { policyRoutes } from "./sys/policies";
-import { rotateRoutes } from "./sys/rotate";
-import { systemRoutes } from "./sys/system";
+import { authMountRoutes } from "./sys/auth-mount-routes";
+import { healthRoutes } from "./sys/health-routes";
+import { mountRoutes } from "./sys/mount-routes";
+import { policyRoutes } from "./sys/policy-routes";
+import { rotateRoutes } from "./sys/rotate-routes";
+import { systemRoutes } from "./sys/system-routes";
 import { tokenRoutes } from "./token-auth/routes";
 
 export const vaultRoutes: VaultRoute[] = [

@@ -1,6 +1,6 @@
 /**
  * Helpers of the certificate inventory (S22) and revocation (S23) tests
- * (test/worker/ssh/inventory.test.ts, revocation.test.ts): mount `ssh-two` with two
+ * (test/worker/ssh/revocation/inventory.test.ts, revocations-and-krl.test.ts): mount `ssh-two` with two
  * issuers, `default` (Ed25519, through config/ca) and `second` (ECDSA-256, through
  * issuers/import), a CA role under a fresh name, and a sign that must succeed.
  */

@@ -2,7 +2,7 @@
  * The one bounded per-isolate cache (decision B18; N2b). Every per-isolate collection
  * that outlives a request is an instance of this class: /api/v2's tokens, rights and E3
  * inputs (src/nocode/cache.ts), /v1's (mount, role) contexts (src/ssh/context-cache.ts)
- * and callers (src/ssh/auth/token-cache.ts), imported keys of deployment secrets
+ * and callers (src/ssh/access/token-cache.ts), imported keys of deployment secrets
  * (src/lib/crypto), CA signing keys, parsed configuration. A static test
  * (test/unit/lib/module-state.test.ts) fails on any other mutated module-level `Map`,
  * `Set`, `WeakMap`, array or object in `src/` unless it is allow-listed with a reason.

@@ -11,7 +11,7 @@ import { parseFields, unknownFieldWarnings } from "../fields";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "../issuers/key-material";
 import { defaultIssuerOf, deleteAllIssuers, issuersOfMount, type MountIssuers } from "../issuers/repo";
 import { cachedIssuersOfMount, checkIssuerName, createIssuer, noDefaultIssuer } from "../issuers/service";
-import { envelope, nullable, object, plainText, str, written } from "../openapi-schemas";
+import { envelope, nullable, object, plainText, str, written } from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 

@@ -15,7 +15,7 @@ import {
   identityGroups,
 } from "../../db/schema";
 import { randomBytes, toHex } from "../../lib/bytes";
-import { invalidateTokenContexts } from "../auth/token-cache";
+import { invalidateTokenContexts } from "../access/token-cache";
 
 export interface LoginEntity {
   entityId: string;

@@ -9,7 +9,7 @@ import { toHex, utf8 } from "../../lib/bytes";
 import { isKnownHostsDomain, knownHostsFile, trustedUserCaKeysFile } from "../../lib/sshwire/trust-files";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { bool, cacheableFile, envelope, listData, object, plainText, str, written } from "../openapi-schemas";
+import { bool, cacheableFile, envelope, listData, object, plainText, str, written } from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "./key-material";

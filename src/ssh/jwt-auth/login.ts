@@ -4,8 +4,8 @@
  * every successful sign-in shares: verified claims → entity, alias and external groups
  * (S27) → token. The OIDC browser flow's callback calls `completeLogin` with the ID token's claims.
  */
-import { addressInCidrs } from "../auth/bound-cidrs";
-import { createLoginToken, createLoginTokenForAlias } from "../auth/login-tokens";
+import { addressInCidrs } from "../access/bound-cidrs";
+import { createLoginToken, createLoginTokenForAlias } from "../access/login-tokens";
 import { badRequest, permissionDenied, unsupportedPath } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { entityForLogin, metadataText, setExternalMemberships } from "../identity/login-identity";

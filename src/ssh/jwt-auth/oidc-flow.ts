@@ -28,7 +28,7 @@ import { newSignInState } from "../../platform/sign-in";
 import { MAX_STATE_TTL_MS } from "../../platform/sign-in-store";
 import { badRequest, unsupportedOperation, unsupportedPath } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
-import { authEnvelope, envelope, html, object, str } from "../openapi-schemas";
+import { authEnvelope, envelope, html, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { ClaimError, type Claims, validateRegisteredClaims } from "./claims";

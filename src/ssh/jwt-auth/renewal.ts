@@ -6,8 +6,8 @@
  * it). Disabling the mount revokes its tokens (S24), so only the role can be missing.
  */
 import type { Db } from "../../db/client";
-import { TOKEN_MAX_TTL_SECONDS } from "../auth/durations";
-import type { TokenContext } from "../auth/token-context";
+import { TOKEN_MAX_TTL_SECONDS } from "../access/durations";
+import type { TokenContext } from "../access/token-context";
 import { badRequest } from "../errors";
 import { loadJwtRoleAt } from "./repo";
 

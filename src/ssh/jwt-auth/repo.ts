@@ -19,7 +19,7 @@ import {
 } from "../../db/schema";
 import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
-import { invalidateTokenContexts } from "../auth/token-cache";
+import { invalidateTokenContexts } from "../access/token-cache";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
 
 /** How long a login may use a cached (mount, config, role) without re-reading D1. */

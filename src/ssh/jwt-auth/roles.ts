@@ -5,8 +5,8 @@
  * stored values.
  */
 
-import { parseBoundCidrs } from "../auth/bound-cidrs";
-import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "../auth/durations";
+import { parseBoundCidrs } from "../access/bound-cidrs";
+import { formatGoDuration, TOKEN_MAX_TTL_SECONDS } from "../access/durations";
 import { badRequest, notFound, unsupportedPath } from "../errors";
 import { convertField, type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";

@@ -14,7 +14,7 @@ import {
   str,
   strings,
   written,
-} from "../openapi-schemas";
+} from "../openapi/schemas";
 import type { VaultRoute } from "../router";
 import { CONFIG_FIELDS, readConfig, writeConfig } from "./config";
 import { LOGIN_FIELDS, loginHandler } from "./login";

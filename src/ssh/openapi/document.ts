@@ -20,9 +20,9 @@ import type {
   PathItem,
   ResponseObject,
 } from "../../lib/openapi/types";
-import { bool, COMPONENT, fieldsBodySchema, int, nullable, object, str, stringMap, strings } from "../openapi-schemas";
 import { NAME_PATTERN, type Operation, type VaultRoute } from "../router";
-import { KEYWAY_VERSION } from "../sys/health";
+import { KEYWAY_VERSION } from "../version";
+import { bool, COMPONENT, fieldsBodySchema, int, nullable, object, str, stringMap, strings } from "./schemas";
 
 /** The spellings `GET ?list=` accepts for true (strconv.ParseBool, S2). */
 const LIST_TRUE = ["true", "1", "t", "T", "TRUE", "True"];

@@ -4,9 +4,9 @@
  */
 
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
-import { rawJson } from "../openapi-schemas";
 import { configuredMounts, type VaultRoute } from "../router";
 import { buildOpenApiDocument } from "./document";
+import { rawJson } from "./schemas";
 
 /**
  * The serialised document per SSH_MOUNTS value. The route table is fixed per isolate and

@@ -2,9 +2,10 @@
  * Routes of the OTP side of the SSH engine, relative to each
  * mount (S1). Only `verify` writes are served without a token (S16).
  */
-import { envelope, int, object, str, strings, written } from "../openapi-schemas";
+
+import { legacyHostKeyRoutes } from "../legacy-host-keys/routes";
+import { envelope, int, object, str, strings, written } from "../openapi/schemas";
 import type { VaultRoute } from "../router";
-import { tidyRoutes } from "../tidy";
 import { CREDS_FIELDS, credsHandler } from "./creds";
 import { LOOKUP_FIELDS, lookupHandler } from "./lookup";
 import { VERIFY_FIELDS, verifyHandler } from "./verify";
@@ -89,5 +90,5 @@ export const otpRoutes: VaultRoute[] = [
       },
     },
   },
-  ...tidyRoutes,
+  ...legacyHostKeyRoutes,
 ];

@@ -22,7 +22,7 @@ import { logError } from "../../lib/log";
 import { encodeKrl, type KrlCertificateSection } from "../../lib/sshwire/krl";
 import { parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { mountContextCache } from "../context-cache";
-import { sha256Fingerprint } from "./inventory";
+import { sha256Fingerprint } from "./inventory-routes";
 import { issuerSetFromRows, issuerSetQueries } from "./issuers";
 
 /** The bytes and validators of one built KRL. */

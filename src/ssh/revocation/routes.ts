@@ -5,12 +5,12 @@
 import { createDb } from "../../db/client";
 import { logError } from "../../lib/log";
 import type { HeaderObject, ResponseObject } from "../../lib/openapi/types";
-import { cacheableFile } from "../openapi-schemas";
+import { cacheableFile } from "../openapi/schemas";
 import type { VaultRequest, VaultRoute } from "../router";
 import { configuredMounts } from "../router";
-import { inventoryRoutes, tidyCertificates } from "./inventory";
+import { inventoryRoutes, tidyCertificates } from "./inventory-routes";
 import { KRL_STALE_HEADER, rebuildKrl, serveKrl, staleKrlMounts } from "./krl";
-import { revocationRoutes, tidyRevocations } from "./revocations";
+import { revocationRoutes, tidyRevocations } from "./revocation-routes";
 
 /** S22: what the scheduled tidy keeps past expiry. */
 const SCHEDULED_SAFETY_BUFFER_SECONDS = 72 * 3600;

@@ -5,7 +5,7 @@
  */
 import type { JsonSchema } from "../../lib/openapi/types";
 import { formatDuration } from "../fields";
-import { bool, int, object, str, stringMap } from "../openapi-schemas";
+import { bool, int, object, str, stringMap } from "../openapi/schemas";
 import type { Role } from "./model";
 
 /** `data` of `GET roles/:name`. Also the starting point of a PATCH (every value re-parses). */

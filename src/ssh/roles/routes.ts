@@ -6,7 +6,7 @@ import type { Db } from "../../db/client";
 import { notFound } from "../errors";
 import { DEFAULT_ISSUER_REF, issuerByRef, issuersOfMount } from "../issuers/repo";
 import { unknownIssuer } from "../issuers/service";
-import { envelope, listData, object, str, written } from "../openapi-schemas";
+import { envelope, listData, object, str, written } from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
 import type { Role } from "./model";

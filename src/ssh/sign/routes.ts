@@ -21,22 +21,21 @@ import type { RsaSignatureAlgorithm } from "../../lib/sshwire/key-types";
 import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
-import { loadEntity } from "../identity/entities";
-import { templateGroupsOf } from "../identity/groups";
+import { loadEntity } from "../identity/entity-repo";
+import { templateGroupsOf } from "../identity/group-repo";
 import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
 import { signingIssuer } from "../issuers/service";
 import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
-import { envelope, object, str } from "../openapi-schemas";
+import { envelope, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
-import { type CertificateRecord, recordCertificate } from "../revocation/inventory";
+import { type CertificateRecord, recordCertificate } from "../revocation/inventory-routes";
 import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-lengths";
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
 import type { VaultRequest, VaultRoute } from "../router";
 import { containsTemplate, type TemplateEntity, usesGroupTemplates } from "../templates";
-import { poolFor } from "./key-pool";
 import {
   certTypeFor,
   criticalOptionsFor,
@@ -48,7 +47,8 @@ import {
   type SystemTtls,
   ttlFor,
   validityFor,
-} from "./policy";
+} from "./certificate-rules";
+import { poolFor } from "./key-pool";
 
 /** The certificate fields of `sign`, shared with `issue`. */
 const CERT_FIELDS: FieldSchema = {

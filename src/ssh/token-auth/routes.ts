@@ -1,13 +1,13 @@
 /**
- * `auth/token/*` (decisions S5a, S5b): create, lookup, lookup-self, renew, renew-self,
- * revoke, revoke-self.
+ * `auth/token/*` (decisions S5a, S5b), Vault's token auth method: create, lookup,
+ * lookup-self, renew, renew-self, revoke, revoke-self. The token store itself, the caller
+ * cache and the ACL every route relies on are in ../access/.
  */
-import { eq } from "drizzle-orm";
-import { vaultTokens } from "../../db/schema";
-import { remainingTtl } from "../auth/durations";
-import { invalidateTokenContext } from "../auth/token-cache";
-import type { TokenContext } from "../auth/token-context";
-import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../auth/tokens";
+import { remainingTtl } from "../access/durations";
+import { invalidateTokenContext } from "../access/token-cache";
+import type { TokenContext } from "../access/token-context";
+import { deleteTokenRow } from "../access/token-repo";
+import { createToken, hashToken, presentedToken, renewToken, resolveToken, revokeTokenTree } from "../access/tokens";
 import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { tokenForRenewal } from "../jwt-auth/renewal";
@@ -23,7 +23,7 @@ import {
   stringMap,
   strings,
   written,
-} from "../openapi-schemas";
+} from "../openapi/schemas";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 
@@ -286,7 +286,7 @@ export const tokenRoutes: VaultRoute[] = [
 async function revokeByHash(req: VaultRequest, token: string): Promise<void> {
   // A spent or expired token no longer resolves; remove its row if one is left.
   const id = await hashToken(req.env.KEYWAY_HASH_KEY, token);
-  await req.db.delete(vaultTokens).where(eq(vaultTokens.id, id));
+  await deleteTokenRow(req.db, id);
   invalidateTokenContext(id);
 }
 

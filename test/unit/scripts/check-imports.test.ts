@@ -1,7 +1,8 @@
 /**
  * scripts/check-imports.mjs on tiny trees of its own (`--root`): a circle between two files
  * of one folder, type-only, fails the check; the same files without the circle pass; and
- * src/platform importing a wing breaks decision B21's rule.
+ * src/platform importing a wing breaks decision B21's rule; a route file that runs its own
+ * queries (imports drizzle-orm or src/db/schema.ts) breaks the repository rule.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -56,5 +57,31 @@ describe("check-imports", () => {
     expect(result.status).toBe(1);
     expect(result.output).toContain("src/platform imports only src/platform, src/lib and src/db (B21)");
     expect(result.output).toContain("every file of src/lib lives in a folder: src/lib/loose.ts");
+  });
+
+  it("fails on a route file that imports drizzle-orm or src/db/schema.ts, and passes its repository", () => {
+    const result = check({
+      "src/db/schema.ts": "export const things = {};\n",
+      "src/ssh/things/routes.ts": 'import { eq } from "drizzle-orm";\nexport const r = eq;\n',
+      "src/ssh/things/admin-routes.ts": 'import { things } from "../../db/schema";\nexport const t = things;\n',
+      "src/ssh/things/table.ts":
+        'import type { VaultRoute } from "../router";\nimport { things } from "../../db/schema";\nexport const thingRoutes: VaultRoute[] = [things];\n',
+      "src/ssh/router.ts": "export type VaultRoute = object;\n",
+      "src/nocode/things/app.ts":
+        'import { sql } from "drizzle-orm/sql";\nconst app = new Hono();\nexport { app, sql };\n',
+      "src/ssh/things/repo.ts":
+        'import { eq } from "drizzle-orm";\nimport { things } from "../../db/schema";\nexport const q = [eq, things];\n',
+    });
+    expect(result.status).toBe(1);
+    for (const file of [
+      "src/ssh/things/routes.ts",
+      "src/ssh/things/admin-routes.ts",
+      "src/ssh/things/table.ts",
+      "src/nocode/things/app.ts",
+    ]) {
+      expect(result.output).toContain(`queries live in repo.ts): ${file} imports`);
+    }
+    expect(result.output).not.toContain("src/ssh/things/repo.ts imports");
+    expect(result.output).toContain("check-imports: 4 problem(s)");
   });
 });

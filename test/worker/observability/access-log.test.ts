@@ -8,7 +8,7 @@ import { type NoCodeOrg, noCodeOrg, varEntry } from "../../helpers/nocode-module
 import { uniqueName, vault } from "../../helpers/vault";
 import { workerRequest } from "../../helpers/worker-request";
 import { CA_KEYS, SUBJECT_KEYS } from "../ssh/ca-fixtures";
-import { writeOtpRole } from "../ssh/otp-helpers";
+import { writeOtpRole } from "../ssh/otp/helpers";
 
 let logSpy: MockInstance<typeof console.log>;
 let errorSpy: MockInstance<typeof console.error>;

@@ -13,7 +13,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CAPABILITIES, type Capability } from "../../../src/ssh/auth/policy";
+import { CAPABILITIES, type Capability } from "../../../src/ssh/access/acl-policy";
 import { NAME_PATTERN, type Operation, requiredCapability, type VaultRoute } from "../../../src/ssh/router";
 import { vaultRoutes } from "../../../src/ssh/routes";
 import { vault } from "../../helpers/vault";

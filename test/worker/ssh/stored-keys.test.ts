@@ -11,7 +11,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { parseCanonicalPublicKey } from "../../../src/lib/sshwire/public-key";
 import { handleQueue } from "../../../src/queue";
-import { sha256Fingerprint } from "../../../src/ssh/revocation/inventory";
+import { sha256Fingerprint } from "../../../src/ssh/revocation/inventory-routes";
 import { KRL_REBUILD_QUEUE_NAME, krlRetryDelaySeconds } from "../../../src/ssh/revocation/krl";
 import { scheduledTidy } from "../../../src/ssh/revocation/routes";
 import { rewriteStoredKeys } from "../../../src/ssh/stored-keys";

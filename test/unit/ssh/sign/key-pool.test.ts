@@ -1,7 +1,7 @@
 /**
  * The per-isolate pool of pre-generated keys for `issue` (src/ssh/sign/key-pool.ts):
  * bounded, filled one fill at a time, and never handing out a key twice. The generator is a
- * counter here (real RSA generation is covered by test/worker/ssh/issue-key-pool.test.ts).
+ * counter here (real RSA generation is covered by test/worker/ssh/sign/issue-key-pool.test.ts).
  */
 import { describe, expect, it } from "vitest";
 import type { GeneratedSshKeyPair } from "../../../../src/lib/crypto/ssh-keys-and-certificates";

@@ -847,11 +847,55 @@ export const consoleSessions = sqliteTable(
   "console_sessions",
   {
     idHash: text("id_hash").primaryKey(),
-    tokenHash: text("token_hash").notNull(),
+    /** A token session (N14): the stored hash of the token it was opened with; null for an SSO session. */
+    tokenHash: text("token_hash"),
+    /** An SSO session (N16): the user, the organization it is scoped to, the configuration generation, the sign-in time (ms). */
+    userId: text("user_id"),
+    ssoOrganization: text("sso_organization"),
+    ssoGeneration: integer("sso_generation"),
+    ssoSignedInAt: integer("sso_signed_in_at"),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [index("console_sessions_expires").on(t.expiresAt)],
+  (t) => [
+    index("console_sessions_expires").on(t.expiresAt),
+    index("console_sessions_sso").on(t.ssoOrganization, t.userId),
+  ],
+);
+
+// --- Organization single sign-on (N16) ---
+
+/**
+ * An organization's SSO configuration (N16). `client_secret_encrypted` is under KEYWAY_KEK
+ * (B2), context `sso-client-secret:<organization>`; `discovered` the provider's endpoints
+ * (JSON); `generation` grows when `issuer`, `client_id` or `enabled` changes.
+ */
+export const ssoConfigurations = sqliteTable("sso_configurations", {
+  organization: text("organization").primaryKey(),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(false),
+  issuer: text("issuer"),
+  clientId: text("client_id"),
+  clientSecretEncrypted: text("client_secret_encrypted"),
+  groupsClaim: text("groups_claim"),
+  autoProvision: integer("auto_provision", { mode: "boolean" }).notNull().default(false),
+  defaultTeam: text("default_team"),
+  teamSync: integer("team_sync", { mode: "boolean" }).notNull().default(false),
+  discovered: text("discovered"),
+  generation: integer("generation").notNull().default(1),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+/** Provider identities (issuer, `sub`) linked to users, per organization (N16). */
+export const ssoIdentities = sqliteTable(
+  "sso_identities",
+  {
+    organization: text("organization").notNull(),
+    issuer: text("issuer").notNull(),
+    subject: text("subject").notNull(),
+    userId: text("user_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organization, t.issuer, t.subject] }), index("sso_identities_user").on(t.userId)],
 );
 
 // --- Fleet upgrades (N15) ---

@@ -15,6 +15,8 @@
  *   `$.varChanges[*].valueEncrypted`, same context (src/nocode/upgrade/vars.ts);
  * - N18: the variables an agent receives for a run, `runs.agent_inputs`, context
  *   `run-inputs:<run id>` (src/nocode/agents/inputs.ts);
+ * - N16: an organization's SSO client secret, `sso_configurations.client_secret_encrypted`,
+ *   context `sso-client-secret:<organization>` (src/nocode/sso/repo.ts);
  * - N20: the data keys of run data in R2, `run_data_objects.data_key_encrypted`, context
  *   `data-key:<object id>` (src/nocode/agents/run-data.ts): rewrapping a data key never
  *   touches the R2 object it opens.
@@ -59,6 +61,13 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
     context: (accessor) => `auth-jwt:${accessor}`,
   },
   { table: "runs", key: "id", column: "agent_inputs", context: (id) => `run-inputs:${id}` },
+  // N16: an organization's SSO client secret is bound to the organization.
+  {
+    table: "sso_configurations",
+    key: "organization",
+    column: "client_secret_encrypted",
+    context: (organization) => `sso-client-secret:${organization}`,
+  },
   { table: "run_data_objects", key: "id", column: "data_key_encrypted", context: (id) => `data-key:${id}` },
 ];
 

@@ -27,6 +27,7 @@ import { rolloutRoutes } from "./rollouts/routes";
 import { rights } from "./route-rights";
 import { runDataRoutes } from "./run-data/routes";
 import { runRoutes } from "./runs/routes";
+import { ssoConfigurationRoutes } from "./sso/routes";
 import { stateVersionRoutes } from "./state-versions/routes";
 import { teamRoutes } from "./teams/routes";
 import { unauthenticatedRouteOf } from "./unauthenticated";
@@ -129,6 +130,7 @@ nocodeApp.route("/", registryModuleRoutes(registryNoCodeHooks));
 nocodeApp.route("/", versionRoutes);
 
 nocodeApp.route("/", organizationRoutes);
+nocodeApp.route("/", ssoConfigurationRoutes); // Organization single sign-on (N16)
 nocodeApp.route("/", userRoutes);
 nocodeApp.route("/", teamRoutes);
 nocodeApp.route("/", projectRoutes);

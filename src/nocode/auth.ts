@@ -21,7 +21,13 @@ import { randomAlphanumeric } from "./ids";
  */
 export type NocodeCaller =
   | { kind: "admin" }
-  | { kind: "user"; userId: string; username: string }
+  | {
+      kind: "user";
+      userId: string;
+      username: string;
+      /** N16: a console SSO session carries only this organization's rights (every other one is 404). */
+      onlyOrganization?: string;
+    }
   | { kind: "team"; teamId: string; organization: string }
   | { kind: "organization"; organization: string };
 

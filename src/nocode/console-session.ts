@@ -9,6 +9,12 @@
  *   resolution the API's Bearer tokens use: a revoked, replaced or expired token (N13)
  *   ends the session within the same second as it stops the API, and the caller's rights
  *   (N10) are read afresh by each page.
+ * - Single sign-on (N16) opens a session without a token: the row keeps the user, the
+ *   organization it is scoped to, the SSO configuration's generation and the time of the
+ *   provider sign-in. Every request re-checks, in one D1 statement, that the user is still
+ *   in a team of that organization, that SSO is still enabled there and that the
+ *   generation is unchanged (changing the issuer, the client id or `enabled` bumps it);
+ *   otherwise the row is deleted. The caller carries that organization's rights only.
  * - CSRF: every state-changing form carries `HMAC(KEYWAY_HASH_KEY, "console-csrf", id)`,
  *   bound to the session; the sign-in form, which has no session yet, carries the HMAC of
  *   a random pre-session cookie instead (double submit, so nobody can sign a victim in
@@ -20,6 +26,7 @@ import { consoleSessions } from "../db/schema";
 import { randomBytes, toBase64Url } from "../lib/bytes";
 import { keyedHash, presentedValuesEqual } from "../lib/crypto/hmac";
 import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "./auth";
+import { ssoSessionFacts } from "./sso/repo";
 
 /** N14: a session lasts 12 hours at most. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -38,6 +45,12 @@ export interface ConsoleSession {
   caller: Extract<NocodeCaller, { kind: "user" } | { kind: "team" }>;
   csrf: string;
   expiresAt: number;
+  /**
+   * N16: set when the session was opened by the organization's single sign-on:
+   * `organizationId` is the organization's name (its id in /api/v2), `signedInAt` when the
+   * provider sign-in completed (ms since the epoch). Null for a token session.
+   */
+  sso: null | { organizationId: string; signedInAt: number };
 }
 
 /** Whether the request reached us on a loopback host (no TLS there: cookies cannot be `Secure`). */
@@ -46,16 +59,25 @@ export function isLoopback(url: URL): boolean {
 }
 
 /** Cookie names: `__Host-` (Secure, no Domain, Path=/) wherever the cookie can be Secure. */
-export function cookieNames(url: URL): { session: string; signIn: string } {
+export function cookieNames(url: URL): { session: string; signIn: string; sso: string } {
   return isLoopback(url)
-    ? { session: "keyway_console", signIn: "keyway_console_sign_in" }
-    : { session: "__Host-keyway_console", signIn: "__Host-keyway_console_sign_in" };
+    ? { session: "keyway_console", signIn: "keyway_console_sign_in", sso: "keyway_sso" }
+    : { session: "__Host-keyway_console", signIn: "__Host-keyway_console_sign_in", sso: "__Host-keyway_sso" };
 }
 
-/** A `Set-Cookie` value with N14's attributes. */
-export function cookieHeader(url: URL, name: string, value: string, maxAgeSeconds: number): string {
+/**
+ * A `Set-Cookie` value with N14's attributes. `Lax` only for N16's SSO cookie, which must
+ * come back with the provider's cross-site redirect to the callback.
+ */
+export function cookieHeader(
+  url: URL,
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+  sameSite: "Strict" | "Lax" = "Strict",
+): string {
   const secure = isLoopback(url) ? "" : "; Secure";
-  return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
 /** The value of cookie `name`, or null. */
@@ -83,12 +105,34 @@ export function mayOpenSession(caller: NocodeCaller | null): caller is ConsoleSe
  * per sign-in.
  */
 export async function openSession(env: Env, token: string, now = Date.now()): Promise<string> {
+  return insertSession(env, { tokenHash: await hashNocodeToken(env, token) }, now);
+}
+
+/**
+ * Open an SSO session (N16) for `userId`, scoped to `organization` and the configuration
+ * `generation` it signed in under. Returns the cookie value; the caller sets it.
+ */
+export async function openSsoSession(
+  env: Env,
+  sso: { userId: string; organization: string; generation: number },
+  now = Date.now(),
+): Promise<string> {
+  return insertSession(
+    env,
+    { userId: sso.userId, ssoOrganization: sso.organization, ssoGeneration: sso.generation, ssoSignedInAt: now },
+    now,
+  );
+}
+
+/** Insert a session row (sweeping a bounded number of expired ones) and return its cookie value. */
+async function insertSession(
+  env: Env,
+  fields: Omit<typeof consoleSessions.$inferInsert, "idHash" | "createdAt" | "expiresAt">,
+  now: number,
+): Promise<string> {
   const db = createDb(env.DB);
   const id = newCookieValue();
-  const [idHash, tokenHash] = await Promise.all([
-    keyedHash(env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id),
-    hashNocodeToken(env, token),
-  ]);
+  const idHash = await keyedHash(env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id);
   const expired = db
     .select({ idHash: consoleSessions.idHash })
     .from(consoleSessions)
@@ -96,7 +140,7 @@ export async function openSession(env: Env, token: string, now = Date.now()): Pr
     .limit(50);
   await db.batch([
     db.delete(consoleSessions).where(inArray(consoleSessions.idHash, expired)),
-    db.insert(consoleSessions).values({ idHash, tokenHash, createdAt: now, expiresAt: now + SESSION_TTL_MS }),
+    db.insert(consoleSessions).values({ ...fields, idHash, createdAt: now, expiresAt: now + SESSION_TTL_MS }),
   ]);
   return id;
 }
@@ -116,12 +160,24 @@ export async function currentSession(env: Env, request: Request, now = Date.now(
     .where(and(eq(consoleSessions.idHash, idHash), gt(consoleSessions.expiresAt, now)))
     .get();
   if (!row) return null;
-  const caller = await resolveStoredToken(env, row.tokenHash);
-  if (!mayOpenSession(caller)) {
+  let caller: ConsoleSession["caller"] | null = null;
+  let sso: ConsoleSession["sso"] = null;
+  if (row.tokenHash !== null) {
+    const resolved = await resolveStoredToken(env, row.tokenHash);
+    if (mayOpenSession(resolved)) caller = resolved;
+  } else if (row.userId !== null && row.ssoOrganization !== null) {
+    // N16: re-checked on every request, straight from D1 (so well within N13's 1 s).
+    const facts = await ssoSessionFacts(db, row.userId, row.ssoOrganization);
+    if (facts?.enabled && facts.generation === row.ssoGeneration && facts.member) {
+      caller = { kind: "user", userId: row.userId, username: facts.username, onlyOrganization: row.ssoOrganization };
+      sso = { organizationId: row.ssoOrganization, signedInAt: row.ssoSignedInAt ?? row.createdAt };
+    }
+  }
+  if (!caller) {
     await db.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash)).run();
     return null;
   }
-  return { caller, csrf: await keyedHash(env.KEYWAY_HASH_KEY, CSRF_PURPOSE, id), expiresAt: row.expiresAt };
+  return { caller, csrf: await keyedHash(env.KEYWAY_HASH_KEY, CSRF_PURPOSE, id), expiresAt: row.expiresAt, sso };
 }
 
 /** End the request's session (sign-out): its row is deleted, so the cookie opens nothing any more. */
@@ -158,3 +214,23 @@ export async function signInCsrfMatches(env: Env, request: Request, given: strin
 }
 
 export { SIGN_IN_TTL_SECONDS };
+
+/** N16: the SSO cookie lives 10 minutes, as the state it is bound to. */
+export const SSO_COOKIE_TTL_SECONDS = 10 * 60;
+const SSO_COOKIE_PURPOSE = "console-sso";
+
+/**
+ * N16's browser binding of an SSO sign-in: a new random `__Host-keyway_sso` value and its
+ * HMAC, which the state stores (the value itself is never stored).
+ */
+export async function newSsoBinding(env: Env): Promise<{ value: string; hash: string }> {
+  const value = newCookieValue();
+  return { value, hash: await keyedHash(env.KEYWAY_HASH_KEY, SSO_COOKIE_PURPOSE, value) };
+}
+
+/** The HMAC of the request's SSO cookie, or null when it has none (or not one we could have set). */
+export async function ssoBindingOf(env: Env, request: Request): Promise<string | null> {
+  const value = readCookie(request.headers, cookieNames(new URL(request.url)).sso);
+  if (!value || !COOKIE_VALUE.test(value)) return null;
+  return keyedHash(env.KEYWAY_HASH_KEY, SSO_COOKIE_PURPOSE, value);
+}

@@ -20,6 +20,8 @@
  * - N10a: a team's tokens and membership are managed only by a caller holding
  *   `manage-teams` and every right the team grants (no escalation through a team):
  *   see mayDelegateTeam. ADMIN_TOKEN is exempt (it mints the first owners' token).
+ * - N16: a user signed in to the console by an organization's single sign-on holds rights
+ *   in that organization only (`onlyOrganization`), whatever its other memberships.
  * - Not permitted → 404 `not found` (N2, N10), never 403.
  */
 import { and, eq } from "drizzle-orm";
@@ -147,6 +149,7 @@ export async function orgCallerPermissions(
       );
     }
     case "user":
+      if (caller.onlyOrganization !== undefined && caller.onlyOrganization !== organization) return new Set();
       return new Set(
         await cachedNocode(`perm:user:${caller.userId}:${organization}`, () =>
           userRights(db, caller.userId, organization),

@@ -124,3 +124,24 @@ export function stateWith(serial: number, lineage: string, addresses: string[], 
     })),
   };
 }
+
+/**
+ * The plan job of the next queued run, done by `session`: poll, start, upload `jsonPlan`,
+ * finish. Returns the job's id.
+ */
+export async function planNextJob(session: AgentSession, jsonPlan: unknown): Promise<string> {
+  const polled = await agentCall("GET", "jobs/next?wait=2", { session });
+  if (polled.status !== 200) throw new Error(`poll: ${polled.status} ${polled.text}`);
+  const jobId = polled.json.job.id as string;
+  const started = await agentCall("POST", `jobs/${jobId}/start`, { session });
+  if (started.status !== 200) throw new Error(`start: ${started.status} ${started.text}`);
+  const jobToken = started.json["job-token"] as string;
+  const uploaded = await agentCall("PUT", `jobs/${jobId}/json-plan`, {
+    token: jobToken,
+    rawBody: JSON.stringify(jsonPlan),
+  });
+  if (uploaded.status !== 204) throw new Error(`json-plan: ${uploaded.status} ${uploaded.text}`);
+  const finished = await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "finished" } });
+  if (finished.status !== 200) throw new Error(`finish: ${finished.status} ${finished.text}`);
+  return jobId;
+}

@@ -19,6 +19,8 @@ export interface TestAccount {
   groups: string[];
   /** `preferred_username` (profile scope); the account id when omitted. */
   username?: string;
+  /** `email_verified`; true when omitted. */
+  emailVerified?: boolean;
 }
 
 export interface RunningOidcProvider {
@@ -44,6 +46,8 @@ export async function startOidcProvider(options: {
   redirectUris: string[];
   clientId?: string;
   clientSecret?: string;
+  /** Grant every client every scope without the consent page (a browser then sees only the login page). */
+  autoConsent?: boolean;
 }): Promise<RunningOidcProvider> {
   const clientId = options.clientId ?? "keyway-test";
   const clientSecret = options.clientSecret ?? `secret-${crypto.randomUUID()}`;
@@ -85,6 +89,19 @@ export async function startOidcProvider(options: {
     },
     scopes: ["openid", "email", "groups", "profile"],
     features: { devInteractions: { enabled: true } },
+    ...(options.autoConsent
+      ? {
+          async loadExistingGrant(ctx: import("oidc-provider").KoaContextWithOIDC) {
+            const clientId = ctx.oidc.client?.clientId;
+            const accountId = ctx.oidc.session?.accountId;
+            if (!clientId || !accountId) return undefined;
+            const grant = new ctx.oidc.provider.Grant({ clientId, accountId });
+            grant.addOIDCScope("openid email groups profile");
+            await grant.save();
+            return grant;
+          },
+        }
+      : {}),
     async findAccount(_ctx, sub) {
       const account = options.accounts[sub];
       if (!account) return undefined;
@@ -94,7 +111,7 @@ export async function startOidcProvider(options: {
           return {
             sub,
             email: account.email,
-            email_verified: true,
+            email_verified: account.emailVerified ?? true,
             groups: account.groups,
             preferred_username: account.username ?? sub,
           };

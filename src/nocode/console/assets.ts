@@ -4,9 +4,10 @@
  * they are kept here as text. The script only refreshes the runs of a page while a run
  * is in progress; every page works without it.
  */
+import { PLAN_CHANGES_CSS } from "../plan-page/render-changes";
 
 /** Bump when either asset changes (it is part of their URLs). */
-export const ASSET_VERSION = "2";
+export const ASSET_VERSION = "4";
 
 export const CONSOLE_CSS = `
 :root {
@@ -64,6 +65,7 @@ form.inline { display: inline; }
   width: 100%; max-width: 32rem; font: inherit; padding: .45rem .55rem;
   border: 1px solid #8a949e; border-radius: var(--radius); background: #fff; color: var(--ink);
 }
+.field input.secret { max-width: none; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9rem; }
 .field input[type=checkbox] { width: auto; max-width: none; margin: 0 .5rem 0 0; vertical-align: middle; }
 .field .type { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; background: #eef1f4; padding: 0 .3rem; border-radius: 3px; }
 .required { color: var(--danger); font-weight: 600; }
@@ -98,7 +100,7 @@ ul.plain li { padding: .35rem 0; border-bottom: 1px solid var(--line); }
   dl.facts dd { margin-bottom: .4rem; }
   th.optional, td.optional { display: none; }
 }
-`;
+${PLAN_CHANGES_CSS}`;
 
 /**
  * Progressive refresh of run status: while the page shows a run in progress

@@ -7,11 +7,13 @@
 import { html } from "hono/html";
 import type { ConsoleSession } from "../console-session";
 import { type Markup, pageHead } from "../page-head";
-import type { PlanPageModel } from "../plan-page/model";
+import type { EnginePlanView, PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
+import { enginePlanNote, planChangesMarkup } from "../plan-page/render-changes";
 import type { VersionStatus } from "../registry/repo";
 import type { RolloutItemRow, RolloutRow } from "../rollouts/repo";
 import type { RunRow } from "../runs/repo";
+import { planOf } from "../runs/serialize";
 import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
 import { ASSET_VERSION } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
@@ -37,7 +39,7 @@ export const reviewPath = (org: string, name: string, runId: string) =>
 /** The page around `body`. */
 export function layout(title: string, body: Markup, viewer: Viewer | null, crumbs: Markup | "" = ""): Markup {
   const who = viewer
-    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>
+    ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>${viewer.session.caller.kind === "user" ? html`<a href="/app/settings/tokens">API tokens</a>` : ""}
 <form method="post" action="/app/~/sign-out"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Sign out</button></form></div>`
     : "";
   const assets = html`<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
@@ -62,15 +64,33 @@ export function messagePage(title: string, text: string, viewer: Viewer | null):
   );
 }
 
-/** Sign in with a user or team token. */
-export function signInPage(csrf: string, error: string | null, next: string): Markup {
+/** Sign in with a user or team token (or the organization's single sign-on), then go to `returnTo` (already checked: a console path). */
+export function signInPage(
+  csrf: string,
+  error: string | null,
+  returnTo: string,
+  sso: { organization: string; provider: string } | null = null,
+): Markup {
   const invalid = error !== null;
+  const terraformLogin = new URLSearchParams(returnTo.split("?")[1] ?? "").get("source") === "terraform-login";
+  // N16: an organization with single sign-on offers it first; the form carries the same CSRF token.
+  const ssoCard = sso
+    ? html`<div class="card">
+<h2>Sign in to ${sso.organization} with single sign-on</h2>
+<form method="post" action="/app/~/sso/${enc(sso.organization)}/start">
+<input type="hidden" name="csrf" value="${csrf}">
+<button type="submit">Sign in with ${sso.provider}</button>
+</form>
+</div>`
+    : "";
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
+${terraformLogin ? html`<p class="notice" role="status"><strong>terraform login</strong> is waiting in your terminal. Sign in, create a token on the next page, then paste it into the terminal.</p>` : ""}
+${ssoCard}
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
-<form method="post" action="/app/~/sign-in${next === "/app" ? "" : `?next=${enc(next)}`}">
+<form method="post" action="/app/~/sign-in${returnTo === "/app" ? "" : `?return=${enc(returnTo)}`}">
 <input type="hidden" name="csrf" value="${csrf}">
 <div class="field${invalid ? " invalid" : ""}">
 <label for="token">API token <span class="required" aria-hidden="true">*</span></label>
@@ -240,7 +260,41 @@ function runActions(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow, 
 <form class="inline" method="post" action="${base}/discard">${csrf}<button type="submit" class="danger">Discard</button></form>`;
 }
 
-/** A workspace: facts, the upgrade banner, variables (sensitive masked), runs. */
+/** N19: why a queued run waits (`waiting for an agent of pool <name>`), as the run records it. */
+function waitingReason(run: RunRow): Markup | "" {
+  if (!run.statusReason || !WAITING.has(run.status)) return "";
+  return html`<br><span class="muted waiting">${run.statusReason}</span>`;
+}
+
+const WAITING = new Set(["pending", "plan_queued", "apply_queued"]);
+
+/** The latest plan of an agent workspace (N19): the engine's changes from its JSON plan. */
+export interface LatestEnginePlan {
+  run: RunRow;
+  view: EnginePlanView;
+}
+
+function latestPlanSection(org: string, ws: WorkspaceRow, latest: LatestEnginePlan): Markup {
+  const plan = planOf(latest.run);
+  const counts = plan ? planSummaryLine(plan) : "";
+  let body: Markup;
+  if (latest.view.kind === "changes") body = planChangesMarkup(latest.view.changes, "h3");
+  else {
+    const changed = (plan?.resourceChanges ?? []).filter((c) => !(c.actions.length === 1 && c.actions[0] === "no-op"));
+    body = html`<p>${enginePlanNote(latest.view)}</p>${
+      changed.length
+        ? html`<ul>${changed.map((c) => html`<li>${changeLabel(c.actions).label} <code>${c.address}</code></li>`)}</ul>`
+        : ""
+    }`;
+  }
+  return html`<section id="plan" aria-labelledby="plan-title">
+<h2 id="plan-title">Latest plan</h2>
+<p>Run <code>${latest.run.id}</code> ${statusBadge(latest.run.status)} · ${counts} <a href="${planPagePath(org, ws.name, latest.run.id)}">Open the plan page<span class="skip"> of ${latest.run.id}</span></a></p>
+${body}
+</section>`;
+}
+
+/** A workspace: facts, the upgrade banner, variables (sensitive masked), runs, and an agent workspace's latest plan. */
 export function workspacePage(
   viewer: Viewer,
   org: string,
@@ -253,6 +307,8 @@ export function workspacePage(
     upgradeAvailable: boolean;
     canManage: boolean;
     notice: string | null;
+    /** N19: the latest plan of an agent workspace with its engine's changes; absent otherwise. */
+    latestPlan?: LatestEnginePlan;
   },
 ): Markup {
   const live = context.runs.some((r) => ACTIVE.has(r.status));
@@ -277,7 +333,7 @@ export function workspacePage(
         (
           r,
         ) => html`<tr><td><code>${r.id}</code><br><span class="muted">${r.kind === "upgrade" ? "Upgrade" : "Run"} to ${r.moduleVersion} · ${new Date(r.createdAt).toISOString().replace("T", " ").slice(0, 19)} UTC</span></td>
-<td>${statusBadge(r.status)}${r.error ? html`<br><span class="muted">${r.error}</span>` : ""}</td>
+<td>${statusBadge(r.status)}${r.error ? html`<br><span class="muted">${r.error}</span>` : ""}${waitingReason(r)}</td>
 <td class="optional">${r.plan ? html`<a href="${planPagePath(org, ws.name, r.id)}">View plan<span class="skip"> of ${r.id}</span></a>` : html`<span class="muted">not planned yet</span>`}</td>
 <td>${runActions(viewer, org, ws, r, context.canManage)}</td></tr>`,
       )}</tbody></table></div>`
@@ -299,7 +355,8 @@ ${vars}
 <h2 id="runs-title">Runs</h2>
 ${live ? html`<p class="muted" role="status">A run is in progress. This page refreshes by itself; reload it if it does not.</p>` : ""}
 ${runs}
-</section>`,
+</section>
+${context.latestPlan ? latestPlanSection(org, ws, context.latestPlan) : ""}`,
     viewer,
     html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / ${ws.name}`,
   );
@@ -316,6 +373,29 @@ function changeLabel(actions: readonly string[]): { label: string; css: string }
   if (actions.includes("create") && actions.includes("delete")) return { label: "-/+ replace", css: "replace" };
   const a = actions[0] ?? "no-op";
   return { label: ACTION_LABELS[a] ?? a, css: a };
+}
+
+/**
+ * The review page of an upgrade run that has no plan yet (N19: an agent workspace's E5 answers
+ * `pending` and an agent plans it): its status and why it waits; the page refreshes by itself
+ * until the plan is there.
+ */
+export function upgradePendingPage(viewer: Viewer, org: string, ws: WorkspaceRow, run: RunRow): Markup {
+  const live = ACTIVE.has(run.status);
+  return layout(
+    `Review upgrade of ${ws.name}`,
+    html`<h1>Review the upgrade of ${ws.name}</h1>
+<section id="runs" aria-labelledby="pending-title"${live ? html` data-live="1"` : ""}>
+<h2 id="pending-title">The upgrade is not planned yet</h2>
+<div class="card"><dl class="facts">
+<dt>Version</dt><dd>${ws.noCodeVersion ?? "(nothing applied)"} → ${run.moduleVersion}</dd>
+<dt>Run</dt><dd><code>${run.id}</code> ${statusBadge(run.status)}${waitingReason(run)}${run.error ? html`<br><span class="muted">${run.error}</span>` : ""}</dd>
+</dl>
+${live ? html`<p class="muted" role="status">This page refreshes by itself until the plan is ready; reload it if it does not.</p>` : ""}</div>
+</section>`,
+    viewer,
+    html`<a href="/app">Organizations</a> / <a href="${orgPath(org)}">${org}</a> / <a href="${workspacePath(org, ws.name)}">${ws.name}</a> / Upgrade`,
+  );
 }
 
 /** The review of an upgrade plan: what changes, the variables that change, confirm or discard. */
@@ -345,16 +425,22 @@ export function upgradeReviewPage(
 </dl>
 <p class="plan-summary">${planSummaryLine(model)}</p>
 <p><a href="${planPagePath(org, ws.name, model.runId)}">Open the full plan page</a></p></div>
-<h2>Resource changes</h2>
 ${
-  changed.length
-    ? html`<div class="table-wrap"><table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map(
-        (c) => {
-          const { label, css } = changeLabel(c.actions);
-          return html`<tr><td class="change ${css}">${label}</td><td><code>${c.address}</code>${c.reasons?.length ? html`<br><span class="muted">${c.reasons.join("; ")}</span>` : ""}</td></tr>`;
-        },
-      )}</tbody></table></div>`
-    : html`<p class="card">No resource changes.</p>`
+  model.engine?.kind === "changes"
+    ? planChangesMarkup(model.engine.changes, "h2")
+    : html`<h2>Resource changes</h2>${model.engine ? html`<p>${enginePlanNote(model.engine)}</p>` : ""}`
+}
+${
+  model.engine?.kind === "changes"
+    ? ""
+    : changed.length
+      ? html`<div class="table-wrap"><table><thead><tr><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map(
+          (c) => {
+            const { label, css } = changeLabel(c.actions);
+            return html`<tr><td class="change ${css}">${label}</td><td><code>${c.address}</code>${c.reasons?.length ? html`<br><span class="muted">${c.reasons.join("; ")}</span>` : ""}</td></tr>`;
+          },
+        )}</tbody></table></div>`
+      : html`<p class="card">No resource changes.</p>`
 }
 <h2>Variables that change</h2>
 ${

@@ -21,6 +21,8 @@ import type { WorkspaceRow } from "../workspaces/repo";
 /** Organizations the caller belongs to, by name (a user: through its teams; a team: its own). */
 export async function callerOrganizations(db: Db, caller: ConsoleSession["caller"]): Promise<string[]> {
   if (caller.kind === "team") return [caller.organization];
+  // N16: an SSO session sees its own organization only.
+  if (caller.onlyOrganization !== undefined) return [caller.onlyOrganization];
   const rows = await db
     .selectDistinct({ organization: teams.organization })
     .from(teamMemberships)

@@ -5,6 +5,8 @@
  *
  * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
  * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
+ * - `/app/~/sso/:org/start` (POST) and `/app/~/sso/:org/callback` (GET): an organization's
+ *   single sign-on (N16, ./sso.ts);
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
  * - `/app/:org/modules/:id` (manage-workspaces) the module's workspaces and versions,
  *   `…/provision` the form generated from the pinned version (GET, POST → E4),
@@ -25,6 +27,7 @@ import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
+import { findTokenById, issueToken, listUserTokens, revokeTokenById } from "../api-tokens";
 import { authenticateNocode } from "../auth";
 import { clearNocodeCacheAfterWrite } from "../cache";
 import {
@@ -44,6 +47,7 @@ import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
+import { loadEnginePlan } from "../plan-page/engine-plan";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
 import { readRolloutDocument } from "../rollouts/input";
@@ -57,6 +61,7 @@ import { defaultUpgradeDeps } from "../upgrade/deps";
 import { initiateUpgrade } from "../upgrade/initiate";
 import { NO_UPGRADE_INPUT } from "../upgrade/input";
 import { findUpgradeTarget } from "../upgrade/target";
+import { TOKEN_DESCRIPTION_MAX } from "../users/routes";
 import { provisionWorkspace } from "../workspaces/create";
 import { readWorkspaceDocument } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
@@ -73,12 +78,25 @@ import {
   rolloutPage,
   rolloutPath,
   signInPage,
+  upgradePendingPage,
   upgradeReviewPage,
   type Viewer,
   workspacePage,
   workspacePath,
 } from "./pages";
 import { type CatalogEntry, callerOrganizations, catalog, workspacesOfModule, workspacesOfOrganization } from "./repo";
+import { consoleReturnPath, DEFAULT_RETURN } from "./return-path";
+import { offeredSso, ssoCallback, ssoStart } from "./sso";
+import { DEFAULT_EXPIRY, expiryFor, type TokenRules, tokenRules } from "./tokens";
+import {
+  signInAgainPage,
+  TERRAFORM_LOGIN_DESCRIPTION,
+  TOKEN_NOTICES,
+  TOKENS_PATH,
+  teamSessionPage,
+  tokenCreatedPage,
+  tokensPage,
+} from "./tokens-pages";
 
 /** /api/v2's environment (the session's caller and one D1 handle, so `rights(…)` works here too) plus the page's viewer and form. */
 type ConsoleEnv = NocodeEnv & { Variables: NocodeEnv["Variables"] & { viewer: Viewer; form: FormValues } };
@@ -120,6 +138,8 @@ const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
 
 /** Paths that need no session. */
 const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
+/** N16: an organization's SSO start and callback need no session either. */
+const SSO_PATH = /^\/app\/~\/sso\/[^/]+\/(start|callback)$/;
 
 /** Fixed notices a redirect may ask a page to show (never text from the query string). */
 const NOTICES: Record<string, string> = {
@@ -166,11 +186,17 @@ function seeOther(path: string, headers: Record<string, string> = {}): Response 
   return new Response(null, { status: 303, headers: { ...NO_STORE, Location: path, ...headers } });
 }
 
-/** A `next` path after sign-in: only a console path, never another origin. */
-function safeNext(next: string | undefined): string {
-  if (!next || !/^\/app(\/[A-Za-z0-9_.~%/-]*)?$/.test(next) || next.includes("//") || next.startsWith("/app/~/"))
-    return "/app";
-  return next;
+/**
+ * Where sign-in returns to (N16): the `return` query parameter (`next`, its earlier name,
+ * is still read), checked by {@link consoleReturnPath}.
+ */
+function returnPath(c: Ctx): string {
+  return consoleReturnPath(c.req.query("return") ?? c.req.query("next"));
+}
+
+/** The sign-in page, returning to `path` afterwards. */
+function signInPath(path: string): string {
+  return path === DEFAULT_RETURN ? "/app/~/sign-in" : `/app/~/sign-in?return=${encodeURIComponent(path)}`;
 }
 
 async function readForm(request: Request): Promise<FormValues> {
@@ -210,11 +236,11 @@ consoleApp.get("/~/console.js", (c) =>
 
 // Session and CSRF, before every other console route.
 consoleApp.use("*", async (c, next) => {
-  if (PUBLIC_PATHS.has(c.req.path)) return next();
+  if (PUBLIC_PATHS.has(c.req.path) || SSO_PATH.test(c.req.path)) return next();
   const session = await currentSession(c.env, c.req.raw);
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")
-      return seeOther(`/app/~/sign-in?next=${encodeURIComponent(safeNext(c.req.path))}`);
+      return seeOther(signInPath(consoleReturnPath(c.req.path + new URL(c.req.url).search)));
     return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
   }
   const db = createDb(c.env.DB);
@@ -246,12 +272,27 @@ consoleApp.use("*", async (c, next) => {
   await next();
 });
 
+/** N16: the organization whose single sign-on the sign-in page offers: the one the return path leads to. */
+async function ssoOffer(c: Ctx, next: string) {
+  const org = /^\/app\/([^/~?][^/?]*)/.exec(next)?.[1];
+  if (!org) return null;
+  let name: string;
+  try {
+    name = decodeURIComponent(org);
+  } catch {
+    return null; // a malformed escape names no organization
+  }
+  c.set("db", createDb(c.env.DB));
+  return offeredSso(c, name);
+}
+
 consoleApp.get("/~/sign-in", async (c) => {
-  if (await currentSession(c.env, c.req.raw)) return seeOther(safeNext(c.req.query("next")));
+  if (await currentSession(c.env, c.req.raw)) return seeOther(returnPath(c));
   const challenge = await signInChallenge(c.env, c.req.raw);
+  const next = returnPath(c);
   return page(
     c,
-    signInPage(challenge.csrf, null, safeNext(c.req.query("next"))),
+    signInPage(challenge.csrf, null, next, await ssoOffer(c, next)),
     200,
     challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
   );
@@ -263,7 +304,7 @@ consoleApp.post("/~/sign-in", async (c) => {
   const again = (status: 401 | 403, error: string) =>
     page(
       c,
-      signInPage(challenge.csrf, error, safeNext(c.req.query("next"))),
+      signInPage(challenge.csrf, error, returnPath(c)),
       status,
       challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
     );
@@ -283,16 +324,128 @@ consoleApp.post("/~/sign-in", async (c) => {
   const id = await openSession(c.env, token);
   const url = new URL(c.req.url);
   const names = cookieNames(url);
-  const res = seeOther(safeNext(c.req.query("next")));
+  const res = seeOther(returnPath(c));
   res.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
   res.headers.append("Set-Cookie", cookieHeader(url, names.signIn, "", 0));
   return res;
 });
 
+// N16: an organization's single sign-on (./sso.ts); neither needs a session.
+consoleApp.post("/~/sso/:org/start", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  return ssoStart(c, await readForm(c.req.raw));
+});
+consoleApp.get("/~/sso/:org/callback", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  return ssoCallback(c);
+});
+
+// Sign-out may name where the next sign-in returns to ("sign in again" on the tokens page).
 consoleApp.post("/~/sign-out", async (c) => {
   await endSession(c.env, c.req.raw);
   const url = new URL(c.req.url);
-  return seeOther("/app/~/sign-in", { "Set-Cookie": cookieHeader(url, cookieNames(url).session, "", 0) });
+  return seeOther(signInPath(returnPath(c)), { "Set-Cookie": cookieHeader(url, cookieNames(url).session, "", 0) });
+});
+
+// N16 personal tokens: `/app/settings/tokens` (HCP's path, which `terraform login` opens).
+// `settings` is a reserved organization name, so these never hide an organization's pages.
+consoleApp.get("/settings", () => seeOther(TOKENS_PATH));
+
+/** `terraform-login` when `terraform login` opened the page; any other value is ignored. */
+function tokenSource(value: string | undefined): "terraform-login" | null {
+  return value === "terraform-login" ? value : null;
+}
+
+/** The tokens page's own path (with its `source`), where "sign in again" returns to. */
+function tokensReturnPath(source: string | null): string {
+  return source ? `${TOKENS_PATH}?source=${source}` : TOKENS_PATH;
+}
+
+/** The user's rules on the tokens page, or the refusal page for a team session (N16). */
+async function userTokenRules(
+  c: Ctx,
+  source: string | null,
+): Promise<Extract<TokenRules, { kind: "user" }> | Response> {
+  const rules = tokenRules(c.var.viewer.session, Date.now());
+  if (rules.kind === "team") return page(c, teamSessionPage(c.var.viewer, tokensReturnPath(source)), 403);
+  return rules;
+}
+
+const TOKENS_PAGE_SIZE = 50;
+
+async function renderTokensPage(
+  c: Ctx,
+  rules: Extract<TokenRules, { kind: "user" }>,
+  source: string | null,
+  form: { description: string; expiry: string; error: string | null },
+  status: 200 | 422 = 200,
+) {
+  const pageParam = c.req.query("page") ?? "1";
+  const pageNumber = /^[1-9]\d{0,5}$/.test(pageParam) ? Number(pageParam) : 1;
+  const { rows, total } = await listUserTokens(c.var.db, rules.userId, {
+    offset: (pageNumber - 1) * TOKENS_PAGE_SIZE,
+    limit: TOKENS_PAGE_SIZE,
+  });
+  return page(
+    c,
+    tokensPage(
+      c.var.viewer,
+      { rows, total, page: pageNumber, pageSize: TOKENS_PAGE_SIZE },
+      { choices: rules.choices, mayCreate: rules.mayCreate, ...form },
+      { source, notice: TOKEN_NOTICES[c.req.query("notice") ?? ""] ?? null, now: Date.now() },
+    ),
+    status,
+  );
+}
+
+consoleApp.get("/settings/tokens", async (c) => {
+  const source = tokenSource(c.req.query("source"));
+  const rules = await userTokenRules(c, source);
+  if (rules instanceof Response) return rules;
+  return renderTokensPage(c, rules, source, {
+    description: source === "terraform-login" ? TERRAFORM_LOGIN_DESCRIPTION : "",
+    expiry: DEFAULT_EXPIRY,
+    error: null,
+  });
+});
+
+// Create: the API's own service (N13's `issueToken`); the answer is the only place the
+// token ever appears, on a page that is never stored (`no-store`) and never in a URL.
+consoleApp.post("/settings/tokens", async (c) => {
+  const form = c.var.form;
+  const source = tokenSource(form.source);
+  const rules = await userTokenRules(c, source);
+  if (rules instanceof Response) return rules;
+  if (!rules.mayCreate) return page(c, signInAgainPage(c.var.viewer, tokensReturnPath(source)), 403);
+  const description = (form.description ?? "").trim();
+  const expiry = form.expiry ?? DEFAULT_EXPIRY;
+  const now = Date.now();
+  const expiredAt = expiryFor(rules, expiry, now);
+  const refuse = (error: string) => renderTokensPage(c, rules, source, { description, expiry, error }, 422);
+  if (description === "") return refuse("Give the token a description.");
+  if (description.length > TOKEN_DESCRIPTION_MAX)
+    return refuse(`The description is too long (at most ${TOKEN_DESCRIPTION_MAX} characters).`);
+  if (expiredAt === undefined) throw new NocodeError("unprocessable", "Choose one of the offered expirations.");
+  const { token, row } = await issueToken(
+    c.env,
+    c.var.db,
+    { kind: "user", userId: rules.userId },
+    description,
+    expiredAt,
+  );
+  return page(c, tokenCreatedPage(c.var.viewer, token, row, source, new URL(c.req.url).host));
+});
+
+// Revoke: only a token of this user (any other id is 404, as the API's `DELETE
+// /authentication-tokens/:id` answers someone else). N13: the write clears this isolate's
+// token cache (the middleware above), and other isolates drop it within 1 s.
+consoleApp.post("/settings/tokens/:id/revoke", async (c) => {
+  const rules = await userTokenRules(c, null);
+  if (rules instanceof Response) return rules;
+  const row = await findTokenById(c.var.db, c.req.param("id"));
+  if (row?.kind !== "user" || row.subjectId !== rules.userId) throw notFound();
+  if (!(await revokeTokenById(c.var.db, row.id))) throw notFound();
+  return seeOther(`${TOKENS_PATH}?notice=revoked`);
 });
 
 consoleApp.get("/", async (c) => {
@@ -460,9 +613,13 @@ consoleApp.get("/:org/workspaces/:name", rights({ right: "read-workspaces" }), a
     module ? catalog(db, ws.organization, { includeDisabled: true }) : Promise.resolve([]),
   ]);
   const entry = entries.find((e) => e.module.id === module?.id);
+  // N19: an agent workspace shows its latest plan's changes from the engine's JSON plan.
+  const planned = ws.executionMode === "agent" ? runs.find((r) => r.plan && r.executionMode === "agent") : undefined;
+  const latestPlan = planned ? { run: planned, view: await loadEnginePlan(c.env, db, planned) } : undefined;
   return page(
     c,
     workspacePage(c.var.viewer, ws.organization, ws, {
+      latestPlan,
       vars,
       runs,
       moduleName: entry?.registryModule.name ?? null,
@@ -497,8 +654,9 @@ async function upgradeRun(c: Ctx, db: Db, ws: WorkspaceRow) {
 consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-workspaces" }), async (c) => {
   const { db, ws } = await workspaceOf(c);
   const run = await upgradeRun(c, db, ws);
-  const model = await loadPlanPageModel(db, { workspace: ws, run });
-  if (!model) throw notFound();
+  const model = await loadPlanPageModel(db, { workspace: ws, run }, c.env);
+  // N19: an agent plans the upgrade after E5 answered; until then the page says what it waits for.
+  if (!model) return page(c, upgradePendingPage(c.var.viewer, ws.organization, ws, run));
   const canManage = c.var.orgRights.has("run-workspaces");
   return page(c, upgradeReviewPage(c.var.viewer, ws.organization, ws, model, canManage));
 });

@@ -19,6 +19,11 @@ import { organizationAnswer, serializeOrganization } from "./serialize";
 /** Organization names: letters, digits, `-` and `_`, at most 64 characters (our choice; HCP does not publish its rule). */
 export const ORGANIZATION_NAME = /^[A-Za-z0-9_-]+$/;
 export const ORGANIZATION_NAME_MAX = 64;
+/**
+ * Names the console's own pages use as the first segment under `/app` (N16:
+ * `/app/settings/tokens`, HCP's path), so no organization may take them, in any case.
+ */
+const RESERVED_ORGANIZATION_NAMES = new Set(["settings"]);
 /** A plain `local@domain` address; enough to refuse obvious mistakes. */
 export const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
@@ -30,11 +35,14 @@ const organizationCreate = operation({
   body: resourceDocument({
     types: ["organizations", "organization"],
     attributes: {
-      name: requiredName(
-        "name",
-        ORGANIZATION_NAME_MAX,
-        ORGANIZATION_NAME,
-        "Name may only contain letters, numbers, dashes (-), and underscores (_)",
+      name: v.pipe(
+        requiredName(
+          "name",
+          ORGANIZATION_NAME_MAX,
+          ORGANIZATION_NAME,
+          "Name may only contain letters, numbers, dashes (-), and underscores (_)",
+        ),
+        v.check((name) => !RESERVED_ORGANIZATION_NAMES.has(name.toLowerCase()), "Name is reserved"),
       ),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },

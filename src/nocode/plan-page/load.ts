@@ -15,7 +15,9 @@ import type { Plan } from "../planner";
 import { findModuleVersionById, findRegistryModuleById, versionSummary } from "../registry/repo";
 import { parseRunConfiguration, type RunConfiguration } from "../runs/configuration";
 import { findRun, type RunRow } from "../runs/repo";
+import { executionDetailsOf } from "../runs/serialize";
 import { findWorkspaceByName, type WorkspaceRow } from "../workspaces/repo";
+import { loadEnginePlan } from "./engine-plan";
 import { describeChangedVariables, type PlanPageModel } from "./model";
 
 /** A run of a workspace, addressed as the page's path addresses it. */
@@ -68,23 +70,41 @@ async function baselineBefore(db: Db, run: RunRow, at: number): Promise<RunConfi
   return applied ? parseRunConfiguration(applied.configuration) : null;
 }
 
+/** N19: who made the run's plan, from its `execution-details`. */
+function executionOf(run: RunRow): PlanPageModel["execution"] {
+  if (run.executionMode !== "agent") return { mode: "remote" };
+  const details = executionDetailsOf(run);
+  const execution: PlanPageModel["execution"] = { mode: "agent" };
+  if (details["agent-name"]) execution.agentName = details["agent-name"];
+  if (details["agent-pool-name"]) execution.poolName = details["agent-pool-name"];
+  if (details["engine-name"]) execution.engineName = details["engine-name"];
+  if (details["engine-version"]) execution.engineVersion = details["engine-version"];
+  return execution;
+}
+
 /**
- * The page model of a run, or null while the run has no plan yet.
+ * The page model of a run, or null while the run has no plan yet. With `runData`, an agent
+ * run's model carries the engine's changes from its JSON plan (N19), read from R2.
  *
  * @example
- * const model = await loadPlanPageModel(db, target);
+ * const model = await loadPlanPageModel(db, target, c.env);
  */
-export async function loadPlanPageModel(db: Db, { workspace, run }: PlanPageTarget): Promise<PlanPageModel | null> {
+export async function loadPlanPageModel(
+  db: Db,
+  { workspace, run }: PlanPageTarget,
+  runData?: Pick<Env, "RUN_DATA" | "KEYWAY_KEK">,
+): Promise<PlanPageModel | null> {
   if (!run.plan) return null;
   const plan = JSON.parse(run.plan) as Plan;
   const configuration = parseRunConfiguration(run.configuration);
   const baseline = await baselineBefore(db, run, plannedAt(run));
-  const [registryModule, proposedSummary, baselineSummary] = await Promise.all([
+  const [registryModule, proposedSummary, baselineSummary, engine] = await Promise.all([
     findRegistryModuleById(db, configuration.registryModuleId),
     summaryOf(db, configuration.moduleVersionId),
     baseline ? summaryOf(db, baseline.moduleVersionId) : Promise.resolve(null),
+    runData && run.executionMode === "agent" ? loadEnginePlan(runData, db, run) : Promise.resolve(undefined),
   ]);
-  return {
+  const model: PlanPageModel = {
     runId: run.id,
     kind: run.kind,
     status: run.status,
@@ -104,5 +124,8 @@ export async function loadPlanPageModel(db: Db, { workspace, run }: PlanPageTarg
       baseline ? { values: baseline.values, summary: baselineSummary } : null,
       { values: configuration.values, summary: proposedSummary },
     ),
+    execution: executionOf(run),
   };
+  if (engine) model.engine = engine;
+  return model;
 }

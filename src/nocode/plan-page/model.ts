@@ -4,6 +4,8 @@
  * (src/nocode/plan-page/routes.ts) loads the rows, this module and the renderers only
  * shape them, so Node tests cover everything a person sees.
  */
+
+import type { PlanChanges } from "../../lib/terraform/plan-changes";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { changedVariables, type EffectiveValue, type PlanAction, type PlannedConfiguration } from "../planner";
 
@@ -33,6 +35,14 @@ export interface ShownResourceChange {
   reasons?: string[];
 }
 
+/** What the pages can show of an agent run's JSON plan (N19; loaded by ./engine-plan.ts). */
+export type EnginePlanView =
+  | { kind: "changes"; changes: PlanChanges }
+  /** Larger than the pages parse: addresses and actions only. */
+  | { kind: "too-large"; size: number }
+  /** No JSON plan stored (the plan has not finished, or ended without one), or one the pages cannot describe. */
+  | { kind: "unavailable" };
+
 /** Everything a plan page and its JSON form show. */
 export interface PlanPageModel {
   runId: string;
@@ -58,6 +68,16 @@ export interface PlanPageModel {
   changedVariables: ChangedVariable[] | null;
   /** Link to the JSON form of the same page (relative, carrying the same credential). */
   jsonHref?: string;
+  /**
+   * N19: who made the plan. `remote`: N7's built-in (structural) planner; `agent`: an agent
+   * of the workspace's pool with its engine (names absent until an agent took the job).
+   * Absent: remote.
+   */
+  execution?:
+    | { mode: "remote" }
+    | { mode: "agent"; agentName?: string; poolName?: string; engineName?: string; engineVersion?: string };
+  /** N19: the engine's changes of an agent run, when they were loaded (the plan page loads them). */
+  engine?: EnginePlanView;
 }
 
 /** One side of a plan, as {@link describeChangedVariables} needs it. */

@@ -9,6 +9,7 @@
 import { html, raw } from "hono/html";
 import { type Markup, pageHead } from "../page-head";
 import type { ChangedVariable, PlanPageModel, ShownResourceChange, ShownValue } from "./model";
+import { enginePlanNote, PLAN_CHANGES_CSS, planChangesMarkup } from "./render-changes";
 
 /**
  * The text of markup built here. Nothing interpolated on these pages is a Promise, so
@@ -102,7 +103,7 @@ tr.create td.sym,tr.create td.action{color:var(--add)}tr.delete td.sym,tr.delete
 tr.update td.sym,tr.update td.action,tr.replace td.sym,tr.replace td.action{color:var(--upd)}tr.noop{color:var(--muted)}
 ul.reasons{margin:.25rem 0 0;padding-left:1.25rem;color:var(--muted)}.sensitive{color:var(--muted);font-style:italic}
 details{margin-top:.75rem}footer{margin-top:2rem;color:var(--muted);font-size:13px}
-`;
+${PLAN_CHANGES_CSS}`;
 
 /** The page title: `Upgrade plan run-… · <workspace> · <organization>`. */
 export function planPageTitle(model: Pick<PlanPageModel, "kind" | "runId" | "workspace" | "organization">): string {
@@ -128,7 +129,7 @@ export function renderPlanPage(model: PlanPageModel): string {
       ? `Upgrade plan for workspace ${model.workspace}`
       : `Plan for workspace ${model.workspace}`;
 
-  const resourceSection = changed.length
+  const structuralSection = changed.length
     ? html`<table><thead><tr><th></th><th>Action</th><th>Resource</th></tr></thead><tbody>${changed.map(changeRow)}</tbody></table>`
     : html`<p>No resource changes.</p>`;
   const unchangedSection = unchanged.length
@@ -156,17 +157,36 @@ export function renderPlanPage(model: PlanPageModel): string {
 <dt>Created</dt><dd>${new Date(model.createdAt).toISOString()}</dd>
 </dl>
 <p class="summary">${planSummaryLine(model)}<br><span class="counts"><span class="create">+ ${model.additions} to add</span><span class="update">~ ${model.changes} to change</span><span class="delete">- ${model.destructions} to destroy</span></span></p>
-<h2>Resource changes</h2>
-${resourceSection}
-${unchangedSection}
+${changesSection(model, structuralSection, unchangedSection)}
 <h2>Variables that changed</h2>
 ${variableSection}
-<footer>Keyway plans from the module's source; it never runs providers. Sensitive values are never shown${json}.</footer>
+<footer>${plannerNote(model)} Sensitive values are never shown${json}.</footer>
 </main>
 </body>
 </html>
 `;
   return textOf(doc);
+}
+
+/**
+ * N19: an agent run shows the engine's changes attribute by attribute (or, when its JSON plan
+ * cannot be shown, why, then the addresses and actions); a remote run N7's structural plan.
+ */
+function changesSection(model: PlanPageModel, structural: Markup, unchanged: Markup | ""): Markup {
+  if (model.engine?.kind === "changes") return planChangesMarkup(model.engine.changes, "h2");
+  const note = model.engine ? enginePlanNote(model.engine) : null;
+  return html`<h2>Resource changes</h2>
+${note ? html`<p>${note}</p>` : ""}${structural}
+${unchanged}`;
+}
+
+/** Who made the plan (N19's `execution-details`). */
+function plannerNote(model: PlanPageModel): string {
+  const execution = model.execution ?? { mode: "remote" };
+  if (execution.mode === "remote") return "Keyway plans from the module's source; it never runs providers.";
+  const engine = [execution.engineName, execution.engineVersion].filter(Boolean).join(" ");
+  if (!execution.agentName) return "An agent of the workspace's pool plans this run with its engine.";
+  return `Planned by agent ${execution.agentName}${execution.poolName ? ` of pool ${execution.poolName}` : ""}${engine ? ` with ${engine}` : ""}.`;
 }
 
 /** The shared `<head>` with this page's own: no referrer (the view token is in the URL), the one inline style sheet. */

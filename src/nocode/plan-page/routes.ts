@@ -128,14 +128,17 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
     if (caller && !(await hasOrgPermission(db, caller, target.workspace.organization, "read-workspaces")))
       return notFoundAnswer(format);
     // 3. The page.
-    const model = await loadPlanPageModel(db, target);
-    if (!model)
+    const model = await loadPlanPageModel(db, target, c.env);
+    if (!model) {
+      // N19: a run waiting for an agent says so (`waiting for an agent of pool <name>`).
+      const waiting = target.run.statusReason ? ` (${target.run.statusReason})` : "";
       return answer(
         format,
         409,
         "Plan not ready",
-        `The run is ${target.run.status}; its plan is not ready yet. Reload this page in a moment.`,
+        `The run is ${target.run.status.replaceAll("_", " ")}${waiting}; its plan is not ready yet. Reload this page in a moment.`,
       );
+    }
     if (format === "json") return answer("json", 200, "", JSON.stringify(planJson(model)));
     model.jsonHref = viewValid ? `?view=${encodeURIComponent(view ?? "")}&format=json` : "?format=json";
     return new Response(renderPlanPage(model), {

@@ -5,13 +5,14 @@
  * One mount serves JWT login and the OIDC browser flow at once (a Keyway extension).
  */
 
-import { randomBytes, toHex, trimTrailing } from "../../lib/bytes";
-import { checkFetchableUrl, fetchJsonBounded } from "../../lib/net/bounded-fetch";
+import { randomBytes, toHex } from "../../lib/bytes";
+import { checkFetchableUrl } from "../../lib/net/bounded-fetch";
+import { discoverProvider as discover } from "../../lib/oidc/discovery";
+import { DEFAULT_SUPPORTED_ALGS, fetchJwks, pemToJwk } from "../../lib/oidc/keys";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest } from "../router";
-import { DEFAULT_SUPPORTED_ALGS, FETCH_TIMEOUT_MS, fetchJwks, MAX_DISCOVERY_BYTES, pemToJwk } from "./keys";
 import { configReadData, type DiscoveredProvider, type JwtConfig } from "./model";
 import { requireAuthMount } from "./mount";
 import { loadJwtConfig, saveJwtConfig } from "./repo";
@@ -40,30 +41,6 @@ const KNOWN_ALGS = new Set<string>(DEFAULT_SUPPORTED_ALGS);
 
 const WORKERS_CA =
   "is not supported: a Worker's fetch cannot pin a CA, so the provider's certificate must chain to a public root";
-
-/** Read the discovery document of an OpenID Provider within S25's bounds. */
-async function discover(url: string): Promise<DiscoveredProvider> {
-  const base = trimTrailing(url, "/");
-  const doc = (await fetchJsonBounded(`${base}/.well-known/openid-configuration`, {
-    timeoutMs: FETCH_TIMEOUT_MS,
-    maxBytes: MAX_DISCOVERY_BYTES,
-  })) as Record<string, unknown> | null;
-  if (doc === null || typeof doc !== "object") throw new Error("the discovery document is not an object");
-  const text = (name: string) => (typeof doc[name] === "string" ? (doc[name] as string) : "");
-  // OpenID Connect Discovery 1.0 §4.3: the issuer must be the URL the document was read from.
-  if (trimTrailing(text("issuer"), "/") !== base) {
-    throw new Error(`issuer did not match the issuer returned by provider, expected "${url}" got "${text("issuer")}"`);
-  }
-  const jwksUri = text("jwks_uri");
-  if (checkFetchableUrl(jwksUri) !== null) throw new Error(`jwks_uri "${jwksUri}" is not a usable URL`);
-  return {
-    issuer: text("issuer"),
-    jwksUri,
-    authorizationEndpoint: text("authorization_endpoint"),
-    tokenEndpoint: text("token_endpoint"),
-    userinfoEndpoint: text("userinfo_endpoint"),
-  };
-}
 
 async function jwksReachable(url: string): Promise<boolean> {
   try {

@@ -4,6 +4,13 @@
  * every successful sign-in shares: verified claims → entity, alias and external groups
  * (S27) → token. The OIDC browser flow's callback calls `completeLogin` with the ID token's claims.
  */
+import {
+  DEFAULT_SUPPORTED_ALGS,
+  type KeySource,
+  MAX_JWT_BYTES,
+  SignatureError,
+  verifySignature,
+} from "../../lib/oidc/keys";
 import { addressInCidrs } from "../access/bound-cidrs";
 import { createLoginToken, createLoginTokenForAlias } from "../access/login-tokens";
 import { badRequest, permissionDenied, unsupportedPath } from "../errors";
@@ -20,7 +27,6 @@ import {
   validateBoundClaims,
   validateRegisteredClaims,
 } from "./claims";
-import { DEFAULT_SUPPORTED_ALGS, type KeySource, MAX_JWT_BYTES, SignatureError, verifySignature } from "./keys";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
 import { loadLoginContext } from "./repo";
 import { enforceSignInRate } from "./sign-in-limits";

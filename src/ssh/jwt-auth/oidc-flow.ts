@@ -16,6 +16,7 @@
  * All three are unauthenticated (S24's additions to S16a) and rate limited (S28).
  */
 import { logWarn } from "../../lib/log";
+import { DEFAULT_SUPPORTED_ALGS, MAX_JWT_BYTES, verifySignature } from "../../lib/oidc/keys";
 import {
   exchangeCode,
   mergeUserinfo,
@@ -32,7 +33,6 @@ import { authEnvelope, envelope, html, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { ClaimError, type Claims, validateRegisteredClaims } from "./claims";
-import { DEFAULT_SUPPORTED_ALGS, MAX_JWT_BYTES, verifySignature } from "./keys";
 import { assertClientAllowed, completeLogin } from "./login";
 import type { JwtConfig } from "./model";
 import { AUTH_MOUNT_PATTERN } from "./mount";

@@ -78,6 +78,7 @@ const V2_TEMPLATES = [
   "organizations/:org/registry-modules/private/:org/:name/:provider",
   "organizations/:org/registry-modules/private/:org/:name/:provider/version",
   "organizations/:org/registry-modules/private/:org/:name/:provider/versions",
+  "organizations/:org/sso-configuration",
   "organizations/:org/teams",
   "organizations/:org/workspaces/:name",
   ":org/workspaces/:name/runs/:id",
@@ -559,6 +560,18 @@ function unauthenticatedArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
         .map(([o, w, r]) => `/app/${o}/workspaces/${w}/runs/${r}`),
       query({ view: viewValue, format: fc.oneof(fc.constantFrom("json", "html"), hostileText) }),
     ),
+    // N16: an organization's SSO callback, with hostile state, code and provider error.
+    request(
+      "app",
+      read,
+      fc.oneof(fc.constant(f.org), hostileSegment).map((o) => `/app/~/sso/${o}/callback`),
+      query({
+        state: fc.oneof(fc.constant("A".repeat(43)), hostileText),
+        code: hostileText,
+        error: hostileText,
+        error_description: hostileText,
+      }),
+    ),
     request(
       "app",
       read,
@@ -568,6 +581,20 @@ function unauthenticatedArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
           fc.constantFrom("/app", "//evil.example", "/app/../x", "https://evil.example/app", "/app/~/sign-in"),
           hostileText,
         ),
+        return: fc.oneof(
+          fc.constantFrom("/app/settings/tokens?source=terraform-login", "/\\evil.example", "/app/%2e%2e/x"),
+          hostileText,
+        ),
+      }),
+    ),
+    request(
+      "app",
+      read,
+      fc.constantFrom("/app/settings", "/app/settings/tokens"),
+      query({
+        source: fc.oneof(fc.constant("terraform-login"), hostileText),
+        page: fc.oneof(fc.constantFrom("1", "2", "0", "999999", "1e9"), hostileText),
+        notice: fc.oneof(fc.constant("revoked"), hostileText),
       }),
     ),
   );
@@ -584,12 +611,27 @@ function consoleFormArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
       .tuple(org, id, fc.constantFrom("confirm", "pause", "resume", "cancel", "x"))
       .map(([o, r, a]) => `/app/${o}/rollouts/${r}/actions/${a}`),
     fc.tuple(org, id).map(([o, w]) => `/app/${o}/workspaces/${w}/upgrade`),
+    fc.constant("/app/settings/tokens"),
+    fc
+      .oneof(fc.constantFrom("at-AAAAAAAAAAAAAAAA", "x"), hostileSegment)
+      .map((t) => `/app/settings/tokens/${t}/revoke`),
     fc.tuple(org, id, id).map(([o, w, r]) => `/app/${o}/workspaces/${w}/upgrade/${r}/confirm`),
     fc
       .tuple(org, id, id, fc.constantFrom("apply", "discard", "x"))
       .map(([o, w, r, a]) => `/app/${o}/workspaces/${w}/runs/${r}/actions/${a}`),
   );
-  const fieldNames = fc.constantFrom("name", "batch-size", "auto-confirm", "max-failures", "token", "var:prefix", "x");
+  const fieldNames = fc.constantFrom(
+    "name",
+    "batch-size",
+    "auto-confirm",
+    "max-failures",
+    "token",
+    "var:prefix",
+    "description",
+    "expiry",
+    "source",
+    "x",
+  );
   const fields = fc.dictionary(fieldNames, hostileText, { maxKeys: 5 });
   const encode = (form: Record<string, string>) => new URLSearchParams(form).toString();
   const body = (csrf: fc.Arbitrary<string>) =>
@@ -631,6 +673,16 @@ function consoleFormArb(f: FuzzFixtures): fc.Arbitrary<FuzzRequest> {
         api: "app",
         method: "POST",
         path: `/app/~/sign-in${r.next ? `?${new URLSearchParams({ next: r.next })}` : ""}`,
+        headers: { "Content-Type": r.type, Cookie: f.signInCookie },
+        body: r.body,
+      }),
+    ),
+    // N16: an organization's SSO start, with the sign-in CSRF token or a wrong one.
+    fc.record({ org: fc.oneof(fc.constant(f.org), hostileSegment), body: signInBody, type: contentType }).map(
+      (r): FuzzRequest => ({
+        api: "app",
+        method: "POST",
+        path: `/app/~/sso/${r.org}/start`,
         headers: { "Content-Type": r.type, Cookie: f.signInCookie },
         body: r.body,
       }),

@@ -8,57 +8,10 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ConsoleBrowser } from "../../../helpers/console-browser";
 import { bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
 import { waitForRun } from "../../../helpers/nocode-modules";
-import { workerRequest } from "../../../helpers/worker-request";
 import { FIRST_PASSWORD, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
-
-const ORIGIN = "https://keyway.test";
-
-/** A cookie jar of one person, talking to the Worker as a browser over HTTPS would. */
-class Browser {
-  cookies = new Map<string, string>();
-
-  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
-    const h: Record<string, string> = { ...headers };
-    if (this.cookies.size) h.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-    let body: string | undefined;
-    if (form) {
-      h["Content-Type"] = "application/x-www-form-urlencoded";
-      h.Origin ??= ORIGIN;
-      body = new URLSearchParams(form).toString();
-    }
-    const res = await workerRequest(`${ORIGIN}${path}`, { method, headers: h, body, redirect: "manual" });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const eq = pair!.indexOf("=");
-      const value = pair!.slice(eq + 1);
-      if (value === "") this.cookies.delete(pair!.slice(0, eq));
-      else this.cookies.set(pair!.slice(0, eq), value);
-    }
-    return res;
-  }
-
-  get(path: string) {
-    return this.request("GET", path);
-  }
-
-  /** The CSRF token of the last page that had a form. */
-  static csrf(text: string): string {
-    const m = /name="csrf" value="([^"]+)"/.exec(text);
-    if (!m) throw new Error("no csrf field on the page");
-    return m[1]!;
-  }
-
-  async signIn(token: string) {
-    const form = await this.get("/app/~/sign-in");
-    return this.request("POST", "/app/~/sign-in", { csrf: Browser.csrf(form.text), token });
-  }
-
-  async csrf(): Promise<string> {
-    return Browser.csrf((await this.get("/app")).text);
-  }
-}
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {
@@ -67,7 +20,7 @@ beforeAll(async () => {
 
 describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("sign in sets a Secure, HttpOnly, SameSite=Strict __Host- cookie stored only as its HMAC", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     const res = await b.signIn(pool.ownerToken);
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/app");
@@ -102,6 +55,7 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(org.text).toContain("Provisions 4 resources with hashicorp/random; 4 settings to choose.");
   });
 
+  // `next` is the earlier name of `return` (N16), still read; console-tokens.test.ts covers `return`.
   it("returns to the page that asked for sign-in, and never to another site", async () => {
     for (const [next, expected] of [
       [`/app/${pool.org}`, `/app/${pool.org}`],
@@ -109,16 +63,16 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
       ["https://evil.example/", "/app"],
       ["/app/~/sign-out", "/app"],
     ]) {
-      const b = new Browser();
+      const b = new ConsoleBrowser();
       const form = await b.get(`/app/~/sign-in?next=${encodeURIComponent(next!)}`);
-      const action = /<form method="post" action="([^"]+)"/.exec(form.text)![1]!.replaceAll("&amp;", "&");
-      const res = await b.request("POST", action, { csrf: Browser.csrf(form.text), token: pool.ownerToken });
+      const action = ConsoleBrowser.formAction(form.text);
+      const res = await b.request("POST", action, { csrf: ConsoleBrowser.csrf(form.text), token: pool.ownerToken });
       expect(res.headers.get("location"), next).toBe(expected);
     }
   });
 
   it("refuses sign-in without the form's CSRF token, with the organization token and with the admin token", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     await b.get("/app/~/sign-in");
     const forged = await b.request("POST", "/app/~/sign-in", { token: pool.ownerToken });
     expect(forged.status).toBe(403);
@@ -131,7 +85,7 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   });
 
   it("B19: a token with whitespace, control or non-ASCII characters is 'not a valid token', never a 5xx", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     for (const token of [
       `${pool.ownerToken.slice(0, 10)}\n${pool.ownerToken.slice(10)}`,
       "abc def",
@@ -154,17 +108,17 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   });
 
   it("sends a person without a session to sign in, and refuses their POSTs", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     const page = await b.get(`/app/${pool.org}`);
     expect(page.status).toBe(303);
-    expect(page.headers.get("location")).toBe(`/app/~/sign-in?next=${encodeURIComponent(`/app/${pool.org}`)}`);
+    expect(page.headers.get("location")).toBe(`/app/~/sign-in?return=${encodeURIComponent(`/app/${pool.org}`)}`);
     const post = await b.request("POST", `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`, { name: "x" });
     expect(post.status).toBe(401);
   });
 
   it("ends the session when its team token is replaced, expires or is signed out", async () => {
     const teamId = await createTeam(pool.org, { "read-workspaces": true });
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     expect((await b.signIn(await createTeamToken(teamId))).status).toBe(303);
     expect((await b.get(`/app/${pool.org}`)).status).toBe(200);
     await createTeamToken(teamId); // a new team token replaces (revokes) the old one
@@ -175,7 +129,7 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
       ).first("n"),
     ).toBe(0);
 
-    const c = new Browser();
+    const c = new ConsoleBrowser();
     await c.signIn(pool.ownerToken);
     expect((await c.get("/app")).status).toBe(200);
     await env.DB.prepare("UPDATE console_sessions SET expires_at = ?")
@@ -183,7 +137,7 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
       .run();
     expect((await c.get("/app")).status).toBe(303);
 
-    const d = new Browser();
+    const d = new ConsoleBrowser();
     await d.signIn(pool.ownerToken);
     const id = d.cookies.get("__Host-keyway_console")!;
     expect((await d.request("POST", "/app/~/sign-out", { csrf: await d.csrf() })).status).toBe(303);
@@ -196,7 +150,7 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("refuses every state-changing form without the CSRF token (403) and changes nothing", async () => {
     const { workspace, firstRunId } = pool.take();
     const name = workspace.attributes.name as string;
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     await b.signIn(pool.ownerToken);
     const good = await b.csrf();
     const posts = [
@@ -226,7 +180,7 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("answers 404 for what N10 hides: another organization, a module page without manage-workspaces", async () => {
     const other = await bootstrapOrg();
     const reader = await createMember(pool.org, { "read-workspaces": true });
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     await b.signIn(reader.token);
     const { workspace } = pool.take();
     const name = workspace.attributes.name as string;
@@ -243,7 +197,7 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("opens the plan page with the session, and never renders a sensitive value", async () => {
     const { workspace, firstRunId } = pool.take();
     const name = workspace.attributes.name as string;
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     await b.signIn(pool.ownerToken);
     const plan = await b.get(`/app/${pool.org}/workspaces/${name}/runs/${firstRunId}`);
     expect(plan.status).toBe(200);
@@ -255,7 +209,7 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
 
     // The banner's E5 and the review page; the review shows no secret either.
     const planned = await b.request("POST", `/app/${pool.org}/workspaces/${name}/upgrade`, {
-      csrf: Browser.csrf(ws.text),
+      csrf: ConsoleBrowser.csrf(ws.text),
     });
     expect(planned.status).toBe(303);
     const review = await b.get(planned.headers.get("location")!);
@@ -265,11 +219,11 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   });
 
   it("shows E4's refusals beside their fields, and never echoes a sensitive value", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     await b.signIn(pool.ownerToken);
     const form = await b.get(`/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`);
     expect(form.status).toBe(200);
-    const csrf = Browser.csrf(form.text);
+    const csrf = ConsoleBrowser.csrf(form.text);
     const taken = pool.take().workspace.attributes.name as string;
     const res = await b.request("POST", `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`, {
       csrf,
@@ -282,12 +236,12 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   });
 
   it("provisions through E4 without auto-apply, then applies one planned run and discards another", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     await b.signIn(pool.ownerToken);
     const provision = async (name: string) => {
       const form = await b.get(`/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`);
       const res = await b.request("POST", `/app/${pool.org}/modules/${pool.noCodeModuleId}/provision`, {
-        csrf: Browser.csrf(form.text),
+        csrf: ConsoleBrowser.csrf(form.text),
         name,
         "var.region": "us-east-1",
         "var.db_password": "typed-secret-1",
@@ -309,7 +263,7 @@ describe("console forms and pages", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     const page = await b.get(`/app/${pool.org}/workspaces/${applyName}`);
     expect(page.text).toContain("Sensitive (hidden)");
     expect(page.text).not.toContain("typed-secret-1");
-    const csrf = Browser.csrf(page.text);
+    const csrf = ConsoleBrowser.csrf(page.text);
     expect(
       (await b.request("POST", `/app/${pool.org}/workspaces/${applyName}/runs/${applyRun}/actions/apply`, { csrf }))
         .status,

@@ -2,6 +2,7 @@
  * Organizations (N9, N10): create with ADMIN_TOKEN (owners team and Default Project come
  * with it), read by members only, validation of names and e-mail.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   ADMIN,
@@ -76,6 +77,31 @@ describe("POST /organizations", () => {
         },
       ],
     });
+  });
+
+  it("N16: refuses the reserved name settings in any case (the console's /app/settings pages) and creates nothing", async () => {
+    for (const name of ["settings", "Settings", "SETTINGS"]) {
+      const res = await tfe("POST", "organizations", { body: orgBody(name) });
+      expect(res.status, name).toBe(422);
+      expect(res.headers.get("content-type")).toBe("application/vnd.api+json");
+      expect(res.json).toEqual({
+        errors: [
+          {
+            status: "422",
+            title: "invalid attribute",
+            detail: "Name is reserved",
+            source: { pointer: "/data/attributes/name" },
+          },
+        ],
+      });
+    }
+    expect(
+      await env.DB.prepare("SELECT count(*) AS n FROM organizations WHERE lower(name) = 'settings'").first("n"),
+    ).toBe(0);
+    // Only the whole name is reserved.
+    for (const name of [uniqueName("settings"), `my-settings-${uniqueName("o")}`]) {
+      expect((await tfe("POST", "organizations", { body: orgBody(name) })).status, name).toBe(201);
+    }
   });
 
   it.each([

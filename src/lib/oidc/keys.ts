@@ -1,6 +1,6 @@
 /**
- * The keys a JWT/OIDC mount verifies signatures with (decision S25), and the signature
- * check itself. JWS verification and JWK parsing are panva's `jose`
+ * The keys a JWT/OIDC mount (decision S25) and an organization's single sign-on (N16)
+ * verify signatures with, and the signature check itself. JWS verification and JWK parsing are panva's `jose`
  * (https://github.com/panva/jose, WebCrypto, runs in workerd); which keys to use, and
  * when to fetch them, are Vault's rules and S25's bounds:
  *
@@ -25,10 +25,12 @@ import {
   type JWK,
   errors as joseErrors,
 } from "jose";
-import { fromUtf8 } from "../../lib/bytes";
-import { IsolateCache } from "../../lib/isolate-cache";
-import { BoundedFetchError, fetchJsonBounded } from "../../lib/net/bounded-fetch";
-import type { Claims } from "./claims";
+import { fromUtf8 } from "../bytes";
+import { IsolateCache } from "../isolate-cache";
+import { BoundedFetchError, fetchJsonBounded } from "../net/bounded-fetch";
+
+/** A JWT's claims, as the caller reads them. */
+type Claims = Record<string, unknown>;
 
 /** S25: a JWT longer than this is refused before any key is looked at. */
 export const MAX_JWT_BYTES = 16 * 1024;

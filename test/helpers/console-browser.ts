@@ -1,0 +1,59 @@
+/**
+ * A cookie jar of one person talking to the console (N14) through the Worker's fetch
+ * handler, as a browser over HTTPS would: cookies kept between requests, forms posted
+ * with a same-origin `Origin`, redirects not followed (tests read `Location`).
+ */
+import { workerRequest } from "./worker-request";
+
+export const CONSOLE_ORIGIN = "https://keyway.test";
+
+export class ConsoleBrowser {
+  cookies = new Map<string, string>();
+
+  async request(method: string, path: string, form?: Record<string, string>, headers: Record<string, string> = {}) {
+    const h: Record<string, string> = { ...headers };
+    if (this.cookies.size) h.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+    let body: string | undefined;
+    if (form) {
+      h["Content-Type"] = "application/x-www-form-urlencoded";
+      h.Origin ??= CONSOLE_ORIGIN;
+      body = new URLSearchParams(form).toString();
+    }
+    const res = await workerRequest(`${CONSOLE_ORIGIN}${path}`, { method, headers: h, body, redirect: "manual" });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const value = pair!.slice(eq + 1);
+      if (value === "") this.cookies.delete(pair!.slice(0, eq));
+      else this.cookies.set(pair!.slice(0, eq), value);
+    }
+    return res;
+  }
+
+  get(path: string) {
+    return this.request("GET", path);
+  }
+
+  /** The CSRF token of the last page that had a form. */
+  static csrf(text: string): string {
+    const m = /name="csrf" value="([^"]+)"/.exec(text);
+    if (!m) throw new Error("no csrf field on the page");
+    return m[1]!;
+  }
+
+  /** The `action` of the first POST form on a page, as the browser reads it. */
+  static formAction(text: string): string {
+    const m = /<form method="post" action="([^"]+)"/.exec(text);
+    if (!m) throw new Error("no post form on the page");
+    return m[1]!.replaceAll("&amp;", "&");
+  }
+
+  async signIn(token: string) {
+    const form = await this.get("/app/~/sign-in");
+    return this.request("POST", "/app/~/sign-in", { csrf: ConsoleBrowser.csrf(form.text), token });
+  }
+
+  async csrf(): Promise<string> {
+    return ConsoleBrowser.csrf((await this.get("/app")).text);
+  }
+}

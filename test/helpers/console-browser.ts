@@ -57,3 +57,61 @@ export class ConsoleBrowser {
     return ConsoleBrowser.csrf((await this.get("/app")).text);
   }
 }
+
+/**
+ * `return` values sign-in must not follow (N16), in the spellings open redirects are made
+ * of: absolute URLs, `//host`, backslashes, dot segments, percent-encoded slashes, dots and
+ * backslashes, control characters, paths outside `/app/`, the console's own machinery.
+ */
+export const REFUSED_RETURNS: readonly string[] = [
+  "",
+  "https://evil.example/app/",
+  "http://keyway.test/app/x", // even this origin's absolute URL: only paths are followed
+  `${CONSOLE_ORIGIN}/app/x`,
+  "//evil.example/app/",
+  "///evil.example/app/",
+  "/\\evil.example/app/",
+  "\\\\evil.example/app/",
+  "\\/evil.example",
+  "/app\\..\\..\\evil.example",
+  "/app/\\\\evil.example",
+  "/app//evil.example",
+  "/app/x//y",
+  "/app/../evil",
+  "/app/./x",
+  "/app/x/..",
+  "/app/%2e%2e/evil",
+  "/app/%2E%2E/evil",
+  "/app/.%2e/evil",
+  "/app/..%2fevil",
+  "/app/..%2Fevil",
+  "/app%2f..%2fevil",
+  "/app/%2f%2fevil.example",
+  "/app/%5c%5cevil.example",
+  "/app/%5Cevil",
+  "/app/%252e%252e/evil",
+  "%2fapp%2fx",
+  "/app/x%00",
+  "/app/x\u0000",
+  "/app/x\ty",
+  "/app/x\r\nLocation: https://evil.example/",
+  " /app/x",
+  "/app/x ",
+  "/app/x#fragment",
+  "/app/x?y=%zz",
+  "/app/x@evil.example",
+  "/app/é",
+  "/apps",
+  "/application",
+  "/ap",
+  "/",
+  "/api/v2/account/details",
+  "/v1/sys/health",
+  "app/x",
+  "javascript:alert(1)",
+  "data:text/html,hi",
+  "/app/~/sign-out",
+  "/app/~/sign-in",
+  "/app/~",
+  `/app/${"x".repeat(1100)}`,
+];

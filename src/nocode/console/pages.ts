@@ -74,15 +74,32 @@ export function signInPage(
   const invalid = error !== null;
   const terraformLogin = new URLSearchParams(returnTo.split("?")[1] ?? "").get("source") === "terraform-login";
   // N16: an organization with single sign-on offers it first; the form carries the same CSRF token.
+  // Both SSO forms carry the (already checked) return path to the start, which keeps it with the state.
+  const returnQuery = returnTo === "/app" ? "" : `?return=${enc(returnTo)}`;
   const ssoCard = sso
     ? html`<div class="card">
 <h2>Sign in to ${sso.organization} with single sign-on</h2>
-<form method="post" action="/app/~/sso/${enc(sso.organization)}/start">
+<form method="post" action="/app/~/sso/${enc(sso.organization)}/start${returnQuery}">
 <input type="hidden" name="csrf" value="${csrf}">
 <button type="submit">Sign in with ${sso.provider}</button>
 </form>
 </div>`
     : "";
+  // N16: otherwise single sign-on by organization name, as HCP Terraform's "Sign in with SSO" asks.
+  const ssoByName = sso
+    ? ""
+    : html`<div class="card">
+<h2>Sign in with your organization's SSO</h2>
+<form method="post" action="/app/~/sso/start${returnQuery}">
+<input type="hidden" name="csrf" value="${csrf}">
+<div class="field">
+<label for="sso-organization">Organization name <span class="required" aria-hidden="true">*</span></label>
+<span class="hint" id="sso-organization-hint">The organization must have single sign-on turned on.</span>
+<input id="sso-organization" name="organization" type="text" autocomplete="off" maxlength="64" required aria-required="true" aria-describedby="sso-organization-hint">
+</div>
+<button type="submit">Continue with SSO</button>
+</form>
+</div>`;
   return layout(
     "Sign in",
     html`<h1>Sign in</h1>
@@ -90,7 +107,7 @@ ${terraformLogin ? html`<p class="notice" role="status"><strong>terraform login<
 ${ssoCard}
 <div class="card">
 <p>Sign in with a user or team API token. The token is checked and kept only as a keyed hash; your session ends when you sign out, after 12 hours, or when the token is revoked.</p>
-<form method="post" action="/app/~/sign-in${returnTo === "/app" ? "" : `?return=${enc(returnTo)}`}">
+<form method="post" action="/app/~/sign-in${returnQuery}">
 <input type="hidden" name="csrf" value="${csrf}">
 <div class="field${invalid ? " invalid" : ""}">
 <label for="token">API token <span class="required" aria-hidden="true">*</span></label>
@@ -100,7 +117,8 @@ ${invalid ? html`<span class="error" id="token-error">${error}</span>` : ""}
 </div>
 <button type="submit">Sign in</button>
 </form>
-</div>`,
+</div>
+${ssoByName}`,
     null,
   );
 }

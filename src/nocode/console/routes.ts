@@ -6,7 +6,7 @@
  * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
  * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
  * - `/app/~/sso/:org/start` (POST) and `/app/~/sso/:org/callback` (GET): an organization's
- *   single sign-on (N16, ./sso.ts);
+ *   single sign-on (N16, ./sso.ts), and `/app/~/sso/start` (POST), its start by organization name;
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
  * - `/app/:org/modules/:id` (manage-workspaces) the module's workspaces and versions,
  *   `…/provision` the form generated from the pinned version (GET, POST → E4),
@@ -142,7 +142,7 @@ const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
 /** Paths that need no session. */
 const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
 /** N16: an organization's SSO start and callback need no session either. */
-const SSO_PATH = /^\/app\/~\/sso\/[^/]+\/(start|callback)$/;
+const SSO_PATH = /^\/app\/~\/sso\/(?:[^/]+\/(?:start|callback)|start)$/;
 
 /** Fixed notices a redirect may ask a page to show (never text from the query string). */
 const NOTICES: Record<string, string> = {
@@ -336,9 +336,14 @@ consoleApp.post("/~/sign-in", async (c) => {
 });
 
 // N16: an organization's single sign-on (./sso.ts); neither needs a session.
+consoleApp.post("/~/sso/start", async (c) => {
+  c.set("db", createDb(c.env.DB));
+  const form = await readForm(c.req.raw);
+  return ssoStart(c, (form.organization ?? "").trim(), form);
+});
 consoleApp.post("/~/sso/:org/start", async (c) => {
   c.set("db", createDb(c.env.DB));
-  return ssoStart(c, await readForm(c.req.raw));
+  return ssoStart(c, c.req.param("org"), await readForm(c.req.raw));
 });
 consoleApp.get("/~/sso/:org/callback", async (c) => {
   c.set("db", createDb(c.env.DB));

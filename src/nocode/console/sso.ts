@@ -3,15 +3,18 @@
  * organization's OpenID Connect sign-in, and who the person is once the provider has said.
  *
  * - `POST /app/~/sso/:org/start` carries the sign-in form's CSRF token (N14's double submit
- *   on the pre-session cookie). It sets `__Host-keyway_sso` (`SameSite=Lax`, 10 minutes)
- *   and keeps in the organization's B21 store (scope `nocode:<org>`), under a fresh state,
- *   the HMAC of that cookie, the organization, the configuration's generation, the nonce
- *   and the PKCE verifier; then the browser goes to the provider.
+ *   on the pre-session cookie); `POST /app/~/sso/start` is the same with the organization
+ *   named in the form's `organization` field (an unknown organization and one without SSO
+ *   get the same refusal). It sets `__Host-keyway_sso` (`SameSite=Lax`, 10 minutes) and
+ *   keeps in the organization's B21 store (scope `nocode:<org>`), under a fresh state, the
+ *   HMAC of that cookie, the organization, the configuration's generation, the nonce, the
+ *   PKCE verifier and the checked `return` path; then the browser goes to the provider.
  * - `GET /app/~/sso/:org/callback` requires that cookie, consumes the state (read and
  *   deleted in one call), deletes the cookie, exchanges the code, checks the ID token and
  *   merges `/userinfo` (src/lib/oidc), links or provisions the user, applies team-sync,
  *   opens a session scoped to the organization, and answers 200 with a page that moves to
- *   `/app/<org>` by a same-site navigation, so the `SameSite=Strict` session cookie is sent.
+ *   the stored return path when it lies in that organization or under `/app/settings/`, else
+ *   to `/app/<org>`, by a same-site navigation, so the `SameSite=Strict` session cookie is sent.
  *
  * Every refusal is a page that says what happened (never a 5xx): SSO not enabled, a
  * missing or foreign cookie, a state used already or expired, a provider error, an
@@ -63,6 +66,7 @@ import {
 import { ssoRedirectUri } from "../sso/serialize";
 import { ASSET_VERSION } from "./assets";
 import { messagePage, orgPath } from "./pages";
+import { consoleReturnPath } from "./return-path";
 
 /** Any console context: /api/v2's environment, with the D1 handle set. */
 type Ctx<E extends NocodeEnv = NocodeEnv> = Context<E>;
@@ -82,6 +86,8 @@ interface SsoState extends Record<string, string> {
   nonce: string;
   codeVerifier: string;
   redirectUri: string;
+  /** Where the callback lands (N16): a path {@link consoleReturnPath} accepted at the start. */
+  returnTo: string;
 }
 
 const NO_STORE = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
@@ -149,21 +155,32 @@ async function rateLimited<E extends NocodeEnv>(c: Ctx<E>, org: string): Promise
   return res;
 }
 
-export async function ssoStart<E extends NocodeEnv>(c: Ctx<E>, form: Record<string, string>): Promise<Response> {
-  const org = c.req.param("org") ?? "";
+/**
+ * The start of `org`'s sign-in; `org` comes from the path or, for the sign-in by
+ * organization name, from the form, so it is untrusted either way.
+ */
+export async function ssoStart<E extends NocodeEnv>(
+  c: Ctx<E>,
+  org: string,
+  form: Record<string, string>,
+): Promise<Response> {
   const origin = c.req.header("origin");
   const url = new URL(c.req.url);
   if ((origin !== undefined && origin !== url.origin) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
     return refusal(c, 403, "Refused", "This sign-in form has expired. Go back, reload the page and try again.", false);
   }
-  const config = /^[A-Za-z0-9_-]{1,64}$/.test(org) ? await findSsoConfiguration(c.var.db, org) : undefined;
+  const wellFormed = /^[A-Za-z0-9_-]{1,64}$/.test(org);
+  const config = wellFormed ? await findSsoConfiguration(c.var.db, org) : undefined;
   const provider = config ? providerOf(config) : null;
+  // The same words whether the organization exists or not: the page names no more than was typed.
   if (!config || !provider)
     return refusal(
       c,
       403,
       "Single sign-on is not enabled",
-      `The organization ${org} does not offer single sign-on.`,
+      wellFormed
+        ? `The organization ${org} does not offer single sign-on.`
+        : "That organization does not offer single sign-on.",
       false,
     );
   const limited = await rateLimited(c, org);
@@ -188,6 +205,7 @@ export async function ssoStart<E extends NocodeEnv>(c: Ctx<E>, form: Record<stri
     nonce: started.nonce,
     codeVerifier: started.codeVerifier,
     redirectUri,
+    returnTo: consoleReturnPath(c.req.query("return")),
   };
   const stored = await signInStore(c.env, `nocode:${org}`).put(state, record, MAX_STATE_TTL_MS);
   if (!stored.ok) {
@@ -333,12 +351,29 @@ export async function ssoCallback<E extends NocodeEnv>(c: Ctx<E>): Promise<Respo
   const id = await openSsoSession(c.env, { userId: outcome.userId, organization: org, generation: config.generation });
   const url = new URL(c.req.url);
   const names = cookieNames(url);
-  const target = orgPath(org);
-  const page = movingOn(`Continue to ${org}`, target, `You are signed in to ${org}.`);
+  const target = landingPath(org, state.returnTo);
+  const page = movingOn(
+    target === orgPath(org) ? `Continue to ${org}` : "Continue",
+    target,
+    `You are signed in to ${org}.`,
+  );
   const answer = await c.html(page, 200, NO_STORE);
   answer.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
   answer.headers.append("Set-Cookie", cookieHeader(url, names.sso, "", 0, "Lax"));
   return answer;
+}
+
+/**
+ * Where a session of `org` lands (N16): the stored return path, checked again, when it is in
+ * `org` or under `/app/settings/` (`settings` is a reserved organization name); any other
+ * organization's pages would answer 404 to this session, so those, and `/app`, land on `org`.
+ */
+function landingPath(org: string, returnTo: string | undefined): string {
+  const home = orgPath(org);
+  const path = consoleReturnPath(returnTo);
+  if (path !== returnTo) return home;
+  const first = /^\/app\/([^/?]+)/.exec(path)?.[1];
+  return first === org || first === "settings" ? path : home;
 }
 
 type Identity = { userId: string } | { refused: { title: string; text: string } };

@@ -171,6 +171,40 @@ describe("organization single sign-on in Chromium (N16)", () => {
     await context.close();
   });
 
+  it("takes `terraform login` through SSO by organization name and back to the tokens page", async () => {
+    const tokensPage = "/app/settings/tokens?source=terraform-login";
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const csp = recordCspViolations(page);
+    await page.goto(`${origin}${tokensPage}`);
+    expect(new URL(page.url()).pathname).toBe("/app/~/sign-in");
+    // The return path names no organization: no organization's button, the form by name instead.
+    expect(await page.getByRole("button", { name: /^Sign in with / }).count()).toBe(0);
+    await expect.poll(() => page.locator(".notice").textContent()).toContain("terraform login is waiting");
+    await checkPage(page, csp, "sso-02-sign-in-by-name");
+    await page.getByLabel("Organization name").fill(orgA);
+    await page.getByRole("button", { name: "Continue with SSO" }).click();
+    await page.waitForURL((u) => u.href.startsWith(op.issuer));
+    await page.locator('input[name="login"]').fill("alice-sub");
+    await page.locator('input[name="password"]').fill("any");
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL(`${origin}${tokensPage}`);
+    expect(await page.locator("h1").textContent()).toBe("API tokens");
+    expect(await page.getByRole("region", { name: "terraform login" }).textContent()).toContain(
+      "paste it into the terminal",
+    );
+    expect(await page.getByLabel("Description").inputValue()).toBe("terraform login");
+    await checkPage(page, csp, "sso-03-tokens-terraform-login");
+    // The sign-in is seconds old: a token can be made at once.
+    await page.getByRole("button", { name: "Create API token" }).click();
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Token created");
+    const created = await page.getByLabel("Your new API token").inputValue();
+    const account = await tfe(api, "GET", "account/details", created);
+    expect(account.status).toBe(200);
+    expect(account.json.data.id).toBe(alice.id);
+    await context.close();
+  });
+
   it("scopes the session to its organization: organization B answers 404 although alice belongs to it", async () => {
     const res = await alicePage.goto(`${origin}/app/${orgB}`);
     expect(res?.status()).toBe(404);

@@ -10,6 +10,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openSsoSession } from "../../../../src/nocode/console-session";
+import { signInStore } from "../../../../src/platform/sign-in";
+import { REFUSED_RETURNS } from "../../../helpers/console-browser";
 import { fixtureBase, serveDoc } from "../../../helpers/jwt-auth";
 import { bootstrapOrg, createMember, tfe, uniqueName } from "../../../helpers/nocode";
 import { workerRequest } from "../../../helpers/worker-request";
@@ -95,7 +97,7 @@ describe("SSO start (N16)", () => {
     const { org, issuer } = await ssoOrg();
     const b = new Browser();
     const signIn = await b.request("GET", `/app/~/sign-in?next=/app/${org}`);
-    expect(signIn.text).toContain(`action="/app/~/sso/${org}/start"`);
+    expect(signIn.text).toContain(`action="/app/~/sso/${org}/start?return=${encodeURIComponent(`/app/${org}`)}"`);
     const res = await b.start(org);
     expect(res.status).toBe(200);
     const set = res.headers.getSetCookie().find((c) => c.startsWith("__Host-keyway_sso="))!;
@@ -176,6 +178,93 @@ describe("SSO callback refusals (N16)", () => {
     }
     expect(statuses.slice(0, 60).every((s) => s === 400)).toBe(true);
     expect(statuses[60]).toBe(429);
+  });
+});
+
+describe("SSO by organization name, and the return path (N16)", () => {
+  const TERRAFORM_LOGIN = "/app/settings/tokens?source=terraform-login";
+
+  /** The sign-in page for `returnTo`, and the start by organization name posted from it. */
+  async function startByName(b: Browser, organization: string, returnTo = TERRAFORM_LOGIN) {
+    const signIn = await b.request("GET", `/app/~/sign-in?return=${encodeURIComponent(returnTo)}`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(signIn.text)![1]!;
+    return b.request("POST", `/app/~/sso/start?return=${encodeURIComponent(returnTo)}`, { csrf, organization });
+  }
+
+  /** The record the start kept under the state of its provider URL (read by consuming it). */
+  async function storedRecord(org: string, startPage: string) {
+    const state = providerUrl(startPage).searchParams.get("state")!;
+    const consumed = await signInStore(env, `nocode:${org}`).consume(state);
+    if (!consumed.ok) throw new Error(`no state stored: ${consumed.error}`);
+    return consumed.value.record;
+  }
+
+  it("offers the form by organization name when the return path names no SSO organization, carrying the return path", async () => {
+    const { org } = await ssoOrg();
+    const plain = await new Browser().request("GET", `/app/~/sign-in?return=${encodeURIComponent(TERRAFORM_LOGIN)}`);
+    expect(plain.text).toContain(`action="/app/~/sso/start?return=${encodeURIComponent(TERRAFORM_LOGIN)}"`);
+    expect(plain.text).toContain('name="organization"');
+    expect(plain.text).toContain("terraform login");
+    const offered = await new Browser().request("GET", `/app/~/sign-in?return=${encodeURIComponent(`/app/${org}/x`)}`);
+    expect(offered.text).toContain(`action="/app/~/sso/${org}/start?return=${encodeURIComponent(`/app/${org}/x`)}"`);
+    expect(offered.text).not.toContain('name="organization"');
+  });
+
+  it("answers an unknown organization and one without SSO with the same page, and sets no cookie", async () => {
+    const { org, patch } = await ssoOrg();
+    expect((await patch({ enabled: false })).status).toBe(200);
+    const unknown = uniqueName("nope");
+    const pages: string[] = [];
+    for (const name of [unknown, org]) {
+      const b = new Browser();
+      const res = await startByName(b, name);
+      expect(res.status, name).toBe(403);
+      expect(b.cookies.has("__Host-keyway_sso")).toBe(false);
+      pages.push(res.text.replaceAll(name, "NAME"));
+    }
+    expect(pages[0]).toContain("The organization NAME does not offer single sign-on.");
+    expect(pages[1]).toBe(pages[0]);
+    // A name that cannot be an organization is not echoed.
+    const odd = await startByName(new Browser(), "<b>x</b>/../y");
+    expect(odd.status).toBe(403);
+    expect(odd.text).toContain("That organization does not offer single sign-on.");
+    // Without the sign-in CSRF token nothing starts.
+    const forged = await new Browser().request("POST", "/app/~/sso/start", { csrf: "forged", organization: org });
+    expect(forged.status).toBe(403);
+  });
+
+  it("starts an enabled organization's sign-in and keeps the return path with the state", async () => {
+    const { org, issuer } = await ssoOrg();
+    const b = new Browser();
+    const res = await startByName(b, org);
+    expect(res.status).toBe(200);
+    expect(b.cookies.has("__Host-keyway_sso")).toBe(true);
+    const url = providerUrl(res.text);
+    expect(`${url.origin}${url.pathname}`).toBe(`${issuer}/auth`);
+    expect(url.searchParams.get("redirect_uri")).toBe(`${ORIGIN}/app/~/sso/${org}/callback`);
+    expect((await storedRecord(org, res.text)).returnTo).toBe(TERRAFORM_LOGIN);
+    // The organization's own button carries it too.
+    const signIn = await b.request("GET", `/app/~/sign-in?return=/app/${org}/w`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(signIn.text)![1]!;
+    const own = await b.request("POST", `/app/~/sso/${org}/start?return=${encodeURIComponent(`/app/${org}/w`)}`, {
+      csrf,
+    });
+    expect((await storedRecord(org, own.text)).returnTo).toBe(`/app/${org}/w`);
+  });
+
+  it("keeps no hostile return path: every refused spelling is stored as /app", async () => {
+    const { org } = await ssoOrg();
+    const b = new Browser();
+    const signIn = await b.request("GET", "/app/~/sign-in");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(signIn.text)![1]!;
+    for (const raw of REFUSED_RETURNS) {
+      const res = await b.request("POST", `/app/~/sso/start?return=${encodeURIComponent(raw)}`, {
+        csrf,
+        organization: org,
+      });
+      expect(res.status, JSON.stringify(raw)).toBe(200);
+      expect((await storedRecord(org, res.text)).returnTo, JSON.stringify(raw)).toBe("/app");
+    }
   });
 });
 

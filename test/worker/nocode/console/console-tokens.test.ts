@@ -9,7 +9,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CONSOLE_ORIGIN, ConsoleBrowser } from "../../../helpers/console-browser";
+import { ConsoleBrowser, REFUSED_RETURNS } from "../../../helpers/console-browser";
 import {
   type BootstrappedOrg,
   bootstrapOrg,
@@ -57,59 +57,8 @@ describe("the return path after sign-in (N16)", () => {
   });
 
   it("ignores anything else, in every spelling, and lands on /app", async () => {
-    const ignored = [
-      "",
-      "https://evil.example/app/",
-      "http://keyway.test/app/x", // even this origin's absolute URL: only paths are followed
-      `${CONSOLE_ORIGIN}/app/x`,
-      "//evil.example/app/",
-      "///evil.example/app/",
-      "/\\evil.example/app/",
-      "\\\\evil.example/app/",
-      "\\/evil.example",
-      "/app\\..\\..\\evil.example",
-      "/app/\\\\evil.example",
-      "/app//evil.example",
-      "/app/x//y",
-      "/app/../evil",
-      "/app/./x",
-      "/app/x/..",
-      "/app/%2e%2e/evil",
-      "/app/%2E%2E/evil",
-      "/app/.%2e/evil",
-      "/app/..%2fevil",
-      "/app/..%2Fevil",
-      "/app%2f..%2fevil",
-      "/app/%2f%2fevil.example",
-      "/app/%5c%5cevil.example",
-      "/app/%5Cevil",
-      "/app/%252e%252e/evil",
-      "%2fapp%2fx",
-      "/app/x%00",
-      "/app/x\u0000",
-      "/app/x\ty",
-      "/app/x\r\nLocation: https://evil.example/",
-      " /app/x",
-      "/app/x ",
-      "/app/x#fragment",
-      "/app/x?y=%zz",
-      "/app/x@evil.example",
-      "/app/é",
-      "/apps",
-      "/application",
-      "/ap",
-      "/",
-      "/api/v2/account/details",
-      "/v1/sys/health",
-      "app/x",
-      "javascript:alert(1)",
-      "data:text/html,hi",
-      "/app/~/sign-out",
-      "/app/~/sign-in",
-      "/app/~",
-      `/app/${"x".repeat(1100)}`,
-    ];
-    for (const raw of ignored) expect(await signInReturningTo(raw, org.ownerToken), JSON.stringify(raw)).toBe("/app");
+    for (const raw of REFUSED_RETURNS)
+      expect(await signInReturningTo(raw, org.ownerToken), JSON.stringify(raw)).toBe("/app");
   });
 
   it("sends a signed-out person to sign-in with the page they asked for, query included", async () => {

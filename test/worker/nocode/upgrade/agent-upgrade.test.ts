@@ -230,16 +230,21 @@ describe("E5–E7 on an agent workspace (N19)", () => {
   );
 
   it(
-    "a discard while an agent plans is refused (409): the run is not yet planned, and cancel is not a discard",
+    "a discard while an agent plans means cancel (N19a): 202, and the plan the agent still finishes ends the run canceled",
     async () => {
       const { workspaceId } = await appliedWorkspace();
       const started = await e5(ctx.noCodeModuleId, workspaceId, ctx.ownerToken);
       const runId = started.json.data.id as string;
       const plan = await startJob(runId, "plan");
-      expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(409);
-      await finishPlan(plan, updatingPlan);
-      await waitForUpgrade(ctx.noCodeModuleId, workspaceId, runId, ctx.ownerToken, ["planned"]);
       expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(202);
+      const asked = await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken });
+      expect(asked.json.data.attributes.status).toBe("planning");
+      expect(
+        asked.json.data.attributes["is-force-cancelable"] ?? asked.json.data.attributes["force-cancel-available-at"],
+      ).toBeTruthy();
+      await finishPlan(plan, updatingPlan);
+      await waitForUpgrade(ctx.noCodeModuleId, workspaceId, runId, ctx.ownerToken, ["canceled"]);
+      expect((await tfe("POST", `runs/${runId}/actions/discard`, { token: ctx.ownerToken })).status).toBe(409);
     },
     UPGRADE_TEST_TIMEOUT,
   );

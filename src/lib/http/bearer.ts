@@ -9,6 +9,10 @@
  * inside), as HCP Terraform's API tokens are.
  */
 export function bearerCredential(authorization: string | null | undefined): string | null {
-  const m = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
-  return m?.[1]?.trim() || null;
+  // Written without `\s+(.+)`, whose two overlapping quantifiers backtrack polynomially
+  // (lint:regex): the whitespace run is stripped first, then the rest must be one line.
+  if (!authorization || !/^Bearer\s/i.test(authorization)) return null;
+  const credential = authorization.slice("Bearer".length).replace(/^\s+/, "");
+  if (/[\n\r\u2028\u2029]/.test(credential)) return null;
+  return credential.trim() || null;
 }

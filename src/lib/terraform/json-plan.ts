@@ -66,6 +66,15 @@ export function summarizeJsonPlan(plan: unknown): JsonPlanSummary {
   return out;
 }
 
+/** One step of a streaming scan; a JSON syntax error is the engine document's refusal. */
+function asEngineDocument(step: () => void): void {
+  try {
+    step();
+  } catch (err) {
+    throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
+  }
+}
+
 /** What a state (version 4) says about itself. */
 export interface StateSummary {
   serial: number;
@@ -130,19 +139,11 @@ export class StateSummaryScanner {
   );
 
   write(text: string): void {
-    try {
-      this.scanner.write(text);
-    } catch (err) {
-      throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
-    }
+    asEngineDocument(() => this.scanner.write(text));
   }
 
   end(): StateSummary {
-    try {
-      this.scanner.end();
-    } catch (err) {
-      throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
-    }
+    asEngineDocument(() => this.scanner.end());
     if (!this.topIsObject) throw new EngineDocumentError("a state is a JSON object");
     const { serial, lineage } = this;
     if (typeof serial !== "number" || !Number.isSafeInteger(serial) || serial < 0)
@@ -267,19 +268,11 @@ export class JsonPlanSummaryScanner {
   );
 
   write(text: string): void {
-    try {
-      this.scanner.write(text);
-    } catch (err) {
-      throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
-    }
+    asEngineDocument(() => this.scanner.write(text));
   }
 
   end(): JsonPlanSummary {
-    try {
-      this.scanner.end();
-    } catch (err) {
-      throw err instanceof JsonScanError ? new EngineDocumentError(`not JSON (${err.message})`) : err;
-    }
+    asEngineDocument(() => this.scanner.end());
     if (!this.topIsObject) throw new EngineDocumentError("a JSON plan is a JSON object");
     if (this.changesKind === "other") throw new EngineDocumentError("resource_changes must be an array");
     const out: JsonPlanSummary = {

@@ -5,8 +5,10 @@
 // unstable_startWorker with the project's wrangler.jsonc and a migrated local D1, as the
 // node tests do), fetches `/v1/sys/internal/specs/openapi` and `/api/v2/openapi.json`,
 // validates each, prints every problem and exits 1 when there is one.
+// With --digest it also prints each document's SHA-256 (over the bytes served), so a change
+// that must not alter the contract (a refactor) can be checked by comparing two runs.
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -69,7 +71,11 @@ async function main() {
         failed = true;
         continue;
       }
-      const problems = await openApiValidatorProblems(await res.json());
+      const body = await res.text();
+      if (process.argv.includes("--digest")) {
+        console.log(`${documentPath}: sha256 ${createHash("sha256").update(body).digest("hex")}`);
+      }
+      const problems = await openApiValidatorProblems(JSON.parse(body));
       if (problems.length === 0) console.log(`${documentPath}: valid (@readme/openapi-parser)`);
       for (const problem of problems) console.error(`${documentPath}: ${problem}`);
       if (problems.length > 0) failed = true;

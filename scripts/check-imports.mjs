@@ -63,7 +63,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/registry/uploads.ts",
   "src/nocode/registry/versions.ts",
   "src/nocode/releases/routes.ts",
-  "src/nocode/teams/routes.ts",
   "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",
 ]);

@@ -2,6 +2,7 @@
 import { and, count, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
 import { nocodeUsers, teamMemberships, teams } from "../../db/schema";
 
 export type TeamRow = typeof teams.$inferSelect;
@@ -35,13 +36,14 @@ export async function memberIds(db: Db, teamIds: string[]): Promise<Map<string, 
   return out;
 }
 
+/** Inserts a team; its UNIQUE (organization, name) index refuses a taken name (see insertUnique). */
+export function insertTeam(db: Db, team: TeamRow) {
+  return db.insert(teams).values(team);
+}
+
 /** A page of an organization's teams, by name, and the total count. */
-export async function listTeams(
-  db: Db,
-  organization: string,
-  page: { offset: number; size: number },
-): Promise<{ rows: TeamRow[]; total: number }> {
-  const [rows, totals] = await Promise.all([
+export async function listTeams(db: Db, organization: string, page: PageWindow): Promise<Page<TeamRow>> {
+  return pageFrom(
     db
       .select()
       .from(teams)
@@ -51,8 +53,7 @@ export async function listTeams(
       .offset(page.offset)
       .all(),
     db.select({ n: count() }).from(teams).where(eq(teams.organization, organization)).all(),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+  );
 }
 
 /** Resolve usernames (or user ids) to user ids; the ones not found are returned apart. */

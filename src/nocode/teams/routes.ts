@@ -8,8 +8,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
-import { teams } from "../../db/schema";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
@@ -25,12 +24,13 @@ import {
   resourceDocument,
 } from "../request/document";
 import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageQuery } from "../request/query";
-import { jsonApi, noContent } from "../respond";
+import { pageOf, pageQuery } from "../request/query";
+import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
 import {
   addMembers,
   findTeam,
+  insertTeam,
   listTeams,
   memberIds,
   ORGANIZATION_ACCESS,
@@ -118,12 +118,7 @@ teamRoutes.post("/organizations/:org/teams", rights({ right: "manage-teams" }), 
     readProjects: access.readProjects ?? false,
     createdAt: Date.now(),
   };
-  try {
-    await db.insert(teams).values(team);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
-    throw err;
-  }
+  await insertUnique(insertTeam(db, team), () => invalidAttribute("name", "Name has already been taken"));
   return jsonApi(
     {
       data: serializeTeam(team, [], mayDelegateTeam(c.var.caller, c.var.orgRights, team)),
@@ -143,17 +138,15 @@ teamRoutes.get("/organizations/:org/teams", rights({ right: "member" }), teamLis
   const db = c.var.db;
   const organization = c.req.param("org");
   const rights = c.var.orgRights;
-  const url = new URL(c.req.url);
   const page = pageOf(teamList.query(c));
-  const { rows, total } = await listTeams(db, organization, page);
+  const listed = await listTeams(db, organization, page);
   const members = await memberIds(
     db,
-    rows.map((t) => t.id),
+    listed.rows.map((t) => t.id),
   );
-  return jsonApi({
-    data: rows.map((t) => serializeTeam(t, members.get(t.id) ?? [], mayDelegateTeam(c.var.caller, rights, t))),
-    ...pageDocument(url, page, total),
-  });
+  return jsonApiPage(c.req.url, page, listed, (t) =>
+    serializeTeam(t, members.get(t.id) ?? [], mayDelegateTeam(c.var.caller, rights, t)),
+  );
 });
 
 const teamShow = operation({

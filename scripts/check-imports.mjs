@@ -19,11 +19,14 @@
  *    neither wing, nor the files that mount Hono routes (src/index.ts, src/queue.ts).
  *    src/lib may not import src/platform (rule 4), so neither imports Hono routes.
  * 7. Queries live in repositories: no route file imports `drizzle-orm` (or a `drizzle-orm/…`
- *    entry point) or src/db/schema.ts. A route file is a .ts file under src/ that is named
+ *    entry point) or a schema file (src/db/schema/*.ts). A route file is a .ts file under src/ that is named
  *    `routes.ts` or `*-routes.ts`, or that registers routes itself: it constructs a Hono app
  *    (`new Hono`) or declares a Vault route table (`…: VaultRoute[] = [`). Its queries belong
  *    in the feature's `repo.ts`. ROUTE_FILES_WITH_QUERIES lists the route files that still
  *    break the rule; the list may only shrink (an entry that no longer breaks it is a problem).
+ * 8. Each wing owns its tables: src/db/schema/ssh.ts holds the secrets service's, and
+ *    src/db/schema/nocode.ts the no-code service's. A wing never imports the other wing's
+ *    schema file, and src/platform (B21: code both wings use) imports neither.
  *
  * Type-only imports count: a circle of types is still a circle a reader has to untangle.
  * Imports are read with the TypeScript scanner (ts.preProcessFile), so `import type`,
@@ -66,7 +69,16 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",
 ]);
-const DB_SCHEMA = "src/db/schema.ts";
+/** Rule 8: the schema file of each wing's tables. */
+const WING_SCHEMAS = new Map([
+  ["src/ssh", "src/db/schema/ssh.ts"],
+  ["src/nocode", "src/db/schema/nocode.ts"],
+]);
+
+/** Rule 7: whether `target` is a schema file (the tables of src/db/schema/). */
+function isSchemaFile(target) {
+  return target === "src/db/schema.ts" || target?.startsWith("src/db/schema/") === true;
+}
 
 /** Rule 7: whether `file` (with source `text`) is a route file. */
 function isRouteFile(file, text) {
@@ -130,7 +142,7 @@ function addEdge(into, from, to, example) {
   if (!edges.has(to)) edges.set(to, example);
 }
 
-/** Rule 7: route files that import drizzle-orm or src/db/schema.ts → the first such import. */
+/** Rule 7: route files that import drizzle-orm or a schema file → the first such import. */
 const routeFilesWithQueries = new Map();
 
 for (const file of tsFiles(src)) {
@@ -142,7 +154,7 @@ for (const file of tsFiles(src)) {
     const inLib = file.startsWith("src/lib/");
     if (routeFile && !routeFilesWithQueries.has(file)) {
       const target = specifier.startsWith(".") ? resolveRelative(file, specifier) : undefined;
-      if (isDrizzle(specifier) || target === DB_SCHEMA) routeFilesWithQueries.set(file, specifier);
+      if (isDrizzle(specifier) || isSchemaFile(target)) routeFilesWithQueries.set(file, specifier);
     }
     if (!specifier.startsWith(".")) {
       if (inLib && (specifier === "hono" || specifier.startsWith("hono/") || specifier.startsWith("cloudflare:"))) {
@@ -164,6 +176,13 @@ for (const file of tsFiles(src)) {
     const toWing = wingOf(target);
     if (fromWing && toWing && fromWing !== toWing)
       problems.push(`the wings never import each other: ${file} → ${target}`);
+    for (const [wing, schema] of WING_SCHEMAS) {
+      if (target !== schema) continue;
+      if (fromWing && fromWing !== wing)
+        problems.push(`a wing never imports the other wing's tables: ${file} → ${target}`);
+      if (file.startsWith("src/platform/"))
+        problems.push(`src/platform imports no wing's tables (B21): ${file} → ${target}`);
+    }
     if (inLib && !target.startsWith("src/lib/")) problems.push(`src/lib must stay pure: ${file} → ${target}`);
     if (file.startsWith("src/platform/") && !PLATFORM_MAY_IMPORT.some((allowed) => target.startsWith(allowed))) {
       problems.push(`src/platform imports only src/platform, src/lib and src/db (B21): ${file} → ${target}`);
@@ -179,7 +198,7 @@ for (const file of tsFiles(src)) {
 for (const [file, specifier] of routeFilesWithQueries) {
   if (ROUTE_FILES_WITH_QUERIES.has(file)) continue;
   problems.push(
-    `a route file imports no drizzle-orm or src/db/schema.ts (queries live in repo.ts): ${file} imports "${specifier}"`,
+    `a route file imports no drizzle-orm or schema file (queries live in repo.ts): ${file} imports "${specifier}"`,
   );
 }
 // The allow-list may only shrink; checked on the repository itself, not on a --root test tree.
@@ -252,5 +271,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds; route files leave queries to repositories",
+  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds; each wing imports only its own tables; route files leave queries to repositories",
 );

@@ -10,6 +10,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { timestamps } from "./columns";
 
 // ---------------------------------------------------------------------------
 // No-code service (/api/v2): organizations, users, teams, tokens, projects,
@@ -149,8 +150,7 @@ export const terraformVersions = sqliteTable(
     beta: integer("beta", { mode: "boolean" }).notNull().default(false),
     deprecated: integer("deprecated", { mode: "boolean" }).notNull().default(false),
     deprecatedReason: text("deprecated_reason"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("terraform_versions_version").on(t.version)],
 );
@@ -177,8 +177,7 @@ export const registryModules = sqliteTable(
     provider: text("provider").notNull(),
     /** The legacy `no-code` attribute (N9): set on create, or when a no-code module is enabled. */
     noCode: integer("no_code", { mode: "boolean" }).notNull().default(false),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("registry_modules_address").on(t.organization, t.registryName, t.namespace, t.name, t.provider)],
 );
@@ -206,8 +205,7 @@ export const registryModuleVersions = sqliteTable(
     tarballBytes: integer("tarball_bytes"),
     /** JSON of the ingested ModuleSummary; set only when `status` is `ok`. */
     summary: text("summary"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
     uploadedAt: integer("uploaded_at"),
     ingestedAt: integer("ingested_at"),
   },
@@ -265,8 +263,7 @@ export const noCodeModules = sqliteTable(
     registryModuleId: text("registry_module_id").notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(false),
     versionPin: text("version_pin"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("no_code_modules_registry_module").on(t.registryModuleId),
@@ -339,8 +336,7 @@ export const workspaces = sqliteTable(
     /** N20: who holds the workspace's user lock (`user:<id>`, `team:<id>`); null when none (migration `0055`). */
     lockedBy: text("locked_by"),
     lockedAt: integer("locked_at"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("workspaces_organization_name").on(t.organization, t.name),
@@ -367,8 +363,7 @@ export const workspaceVars = sqliteTable(
     hcl: integer("hcl", { mode: "boolean" }).notNull().default(false),
     sensitive: integer("sensitive", { mode: "boolean" }).notNull().default(false),
     versionId: text("version_id").notNull(),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("workspace_vars_workspace_category_key").on(t.workspaceId, t.category, t.key)],
 );
@@ -421,8 +416,7 @@ export const runs = sqliteTable(
      * included), as JSON encrypted under KEYWAY_KEK with the context `run-inputs:<run id>`.
      */
     agentInputs: text("agent_inputs"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
     /** N19a: when a cancel of the running run was first asked; force-cancel counts from it (migration `0052`). */
     cancelRequestedAt: integer("cancel_requested_at"),
   },
@@ -568,8 +562,7 @@ export const upgradeRollouts = sqliteTable(
     reason: text("reason"),
     currentBatch: integer("current_batch").notNull(),
     createdBy: text("created_by"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("upgrade_rollouts_one_active")
@@ -626,8 +619,7 @@ export const agents = sqliteTable(
     ipAddress: text("ip_address"),
     status: text("status").notNull(),
     lastPingAt: integer("last_ping_at").notNull(),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [index("agents_pool").on(t.poolId, t.lastPingAt), index("agents_token").on(t.tokenId)],
 );
@@ -661,8 +653,7 @@ export const agentJobs = sqliteTable(
     planFileObjectId: text("plan_file_object_id"),
     jsonPlanObjectId: text("json_plan_object_id"),
     lockFileObjectId: text("lock_file_object_id"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
     /** N19a: when the job was force-canceled; its token then serves only the state upload (migration `0052`). */
     forceCanceledAt: integer("force_canceled_at"),
   },

@@ -9,6 +9,7 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { timestamps } from "./columns";
 
 // ---------------------------------------------------------------------------
 // Secrets service (/v1): tokens, policies, identity, mount settings
@@ -76,8 +77,7 @@ export const identityEntities = sqliteTable(
     metadata: text("metadata").notNull().default("{}"),
     policies: text("policies").notNull().default("[]"),
     disabled: integer("disabled", { mode: "boolean" }).notNull().default(false),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("identity_entities_name").on(t.name)],
 );
@@ -110,8 +110,7 @@ export const identityGroups = sqliteTable(
     policies: text("policies").notNull().default("[]"),
     /** JSON object of string metadata. */
     metadata: text("metadata").notNull().default("{}"),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [uniqueIndex("identity_groups_name").on(t.name)],
 );
@@ -142,8 +141,7 @@ export const identityGroupAliases = sqliteTable(
     name: text("name").notNull(),
     mountAccessor: text("mount_accessor").notNull(),
     canonicalId: text("canonical_id").notNull(),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     uniqueIndex("identity_group_aliases_mount_name").on(t.mountAccessor, t.name),
@@ -282,8 +280,7 @@ export const sshIssuers = sqliteTable(
     keyType: text("key_type").notNull(),
     /** S21: a trusted issuer is in `trusted_keys`/`known_hosts`; an untrusted one is retired. */
     trusted: integer("trusted", { mode: "boolean" }).notNull().default(true),
-    createdAt: integer("created_at").notNull(),
-    updatedAt: integer("updated_at").notNull(),
+    ...timestamps(),
   },
   (t) => [
     // SQLite treats NULLs as distinct, so any number of unnamed issuers may share a mount.

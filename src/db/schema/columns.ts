@@ -1,7 +1,6 @@
 /**
- * Column sets more than one table of both wings carries, so each table says them in one
- * line. Each call returns fresh column builders: drizzle binds a builder to the table it
- * builds.
+ * Column sets that tables of both wings carry, so that a table names each set in one line.
+ * Each call returns fresh column builders: drizzle binds a builder to the table it builds.
  */
 import { integer } from "drizzle-orm/sqlite-core";
 

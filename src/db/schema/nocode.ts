@@ -4,7 +4,7 @@
  * console and SSO, fleet upgrades and the execution plane. Column names are explicit
  * snake_case; timestamps are integer milliseconds since the epoch unless a name says
  * otherwise. Secrets are never stored in the clear (decision B2): tokens as keyed hashes,
- * sensitive values encrypted. Only `src/nocode` (and src/db, tests and the bench) import
+ * sensitive values encrypted. Only `src/nocode` (with its tests and the bench) imports
  * this file; the secrets service's tables are in `ssh.ts`. docs/storage-schema.md
  * describes each table.
  */

@@ -3,9 +3,9 @@
  * identity, auth mounts, the SSH engine's roles, issuers, certificate inventory and
  * revocations. Column names are explicit snake_case; timestamps are integer milliseconds
  * since the epoch unless a name says otherwise. Secrets are never stored in the clear
- * (decision B2): tokens as keyed hashes, private keys encrypted. Only `src/ssh` (and
- * src/db, tests and the bench) import this file; the no-code wing's tables are in
- * `nocode.ts`. docs/storage-schema.md describes each table.
+ * (decision B2): tokens as keyed hashes, private keys encrypted. Only `src/ssh` (with its
+ * tests and the bench) imports this file; the no-code wing's tables are in `nocode.ts`.
+ * docs/storage-schema.md describes each table.
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

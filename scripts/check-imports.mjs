@@ -53,7 +53,6 @@ const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
  */
 const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/agents/protocol.ts",
-  "src/nocode/agents/routes.ts",
   "src/nocode/console/routes.ts",
   "src/nocode/no-code-modules/routes.ts",
   "src/nocode/registry/modules.ts",
@@ -61,7 +60,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/registry/uploads.ts",
   "src/nocode/registry/versions.ts",
   "src/nocode/releases/routes.ts",
-  "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",
 ]);
 const DB_SCHEMA = "src/db/schema.ts";

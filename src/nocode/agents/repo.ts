@@ -1,7 +1,9 @@
 /** D1 access of the execution plane (decisions N17, N18): agent tokens, agents, jobs. */
-import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
 import { agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
+import type { TokenRow } from "../api-tokens";
 
 export type AgentRow = typeof agents.$inferSelect;
 export type AgentJobRow = typeof agentJobs.$inferSelect;
@@ -37,19 +39,19 @@ export function poolTokens(db: Db, poolId: string): Promise<{ hash: string; id: 
 }
 
 /** A pool's agent tokens, newest first, and their total. */
-export async function listPoolTokens(db: Db, poolId: string, page: { offset: number; limit: number }) {
+export async function listPoolTokens(db: Db, poolId: string, page: PageWindow): Promise<Page<TokenRow>> {
   const where = and(eq(nocodeTokens.kind, "agent"), eq(nocodeTokens.subjectId, poolId));
-  const [rows, totals] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(nocodeTokens)
       .where(where)
       .orderBy(desc(nocodeTokens.createdAt))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: sql<number>`count(*)` }).from(nocodeTokens).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(nocodeTokens).where(where).all(),
+  );
 }
 
 /** An agent by id. */
@@ -61,22 +63,27 @@ export function findAgent(db: Db, id: string): Promise<AgentRow | undefined> {
 export async function listPoolAgents(
   db: Db,
   poolId: string,
-  page: { offset: number; limit: number },
+  page: PageWindow,
   since?: number,
-): Promise<{ rows: AgentRow[]; total: number }> {
+): Promise<Page<AgentRow>> {
   const where: SQL | undefined =
     since === undefined ? eq(agents.poolId, poolId) : and(eq(agents.poolId, poolId), gte(agents.lastPingAt, since));
-  const [rows, totals] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(agents)
       .where(where)
       .orderBy(desc(agents.createdAt), desc(agents.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: sql<number>`count(*)` }).from(agents).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(agents).where(where).all(),
+  );
+}
+
+/** Deletes an agent's row (its pool's Durable Object has ended its session first). */
+export async function deleteAgent(db: Db, id: string): Promise<void> {
+  await db.delete(agents).where(eq(agents.id, id)).run();
 }
 
 /** Set the status (and optionally the last ping) of agents. */

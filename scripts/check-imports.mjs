@@ -52,7 +52,6 @@ const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
  * Never add one: a new route file calls a repository instead.
  */
 const ROUTE_FILES_WITH_QUERIES = new Set([
-  "src/nocode/agents/protocol.ts",
   "src/nocode/console/routes.ts",
   "src/nocode/no-code-modules/routes.ts",
   "src/nocode/registry/modules.ts",

@@ -2,7 +2,7 @@
 import { and, count, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { type Page, type PageWindow, pageFrom } from "../../db/page";
-import { agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
+import { agentJobLogChunks, agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
 import type { TokenRow } from "../api-tokens";
 
 export type AgentRow = typeof agents.$inferSelect;
@@ -106,6 +106,52 @@ export function findLiveJobOfRun(db: Db, runId: string): Promise<AgentJobRow | u
     .from(agentJobs)
     .where(and(eq(agentJobs.runId, runId), inArray(agentJobs.status, ["queued", "running"])))
     .get();
+}
+
+/** The plan job of a run (an apply job reads what its plan uploaded). */
+export function findPlanJobOfRun(db: Db, runId: string): Promise<AgentJobRow | undefined> {
+  return db
+    .select()
+    .from(agentJobs)
+    .where(and(eq(agentJobs.runId, runId), eq(agentJobs.phase, "plan")))
+    .get();
+}
+
+/** Set `set` on a job while it is `running` (an upload of the agent that runs it). */
+export function updateRunningJobQuery(db: Db, jobId: string, set: Partial<AgentJobRow>, at: number) {
+  return db
+    .update(agentJobs)
+    .set({ ...set, updatedAt: at })
+    .where(and(eq(agentJobs.id, jobId), eq(agentJobs.status, "running")));
+}
+
+/**
+ * Record a log chunk of `length` bytes stored as `objectId` at byte `offset` of a job's log,
+ * only while the job's stored log length is still `offset` (batch it before
+ * advanceJobLogQuery: a concurrent append that moved the length first wins).
+ */
+export function insertLogChunkQuery(db: Db, jobId: string, offset: number, length: number, objectId: string) {
+  return db
+    .insert(agentJobLogChunks)
+    .select(
+      sql`SELECT ${jobId}, ${offset}, ${length}, ${objectId}
+        WHERE EXISTS (SELECT 1 FROM agent_jobs WHERE id = ${jobId} AND log_length = ${offset})`,
+    )
+    .onConflictDoNothing();
+}
+
+/** Move a job's stored log length from `from` to `to` (conditional); returns the new length when it moved. */
+export function advanceJobLogQuery(db: Db, jobId: string, from: number, to: number, at: number) {
+  return db
+    .update(agentJobs)
+    .set({ logLength: to, updatedAt: at })
+    .where(and(eq(agentJobs.id, jobId), eq(agentJobs.logLength, from)))
+    .returning({ length: agentJobs.logLength });
+}
+
+/** A job's stored log length (undefined when the job is gone). */
+export function findJobLogLength(db: Db, jobId: string): Promise<{ length: number } | undefined> {
+  return db.select({ length: agentJobs.logLength }).from(agentJobs).where(eq(agentJobs.id, jobId)).get();
 }
 
 /**

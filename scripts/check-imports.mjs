@@ -59,7 +59,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/registry/uploads.ts",
   "src/nocode/registry/versions.ts",
   "src/nocode/releases/routes.ts",
-  "src/nocode/workspaces/locks.ts",
 ]);
 const DB_SCHEMA = "src/db/schema.ts";
 

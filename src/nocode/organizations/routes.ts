@@ -5,7 +5,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
@@ -57,13 +57,8 @@ organizationRoutes.post("/organizations", rights({ caller: "admin" }), organizat
   const db = c.var.db;
   const taken = () => invalidAttribute("name", "Name has already been taken");
   if (await findOrganization(db, name)) throw taken();
-  let created: Awaited<ReturnType<typeof createOrganization>>;
-  try {
-    created = await createOrganization(db, { name, email });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw taken();
-    throw err;
-  }
+  // Two creates of one name at once: the name's PRIMARY KEY keeps one.
+  const created = await insertUnique(createOrganization(db, { name, email }), taken);
   // The admin has no organization rights (N10); the owners team id lets it bootstrap.
   return jsonApi(
     serializeOrganization(created.organization, { ownersTeamId: created.ownersTeamId, permissions: new Set() }),

@@ -11,7 +11,7 @@ import { invalidAttribute, NocodeError } from "../errors";
 import { isId, newId } from "../ids";
 import { projectIdsInOrganization } from "../projects/repo";
 import { pagedList, single } from "../request/answers";
-import { flag, members, requiredName, resourceDocument } from "../request/document";
+import { flag, members, requiredPlainName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageOf, pageQuery } from "../request/query";
 import { jsonApi, jsonApiPage } from "../respond";
@@ -20,7 +20,6 @@ import { type AgentPoolRow, agentCounts, findAgentPool, insertAgentPool, listAge
 import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
 /** Agent pool names: letters, digits, `-` and `_` (HCP Terraform's agent pools API), at most 90 characters (our choice). */
-export const AGENT_POOL_NAME = /^[A-Za-z0-9_-]+$/;
 export const AGENT_POOL_NAME_MAX = 90;
 
 export const agentPoolRoutes = new Hono<NocodeEnv>();
@@ -54,12 +53,7 @@ const agentPoolCreate = operation({
   body: resourceDocument({
     types: ["agent-pools", "agent-pool"],
     attributes: {
-      name: requiredName(
-        "name",
-        AGENT_POOL_NAME_MAX,
-        AGENT_POOL_NAME,
-        "Name may only contain letters, numbers, dashes (-), and underscores (_)",
-      ),
+      name: requiredPlainName("name", AGENT_POOL_NAME_MAX),
       "organization-scoped": flag("organization-scoped"),
     },
     relationships: {

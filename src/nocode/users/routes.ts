@@ -24,7 +24,7 @@ import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
 import { pagedList } from "../request/answers";
-import { optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
+import { optionalResourceDocument, requiredPlainName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageOf, pageQuery } from "../request/query";
 import { jsonApi, jsonApiPage, noContent } from "../respond";
@@ -34,7 +34,6 @@ import { findUser, insertUser, type UserRow, usernameTaken } from "./repo";
 import { serializeUser, userAnswer } from "./serialize";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */
-export const USERNAME = /^[A-Za-z0-9_-]+$/;
 export const USERNAME_MAX = 64;
 
 export const userRoutes = new Hono<NocodeEnv>();
@@ -45,12 +44,7 @@ const userCreate = operation({
   body: resourceDocument({
     types: ["users", "user"],
     attributes: {
-      username: requiredName(
-        "username",
-        USERNAME_MAX,
-        USERNAME,
-        "Username may only contain letters, numbers, dashes (-), and underscores (_)",
-      ),
+      username: requiredPlainName("username", USERNAME_MAX),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },
   }),

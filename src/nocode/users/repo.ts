@@ -17,10 +17,8 @@ export async function findUser(db: Db, idOrUsername: string): Promise<UserRow | 
 
 /** Whether a user already has `username` (exactly; an id-shaped name is not read as an id). */
 export async function usernameTaken(db: Db, username: string): Promise<boolean> {
-  return (
-    (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get()) !==
-    undefined
-  );
+  const row = await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get();
+  return row !== undefined;
 }
 
 /** Inserts a user; its UNIQUE username index refuses a taken name (see insertUnique). */

@@ -55,19 +55,13 @@ const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
  * Never add one: a new route file calls a repository instead.
  */
 const ROUTE_FILES_WITH_QUERIES = new Set([
-  "src/nocode/agent-pools/routes.ts",
-  "src/nocode/agents/protocol.ts",
-  "src/nocode/agents/routes.ts",
   "src/nocode/console/routes.ts",
   "src/nocode/no-code-modules/routes.ts",
-  "src/nocode/projects/routes.ts",
   "src/nocode/registry/modules.ts",
   "src/nocode/registry/protocol.ts",
   "src/nocode/registry/uploads.ts",
   "src/nocode/registry/versions.ts",
   "src/nocode/releases/routes.ts",
-  "src/nocode/users/routes.ts",
-  "src/nocode/workspaces/locks.ts",
 ]);
 /** Rule 8: the schema file of each wing's tables. */
 const WING_SCHEMAS = new Map([

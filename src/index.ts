@@ -12,7 +12,7 @@ import { logAccess } from "./lib/access-log";
 import { cachedDeploymentProblem, misconfiguredMessage } from "./lib/deployment-config";
 import { attachRequestRecord, incomingRequestId, REQUEST_ID_HEADER, type RequestRecord } from "./lib/http/request-id";
 import { logError } from "./lib/log";
-import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./nocode/agents/protocol";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./nocode/agents/protocol-routes";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
 import { discoveryApp } from "./nocode/discovery";

@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import * as v from "valibot";
 import { createDb } from "../db/client";
 import { agentPoolRoutes } from "./agent-pools/routes";
-import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./agents/protocol";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./agents/protocol-routes";
 import { agentRoutes } from "./agents/routes";
 import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCacheAfterWrite } from "./cache";
@@ -33,7 +33,7 @@ import { teamRoutes } from "./teams/routes";
 import { unauthenticatedRouteOf } from "./unauthenticated";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
-import { workspaceLockRoutes } from "./workspaces/locks";
+import { workspaceLockRoutes } from "./workspaces/lock-routes";
 import { workspaceRoutes } from "./workspaces/routes";
 
 export const nocodeApp = new Hono<NocodeEnv>();

@@ -28,7 +28,7 @@ import { createDb, type Db } from "../../db/client";
 import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import { findTokenById, issueToken, listUserTokens, revokeTokenById } from "../api-tokens";
+import { findTokenById, issueToken, listUserTokens, revokeTokenById, TOKEN_DESCRIPTION_MAX } from "../api-tokens";
 import { authenticateNocode } from "../auth";
 import { clearNocodeCacheAfterWrite } from "../cache";
 import {
@@ -64,7 +64,6 @@ import { defaultUpgradeDeps } from "../upgrade/deps";
 import { initiateUpgrade } from "../upgrade/initiate";
 import { NO_UPGRADE_INPUT } from "../upgrade/input";
 import { findUpgradeTarget } from "../upgrade/target";
-import { TOKEN_DESCRIPTION_MAX } from "../users/routes";
 import { provisionWorkspace } from "../workspaces/create";
 import { readWorkspaceDocument } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
@@ -394,7 +393,7 @@ async function renderTokensPage(
   const pageNumber = /^[1-9]\d{0,5}$/.test(pageParam) ? Number(pageParam) : 1;
   const { rows, total } = await listUserTokens(c.var.db, rules.userId, {
     offset: (pageNumber - 1) * TOKENS_PAGE_SIZE,
-    limit: TOKENS_PAGE_SIZE,
+    size: TOKENS_PAGE_SIZE,
   });
   return page(
     c,

@@ -488,3 +488,11 @@ export function forceCancelRunStatements(db: Db, runId: string, at: number, aske
     ).returning({ id: runs.id }),
   ] as const;
 }
+
+/** Record the plan of a run that is still `planning` (the JSON plan its agent uploaded: N18, N20). */
+export function recordPlanningRunPlanQuery(db: Db, runId: string, plan: string, at: number) {
+  return db
+    .update(runs)
+    .set({ plan, updatedAt: at })
+    .where(and(eq(runs.id, runId), eq(runs.status, "planning")));
+}

@@ -27,7 +27,7 @@ import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";
 import { runDataLink, runDataLinkValid, signedLinkRefused } from "../run-data/links";
 import { findStateVersion, findStateVersionWithOrganization, type StateVersionRow } from "../runs/repo";
-import { lockHolderOf } from "../workspaces/locks";
+import { lockHolderOf } from "../workspaces/lock-routes";
 import { findWorkspace } from "../workspaces/repo";
 import { parseOutputId, recordedOutputs, stateOutputs } from "./outputs";
 import { readRecoveryUpload } from "./recovery";

@@ -5,7 +5,7 @@
  * (UNAUTHENTICATED_ROUTES), where the agent token is simply not a credential.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { AGENT_PROTOCOL_PREFIX } from "../../../../src/nocode/agents/protocol";
+import { AGENT_PROTOCOL_PREFIX } from "../../../../src/nocode/agents/protocol-routes";
 import { nocodeApp } from "../../../../src/nocode/app";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol";
 import { unauthenticatedRouteOf } from "../../../../src/nocode/unauthenticated";

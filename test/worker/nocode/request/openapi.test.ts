@@ -6,7 +6,7 @@
  * validator compiles schemas, which workerd refuses).
  */
 import { describe, expect, it } from "vitest";
-import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "../../../../src/nocode/agents/protocol";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "../../../../src/nocode/agents/protocol-routes";
 import { nocodeApp } from "../../../../src/nocode/app";
 import { discoveryApp } from "../../../../src/nocode/discovery";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol";

@@ -62,7 +62,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/registry/protocol.ts",
   "src/nocode/registry/uploads.ts",
   "src/nocode/registry/versions.ts",
-  "src/nocode/releases/routes.ts",
   "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",
 ]);

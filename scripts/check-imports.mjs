@@ -58,10 +58,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/console/routes.ts",
   "src/nocode/no-code-modules/routes.ts",
   "src/nocode/projects/routes.ts",
-  "src/nocode/registry/modules.ts",
-  "src/nocode/registry/protocol.ts",
-  "src/nocode/registry/uploads.ts",
-  "src/nocode/registry/versions.ts",
   "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",
 ]);

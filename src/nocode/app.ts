@@ -18,7 +18,7 @@ import { organizationRoutes } from "./organizations/routes";
 import { projectRoutes } from "./projects/routes";
 import { registryModuleRoutes } from "./registry/modules";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./registry/protocol";
-import { uploadRoutes } from "./registry/uploads";
+import { uploadRoutes } from "./registry/upload-routes";
 import { versionRoutes } from "./registry/versions";
 import { releaseRoutes } from "./releases/routes";
 import { buildApiV2Document } from "./request/openapi";

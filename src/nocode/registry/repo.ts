@@ -5,6 +5,7 @@
 import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
 import { registryModules, registryModuleVersions, registryUploadLinks } from "../../db/schema";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { compareVersionStrings, pickLatestRelease } from "./semver";
@@ -68,8 +69,8 @@ export async function listRegistryModules(
   db: Db,
   organization: string,
   filter: RegistryModuleFilter,
-  page: { offset: number; limit: number },
-): Promise<{ rows: RegistryModuleRow[]; total: number }> {
+  page: PageWindow,
+): Promise<Page<RegistryModuleRow>> {
   const conditions: SQL[] = [eq(registryModules.organization, organization)];
   if (filter.provider !== undefined) conditions.push(eq(registryModules.provider, filter.provider));
   if (filter.registryName !== undefined) conditions.push(eq(registryModules.registryName, filter.registryName));
@@ -78,17 +79,25 @@ export async function listRegistryModules(
     conditions.push(sql`instr(lower(${registryModules.name}), ${filter.q.toLowerCase()}) > 0`);
   }
   const where = and(...conditions);
-  const [rows, totals] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(registryModules)
       .where(where)
       .orderBy(asc(registryModules.name), asc(registryModules.provider), asc(registryModules.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: count() }).from(registryModules).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(registryModules).where(where).all(),
+  );
+}
+
+/**
+ * Inserts a module; its UNIQUE address index refuses a taken address (a concurrent create
+ * of the same address; see insertUnique).
+ */
+export function insertRegistryModule(db: Db, row: RegistryModuleRow) {
+  return db.insert(registryModules).values(row);
 }
 
 /** Status of one version as `version-statuses` shows it. */
@@ -136,6 +145,33 @@ export function moduleVersionQuery(db: Db, moduleId: string, version: string) {
     .from(registryModuleVersions)
     .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.version, version)))
     .limit(1);
+}
+
+/**
+ * Inserts a version in one batch with the statement that stores its upload link
+ * ({@link uploadLinkInsert}); the UNIQUE (module, version) index refuses a taken version.
+ */
+export function insertModuleVersion(
+  db: Db,
+  row: RegistryModuleVersionRow,
+  uploadLink: ReturnType<typeof uploadLinkInsert>,
+) {
+  return db.batch([db.insert(registryModuleVersions).values(row), uploadLink]);
+}
+
+/** The statement that stores an upload link (only its token's keyed hash), to batch with its version. */
+export function uploadLinkInsert(db: Db, link: typeof registryUploadLinks.$inferInsert) {
+  return db.insert(registryUploadLinks).values(link);
+}
+
+/** The versions of a module that can be downloaded (ingested: `ok`), lowest first. */
+export async function downloadableVersions(db: Db, moduleId: string): Promise<string[]> {
+  const rows = await db
+    .select({ version: registryModuleVersions.version })
+    .from(registryModuleVersions)
+    .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.status, "ok")))
+    .all();
+  return rows.map((r) => r.version).sort(compareVersionStrings);
 }
 
 /** A version by id (`modver-…`), or undefined. */

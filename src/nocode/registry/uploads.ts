@@ -18,19 +18,15 @@
  * `pending`, so the upload can be retried.
  */
 import { and, eq, exists, gt, inArray, isNull, lt, sql } from "drizzle-orm";
-import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
 import { registryModuleVersions, registryUploadAttempts, registryUploadLinks } from "../../db/schema";
 import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import type { NocodeEnv } from "../env";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage, sendProvisionMessage } from "../queue/messages";
-import { operation } from "../request/operation";
-import { rights } from "../route-rights";
-import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
+import { findModuleVersionById, type RegistryModuleVersionRow, uploadLinkInsert } from "./repo";
 
 /** N9: an upload link is valid for one hour. */
 export const UPLOAD_LINK_TTL_MS = 60 * 60 * 1000;
@@ -73,9 +69,7 @@ export async function newUploadLink(
 ) {
   const token = toBase64Url(randomBytes(32));
   const tokenHash = await hashUploadToken(env, token);
-  const insert = db
-    .insert(registryUploadLinks)
-    .values({ tokenHash, versionId, expiresAt: now + UPLOAD_LINK_TTL_MS, createdAt: now });
+  const insert = uploadLinkInsert(db, { tokenHash, versionId, expiresAt: now + UPLOAD_LINK_TTL_MS, createdAt: now });
   return { insert, link: `${origin}${UPLOAD_PATH_PREFIX}${token}` };
 }
 
@@ -89,24 +83,25 @@ async function readTarball(request: Request, limit: number): Promise<Uint8Array 
   }
 }
 
-/** Routes of the upload link (tokenless, N2a). */
-export const uploadRoutes = new Hono<NocodeEnv>();
+/** What receiving an upload needs besides D1: the token hash key, the tarballs' bucket, the ingestion queue. */
+type UploadEnv = Pick<Env, "KEYWAY_HASH_KEY" | "MODULES" | "PROVISION_QUEUE">;
 
-const upload = operation({
-  tag: "registry",
-  summary: "Upload a version's tarball through its single-use link (N9; the link is the credential)",
-  description: "The body is the gzip tarball (at most 10 MiB, B5). Ingestion follows on the queue (N4).",
-  answers: { 200: { description: "Received; the version is now being ingested" } },
-  errors: [400, 404, 413],
-});
-
-uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async (c) => {
-  const token = c.req.param("token");
+/**
+ * Receive the tarball PUT to the upload link `token` (the link is the credential). Returns
+ * once the tarball is stored and ingestion queued; throws 404 for an unknown, spent or
+ * expired link, 400 for an interrupted body, 413 over B5's limit.
+ */
+export async function receiveUpload(
+  db: Db,
+  env: UploadEnv,
+  requestId: string,
+  token: string,
+  request: Request,
+): Promise<void> {
   // An unknown, spent or expired link is simply not there: 404 (N2).
   if (!TOKEN_RE.test(token)) throw notFound();
-  const db = c.var.db;
   const now = Date.now();
-  const tokenHash = await hashUploadToken(c.env, token);
+  const tokenHash = await hashUploadToken(env, token);
   const linkUsable = and(
     eq(registryUploadLinks.tokenHash, tokenHash),
     isNull(registryUploadLinks.usedAt),
@@ -131,9 +126,9 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
   // PUT can simply be retried.
   let bytes: Uint8Array | null;
   try {
-    bytes = await readTarball(c.req.raw, MAX_TARBALL_BYTES);
+    bytes = await readTarball(request, MAX_TARBALL_BYTES);
   } catch (err) {
-    logError(c.var.requestId, "module tarball upload interrupted", err);
+    logError(requestId, "module tarball upload interrupted", err);
     throw badRequest("the tarball upload was interrupted before it completed; retry the upload");
   }
   if (bytes === null) {
@@ -160,7 +155,7 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
   // leaves an unspent link and a pending version), and only the winner's key is ever read.
   const key = attemptKeyOf(version);
   await db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }).run();
-  await c.env.MODULES.put(key, bytes, { httpMetadata: { contentType: "application/gzip" } });
+  await env.MODULES.put(key, bytes, { httpMetadata: { contentType: "application/gzip" } });
   let stored: unknown[];
   try {
     [stored] = await db.batch([
@@ -185,20 +180,20 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
       db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)),
     ]);
   } catch (err) {
-    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, env, version.id, key, requestId);
     throw err;
   }
   if (stored.length === 0) {
     // Another PUT of this link won, the link expired, or the module was deleted meanwhile:
     // this attempt's object belongs to nobody.
-    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, env, version.id, key, requestId);
     throw notFound();
   }
   try {
     // N4, N11: ingestion happens on the Queue; the message carries the version id only.
-    await sendProvisionMessage(c.env, ingestModuleVersionMessage(version.id));
+    await sendProvisionMessage(env, ingestModuleVersionMessage(version.id));
   } catch (err) {
-    logError(c.var.requestId, "could not queue module ingestion", err);
+    logError(requestId, "could not queue module ingestion", err);
     // Undo the upload in one batch, so the same link can be used again; the object becomes
     // an unfinished attempt again (swept by the cron if the delete below fails).
     await db.batch([
@@ -218,11 +213,10 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
         .where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
       db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }),
     ]);
-    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, env, version.id, key, requestId);
     throw err;
   }
-  return c.body(null, 200);
-});
+}
 
 /**
  * Delete the object of an attempt that no version recorded, then its attempt row. Best

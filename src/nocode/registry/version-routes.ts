@@ -15,7 +15,7 @@ import { members, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { organizationParam, rights } from "../route-rights";
-import { type ModuleAddressParams, resolveModule } from "./modules";
+import { type ModuleAddressParams, resolveModule } from "./module-routes";
 import { findModuleVersion, insertModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
 import { registryModuleVersionAnswer, registryModuleVersionResource } from "./serialize";

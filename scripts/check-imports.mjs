@@ -56,7 +56,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/agents/protocol.ts",
   "src/nocode/agents/routes.ts",
   "src/nocode/console/routes.ts",
-  "src/nocode/no-code-modules/routes.ts",
   "src/nocode/projects/routes.ts",
   "src/nocode/users/routes.ts",
   "src/nocode/workspaces/locks.ts",

@@ -11,6 +11,18 @@ export async function findRelease(db: Db, id: string): Promise<ReleaseRow | unde
   return db.select().from(terraformVersions).where(eq(terraformVersions.id, id)).get();
 }
 
+/** Every release's version and flags, what the resolver (./resolve.ts) chooses among. */
+export async function releaseCandidates(db: Db) {
+  return db
+    .select({
+      version: terraformVersions.version,
+      enabled: terraformVersions.enabled,
+      beta: terraformVersions.beta,
+      deprecated: terraformVersions.deprecated,
+    })
+    .from(terraformVersions);
+}
+
 /** Whether a release other than `exceptId` already has `version`. */
 export async function versionInUse(db: Db, version: string, exceptId?: string): Promise<boolean> {
   const row = await db

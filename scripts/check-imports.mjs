@@ -56,12 +56,6 @@ const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
  */
 const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/console/routes.ts",
-  "src/nocode/no-code-modules/routes.ts",
-  "src/nocode/registry/modules.ts",
-  "src/nocode/registry/protocol.ts",
-  "src/nocode/registry/uploads.ts",
-  "src/nocode/registry/versions.ts",
-  "src/nocode/releases/routes.ts",
 ]);
 /** Rule 8: the schema file of each wing's tables. */
 const WING_SCHEMAS = new Map([

@@ -19,7 +19,7 @@ import { discoveryApp } from "./nocode/discovery";
 import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { stampRequestId } from "./nocode/queue/request-id";
-import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol";
+import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "./nocode/registry/protocol-routes";
 import { sweepAbandonedUploads } from "./nocode/registry/uploads";
 import { handleQueue } from "./queue";
 import { requestId } from "./request-id-middleware";

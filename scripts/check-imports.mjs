@@ -55,7 +55,6 @@ const ROUTE_FILES_WITH_QUERIES = new Set([
   "src/nocode/agent-pools/routes.ts",
   "src/nocode/agents/protocol.ts",
   "src/nocode/agents/routes.ts",
-  "src/nocode/console/routes.ts",
   "src/nocode/no-code-modules/routes.ts",
   "src/nocode/projects/routes.ts",
   "src/nocode/registry/modules.ts",

@@ -21,11 +21,9 @@
  * style; every POST needs the session's CSRF token (403 without it) and a same-origin
  * `Origin` when the browser sends one.
  */
-import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { createDb, type Db } from "../../db/client";
-import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import { findTokenById, issueToken, listUserTokens, revokeTokenById } from "../api-tokens";
@@ -59,6 +57,7 @@ import { rights } from "../route-rights";
 import { cancelRun } from "../runs/cancel";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
+import { findTeam } from "../teams/repo";
 import { confirmUpgrade } from "../upgrade/confirm";
 import { defaultUpgradeDeps } from "../upgrade/deps";
 import { initiateUpgrade } from "../upgrade/initiate";
@@ -221,7 +220,7 @@ function sameOrigin(request: Request): boolean {
 
 async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
   if (session.caller.kind === "user") return session.caller.username;
-  const team = await db.select({ name: teams.name }).from(teams).where(eq(teams.id, session.caller.teamId)).get();
+  const team = await findTeam(db, session.caller.teamId);
   return `team ${team?.name ?? session.caller.teamId} of ${session.caller.organization}`;
 }
 

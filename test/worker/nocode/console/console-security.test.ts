@@ -117,10 +117,14 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   });
 
   it("ends the session when its team token is replaced, expires or is signed out", async () => {
-    const teamId = await createTeam(pool.org, { "read-workspaces": true });
+    const teamName = `console-team-${crypto.randomUUID().slice(0, 8)}`;
+    const teamId = await createTeam(pool.org, { "read-workspaces": true }, { name: teamName });
     const b = new ConsoleBrowser();
     expect((await b.signIn(await createTeamToken(teamId))).status).toBe(303);
-    expect((await b.get(`/app/${pool.org}`)).status).toBe(200);
+    const signedIn = await b.get(`/app/${pool.org}`);
+    expect(signedIn.status).toBe(200);
+    // The header names a team session by its team (read from D1) and organization.
+    expect(signedIn.text).toContain(`Signed in as <strong>team ${teamName} of ${pool.org}</strong>`);
     await createTeamToken(teamId); // a new team token replaces (revokes) the old one
     expect((await b.get(`/app/${pool.org}`)).status).toBe(303);
     expect(

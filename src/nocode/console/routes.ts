@@ -31,14 +31,13 @@ import { authenticateNocode } from "../auth";
 import { clearNocodeCacheAfterWrite } from "../cache";
 import {
   type ConsoleSession,
-  cookieHeader,
-  cookieNames,
+  clearConsoleCookie,
   csrfMatches,
   currentSession,
   endSession,
   mayOpenSession,
   openSession,
-  SESSION_TTL_MS,
+  setConsoleCookie,
   signInChallenge,
   signInCsrfMatches,
 } from "../console-session";
@@ -186,8 +185,9 @@ function page(
   return c.html(markup, status, { ...NO_STORE, ...headers });
 }
 
-function seeOther(path: string, headers: Record<string, string> = {}): Response {
-  return new Response(null, { status: 303, headers: { ...NO_STORE, Location: path, ...headers } });
+/** A 303 to `path`, with the cookies the request set (Hono's context carries them). */
+function seeOther(c: Ctx, path: string): Response {
+  return c.body(null, 303, { ...NO_STORE, Location: path });
 }
 
 /**
@@ -241,10 +241,10 @@ consoleApp.get("/~/console.js", (c) =>
 // Session and CSRF, before every other console route.
 consoleApp.use("*", async (c, next) => {
   if (PUBLIC_PATHS.has(c.req.path) || SSO_PATH.test(c.req.path)) return next();
-  const session = await currentSession(c.env, c.req.raw);
+  const session = await currentSession(c);
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")
-      return seeOther(signInPath(consoleReturnPath(c.req.path + new URL(c.req.url).search)));
+      return seeOther(c, signInPath(consoleReturnPath(c.req.path + new URL(c.req.url).search)));
     return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
   }
   const db = createDb(c.env.DB);
@@ -291,28 +291,17 @@ async function ssoOffer(c: Ctx, next: string) {
 }
 
 consoleApp.get("/~/sign-in", async (c) => {
-  if (await currentSession(c.env, c.req.raw)) return seeOther(returnPath(c));
-  const challenge = await signInChallenge(c.env, c.req.raw);
+  if (await currentSession(c)) return seeOther(c, returnPath(c));
+  const csrf = await signInChallenge(c);
   const next = returnPath(c);
-  return page(
-    c,
-    signInPage(challenge.csrf, null, next, await ssoOffer(c, next)),
-    200,
-    challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
-  );
+  return page(c, signInPage(csrf, null, next, await ssoOffer(c, next)));
 });
 
 consoleApp.post("/~/sign-in", async (c) => {
   const form = await readForm(c.req.raw);
-  const challenge = await signInChallenge(c.env, c.req.raw);
-  const again = (status: 401 | 403, error: string) =>
-    page(
-      c,
-      signInPage(challenge.csrf, error, returnPath(c)),
-      status,
-      challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
-    );
-  if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
+  const csrf = await signInChallenge(c);
+  const again = (status: 401 | 403, error: string) => page(c, signInPage(csrf, error, returnPath(c)), status);
+  if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c, form.csrf))) {
     return again(403, "This sign-in form has expired. Enter your token again.");
   }
   const token = (form.token ?? "").trim();
@@ -325,13 +314,9 @@ consoleApp.post("/~/sign-in", async (c) => {
   if (!caller) return again(401, "This token is not valid. It may be mistyped, revoked or expired.");
   if (!mayOpenSession(caller))
     return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");
-  const id = await openSession(c.env, token);
-  const url = new URL(c.req.url);
-  const names = cookieNames(url);
-  const res = seeOther(returnPath(c));
-  res.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
-  res.headers.append("Set-Cookie", cookieHeader(url, names.signIn, "", 0));
-  return res;
+  setConsoleCookie(c, "session", await openSession(c.env, token));
+  clearConsoleCookie(c, "signIn");
+  return seeOther(c, returnPath(c));
 });
 
 // N16: an organization's single sign-on (./sso.ts); neither needs a session.
@@ -351,14 +336,13 @@ consoleApp.get("/~/sso/:org/callback", async (c) => {
 
 // Sign-out may name where the next sign-in returns to ("sign in again" on the tokens page).
 consoleApp.post("/~/sign-out", async (c) => {
-  await endSession(c.env, c.req.raw);
-  const url = new URL(c.req.url);
-  return seeOther(signInPath(returnPath(c)), { "Set-Cookie": cookieHeader(url, cookieNames(url).session, "", 0) });
+  await endSession(c);
+  return seeOther(c, signInPath(returnPath(c)));
 });
 
 // N16 personal tokens: `/app/settings/tokens` (HCP's path, which `terraform login` opens).
 // `settings` is a reserved organization name, so these never hide an organization's pages.
-consoleApp.get("/settings", () => seeOther(TOKENS_PATH));
+consoleApp.get("/settings", (c) => seeOther(c, TOKENS_PATH));
 
 /** `terraform-login` when `terraform login` opened the page; any other value is ignored. */
 function tokenSource(value: string | undefined): "terraform-login" | null {
@@ -454,7 +438,7 @@ consoleApp.post("/settings/tokens/:id/revoke", async (c) => {
   const row = await findTokenById(c.var.db, c.req.param("id"));
   if (row?.kind !== "user" || row.subjectId !== rules.userId) throw notFound();
   if (!(await revokeTokenById(c.var.db, row.id))) throw notFound();
-  return seeOther(`${TOKENS_PATH}?notice=revoked`);
+  return seeOther(c, `${TOKENS_PATH}?notice=revoked`);
 });
 
 consoleApp.get("/", async (c) => {
@@ -528,7 +512,7 @@ consoleApp.post("/:org/modules/:id/rollouts", rights({ right: "run-workspaces" }
     readRolloutDocument(body),
     defaultUpgradeDeps(c.env),
   );
-  return seeOther(rolloutPath(entry.module.organization, rollout.id));
+  return seeOther(c, rolloutPath(entry.module.organization, rollout.id));
 });
 
 /** The rollout `:rid` of `:org` as the API reads it (404 otherwise). */
@@ -557,7 +541,7 @@ consoleApp.post(
   async (c) => {
     const { rollout } = await rolloutOf(c);
     await rolloutAction(c.var.db, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
-    return seeOther(rolloutPath(rollout.organization, rollout.id));
+    return seeOther(c, rolloutPath(rollout.organization, rollout.id));
   },
 );
 
@@ -595,7 +579,7 @@ consoleApp.post("/:org/modules/:id/provision", rights({ right: "run-workspaces" 
     if (!module) throw notFound();
     const input = readWorkspaceDocument(document);
     const { workspace } = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
-    return seeOther(`${workspacePath(org, workspace.name)}?notice=created`);
+    return seeOther(c, `${workspacePath(org, workspace.name)}?notice=created`);
   } catch (err) {
     if (!(err instanceof NocodeError) || (err.code !== "invalid_attribute" && err.code !== "unprocessable")) throw err;
     const sent = document.data.relationships.vars.data.map((v) => v.attributes.key);
@@ -649,8 +633,8 @@ consoleApp.post("/:org/workspaces/:name/upgrade", rights({ right: "run-workspace
   if (!target) throw notFound();
   const { module, workspace } = target;
   const result = await initiateUpgrade(c.env, db, module, workspace, NO_UPGRADE_INPUT);
-  if (result.kind === "no-upgrade") return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
-  return seeOther(reviewPath(ws.organization, ws.name, result.run.id));
+  if (result.kind === "no-upgrade") return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
+  return seeOther(c, reviewPath(ws.organization, ws.name, result.run.id));
 });
 
 /** An upgrade run of the workspace; 404 for any other run (as E6/E7). */
@@ -676,7 +660,7 @@ consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", rights({ right
   const run = await upgradeRun(c, db, ws);
   if (!run.noCodeModuleId) throw notFound();
   await confirmUpgrade(db, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
-  return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
+  return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
 });
 
 // N19a cancel (as `POST /runs/:id/actions/cancel`): a run not yet finished of this workspace.
@@ -695,7 +679,7 @@ consoleApp.post(
         await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });
       });
     }
-    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=${outcome.kind}`);
+    return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=${outcome.kind}`);
   },
 );
 
@@ -710,20 +694,20 @@ consoleApp.post(
     const action = c.req.param("action");
     if (action === "apply") {
       // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.
-      if (run.kind === "upgrade") return seeOther(reviewPath(ws.organization, ws.name, run.id));
+      if (run.kind === "upgrade") return seeOther(c, reviewPath(ws.organization, ws.name, run.id));
       if (!(await confirmRun(c.env, db, run.id)))
         throw new NocodeError(
           "conflict",
           `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`,
         );
-      return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=applied`);
+      return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=applied`);
     }
     if (!(await discardRun(db, run.id)))
       throw new NocodeError(
         "conflict",
         `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`,
       );
-    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=discarded`);
+    return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=discarded`);
   },
 );
 

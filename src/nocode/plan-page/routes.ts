@@ -116,7 +116,7 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
     if (!viewValid) {
       if (bearerToken(c.req.raw.headers) !== null)
         caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
-      else caller = (await currentSession(c.env, c.req.raw))?.caller ?? null; // N14: the console's session
+      else caller = (await currentSession(c))?.caller ?? null; // N14: the console's session
       // B23: a signed link with a bad or expired signature is 404 (before any lookup, so
       // it tells nothing about the run); no credential at all is N2's 401.
       if (!caller) return view === undefined ? unauthorizedAnswer(format) : linkRefusedAnswer(format);

@@ -6,6 +6,7 @@
  */
 import { html } from "hono/html";
 import type { ConsoleSession } from "../console-session";
+import type { MessageFrame } from "../message-page";
 import { type Markup, pageHead } from "../page-head";
 import type { EnginePlanView, PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
@@ -55,13 +56,10 @@ ${body}
 </html>`;
 }
 
-/** A short page: a refusal, a conflict, a missing page. */
-export function messagePage(title: string, text: string, viewer: Viewer | null): Markup {
-  return layout(
-    title,
-    html`<h1>${title}</h1><p>${text}</p><p><a href="/app">Back to your organizations</a></p>`,
-    viewer,
-  );
+/** The console's frame of a message page (../message-page.ts): the layout, and a way back. */
+export function consoleFrame(viewer: Viewer | null): MessageFrame {
+  return (title, message) =>
+    layout(title, html`${message}<p><a href="/app">Back to your organizations</a></p>`, viewer);
 }
 
 /** Sign in with a user or team token (or the organization's single sign-on), then go to `returnTo` (already checked: a console path). */

@@ -43,8 +43,10 @@ import {
 } from "../console-session";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
+import { messageAnswer } from "../message-page";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
+import type { Markup } from "../page-head";
 import { loadEnginePlan } from "../plan-page/engine-plan";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
@@ -70,7 +72,7 @@ import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../wo
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
 import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
 import {
-  messagePage,
+  consoleFrame,
   modulePage,
   organizationPage,
   organizationsPage,
@@ -156,34 +158,34 @@ const NOTICES: Record<string, string> = {
 export const consoleApp = new Hono<ConsoleEnv>();
 
 consoleApp.onError((err, c) => {
-  const viewer = c.var.viewer ?? null;
   if (err instanceof NocodeError) {
-    if (err.code === "not_found")
-      return page(c, messagePage("Not found", "There is no such page, or you may not see it.", viewer), 404);
-    if (err.code === "conflict")
-      return page(c, messagePage("Not possible right now", err.detail ?? "Conflict.", viewer), 409);
+    if (err.code === "not_found") return notFoundPage(c);
+    if (err.code === "conflict") return message(c, 409, "Not possible right now", err.detail ?? "Conflict.");
     if (err.code === "unprocessable" || err.code === "invalid_attribute" || err.code === "bad_request") {
-      return page(
+      return message(
         c,
-        messagePage("Not possible", err.detail ?? "The request was refused.", viewer),
         err.code === "bad_request" ? 400 : 422,
+        "Not possible",
+        err.detail ?? "The request was refused.",
       );
     }
   }
   if (err instanceof BodyError)
-    return page(c, messagePage("Request too large", "The form was larger than this page accepts.", viewer), 413);
+    return message(c, 413, "Request too large", "The form was larger than this page accepts.");
   logError(String(c.var.requestId ?? ""), "internal error in the console", err);
-  return page(c, messagePage("Something went wrong", "Try again later.", viewer), 500);
+  return message(c, 500, "Something went wrong", "Try again later.");
 });
 
-function page(
-  c: Ctx,
-  markup: ReturnType<typeof messagePage>,
-  status: 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 = 200,
-  headers: Record<string, string> = {},
-) {
-  return c.html(markup, status, { ...NO_STORE, ...headers });
+function page(c: Ctx, markup: Markup, status: 200 | 401 | 403 | 422 = 200) {
+  return c.html(markup, status, NO_STORE);
 }
+
+/** A message page (../message-page.ts) in the console's layout, for the signed-in viewer when there is one. */
+function message(c: Ctx, status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500, title: string, text: string) {
+  return messageAnswer(c, consoleFrame(c.var.viewer ?? null), status, title, text);
+}
+
+const notFoundPage = (c: Ctx) => message(c, 404, "Not found", "There is no such page, or you may not see it.");
 
 /** A 303 to `path`, with the cookies the request set (Hono's context carries them). */
 function seeOther(c: Ctx, path: string): Response {
@@ -245,7 +247,7 @@ consoleApp.use("*", async (c, next) => {
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")
       return seeOther(c, signInPath(consoleReturnPath(c.req.path + new URL(c.req.url).search)));
-    return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
+    return message(c, 401, "Signed out", "Your session has ended. Sign in again.");
   }
   const db = createDb(c.env.DB);
   c.set("caller", session.caller);
@@ -254,14 +256,11 @@ consoleApp.use("*", async (c, next) => {
   if (c.req.method !== "GET" && c.req.method !== "HEAD") {
     const form = await readForm(c.req.raw);
     if (!sameOrigin(c.req.raw) || !(await csrfMatches(session, form.csrf))) {
-      return page(
+      return message(
         c,
-        messagePage(
-          "Refused",
-          "This form has expired or did not come from this site. Go back, reload the page and try again.",
-          c.var.viewer,
-        ),
         403,
+        "Refused",
+        "This form has expired or did not come from this site. Go back, reload the page and try again.",
       );
     }
     c.set("form", form);
@@ -712,6 +711,4 @@ consoleApp.post(
 );
 
 // Anything else under /app (the plan page's GET is matched before this, src/index.ts).
-consoleApp.all("*", (c) =>
-  page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404),
-);
+consoleApp.all("*", notFoundPage);

@@ -46,6 +46,7 @@ import {
   ssoBindingOf,
 } from "../console-session";
 import type { NocodeEnv } from "../env";
+import { messageAnswer } from "../message-page";
 import { type Markup, pageHead } from "../page-head";
 import {
   clientSecretOf,
@@ -63,7 +64,7 @@ import {
 } from "../sso/repo";
 import { ssoRedirectUri } from "../sso/serialize";
 import { ASSET_VERSION } from "./assets";
-import { messagePage, orgPath } from "./pages";
+import { consoleFrame, orgPath } from "./pages";
 import { consoleReturnPath } from "./return-path";
 
 /** Any console context: /api/v2's environment, with the D1 handle set. */
@@ -131,7 +132,7 @@ async function refusal<E extends NocodeEnv>(
   clearCookie: boolean,
 ): Promise<Response> {
   if (clearCookie) clearConsoleCookie(c, "sso");
-  return c.html(messagePage(title, text, null), status, NO_STORE);
+  return messageAnswer(c, consoleFrame(null), status, title, text, NO_STORE);
 }
 
 const startAgain = (org: string) => `Go to /app/${org} and sign in again.`;

@@ -4,7 +4,8 @@
  * run actions) and exactly N10's permissions (a page the caller may not see is 404).
  *
  * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
- * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
+ * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.<hash>.css|js`
+ *   (./assets.ts: the hash of the asset's bytes is part of its URL);
  * - `/app/~/sso/:org/start` (POST) and `/app/~/sso/:org/callback` (GET): an organization's
  *   single sign-on (N16, ./sso.ts), and `/app/~/sso/start` (POST), its start by organization name;
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
@@ -69,7 +70,7 @@ import { provisionWorkspace } from "../workspaces/create";
 import { readWorkspaceDocument } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
-import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
+import { consoleAsset } from "./assets";
 import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
 import {
   consoleFrame,
@@ -139,8 +140,9 @@ const MAX_FORM_BYTES = 256 * 1024;
 /** What a token can look like (B19): 1–512 printable ASCII characters, no space. */
 const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
 
-/** Paths that need no session. */
-const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
+/** Paths that need no session: the sign-in page, and the assets (any `console.*`, so an unknown one is a plain 404). */
+const PUBLIC_PATHS = new Set(["/app/~/sign-in"]);
+const ASSET_PATH = /^\/app\/~\/console\.[^/]*$/;
 /** N16: an organization's SSO start and callback need no session either. */
 const SSO_PATH = /^\/app\/~\/sso\/(?:[^/]+\/(?:start|callback)|start)$/;
 
@@ -230,19 +232,16 @@ async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
 // this runs).
 consoleApp.use("*", consoleSecurityHeaders);
 
-consoleApp.get("/~/console.css", (c) =>
-  c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
-);
-consoleApp.get("/~/console.js", (c) =>
-  c.body(CONSOLE_JS, 200, {
-    "Content-Type": "text/javascript; charset=utf-8",
-    "Cache-Control": "public, max-age=86400",
-  }),
-);
+// The assets, at the URLs that carry their hashes (./assets.ts): any other `console.*` is 404.
+consoleApp.get("/~/:file{console\\.[^/]*}", async (c) => {
+  const asset = await consoleAsset(c.req.param("file"));
+  if (!asset) return notFoundPage(c);
+  return c.body(asset.body, 200, { "Content-Type": asset.contentType, "Cache-Control": "public, max-age=86400" });
+});
 
 // Session and CSRF, before every other console route.
 consoleApp.use("*", async (c, next) => {
-  if (PUBLIC_PATHS.has(c.req.path) || SSO_PATH.test(c.req.path)) return next();
+  if (PUBLIC_PATHS.has(c.req.path) || ASSET_PATH.test(c.req.path) || SSO_PATH.test(c.req.path)) return next();
   const session = await currentSession(c);
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")

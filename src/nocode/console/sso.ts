@@ -63,8 +63,7 @@ import {
   usersWithEmail,
 } from "../sso/repo";
 import { ssoRedirectUri } from "../sso/serialize";
-import { ASSET_VERSION } from "./assets";
-import { consoleFrame, orgPath } from "./pages";
+import { assetTags, consoleFrame, orgPath } from "./pages";
 import { consoleReturnPath } from "./return-path";
 
 /** Any console context: /api/v2's environment, with the D1 handle set. */
@@ -227,7 +226,7 @@ export async function ssoStart<E extends NocodeEnv>(
 function movingOn(linkText: string, target: string, message: string): Markup {
   const head = pageHead(
     "Signing in · Keyway",
-    html`<meta http-equiv="refresh" content="0;url=${target}"><link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">`,
+    html`<meta http-equiv="refresh" content="0;url=${target}">${assetTags({ script: false })}`,
   );
   return html`${head}<body><main id="content"><h1>Signing in</h1><p>${message}</p><p><a href="${target}">${linkText}</a></p></main></body></html>`;
 }

@@ -106,6 +106,9 @@ describe("SSO start (N16)", () => {
       value: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       attributes: ["HttpOnly", "Max-Age=600", "Path=/", "SameSite=Lax", "Secure"],
     });
+    // The page moving on to the provider has the console's stylesheet (at its hashed URL) and no script.
+    expect(res.text).toMatch(/<link rel="stylesheet" href="\/app\/~\/console\.[0-9a-f]{16}\.css">/);
+    expect(res.text).not.toContain("<script");
     const url = providerUrl(res.text);
     expect(`${url.origin}${url.pathname}`).toBe(`${issuer}/auth`);
     expect(url.searchParams.get("client_id")).toBe("keyway");

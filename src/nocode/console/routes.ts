@@ -635,16 +635,19 @@ consoleApp.post("/:org/workspaces/:name/upgrade", rights({ right: "run-workspace
   return seeOther(c, reviewPath(ws.organization, ws.name, result.run.id));
 });
 
-/** An upgrade run of the workspace; 404 for any other run (as E6/E7). */
-async function upgradeRun(c: Ctx, db: Db, ws: WorkspaceRow) {
+/**
+ * The run `:run_id` of the workspace `:name` (its route's rights checked the organization),
+ * an upgrade run when `upgrade` is set (as E6/E7); 404 for any other run.
+ */
+async function workspaceRun(c: Ctx, options: { upgrade: boolean }) {
+  const { db, ws } = await workspaceOf(c);
   const run = await findRun(db, c.req.param("run_id") ?? "");
-  if (!run || run.workspaceId !== ws.id || run.kind !== "upgrade") throw notFound();
-  return run;
+  if (!run || run.workspaceId !== ws.id || (options.upgrade && run.kind !== "upgrade")) throw notFound();
+  return { db, ws, run };
 }
 
 consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-workspaces" }), async (c) => {
-  const { db, ws } = await workspaceOf(c);
-  const run = await upgradeRun(c, db, ws);
+  const { db, ws, run } = await workspaceRun(c, { upgrade: true });
   const model = await loadPlanPageModel(db, { workspace: ws, run }, c.env);
   // N19: an agent plans the upgrade after E5 answered; until then the page says what it waits for.
   const canManage = c.var.orgRights.has("run-workspaces");
@@ -654,8 +657,7 @@ consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-w
 
 // E7 from the review page.
 consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", rights({ right: "run-workspaces" }), async (c) => {
-  const { db, ws } = await workspaceOf(c);
-  const run = await upgradeRun(c, db, ws);
+  const { db, ws, run } = await workspaceRun(c, { upgrade: true });
   if (!run.noCodeModuleId) throw notFound();
   await confirmUpgrade(db, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
   return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
@@ -666,9 +668,7 @@ consoleApp.post(
   "/:org/workspaces/:name/runs/:run_id/actions/cancel",
   rights({ right: "run-workspaces" }),
   async (c) => {
-    const { db, ws } = await workspaceOf(c);
-    const run = await findRun(db, c.req.param("run_id"));
-    if (!run || run.workspaceId !== ws.id) throw notFound();
+    const { db, ws, run } = await workspaceRun(c, { upgrade: false });
     const outcome = await cancelRun(c.env, db, run.id);
     if (outcome.kind === "refused") throw new NocodeError("conflict", `${outcome.detail}.`);
     if (outcome.kind === "canceled") {
@@ -686,9 +686,7 @@ consoleApp.post(
   "/:org/workspaces/:name/runs/:run_id/actions/:action{apply|discard}",
   rights({ right: "run-workspaces" }),
   async (c) => {
-    const { db, ws } = await workspaceOf(c);
-    const run = await findRun(db, c.req.param("run_id"));
-    if (!run || run.workspaceId !== ws.id) throw notFound();
+    const { db, ws, run } = await workspaceRun(c, { upgrade: false });
     const action = c.req.param("action");
     if (action === "apply") {
       // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.

@@ -9,7 +9,8 @@
  * Each test has its own agent pool, so its jobs go only to its own agents.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { movePin, tfe } from "../console/seed";
+import { type Answer, type Json, tfe } from "../../support/client";
+import { movePin, publishModuleVersion } from "../console/seed";
 import {
   type AgentOrg,
   type AgentProcess,
@@ -19,11 +20,9 @@ import {
   currentState,
   engineVar,
   envVar,
-  type Json,
   type Keyway,
   moduleFiles,
   type Pool,
-  publishModuleVersion,
   readPlan,
   standInEngine,
   startAgent,
@@ -84,12 +83,8 @@ async function e6(workspaceId: string, runId: string): Promise<string> {
 }
 
 /** E7 (plain text answer). */
-async function e7(workspaceId: string, runId: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${keyway.url}/api/v2/${upgradePath(workspaceId, runId)}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${ctx.token}` },
-  });
-  return { status: res.status, text: await res.text() };
+function e7(workspaceId: string, runId: string): Promise<Answer> {
+  return tfe(keyway, "POST", upgradePath(workspaceId, runId), ctx.token);
 }
 
 /** Poll E6 until it reads `status`, returning every status it read on the way (in order, without repeats). */

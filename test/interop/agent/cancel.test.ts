@@ -12,7 +12,7 @@
  */
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { tfe } from "../console/seed";
+import { tfe } from "../../support/client";
 import {
   type AgentOrg,
   addressesOf,

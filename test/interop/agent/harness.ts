@@ -28,9 +28,9 @@ import { createServer as createNetServer, type Server as NetServer } from "node:
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { vi } from "vitest";
-import { buildTarball } from "../../support/tarball";
+import { type Api, expectStatus, type Json, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, tfe, unique } from "../console/seed";
+import { createOrg, publishModuleVersion, unique } from "../console/seed";
 
 const root = path.resolve(import.meta.dirname, "../../..");
 export const AGENT_PROGRAM = path.join(root, "agent", "keyway-agent");
@@ -237,18 +237,6 @@ export class RecordingProxy {
   }
 }
 
-async function expectStatus<T extends { status: number; json: unknown }>(
-  call: Promise<T>,
-  status: number,
-  what: string,
-): Promise<T> {
-  const answer = await call;
-  if (answer.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.json)}`);
-  }
-  return answer;
-}
-
 export interface AgentOrg {
   org: string;
   token: string;
@@ -279,29 +267,8 @@ export async function publishModule(
     201,
     "registry module",
   );
-  const base = `organizations/${org}/registry-modules/private/${org}/${name}/terraform`;
-  const version = await expectStatus(
-    tfe(api, "POST", `${base}/versions`, token, {
-      data: { type: "registry-module-versions", attributes: { version: "1.0.0" } },
-    }),
-    201,
-    "module version",
-  );
-  const upload = await fetch(version.json.data.links.upload, {
-    method: "PUT",
-    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
-  });
-  await upload.text();
-  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
-  await vi.waitFor(
-    async () => {
-      const read = await tfe(api, "GET", `${base}/version?module_version=1.0.0`, token);
-      const status = read.json?.data?.attributes?.status;
-      if (status === "reg_ingress_failed") throw new Error(`ingestion failed: ${read.json.data.attributes.error}`);
-      if (status !== "ok") throw new Error(`version is ${status}`);
-    },
-    { timeout: 30_000, interval: 100 },
-  );
+  const moduleAddress = `${org}/${name}/terraform`;
+  await publishModuleVersion(api, token, moduleAddress, "1.0.0", files);
   const enabled = await expectStatus(
     tfe(api, "POST", `organizations/${org}/no-code-modules`, token, {
       data: {
@@ -313,7 +280,7 @@ export async function publishModule(
     200,
     "enable no-code",
   );
-  return { noCodeModuleId: enabled.json.data.id, moduleAddress: `${org}/${name}/terraform` };
+  return { noCodeModuleId: enabled.json.data.id, moduleAddress };
 }
 
 /** A self-signed certificate for 127.0.0.1 (openssl), for a proxy that speaks https. */
@@ -409,9 +376,6 @@ export async function createAgentWorkspace(
     name,
   };
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
-export type Json = any;
 
 /** `GET /runs/:id` until its status is one of `statuses` (fails early on another final status). */
 export async function waitForRun(
@@ -593,42 +557,5 @@ export async function waitForPause(record: { read(): StandInRecord[] }, command:
       return paused;
     },
     { timeout: 60_000, interval: 100 },
-  );
-}
-
-/**
- * Publish `files` as a further `version` of the module at `moduleAddress` (`<org>/<name>/<provider>`,
- * as {@link publishModule} returns it) and wait until it is `ok`.
- */
-export async function publishModuleVersion(
-  api: Api,
-  token: string,
-  moduleAddress: string,
-  version: string,
-  files: Record<string, string>,
-): Promise<void> {
-  const [org, name, provider] = moduleAddress.split("/");
-  const base = `organizations/${org}/registry-modules/private/${org}/${name}/${provider}`;
-  const created = await expectStatus(
-    tfe(api, "POST", `${base}/versions`, token, {
-      data: { type: "registry-module-versions", attributes: { version } },
-    }),
-    201,
-    "module version",
-  );
-  const upload = await fetch(created.json.data.links.upload, {
-    method: "PUT",
-    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
-  });
-  await upload.text();
-  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
-  await vi.waitFor(
-    async () => {
-      const read = await tfe(api, "GET", `${base}/version?module_version=${version}`, token);
-      const status = read.json?.data?.attributes?.status;
-      if (status === "reg_ingress_failed") throw new Error(`ingestion failed: ${read.json.data.attributes.error}`);
-      if (status !== "ok") throw new Error(`version is ${status}`);
-    },
-    { timeout: 30_000, interval: 100 },
   );
 }

@@ -7,7 +7,8 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
-import { tfe, unique } from "../console/seed";
+import { type Json, tfe } from "../../support/client";
+import { unique } from "../console/seed";
 import {
   type AgentOrg,
   type AgentProcess,
@@ -20,7 +21,6 @@ import {
   engineVersionOf,
   envVar,
   HOST_SECRET,
-  type Json,
   type Keyway,
   type Pool,
   publishModule,
@@ -179,11 +179,8 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       "resource-destructions": 0,
     });
     // E7 confirms the upgrade (its answer is plain text, not JSON:API).
-    const confirmed = await fetch(`${keyway.url}/api/v2/${path}/${runId}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ctx.token}` },
-    });
-    expect(confirmed.status, await confirmed.text()).toBe(200);
+    const confirmed = await tfe(keyway, "POST", `${path}/${runId}`, ctx.token);
+    expect(confirmed.status, confirmed.text).toBe(200);
     const secondRun = await waitForRun(keyway, ctx.token, runId, ["applied"]);
 
     // Both jobs of the second run were handed exactly the state the first run's apply uploaded.

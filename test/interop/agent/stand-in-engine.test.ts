@@ -13,7 +13,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { tfe, unique } from "../console/seed";
+import { tfe } from "../../support/client";
+import { unique } from "../console/seed";
 import {
   AGENT_PROGRAM,
   type AgentOrg,

@@ -14,6 +14,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import type { Api } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 import {
   type AgentOrg,
@@ -26,7 +27,7 @@ import {
   waitForRun,
 } from "../agent/harness";
 import { planNextJob, registerProtocolAgent } from "../agent/protocol-agent";
-import { type Api, createOrg, unique } from "./seed";
+import { createOrg, unique } from "./seed";
 
 const RECORDED_PLAN = readFileSync(
   path.join(import.meta.dirname, "../../fixtures/terraform-plan/terraform-1.11.4/change.json"),

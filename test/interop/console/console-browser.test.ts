@@ -10,8 +10,9 @@
 import type { Browser, BrowserContext, Page, Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import { type Api, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, createUser, movePin, noCodeModule, publish, tfe, unique } from "./seed";
+import { createOrg, createUser, movePin, noCodeModule, publish, unique } from "./seed";
 
 const PASSWORD = "correct-horse-battery-staple";
 

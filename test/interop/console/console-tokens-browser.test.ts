@@ -10,8 +10,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import { type Api, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, tfe, unique } from "./seed";
+import { createOrg, unique } from "./seed";
 
 const TOKENS = "/app/settings/tokens";
 

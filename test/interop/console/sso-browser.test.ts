@@ -11,9 +11,10 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import { type Api, tfe } from "../../support/client";
 import { type RunningOidcProvider, startOidcProvider, type TestAccount } from "../../support/oidc-provider";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, createUser, tfe, unique } from "./seed";
+import { createOrg, createUser, unique } from "./seed";
 
 describe("organization single sign-on in Chromium (N16)", () => {
   let keyway: RunningKeyway;

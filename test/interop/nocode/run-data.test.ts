@@ -16,6 +16,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { type Json, tfe } from "../../support/client";
 import {
   type AgentOrg,
   type AgentProcess,
@@ -24,7 +25,6 @@ import {
   createPool,
   engineVar,
   engineVersionOf,
-  type Json,
   type Keyway,
   type Pool,
   realEngine,
@@ -32,7 +32,7 @@ import {
   startWorker,
   waitForRun,
 } from "../agent/harness";
-import { createUser, tfe, unique } from "../console/seed";
+import { createUser, unique } from "../console/seed";
 
 const engine = realEngine();
 const MISSING = "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";

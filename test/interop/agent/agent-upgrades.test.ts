@@ -8,13 +8,13 @@
  *
  * Each test has its own agent pool, so its jobs go only to its own agents.
  */
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { type Answer, type Json, tfe } from "../../support/client";
 import { movePin, publishModuleVersion } from "../console/seed";
 import {
   type AgentOrg,
   type AgentProcess,
-  agentOrg,
+  agentWorld,
   createAgentWorkspace,
   createPool,
   currentState,
@@ -26,26 +26,20 @@ import {
   readPlan,
   standInEngine,
   startAgent,
-  startWorker,
   waitForRun,
 } from "./harness";
 
 let keyway: Keyway;
 let ctx: AgentOrg;
 let engine: string;
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups = agentWorld({ shortThresholds: true }, (world) => {
+  ({ keyway, ctx } = world);
+});
 
-beforeAll(async () => {
-  keyway = await startWorker({ shortThresholds: true });
-  ctx = await agentOrg(keyway);
+beforeAll(() => {
   const record = standInEngine();
   cleanups.push(() => record.dispose());
   engine = record.engine;
-}, 120_000);
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await keyway?.stop();
 });
 
 /** An agent of `pool` on the stand-in engine, stopped after the test file; its stderr shown on a failure. */

@@ -27,7 +27,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { createServer as createNetServer, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Api, expectStatus, type Json, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 import { createOrg, publishModuleVersion, unique } from "../console/seed";
@@ -53,6 +53,22 @@ export function realEngine(): string | null {
     if (dir) candidates.push(path.join(dir, "tofu"), path.join(dir, "terraform"));
   }
   return candidates.find((file) => existsSync(file)) ?? null;
+}
+
+/** Why the real-engine tests skip: there is no engine binary. */
+export const NO_ENGINE =
+  "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";
+
+/**
+ * A suite `title` whose one test runs everywhere (never skipped): in CI a missing real
+ * engine fails it (N22); elsewhere a missing engine only skips the real-engine tests.
+ */
+export function describeEngineRequiredInCi(title: string, engine: string | null): void {
+  describe(title, () => {
+    it("is present when CI=true: CI requires the real engine (N22)", () => {
+      if (process.env.CI === "true" && engine === null) expect.fail(NO_ENGINE);
+    });
+  });
 }
 
 /** What `<engine> version -json` prints as the engine's version. */
@@ -100,6 +116,34 @@ export async function startWorker(options: {
       await keyway.stop();
     },
   };
+}
+
+/** What the tests of an agent test file share: the Worker and an organization of {@link agentOrg}. */
+export interface AgentWorld {
+  keyway: Keyway;
+  ctx: AgentOrg;
+}
+
+/**
+ * The prologue of an agent test file: before its tests, start the Worker with `options` and
+ * create an organization of {@link agentOrg}, handed to `started`; after them, run what the
+ * tests pushed on the returned list (the last first) and stop the Worker.
+ */
+export function agentWorld(
+  options: Parameters<typeof startWorker>[0],
+  started: (world: AgentWorld) => void,
+): (() => Promise<void> | void)[] {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  let keyway: Keyway | undefined;
+  beforeAll(async () => {
+    keyway = await startWorker(options);
+    started({ keyway, ctx: await agentOrg(keyway) });
+  }, 120_000);
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    await keyway?.stop();
+  });
+  return cleanups;
 }
 
 /**

@@ -17,11 +17,13 @@ import {
   createAgentWorkspace,
   createPool,
   currentState,
+  describeEngineRequiredInCi,
   engineVar,
   engineVersionOf,
   envVar,
   HOST_SECRET,
   type Keyway,
+  NO_ENGINE,
   type Pool,
   publishModule,
   RecordingProxy,
@@ -34,16 +36,10 @@ import {
 } from "./harness";
 
 const engine = realEngine();
-const MISSING = "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";
 
-describe("real engine (CI)", () => {
-  // Runs everywhere (never a skip): outside CI a missing engine only skips the real-engine block below.
-  it("is present when CI=true: CI requires the real engine (N22)", () => {
-    if (process.env.CI === "true" && engine === null) expect.fail(MISSING);
-  });
-});
+describeEngineRequiredInCi("real engine (CI)", engine);
 
-describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
+describe.skipIf(engine === null)(`real engine: ${engine ?? NO_ENGINE}`, () => {
   let keyway: Keyway;
   let ctx: AgentOrg;
   let pool: Pool;

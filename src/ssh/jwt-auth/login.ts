@@ -92,11 +92,32 @@ export async function verifyToken(mount: AuthMount, config: JwtConfig, role: Jwt
       "error validating token: invalid algorithm (alg) header parameter: token signed with unexpected algorithm",
     );
   }
+  checkRegisteredClaims(
+    verified.claims,
+    role,
+    // A discovery mount expects the provider's issuer unless bound_issuer says otherwise.
+    { issuer: config.bound_issuer || config.discovered?.issuer || "", subject: role.bound_subject },
+    "error validating token:",
+  );
+  return verified.claims;
+}
+
+/**
+ * hashicorp/cap's checks of `iss`, `sub`, `aud` and the time claims, with the role's bound
+ * audiences and leeways. A failure is 400 `<errorPrefix> <reason>`: the JWT login and the
+ * OIDC callback word it as Vault does for each.
+ * @throws VaultError 400
+ */
+export function checkRegisteredClaims(
+  claims: Claims,
+  role: JwtRole,
+  expected: { issuer: string; subject: string },
+  errorPrefix: string,
+): void {
   try {
-    validateRegisteredClaims(verified.claims, {
-      // A discovery mount expects the provider's issuer unless bound_issuer says otherwise.
-      issuer: config.bound_issuer || config.discovered?.issuer || "",
-      subject: role.bound_subject,
+    validateRegisteredClaims(claims, {
+      issuer: expected.issuer,
+      subject: expected.subject,
       audiences: role.bound_audiences,
       leeways: {
         expiration: role.expiration_leeway,
@@ -106,10 +127,9 @@ export async function verifyToken(mount: AuthMount, config: JwtConfig, role: Jwt
       now: Date.now() / 1000,
     });
   } catch (err) {
-    if (err instanceof ClaimError) throw badRequest(`error validating token: ${err.message}`);
+    if (err instanceof ClaimError) throw badRequest(`${errorPrefix} ${err.message}`);
     throw err;
   }
-  return verified.claims;
 }
 
 async function login(req: VaultRequest): Promise<Response> {

@@ -32,8 +32,8 @@ import { parseFields, unknownFieldWarnings } from "../fields";
 import { authEnvelope, envelope, html, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-import { ClaimError, type Claims, validateRegisteredClaims } from "./claims";
-import { assertClientAllowed, completeLogin } from "./login";
+import type { Claims } from "./claims";
+import { assertClientAllowed, checkRegisteredClaims, completeLogin } from "./login";
 import type { JwtConfig } from "./model";
 import { AUTH_MOUNT_PATTERN } from "./mount";
 import { loadLoginContext, loadOidcClientSecret } from "./repo";
@@ -193,22 +193,7 @@ async function callback(req: VaultRequest): Promise<Response> {
   if (role.bound_subject !== "" && claims.sub !== role.bound_subject) {
     throw badRequest(`${TOKEN_VERIFICATION} sub claim does not match bound subject`);
   }
-  try {
-    validateRegisteredClaims(claims, {
-      issuer: config.discovered.issuer,
-      subject: "",
-      audiences: role.bound_audiences,
-      leeways: {
-        expiration: role.expiration_leeway,
-        notBefore: role.not_before_leeway,
-        clockSkew: role.clock_skew_leeway,
-      },
-      now: Date.now() / 1000,
-    });
-  } catch (err) {
-    if (err instanceof ClaimError) throw badRequest(`${TOKEN_VERIFICATION} ${err.message}`);
-    throw err;
-  }
+  checkRegisteredClaims(claims, role, { issuer: config.discovered.issuer, subject: "" }, TOKEN_VERIFICATION);
   delete claims.nonce;
   // Vault merges /userinfo into the claims; a failure is logged and the sign-in goes on.
   const merged = await mergeUserinfo(provider, config.oidc_client_id, accessToken, claims);

@@ -13,7 +13,7 @@ import {
 } from "../../lib/oidc/keys";
 import { addressInCidrs } from "../access/bound-cidrs";
 import { createLoginToken, createLoginTokenForAlias } from "../access/login-tokens";
-import { badRequest, permissionDenied, unsupportedPath } from "../errors";
+import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { entityForLogin, metadataText, setExternalMemberships } from "../identity/login-identity";
 import { vaultJson } from "../respond";
@@ -28,8 +28,7 @@ import {
   validateRegisteredClaims,
 } from "./claims";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
-import { loadLoginContext } from "./repo";
-import { enforceSignInRate } from "./sign-in-limits";
+import { signInContext } from "./sign-in-limits";
 
 export const LOGIN_FIELDS = {
   role: { type: "string" },
@@ -136,10 +135,7 @@ async function login(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, LOGIN_FIELDS);
   // S25: the role named in a login is lower-cased (Vault's TypeLowerCaseString).
   const requested = String(f.values.role).toLowerCase();
-  const context = await loadLoginContext(req.db, req.params.mount ?? "", requested);
-  if (!context) throw unsupportedPath();
-  await enforceSignInRate(req, context.mount);
-  const { mount, config, role } = context;
+  const { mount, config, role } = await signInContext(req, requested);
   if (!config) throw badRequest("could not load configuration");
   const roleName = requested || config.default_role;
   if (!roleName) throw badRequest("missing role");

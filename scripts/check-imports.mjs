@@ -22,8 +22,7 @@
  *    entry point) or a schema file (src/db/schema/*.ts). A route file is a .ts file under src/ that is named
  *    `routes.ts` or `*-routes.ts`, or that registers routes itself: it constructs a Hono app
  *    (`new Hono`) or declares a Vault route table (`…: VaultRoute[] = [`). Its queries belong
- *    in the feature's `repo.ts`. ROUTE_FILES_WITH_QUERIES lists the route files that still
- *    break the rule; the list may only shrink (an entry that no longer breaks it is a problem).
+ *    in the feature's `repo.ts`. There is no exception.
  * 8. Each wing owns its tables: src/db/schema/ssh.ts holds the secrets service's, and
  *    src/db/schema/nocode.ts the no-code service's. A wing never imports the other wing's
  *    schema file, and src/platform (B21: code both wings use) imports neither.
@@ -48,14 +47,6 @@ const WINGS = ["src/ssh", "src/nocode"];
 const FEATURE_PARENTS = ["src/ssh", "src/nocode", "src/lib", "src/platform"];
 /** Rule 6 (B21): what src/platform may import. */
 const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
-/**
- * Rule 7: the /api/v2 (no-code wing) route files that still run their own queries, recorded
- * when the rule was introduced. Their queries are still to move into each feature's repo.ts;
- * remove an entry when its file is refactored (the check fails while a stale entry remains).
- * Never add one: a new route file calls a repository instead.
- */
-const ROUTE_FILES_WITH_QUERIES = new Set([
-]);
 /** Rule 8: the schema file of each wing's tables. */
 const WING_SCHEMAS = new Map([
   ["src/ssh", "src/db/schema/ssh.ts"],
@@ -183,18 +174,9 @@ for (const file of tsFiles(src)) {
 }
 
 for (const [file, specifier] of routeFilesWithQueries) {
-  if (ROUTE_FILES_WITH_QUERIES.has(file)) continue;
   problems.push(
     `a route file imports no drizzle-orm or schema file (queries live in repo.ts): ${file} imports "${specifier}"`,
   );
-}
-// The allow-list may only shrink; checked on the repository itself, not on a --root test tree.
-if (rootArg === -1) {
-  for (const file of ROUTE_FILES_WITH_QUERIES) {
-    if (!routeFilesWithQueries.has(file)) {
-      problems.push(`${file} no longer runs its own queries: remove it from ROUTE_FILES_WITH_QUERIES`);
-    }
-  }
 }
 
 /** Tarjan's strongly connected components: each component of more than one node is a circle. */

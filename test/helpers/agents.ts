@@ -4,7 +4,7 @@
  * the set-up of an agent pool, its token and an agent workspace through /api/v2.
  */
 import { type TfeAnswer, tfe, uniqueName } from "./nocode";
-import { createNoCodeWorkspace, type NoCodeOrg, varEntry } from "./nocode-modules";
+import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, varEntry } from "./nocode-modules";
 import { workerRequest } from "./worker-request";
 
 export interface AgentCall {
@@ -74,6 +74,14 @@ export async function createAgentToken(poolId: string, token: string, descriptio
   });
   if (res.status !== 201) throw new Error(`create agent token: ${res.status} ${res.text}`);
   return { token: res.json.data.attributes.token as string, id: res.json.data.id as string };
+}
+
+/** An organization with a no-code module ({@link noCodeOrg}), an agent pool and an agent token of it. */
+export async function agentPoolOrg(): Promise<{ ctx: NoCodeOrg; poolId: string; poolToken: string }> {
+  const ctx = await noCodeOrg();
+  const poolId = await createPool(ctx);
+  const poolToken = (await createAgentToken(poolId, ctx.ownerToken)).token;
+  return { ctx, poolId, poolToken };
 }
 
 /** An agent workspace (E4 with `execution-mode: agent`) and its first run. */

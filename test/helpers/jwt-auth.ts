@@ -81,6 +81,26 @@ export async function serveDoc(
   return `${fixtureBase()}${path}`;
 }
 
+/**
+ * An OpenID provider's discovery document and JWKS (`keys`) under a fresh issuer path on
+ * the fixture server, its other endpoints unserved; returns the issuer URL.
+ */
+export async function serveProvider(keys: JWK[] = []): Promise<string> {
+  const base = `/${uniqueName("idp")}`;
+  const issuer = `${fixtureBase()}${base}`;
+  const jwksUri = await serveDoc(`${base}/keys`, { body: { keys } });
+  await serveDoc(`${base}/.well-known/openid-configuration`, {
+    body: {
+      issuer,
+      jwks_uri: jwksUri,
+      authorization_endpoint: `${issuer}/auth`,
+      token_endpoint: `${issuer}/token`,
+      userinfo_endpoint: `${issuer}/me`,
+    },
+  });
+  return issuer;
+}
+
 /** How many GETs the fixture server answered at `path`. */
 export async function hitsOf(path: string): Promise<number> {
   const answer = await fetch(`${fixtureBase()}/_ctl/hits?path=${encodeURIComponent(path)}`);

@@ -136,6 +136,27 @@ export async function createMember(
   return { ...user, teamId };
 }
 
+/** Tokens holding an organization's workspace rights, and the organization token (N10). */
+export interface WorkspaceRightsTokens {
+  /** A team with manage-workspaces. */
+  manageTeam: string;
+  /** A member of a team with manage-workspaces. */
+  manageUser: string;
+  /** A team with read-workspaces. */
+  readTeam: string;
+  orgToken: string;
+}
+
+/** Create the tokens of {@link WorkspaceRightsTokens} in `org`. */
+export async function workspaceRightsTokens(org: string): Promise<WorkspaceRightsTokens> {
+  return {
+    manageTeam: await createTeamToken(await createTeam(org, { "manage-workspaces": true })),
+    manageUser: (await createMember(org, { "manage-workspaces": true })).token,
+    readTeam: await createTeamToken(await createTeam(org, { "read-workspaces": true })),
+    orgToken: await createOrgToken(org),
+  };
+}
+
 export interface BootstrappedOrg {
   /** The organization name (= its id). */
   org: string;

@@ -9,7 +9,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 const projectRoot = path.resolve(import.meta.dirname, "../..");
 export const SCREENSHOT_DIR = path.join(projectRoot, ".tmp/screenshots");
@@ -79,4 +80,21 @@ export function recordCspViolations(page: Page): string[] {
     if (/Content Security Policy/i.test(message.text())) seen.push(message.text());
   });
   return seen;
+}
+
+/** A fresh browser context with the console tests' viewport, its page, and the page's CSP violations. */
+export async function openPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+  const page = await context.newPage();
+  return { context, page, csp: recordCspViolations(page) };
+}
+
+/**
+ * Check the page as it is — axe (no serious or critical violation) and no CSP violation
+ * recorded in `csp` — then save its screenshot as `name`.
+ */
+export async function expectCleanPage(page: Page, csp: string[], name: string): Promise<void> {
+  expect(await seriousAxeViolations(page), `axe on ${name}`).toEqual([]);
+  expect(csp, `CSP violations on ${name}`).toEqual([]);
+  await screenshot(page, name);
 }

@@ -27,45 +27,6 @@ export class EngineDocumentError extends Error {}
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** Summarise a parsed JSON plan; throws EngineDocumentError when it is not one. */
-export function summarizeJsonPlan(plan: unknown): JsonPlanSummary {
-  if (!isObject(plan)) throw new EngineDocumentError("a JSON plan is a JSON object");
-  const changes = plan.resource_changes ?? [];
-  if (!Array.isArray(changes)) throw new EngineDocumentError("resource_changes must be an array");
-  const out: JsonPlanSummary = {
-    hasChanges: false,
-    additions: 0,
-    changes: 0,
-    destructions: 0,
-    imports: 0,
-    resourceChanges: [],
-    addresses: [],
-  };
-  for (const entry of changes) {
-    if (!isObject(entry) || typeof entry.address !== "string" || !isObject(entry.change))
-      throw new EngineDocumentError("each resource change needs an address and a change");
-    const actions = entry.change.actions;
-    if (!Array.isArray(actions) || !actions.every((a) => typeof a === "string"))
-      throw new EngineDocumentError(`resource change ${entry.address} has no actions`);
-    const act = actions as string[];
-    if (act.includes("create")) out.additions++;
-    if (act.includes("delete")) out.destructions++;
-    if (act.includes("update")) out.changes++;
-    if (entry.change.importing !== undefined && entry.change.importing !== null) out.imports++;
-    out.resourceChanges.push({ address: entry.address, actions: act });
-    const managed = entry.mode === undefined || entry.mode === "managed";
-    if (managed && !(act.length === 1 && act[0] === "delete")) out.addresses.push(entry.address);
-  }
-  const outputChanged =
-    isObject(plan.output_changes) &&
-    Object.values(plan.output_changes).some(
-      (c) => isObject(c) && Array.isArray(c.actions) && c.actions.some((a) => a !== "no-op"),
-    );
-  out.hasChanges = out.additions + out.changes + out.destructions + out.imports > 0 || outputChanged;
-  out.addresses.sort();
-  return out;
-}
-
 /** One step of a streaming scan; a JSON syntax error is the engine document's refusal. */
 function asEngineDocument(step: () => void): void {
   try {
@@ -84,32 +45,13 @@ export interface StateSummary {
   outputs: { name: string; sensitive: boolean }[];
 }
 
-/** Summarise a parsed state; throws EngineDocumentError when it is not one. */
-export function summarizeState(state: unknown): StateSummary {
-  if (!isObject(state)) throw new EngineDocumentError("a state is a JSON object");
-  const { serial, lineage } = state;
-  if (typeof serial !== "number" || !Number.isSafeInteger(serial) || serial < 0)
-    throw new EngineDocumentError("a state needs a serial (a non-negative integer)");
-  if (typeof lineage !== "string" || lineage === "") throw new EngineDocumentError("a state needs a lineage");
-  const resources: string[] = [];
-  for (const r of Array.isArray(state.resources) ? state.resources : []) {
-    if (!isObject(r) || r.mode !== "managed" || typeof r.type !== "string" || typeof r.name !== "string") continue;
-    resources.push(`${typeof r.module === "string" ? `${r.module}.` : ""}${r.type}.${r.name}`);
-  }
-  const outputs = Object.entries(isObject(state.outputs) ? state.outputs : {}).map(([name, o]) => ({
-    name,
-    sensitive: isObject(o) && o.sensitive === true,
-  }));
-  return { serial, lineage, resources: resources.sort(), outputs };
-}
-
 const RESOURCE_FIELDS = new Set(["mode", "type", "name", "module"]);
 
 /** A value the scanner skipped or did not keep (never equal to a kept value). */
 const SKIPPED = Symbol("skipped");
 
 /**
- * {@link summarizeState} of a state read in pieces (a state of up to 64 MiB in bounded
+ * A state's summary read in pieces (a state of up to 64 MiB in bounded
  * memory, N20): only the serial, the lineage, each resource's mode, type, name and module,
  * and each output's name and `sensitive` flag are kept; every other value is scanned and
  * dropped. `write` the state's text as it arrives, then `end()`; both throw
@@ -236,10 +178,10 @@ export class StateOutputsScanner {
 }
 
 /**
- * {@link summarizeJsonPlan} of a JSON plan read in pieces (N20: up to 64 MiB in bounded
+ * A JSON plan's summary read in pieces (N20: up to 64 MiB in bounded
  * memory): of each resource change only its address, mode, actions and whether it imports
  * are kept, of each output change whether it does anything; the values before and after
- * are scanned and dropped. Throws EngineDocumentError as summarizeJsonPlan does, and for
+ * are scanned and dropped. Throws EngineDocumentError when it is not a JSON plan, and for
  * text that is not JSON.
  */
 export class JsonPlanSummaryScanner {

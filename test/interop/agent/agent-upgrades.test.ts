@@ -8,45 +8,38 @@
  *
  * Each test has its own agent pool, so its jobs go only to its own agents.
  */
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { movePin, tfe } from "../console/seed";
+import { beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { type Answer, type Json, tfe } from "../../support/client";
+import { movePin, publishModuleVersion } from "../console/seed";
 import {
   type AgentOrg,
   type AgentProcess,
-  agentOrg,
+  agentWorld,
   createAgentWorkspace,
   createPool,
   currentState,
   engineVar,
   envVar,
-  type Json,
   type Keyway,
   moduleFiles,
   type Pool,
-  publishModuleVersion,
   readPlan,
   standInEngine,
   startAgent,
-  startWorker,
   waitForRun,
 } from "./harness";
 
 let keyway: Keyway;
 let ctx: AgentOrg;
 let engine: string;
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups = agentWorld({ shortThresholds: true }, (world) => {
+  ({ keyway, ctx } = world);
+});
 
-beforeAll(async () => {
-  keyway = await startWorker({ shortThresholds: true });
-  ctx = await agentOrg(keyway);
+beforeAll(() => {
   const record = standInEngine();
   cleanups.push(() => record.dispose());
   engine = record.engine;
-}, 120_000);
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await keyway?.stop();
 });
 
 /** An agent of `pool` on the stand-in engine, stopped after the test file; its stderr shown on a failure. */
@@ -84,12 +77,8 @@ async function e6(workspaceId: string, runId: string): Promise<string> {
 }
 
 /** E7 (plain text answer). */
-async function e7(workspaceId: string, runId: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${keyway.url}/api/v2/${upgradePath(workspaceId, runId)}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${ctx.token}` },
-  });
-  return { status: res.status, text: await res.text() };
+function e7(workspaceId: string, runId: string): Promise<Answer> {
+  return tfe(keyway, "POST", upgradePath(workspaceId, runId), ctx.token);
 }
 
 /** Poll E6 until it reads `status`, returning every status it read on the way (in order, without repeats). */

@@ -11,12 +11,12 @@
  * Each test has its own agent pool, so its jobs go only to its own agent.
  */
 import { readdirSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { tfe } from "../console/seed";
+import { describe, expect, it, onTestFailed } from "vitest";
+import { tfe } from "../../support/client";
 import {
   type AgentOrg,
   addressesOf,
-  agentOrg,
+  agentWorld,
   createAgentWorkspace,
   createPool,
   currentState,
@@ -28,7 +28,6 @@ import {
   type StandInRecord,
   standInEngine,
   startAgent,
-  startWorker,
   waitForPause,
   waitForRun,
 } from "./harness";
@@ -38,20 +37,12 @@ const FORCE_AFTER = 3;
 
 let keyway: Keyway;
 let ctx: AgentOrg;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  keyway = await startWorker({
-    shortThresholds: false,
-    vars: { KEYWAY_FORCE_CANCEL_AFTER_SECONDS: String(FORCE_AFTER) },
-  });
-  ctx = await agentOrg(keyway);
-}, 120_000);
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await keyway?.stop();
-});
+const cleanups = agentWorld(
+  { shortThresholds: false, vars: { KEYWAY_FORCE_CANCEL_AFTER_SECONDS: String(FORCE_AFTER) } },
+  (world) => {
+    ({ keyway, ctx } = world);
+  },
+);
 
 /** A pool, an agent on the stand-in engine, and an agent workspace whose first run is queued. */
 async function scenario(options: { autoApply: boolean; env: Record<string, string> }) {

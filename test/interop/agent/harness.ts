@@ -27,10 +27,10 @@ import { createServer as createHttpsServer } from "node:https";
 import { createServer as createNetServer, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { vi } from "vitest";
-import { buildTarball } from "../../support/tarball";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { type Api, expectStatus, type Json, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, tfe, unique } from "../console/seed";
+import { createOrg, publishModuleVersion, unique } from "../console/seed";
 
 const root = path.resolve(import.meta.dirname, "../../..");
 export const AGENT_PROGRAM = path.join(root, "agent", "keyway-agent");
@@ -53,6 +53,22 @@ export function realEngine(): string | null {
     if (dir) candidates.push(path.join(dir, "tofu"), path.join(dir, "terraform"));
   }
   return candidates.find((file) => existsSync(file)) ?? null;
+}
+
+/** Why the real-engine tests skip: there is no engine binary. */
+export const NO_ENGINE =
+  "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";
+
+/**
+ * A suite `title` whose one test runs everywhere (never skipped): in CI a missing real
+ * engine fails it (N22); elsewhere a missing engine only skips the real-engine tests.
+ */
+export function describeEngineRequiredInCi(title: string, engine: string | null): void {
+  describe(title, () => {
+    it("is present when CI=true: CI requires the real engine (N22)", () => {
+      if (process.env.CI === "true" && engine === null) expect.fail(NO_ENGINE);
+    });
+  });
 }
 
 /** What `<engine> version -json` prints as the engine's version. */
@@ -100,6 +116,34 @@ export async function startWorker(options: {
       await keyway.stop();
     },
   };
+}
+
+/** What the tests of an agent test file share: the Worker and an organization of {@link agentOrg}. */
+export interface AgentWorld {
+  keyway: Keyway;
+  ctx: AgentOrg;
+}
+
+/**
+ * The prologue of an agent test file: before its tests, start the Worker with `options` and
+ * create an organization of {@link agentOrg}, handed to `started`; after them, run what the
+ * tests pushed on the returned list (the last first) and stop the Worker.
+ */
+export function agentWorld(
+  options: Parameters<typeof startWorker>[0],
+  started: (world: AgentWorld) => void,
+): (() => Promise<void> | void)[] {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  let keyway: Keyway | undefined;
+  beforeAll(async () => {
+    keyway = await startWorker(options);
+    started({ keyway, ctx: await agentOrg(keyway) });
+  }, 120_000);
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    await keyway?.stop();
+  });
+  return cleanups;
 }
 
 /**
@@ -237,18 +281,6 @@ export class RecordingProxy {
   }
 }
 
-async function expectStatus<T extends { status: number; json: unknown }>(
-  call: Promise<T>,
-  status: number,
-  what: string,
-): Promise<T> {
-  const answer = await call;
-  if (answer.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.json)}`);
-  }
-  return answer;
-}
-
 export interface AgentOrg {
   org: string;
   token: string;
@@ -279,29 +311,8 @@ export async function publishModule(
     201,
     "registry module",
   );
-  const base = `organizations/${org}/registry-modules/private/${org}/${name}/terraform`;
-  const version = await expectStatus(
-    tfe(api, "POST", `${base}/versions`, token, {
-      data: { type: "registry-module-versions", attributes: { version: "1.0.0" } },
-    }),
-    201,
-    "module version",
-  );
-  const upload = await fetch(version.json.data.links.upload, {
-    method: "PUT",
-    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
-  });
-  await upload.text();
-  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
-  await vi.waitFor(
-    async () => {
-      const read = await tfe(api, "GET", `${base}/version?module_version=1.0.0`, token);
-      const status = read.json?.data?.attributes?.status;
-      if (status === "reg_ingress_failed") throw new Error(`ingestion failed: ${read.json.data.attributes.error}`);
-      if (status !== "ok") throw new Error(`version is ${status}`);
-    },
-    { timeout: 30_000, interval: 100 },
-  );
+  const moduleAddress = `${org}/${name}/terraform`;
+  await publishModuleVersion(api, token, moduleAddress, "1.0.0", files);
   const enabled = await expectStatus(
     tfe(api, "POST", `organizations/${org}/no-code-modules`, token, {
       data: {
@@ -313,7 +324,7 @@ export async function publishModule(
     200,
     "enable no-code",
   );
-  return { noCodeModuleId: enabled.json.data.id, moduleAddress: `${org}/${name}/terraform` };
+  return { noCodeModuleId: enabled.json.data.id, moduleAddress };
 }
 
 /** A self-signed certificate for 127.0.0.1 (openssl), for a proxy that speaks https. */
@@ -409,9 +420,6 @@ export async function createAgentWorkspace(
     name,
   };
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
-export type Json = any;
 
 /** `GET /runs/:id` until its status is one of `statuses` (fails early on another final status). */
 export async function waitForRun(
@@ -593,42 +601,5 @@ export async function waitForPause(record: { read(): StandInRecord[] }, command:
       return paused;
     },
     { timeout: 60_000, interval: 100 },
-  );
-}
-
-/**
- * Publish `files` as a further `version` of the module at `moduleAddress` (`<org>/<name>/<provider>`,
- * as {@link publishModule} returns it) and wait until it is `ok`.
- */
-export async function publishModuleVersion(
-  api: Api,
-  token: string,
-  moduleAddress: string,
-  version: string,
-  files: Record<string, string>,
-): Promise<void> {
-  const [org, name, provider] = moduleAddress.split("/");
-  const base = `organizations/${org}/registry-modules/private/${org}/${name}/${provider}`;
-  const created = await expectStatus(
-    tfe(api, "POST", `${base}/versions`, token, {
-      data: { type: "registry-module-versions", attributes: { version } },
-    }),
-    201,
-    "module version",
-  );
-  const upload = await fetch(created.json.data.links.upload, {
-    method: "PUT",
-    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
-  });
-  await upload.text();
-  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
-  await vi.waitFor(
-    async () => {
-      const read = await tfe(api, "GET", `${base}/version?module_version=${version}`, token);
-      const status = read.json?.data?.attributes?.status;
-      if (status === "reg_ingress_failed") throw new Error(`ingestion failed: ${read.json.data.attributes.error}`);
-      if (status !== "ok") throw new Error(`version is ${status}`);
-    },
-    { timeout: 30_000, interval: 100 },
   );
 }

@@ -3,44 +3,13 @@
  * against the real Worker, for tests that need an agent run with a given JSON plan without
  * running an engine (the agent program's own tests run `agent/keyway-agent` with one).
  */
-import type { Api } from "../console/seed";
-
-// biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
-type Json = any;
+import { type Api, agentCall } from "../../support/client";
 
 /** A registered agent's session. */
 export interface ProtocolSession {
   poolToken: string;
   agentId: string;
   secret: string;
-}
-
-/** A call of /api/agent/v1 with a bearer credential and, for session calls, the agent's headers. */
-export async function agentCall(
-  api: Pick<Api, "url">,
-  method: string,
-  path: string,
-  token: string,
-  options: { session?: ProtocolSession; body?: string | object } = {},
-): Promise<{ status: number; json: Json; text: string }> {
-  const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
-  if (options.session) {
-    headers["Keyway-Agent-Id"] = options.session.agentId;
-    headers["Keyway-Agent-Session"] = options.session.secret;
-  }
-  let body: string | undefined;
-  if (typeof options.body === "string") body = options.body;
-  else if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers["Content-Type"] = "application/json";
-  }
-  const res = await fetch(`${api.url}/api/agent/v1/${path}`, { method, headers, body });
-  const text = await res.text();
-  let json: Json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {}
-  return { status: res.status, json, text };
 }
 
 /** Register an agent of the pool whose token is `poolToken`. */

@@ -7,7 +7,8 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
-import { tfe, unique } from "../console/seed";
+import { type Json, tfe } from "../../support/client";
+import { unique } from "../console/seed";
 import {
   type AgentOrg,
   type AgentProcess,
@@ -16,12 +17,13 @@ import {
   createAgentWorkspace,
   createPool,
   currentState,
+  describeEngineRequiredInCi,
   engineVar,
   engineVersionOf,
   envVar,
   HOST_SECRET,
-  type Json,
   type Keyway,
+  NO_ENGINE,
   type Pool,
   publishModule,
   RecordingProxy,
@@ -34,16 +36,10 @@ import {
 } from "./harness";
 
 const engine = realEngine();
-const MISSING = "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";
 
-describe("real engine (CI)", () => {
-  // Runs everywhere (never a skip): outside CI a missing engine only skips the real-engine block below.
-  it("is present when CI=true: CI requires the real engine (N22)", () => {
-    if (process.env.CI === "true" && engine === null) expect.fail(MISSING);
-  });
-});
+describeEngineRequiredInCi("real engine (CI)", engine);
 
-describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
+describe.skipIf(engine === null)(`real engine: ${engine ?? NO_ENGINE}`, () => {
   let keyway: Keyway;
   let ctx: AgentOrg;
   let pool: Pool;
@@ -179,11 +175,8 @@ describe.skipIf(engine === null)(`real engine: ${engine ?? MISSING}`, () => {
       "resource-destructions": 0,
     });
     // E7 confirms the upgrade (its answer is plain text, not JSON:API).
-    const confirmed = await fetch(`${keyway.url}/api/v2/${path}/${runId}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ctx.token}` },
-    });
-    expect(confirmed.status, await confirmed.text()).toBe(200);
+    const confirmed = await tfe(keyway, "POST", `${path}/${runId}`, ctx.token);
+    expect(confirmed.status, confirmed.text).toBe(200);
     const secondRun = await waitForRun(keyway, ctx.token, runId, ["applied"]);
 
     // Both jobs of the second run were handed exactly the state the first run's apply uploaded.

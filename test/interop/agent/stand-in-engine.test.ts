@@ -12,14 +12,15 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { tfe, unique } from "../console/seed";
+import { describe, expect, it, onTestFailed } from "vitest";
+import { tfe } from "../../support/client";
+import { unique } from "../console/seed";
 import {
   AGENT_PROGRAM,
   type AgentOrg,
   type AgentProcess,
   addressesOf,
-  agentOrg,
+  agentWorld,
   createAgentWorkspace,
   createPool,
   currentState,
@@ -32,7 +33,6 @@ import {
   readPlan,
   standInEngine,
   startAgent,
-  startWorker,
   THRESHOLDS,
   waitForPause,
   waitForRun,
@@ -40,16 +40,8 @@ import {
 
 let keyway: Keyway;
 let ctx: AgentOrg;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  keyway = await startWorker({ shortThresholds: true });
-  ctx = await agentOrg(keyway);
-}, 120_000);
-
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await keyway?.stop();
+const cleanups = agentWorld({ shortThresholds: true }, (world) => {
+  ({ keyway, ctx } = world);
 });
 
 /** One scenario: a pool, an agent on the stand-in engine, and an agent workspace (its first run queued). */

@@ -9,9 +9,10 @@
  */
 import type { Browser, BrowserContext, Page, Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import { expectCleanPage, launchChromium, openPage, screenshot } from "../../support/browser";
+import { type Api, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, createUser, movePin, noCodeModule, publish, tfe, unique } from "./seed";
+import { createOrg, createUser, movePin, noCodeModule, publish, unique } from "./seed";
 
 const PASSWORD = "correct-horse-battery-staple";
 
@@ -28,12 +29,8 @@ describe("the console in Chromium (N14)", () => {
   let module: { id: string; name: string; registryModuleId: string };
   const workspace = unique("web");
 
-  /** Check the page as it is: axe (no serious/critical violation), no CSP violation, no horizontal scroll. */
-  async function checkPage(name: string): Promise<void> {
-    expect(await seriousAxeViolations(page), `axe on ${name}`).toEqual([]);
-    expect(csp, `CSP violations on ${name}`).toEqual([]);
-    await screenshot(page, name);
-  }
+  /** Check the page as it is: axe (no serious/critical violation), no CSP violation. */
+  const checkPage = (name: string) => expectCleanPage(page, csp, name);
 
   async function goto(path: string): Promise<Response> {
     const res = await page.goto(`${keyway.url}${path}`);
@@ -52,9 +49,7 @@ describe("the console in Chromium (N14)", () => {
     const b = await createOrg(api);
     otherOrg = b.org;
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    page = await context.newPage();
-    csp = recordCspViolations(page);
+    ({ context, page, csp } = await openPage(browser));
   });
 
   afterAll(async () => {

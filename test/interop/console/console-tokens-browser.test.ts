@@ -9,9 +9,10 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import { expectCleanPage, launchChromium, openPage, screenshot } from "../../support/browser";
+import { type Api, tfe } from "../../support/client";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, tfe, unique } from "./seed";
+import { createOrg, unique } from "./seed";
 
 const TOKENS = "/app/settings/tokens";
 
@@ -27,11 +28,7 @@ describe("personal tokens in Chromium (N16)", () => {
   let ownerId: string;
   let created: string;
 
-  async function checkPage(name: string): Promise<void> {
-    expect(await seriousAxeViolations(page), `axe on ${name}`).toEqual([]);
-    expect(csp, `CSP violations on ${name}`).toEqual([]);
-    await screenshot(page, name);
-  }
+  const checkPage = (name: string) => expectCleanPage(page, csp, name);
 
   beforeAll(async () => {
     keyway = await startKeyway();
@@ -41,9 +38,7 @@ describe("personal tokens in Chromium (N16)", () => {
     ownerToken = a.owner.token;
     ownerId = a.owner.id;
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    page = await context.newPage();
-    csp = recordCspViolations(page);
+    ({ context, page, csp } = await openPage(browser));
   });
 
   afterAll(async () => {

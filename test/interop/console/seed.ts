@@ -5,36 +5,8 @@
  */
 import { vi } from "vitest";
 import { upgradeFixtureFiles } from "../../fixtures/terraform-upgrade";
+import { type Api, expectStatus, tfe } from "../../support/client";
 import { buildTarball } from "../../support/tarball";
-
-export interface Api {
-  url: string;
-  adminToken: string;
-}
-
-export async function tfe(
-  api: Api,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-  // biome-ignore lint/suspicious/noExplicitAny: test helpers walk arbitrary JSON
-): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${api.url}/api/v2/${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
-
-async function expectOk(p: ReturnType<typeof tfe>, status: number, what: string) {
-  const res = await p;
-  if (res.status !== status)
-    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.json)}`);
-  return res.json;
-}
 
 export const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().replaceAll("-", "").slice(0, 8)}`;
 
@@ -43,26 +15,26 @@ export async function createUser(
   api: Api,
   username = unique("user"),
 ): Promise<{ id: string; username: string; token: string }> {
-  const user = await expectOk(
+  const user = await expectStatus(
     tfe(api, "POST", "admin/users", api.adminToken, {
       data: { type: "users", attributes: { username, email: `${username}@example.test` } },
     }),
     201,
     "user",
   );
-  const token = await expectOk(
-    tfe(api, "POST", `users/${user.data.id}/authentication-tokens`, api.adminToken, {
+  const token = await expectStatus(
+    tfe(api, "POST", `users/${user.json.data.id}/authentication-tokens`, api.adminToken, {
       data: { type: "authentication-tokens" },
     }),
     201,
     "user token",
   );
-  return { id: user.data.id, username, token: token.data.attributes.token };
+  return { id: user.json.data.id, username, token: token.json.data.attributes.token };
 }
 
 /** An organization with a user in `owners`. */
 export async function createOrg(api: Api, name = unique("org")) {
-  const org = await expectOk(
+  const org = await expectStatus(
     tfe(api, "POST", "organizations", api.adminToken, {
       data: { type: "organizations", attributes: { name, email: `admin@${name}.example.test` } },
     }),
@@ -70,8 +42,8 @@ export async function createOrg(api: Api, name = unique("org")) {
     "organization",
   );
   const owner = await createUser(api);
-  const ownersTeamId = org.data.relationships["owners-team"].data.id as string;
-  await expectOk(
+  const ownersTeamId = org.json.data.relationships["owners-team"].data.id as string;
+  await expectStatus(
     tfe(api, "POST", `teams/${ownersTeamId}/relationships/users`, api.adminToken, {
       data: [{ type: "users", id: owner.username }],
     }),
@@ -81,29 +53,32 @@ export async function createOrg(api: Api, name = unique("org")) {
   return { org: name, owner };
 }
 
-/** Publish a version of the upgrade fixture and wait until the Queue ingested it. */
-export async function publish(
+/**
+ * Publish `files` as `version` of the private module at `moduleAddress` (`<org>/<name>/<provider>`)
+ * through its upload link, and wait until the Queue ingested it (`ok`).
+ */
+export async function publishModuleVersion(
   api: Api,
-  org: string,
   token: string,
-  module: string,
+  moduleAddress: string,
   version: string,
-  fixture: "upgrade-v1" | "upgrade-v2",
+  files: Record<string, string>,
 ): Promise<void> {
-  const base = `organizations/${org}/registry-modules/private/${org}/${module}/random`;
-  const created = await expectOk(
+  const [org, name, provider] = moduleAddress.split("/");
+  const base = `organizations/${org}/registry-modules/private/${org}/${name}/${provider}`;
+  const created = await expectStatus(
     tfe(api, "POST", `${base}/versions`, token, {
       data: { type: "registry-module-versions", attributes: { version } },
     }),
     201,
-    "version",
+    "module version",
   );
-  const put = await fetch(created.data.links.upload, {
+  const upload = await fetch(created.json.data.links.upload, {
     method: "PUT",
-    body: (await buildTarball(upgradeFixtureFiles(fixture))) as Uint8Array<ArrayBuffer>,
+    body: (await buildTarball(files)) as Uint8Array<ArrayBuffer>,
   });
-  await put.text();
-  if (put.status !== 200) throw new Error(`upload: ${put.status}`);
+  await upload.text();
+  if (upload.status !== 200) throw new Error(`module upload: ${upload.status}`);
   await vi.waitFor(
     async () => {
       const read = await tfe(api, "GET", `${base}/version?module_version=${version}`, token);
@@ -113,6 +88,18 @@ export async function publish(
     },
     { timeout: 30_000, interval: 100 },
   );
+}
+
+/** Publish a version of the upgrade fixture (provider `random`) and wait until the Queue ingested it. */
+export function publish(
+  api: Api,
+  org: string,
+  token: string,
+  module: string,
+  version: string,
+  fixture: "upgrade-v1" | "upgrade-v2",
+): Promise<void> {
+  return publishModuleVersion(api, token, `${org}/${module}/random`, version, upgradeFixtureFiles(fixture));
 }
 
 /** Region options of the no-code module (a drop-down in the form). */
@@ -125,7 +112,7 @@ export async function noCodeModule(
   token: string,
 ): Promise<{ id: string; name: string; registryModuleId: string }> {
   const name = unique("network");
-  const rm = await expectOk(
+  const rm = await expectStatus(
     tfe(api, "POST", `organizations/${org}/registry-modules`, token, {
       data: { type: "registry-modules", attributes: { name, provider: "random", "registry-name": "private" } },
     }),
@@ -133,13 +120,13 @@ export async function noCodeModule(
     "registry module",
   );
   await publish(api, org, token, name, "1.0.0", "upgrade-v1");
-  const enabled = await expectOk(
+  const enabled = await expectStatus(
     tfe(api, "POST", `organizations/${org}/no-code-modules`, token, {
       data: {
         type: "no-code-modules",
         attributes: { enabled: true, "version-pin": "1.0.0" },
         relationships: {
-          "registry-module": { data: { type: "registry-modules", id: rm.data.id } },
+          "registry-module": { data: { type: "registry-modules", id: rm.json.data.id } },
           "variable-options": {
             data: [
               {
@@ -154,7 +141,7 @@ export async function noCodeModule(
     200,
     "E1",
   );
-  return { id: enabled.data.id, name, registryModuleId: rm.data.id };
+  return { id: enabled.json.data.id, name, registryModuleId: rm.json.data.id };
 }
 
 /** E2: move the pin. */
@@ -164,7 +151,7 @@ export async function movePin(
   module: { id: string; registryModuleId: string },
   version: string,
 ): Promise<void> {
-  await expectOk(
+  await expectStatus(
     tfe(api, "PATCH", `no-code-modules/${module.id}`, token, {
       data: {
         type: "no-code-modules",

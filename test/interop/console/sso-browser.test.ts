@@ -10,10 +10,11 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium, recordCspViolations, screenshot, seriousAxeViolations } from "../../support/browser";
+import { expectCleanPage, launchChromium, recordCspViolations } from "../../support/browser";
+import { type Api, tfe } from "../../support/client";
 import { type RunningOidcProvider, startOidcProvider, type TestAccount } from "../../support/oidc-provider";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
-import { type Api, createOrg, createUser, tfe, unique } from "./seed";
+import { createOrg, createUser, unique } from "./seed";
 
 describe("organization single sign-on in Chromium (N16)", () => {
   let keyway: RunningKeyway;
@@ -45,12 +46,6 @@ describe("organization single sign-on in Chromium (N16)", () => {
       .filter((t) => t.relationships.users.data.some((u) => u.id === userId))
       .map((t) => t.attributes.name)
       .sort();
-  }
-
-  async function checkPage(page: Page, csp: string[], name: string): Promise<void> {
-    expect(await seriousAxeViolations(page), `axe on ${name}`).toEqual([]);
-    expect(csp, `CSP violations on ${name}`).toEqual([]);
-    await screenshot(page, name);
   }
 
   /**
@@ -153,7 +148,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
     const cookies = await context.cookies();
     expect(cookies.find((c) => c.name === "keyway_sso")).toBeUndefined();
     expect(cookies.find((c) => c.name === "keyway_console")).toMatchObject({ httpOnly: true, sameSite: "Strict" });
-    await checkPage(page, csp, "sso-01-signed-in");
+    await expectCleanPage(page, csp, "sso-01-signed-in");
     aliceContext = context;
     alicePage = page;
   });
@@ -164,7 +159,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
     const csp = recordCspViolations(page);
     await page.goto(`${origin}/app/${orgA}`);
     expect(await page.getByRole("button", { name: /^Sign in with 127\.0\.0\.1/ }).count()).toBe(1);
-    await checkPage(page, csp, "sso-00-sign-in");
+    await expectCleanPage(page, csp, "sso-00-sign-in");
     // Another organization without SSO offers only the token form.
     await page.goto(`${origin}/app/${orgB}`);
     expect(await page.getByRole("button", { name: /^Sign in with / }).count()).toBe(0);
@@ -181,7 +176,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
     // The return path names no organization: no organization's button, the form by name instead.
     expect(await page.getByRole("button", { name: /^Sign in with / }).count()).toBe(0);
     await expect.poll(() => page.locator(".notice").textContent()).toContain("terraform login is waiting");
-    await checkPage(page, csp, "sso-02-sign-in-by-name");
+    await expectCleanPage(page, csp, "sso-02-sign-in-by-name");
     await page.getByLabel("Organization name").fill(orgA);
     await page.getByRole("button", { name: "Continue with SSO" }).click();
     await page.waitForURL((u) => u.href.startsWith(op.issuer));
@@ -194,7 +189,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
       "paste it into the terminal",
     );
     expect(await page.getByLabel("Description").inputValue()).toBe("terraform login");
-    await checkPage(page, csp, "sso-03-tokens-terraform-login");
+    await expectCleanPage(page, csp, "sso-03-tokens-terraform-login");
     // The sign-in is seconds old: a token can be made at once.
     await page.getByRole("button", { name: "Create API token" }).click();
     await expect.poll(() => page.locator("h1").textContent()).toBe("Token created");
@@ -263,7 +258,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
     const res = await page.goto(replayUrl);
     expect(res?.status()).toBe(400);
     expect(await page.locator("h1").textContent()).toBe("Sign-in not started in this browser");
-    await checkPage(page, csp, "sso-02-replay-refused");
+    await expectCleanPage(page, csp, "sso-02-replay-refused");
     expect((await other.cookies()).find((c) => c.name === "keyway_console")).toBeUndefined();
     // With a cookie of its own (a sign-in started in that context), the old state is spent.
     await page.goto(`${origin}/app/${orgA}`);
@@ -279,7 +274,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
     const refused = await ssoSignIn("newcomer-sub");
     expect(refused.callbackStatus).toBe(403);
     expect(await refused.page.locator("h1").textContent()).toBe("No Keyway user for this email");
-    await checkPage(refused.page, refused.csp, "sso-03-unknown-refused");
+    await expectCleanPage(refused.page, refused.csp, "sso-03-unknown-refused");
     await refused.context.close();
 
     expect((await patchSso({ "auto-provision": true, "default-team": "devs" })).status).toBe(200);
@@ -304,7 +299,7 @@ describe("organization single sign-on in Chromium (N16)", () => {
     const { context, page, csp, callbackStatus } = await ssoSignIn("unverified-sub");
     expect(callbackStatus).toBe(403);
     expect(await page.locator("h1").textContent()).toBe("Email address not verified");
-    await checkPage(page, csp, "sso-04-unverified-refused");
+    await expectCleanPage(page, csp, "sso-04-unverified-refused");
     await context.close();
   });
 

@@ -3,6 +3,7 @@
  * both APIs of the running Worker: a CA, a CA role, an OTP role, a policy and a token under
  * it, an organization with an owner and its tokens.
  */
+import { tfeOk, vaultOk } from "../../support/client";
 
 /** Tokens and names the generators draw from (created by seedFixtures). */
 export interface FuzzFixtures {
@@ -48,23 +49,6 @@ async function consoleSession(url: string, token: string) {
   return { consoleCookie, consoleCsrf: csrfOf(await page.text()), signInCookie, signInCsrf };
 }
 
-async function call(url: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: {
-      ...headers,
-      ...(body === undefined
-        ? {}
-        : { "Content-Type": path.startsWith("/api/") ? "application/vnd.api+json" : "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`fixture ${method} ${path}: ${res.status} ${text}`);
-  // biome-ignore lint/suspicious/noExplicitAny: fixture answers are walked ad hoc
-  return (text ? JSON.parse(text) : null) as any;
-}
-
 /** Create what the generators point at: a CA, a CA role, an OTP role, a policy and token, an organization with an owner and its token. */
 export async function seedFixtures(keyway: {
   url: string;
@@ -72,50 +56,48 @@ export async function seedFixtures(keyway: {
   adminToken: string;
 }): Promise<FuzzFixtures> {
   const { url, rootToken, adminToken } = keyway;
-  const root = { "X-Vault-Token": rootToken };
-  const admin = { Authorization: `Bearer ${adminToken}` };
-  await call(url, "POST", "/v1/ssh/config/ca", root, { key_type: "ed25519" });
-  await call(url, "POST", "/v1/ssh/roles/web", root, {
+  await vaultOk(keyway, "POST", "ssh/config/ca", { key_type: "ed25519" });
+  await vaultOk(keyway, "POST", "ssh/roles/web", {
     key_type: "ca",
     allow_user_certificates: true,
     allowed_users: "*",
     ttl: "1h",
   });
-  await call(url, "POST", "/v1/ssh/roles/otp-role", root, {
+  await vaultOk(keyway, "POST", "ssh/roles/otp-role", {
     key_type: "otp",
     default_user: "ubuntu",
     cidr_list: "10.0.0.0/8",
   });
-  await call(url, "POST", "/v1/sys/policies/acl/dev", root, {
+  await vaultOk(keyway, "POST", "sys/policies/acl/dev", {
     policy: JSON.stringify({
       path: { "ssh/sign/*": { capabilities: ["create", "update"] }, "ssh/sign/admin": { capabilities: ["deny"] } },
     }),
   });
-  const limited = await call(url, "POST", "/v1/auth/token/create", root, { policies: ["dev"], ttl: "2h" });
+  const limited = await vaultOk(keyway, "POST", "auth/token/create", { policies: ["dev"], ttl: "2h" });
   const org = `fuzz-${crypto.randomUUID().slice(0, 8)}`;
-  const created = await call(url, "POST", "/api/v2/organizations", admin, {
+  const created = await tfeOk(keyway, "POST", "organizations", adminToken, {
     data: { type: "organizations", attributes: { name: org, email: `a@${org}.example.test` } },
   });
-  const ownersTeam = created.data.relationships["owners-team"].data.id as string;
-  const user = await call(url, "POST", "/api/v2/admin/users", admin, {
+  const ownersTeam = created.json.data.relationships["owners-team"].data.id as string;
+  const user = await tfeOk(keyway, "POST", "admin/users", adminToken, {
     data: { type: "users", attributes: { username: `${org}-owner`, email: `o@${org}.example.test` } },
   });
-  const userToken = await call(url, "POST", `/api/v2/users/${user.data.id}/authentication-tokens`, admin, {
+  const userToken = await tfeOk(keyway, "POST", `users/${user.json.data.id}/authentication-tokens`, adminToken, {
     data: { type: "authentication-tokens" },
   });
-  await call(url, "POST", `/api/v2/teams/${ownersTeam}/relationships/users`, admin, {
+  await tfeOk(keyway, "POST", `teams/${ownersTeam}/relationships/users`, adminToken, {
     data: [{ type: "users", id: `${org}-owner` }],
   });
-  const orgToken = await call(url, "POST", `/api/v2/organizations/${org}/authentication-token`, admin);
-  const ownerToken = userToken.data.attributes.token as string;
+  const orgToken = await tfeOk(keyway, "POST", `organizations/${org}/authentication-token`, adminToken);
+  const ownerToken = userToken.json.data.attributes.token as string;
   return {
     ...(await consoleSession(url, ownerToken)),
     url,
     rootToken,
     adminToken,
-    limitedToken: limited.auth.client_token,
+    limitedToken: limited.json.auth.client_token,
     ownerToken,
-    organizationToken: orgToken.data.attributes.token,
+    organizationToken: orgToken.json.data.attributes.token,
     org,
     caRole: "web",
     otpRole: "otp-role",

@@ -8,6 +8,7 @@
  * the generators never name) and creates its OTP role there with a fresh name after the
  * fuzz, in {@link runOtpRaces}.
  */
+import { vaultOk } from "../../support/client";
 import type { FuzzFixtures } from "./fixtures";
 import { isDevProxyFailure } from "./harness";
 
@@ -17,13 +18,11 @@ export const RACE_MOUNT = "otp-race";
 /** Create the race's OTP role on its own mount; returns its name. */
 async function createRaceRole(f: FuzzFixtures): Promise<string> {
   const role = `race-${crypto.randomUUID().slice(0, 8)}`;
-  const res = await fetch(`${f.url}/v1/${RACE_MOUNT}/roles/${role}`, {
-    method: "POST",
-    headers: { "X-Vault-Token": f.rootToken, "Content-Type": "application/json" },
-    body: JSON.stringify({ key_type: "otp", default_user: "ubuntu", cidr_list: "10.0.0.0/8" }),
+  await vaultOk(f, "POST", `${RACE_MOUNT}/roles/${role}`, {
+    key_type: "otp",
+    default_user: "ubuntu",
+    cidr_list: "10.0.0.0/8",
   });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`race role on ${RACE_MOUNT}: ${res.status} ${text}`);
   return role;
 }
 

@@ -16,33 +16,29 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { type Json, tfe } from "../../support/client";
 import {
   type AgentOrg,
   type AgentProcess,
   agentOrg,
   createAgentWorkspace,
   createPool,
+  describeEngineRequiredInCi,
   engineVar,
   engineVersionOf,
-  type Json,
   type Keyway,
+  NO_ENGINE,
   type Pool,
   realEngine,
   startAgent,
   startWorker,
   waitForRun,
 } from "../agent/harness";
-import { createUser, tfe, unique } from "../console/seed";
+import { createUser, unique } from "../console/seed";
 
 const engine = realEngine();
-const MISSING = "no engine binary: /usr/local/bin/terraform is missing and neither tofu nor terraform is on PATH";
 
-describe("run data with the real engine (CI)", () => {
-  // Runs everywhere (never a skip): outside CI a missing engine only skips the real-engine block below.
-  it("is present when CI=true: CI requires the real engine (N22)", () => {
-    if (process.env.CI === "true" && engine === null) expect.fail(MISSING);
-  });
-});
+describeEngineRequiredInCi("run data with the real engine (CI)", engine);
 
 /** A team of `org` with `access`, and its token. */
 async function teamToken(keyway: Keyway, org: string, access: Record<string, boolean>): Promise<string> {
@@ -80,7 +76,7 @@ async function readLog(url: string, limit: number, timeout = 60_000): Promise<{ 
   throw new Error(`the log never ended (read ${offset} bytes)`);
 }
 
-describe.skipIf(engine === null)(`run data of a real agent run: ${engine ?? MISSING}`, () => {
+describe.skipIf(engine === null)(`run data of a real agent run: ${engine ?? NO_ENGINE}`, () => {
   let keyway: Keyway;
   let ctx: AgentOrg;
   let pool: Pool;

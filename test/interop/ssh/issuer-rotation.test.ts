@@ -13,6 +13,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vault, vaultOk } from "../../support/client";
 import { OpensshSandbox } from "../../support/openssh";
 import { loginUser, type RunningSshd, sshLogin, startSshd } from "../../support/sshd";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
@@ -26,36 +27,6 @@ const DOMAIN = "keyway.test";
 let keyway: RunningKeyway;
 let client: OpensshSandbox;
 const servers: RunningSshd[] = [];
-
-async function api(
-  method: string,
-  p: string,
-  body?: unknown,
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked field by field
-): Promise<{ status: number; json: any; text: string; headers: Headers }> {
-  const res = await fetch(`${keyway.url}/v1/${p}`, {
-    method,
-    headers: {
-      "X-Vault-Token": keyway.rootToken,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // text/plain answers
-  }
-  return { status: res.status, json, text, headers: res.headers };
-}
-
-async function ok(method: string, p: string, body?: unknown) {
-  const res = await api(method, p, body);
-  if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${res.text}`);
-  return res;
-}
 
 /** An unauthenticated text/plain trust file (S21). */
 async function trustFile(p: string): Promise<string> {
@@ -87,7 +58,7 @@ async function certified(
   issuerId: string,
 ): Promise<{ keyPath: string; certPath: string }> {
   const { keyPath, publicKey } = await newKey();
-  const signed = await ok("POST", `${mount}/sign/${role}`, { public_key: publicKey });
+  const signed = await vaultOk(keyway, "POST", `${mount}/sign/${role}`, { public_key: publicKey });
   expect(signed.json.data.issuer_id).toBe(issuerId);
   const certPath = await client.write(`${path.basename(keyPath)}-cert.pub`, signed.json.data.signed_key, 0o644);
   return { keyPath, certPath };
@@ -95,7 +66,7 @@ async function certified(
 
 async function userRole(mount: string, extra: Record<string, unknown> = {}): Promise<string> {
   const name = `login-${++counter}`;
-  await ok("POST", `${mount}/roles/${name}`, {
+  await vaultOk(keyway, "POST", `${mount}/roles/${name}`, {
     key_type: "ca",
     allow_user_certificates: true,
     allowed_users: USER,
@@ -107,7 +78,7 @@ async function userRole(mount: string, extra: Record<string, unknown> = {}): Pro
 }
 
 async function generateIssuer(mount: string, name: string): Promise<{ id: string; publicKey: string }> {
-  const res = await ok("POST", `${mount}/issuers/import/${name}`, { key_type: "ed25519" });
+  const res = await vaultOk(keyway, "POST", `${mount}/issuers/import/${name}`, { key_type: "ed25519" });
   return { id: res.json.data.issuer_id, publicKey: res.json.data.public_key };
 }
 
@@ -126,8 +97,11 @@ describe("user CA rotation through trusted_keys", () => {
   it("old and new certificates log in while both are trusted; after retirement only the new ones do", async () => {
     const mount = MOUNTS.users;
     // Step 0: the CA in service (config/ca makes it the default issuer).
-    const initial = await ok("POST", `${mount}/config/ca`, { key_type: "ed25519" });
-    const old = (await ok("GET", `${mount}/issuer/default`)).json.data as { issuer_id: string; public_key: string };
+    const initial = await vaultOk(keyway, "POST", `${mount}/config/ca`, { key_type: "ed25519" });
+    const old = (await vaultOk(keyway, "GET", `${mount}/issuer/default`)).json.data as {
+      issuer_id: string;
+      public_key: string;
+    };
     expect(old.public_key).toBe(initial.json.data.public_key);
     const role = await userRole(mount);
     const sshd = await startSshd({ trustedUserCaKeys: await trustFile(`${mount}/trusted_keys`) });
@@ -156,28 +130,33 @@ describe("user CA rotation through trusted_keys", () => {
     await expectLogin(early, "new issuer's certificate, both trusted");
 
     // Step 2: the new issuer becomes the default; the default role now signs with it.
-    await ok("POST", `${mount}/config/issuers`, { default: "next" });
+    await vaultOk(keyway, "POST", `${mount}/config/issuers`, { default: "next" });
     expect(await refresh()).toBe(`${keyOf(next.publicKey)}\n${keyOf(old.public_key)}\n`);
     const newCert = await certified(mount, role, next.id);
     await expectLogin(newCert, "new default's certificate");
     await expectLogin(oldCert, "old certificate still trusted");
 
     // Step 3: the old issuer is retired; once hosts refresh, its certificates are refused.
-    await ok("POST", `${mount}/issuer/${old.issuer_id}`, { trusted: false });
+    await vaultOk(keyway, "POST", `${mount}/issuer/${old.issuer_id}`, { trusted: false });
     expect(await refresh()).toBe(`${keyOf(next.publicKey)}\n`);
     const mark = sshd.log().length;
     expect((await login(oldCert)).code, "old certificate after retirement").toBe(255);
     expect(sshd.logSince(mark)).toMatch(new RegExp(`Failed publickey for ${USER} |CA .* is not trusted|not listed`));
     await expectLogin(newCert, "new certificate after retirement");
     await expectLogin(early, "early new certificate after retirement");
-    const refused = await api("POST", `${mount}/sign/${await userRole(mount, { issuer_ref: old.issuer_id })}`, {
-      public_key: (await newKey()).publicKey,
-    });
+    const refused = await vault(
+      keyway,
+      "POST",
+      `${mount}/sign/${await userRole(mount, { issuer_ref: old.issuer_id })}`,
+      {
+        public_key: (await newKey()).publicKey,
+      },
+    );
     expect(refused.status).toBe(400);
     expect(refused.json).toEqual({ errors: [`issuer "${old.issuer_id}" is retired`] });
 
     // Step 4: the old issuer is deleted; nothing changes for the hosts.
-    await ok("DELETE", `${mount}/issuer/${old.issuer_id}`);
+    await vaultOk(keyway, "DELETE", `${mount}/issuer/${old.issuer_id}`);
     expect(await refresh()).toBe(`${keyOf(next.publicKey)}\n`);
     await expectLogin(newCert, "new certificate after deletion");
   });
@@ -190,12 +169,12 @@ describe("host CA rotation through known_hosts", () => {
 
   beforeAll(async () => {
     // The people who log in to the hosts carry certificates of a CA that does not rotate here.
-    await ok("POST", `${MOUNTS.people}/config/ca`, { key_type: "ed25519" });
-    const peopleIssuer = (await ok("GET", `${MOUNTS.people}/config/issuers`)).json.data.default as string;
+    await vaultOk(keyway, "POST", `${MOUNTS.people}/config/ca`, { key_type: "ed25519" });
+    const peopleIssuer = (await vaultOk(keyway, "GET", `${MOUNTS.people}/config/issuers`)).json.data.default as string;
     userCert = await certified(MOUNTS.people, await userRole(MOUNTS.people), peopleIssuer);
     peopleBundle = await trustFile(`${MOUNTS.people}/trusted_keys`);
-    await ok("POST", `${MOUNTS.hosts}/config/ca`, { key_type: "ed25519" });
-    await ok("POST", `${MOUNTS.hosts}/roles/hosts`, {
+    await vaultOk(keyway, "POST", `${MOUNTS.hosts}/config/ca`, { key_type: "ed25519" });
+    await vaultOk(keyway, "POST", `${MOUNTS.hosts}/roles/hosts`, {
       key_type: "ca",
       allow_host_certificates: true,
       allowed_domains: DOMAIN,
@@ -209,7 +188,7 @@ describe("host CA rotation through known_hosts", () => {
     const host = await startSshd({
       trustedUserCaKeys: peopleBundle,
       hostCertificate: async (hostPublicKey) => {
-        const signed = await ok("POST", `${MOUNTS.hosts}/sign/hosts`, {
+        const signed = await vaultOk(keyway, "POST", `${MOUNTS.hosts}/sign/hosts`, {
           public_key: hostPublicKey,
           cert_type: "host",
           valid_principals: HOST,
@@ -242,7 +221,7 @@ describe("host CA rotation through known_hosts", () => {
   }
 
   it("hosts certified by the old and the new issuer are both accepted until the old one is retired", async () => {
-    const old = (await ok("GET", `${MOUNTS.hosts}/issuer/default`)).json.data as {
+    const old = (await vaultOk(keyway, "GET", `${MOUNTS.hosts}/issuer/default`)).json.data as {
       issuer_id: string;
       public_key: string;
     };
@@ -255,7 +234,7 @@ describe("host CA rotation through known_hosts", () => {
     const next = await generateIssuer(MOUNTS.hosts, "next-hosts");
     await expectConnects(oldHost, "old host, both trusted");
 
-    await ok("POST", `${MOUNTS.hosts}/config/issuers`, { default: "next-hosts" });
+    await vaultOk(keyway, "POST", `${MOUNTS.hosts}/config/issuers`, { default: "next-hosts" });
     const newHost = await startHost(next.id);
     expect(await trustFile(`${MOUNTS.hosts}/known_hosts?domain=${DOMAIN}`)).toBe(
       `@cert-authority *.${DOMAIN},${DOMAIN} ${keyOf(next.publicKey)}\n@cert-authority *.${DOMAIN},${DOMAIN} ${keyOf(old.public_key)}\n`,
@@ -263,7 +242,7 @@ describe("host CA rotation through known_hosts", () => {
     await expectConnects(newHost, "new host, both trusted");
     await expectConnects(oldHost, "old host, both trusted, new default");
 
-    await ok("PATCH", `${MOUNTS.hosts}/issuer/${old.issuer_id}`, { trusted: false });
+    await vaultOk(keyway, "PATCH", `${MOUNTS.hosts}/issuer/${old.issuer_id}`, { trusted: false });
     const refused = await connect(oldHost);
     expect(refused.code).toBe(255);
     expect(refused.stderr).toMatch(/Host key verification failed/);

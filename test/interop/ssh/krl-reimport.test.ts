@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vaultOk } from "../../support/client";
 import { findBinary, OpensshSandbox } from "../../support/openssh";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 import { fixtureText } from "../../unit/lib/support/fixtures";
@@ -19,27 +20,14 @@ const CA_PUBLIC = fixtureText("keys/ed25519.pub");
 let keyway: RunningKeyway;
 let box: OpensshSandbox;
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked field by field
-async function ok(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${keyway.url}/v1/${p}`, {
-    method,
-    headers: {
-      "X-Vault-Token": keyway.rootToken,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${text}`);
-  return { status: res.status, json: text ? JSON.parse(text) : null };
-}
-
 let keys = 0;
 async function certificate(role: string): Promise<{ certPath: string; serial: string }> {
   const keyPath = box.path(`key-${++keys}`);
   const gen = await box.sshKeygen(["-q", "-t", "ed25519", "-N", "", "-C", "reimport", "-f", keyPath]);
   expect(gen.code, gen.stderr).toBe(0);
-  const signed = await ok("POST", `${MOUNT}/sign/${role}`, { public_key: await readFile(`${keyPath}.pub`, "utf8") });
+  const signed = await vaultOk(keyway, "POST", `${MOUNT}/sign/${role}`, {
+    public_key: await readFile(`${keyPath}.pub`, "utf8"),
+  });
   const certPath = await box.write(`${path.basename(keyPath)}-cert.pub`, signed.json.data.signed_key, 0o644);
   return { certPath, serial: signed.json.data.serial_number };
 }
@@ -67,8 +55,11 @@ afterAll(async () => {
 
 describe("B17: delete + re-import keeps a revoked certificate revoked", () => {
   it("ssh-keygen -Q says REVOKED before and after the issuer is deleted and imported again", async () => {
-    await ok("POST", `${MOUNT}/issuers/import/original`, { private_key: CA_PRIVATE, public_key: CA_PUBLIC });
-    await ok("POST", `${MOUNT}/roles/reimport`, {
+    await vaultOk(keyway, "POST", `${MOUNT}/issuers/import/original`, {
+      private_key: CA_PRIVATE,
+      public_key: CA_PUBLIC,
+    });
+    await vaultOk(keyway, "POST", `${MOUNT}/roles/reimport`, {
       key_type: "ca",
       allow_user_certificates: true,
       allowed_users: "*",
@@ -79,15 +70,15 @@ describe("B17: delete + re-import keeps a revoked certificate revoked", () => {
     const kept = await certificate("reimport");
     expect((await query(revoked.certPath)).code).toBe(0);
 
-    await ok("POST", `${MOUNT}/revoke`, { serial_number: revoked.serial });
+    await vaultOk(keyway, "POST", `${MOUNT}/revoke`, { serial_number: revoked.serial });
     let q = await query(revoked.certPath);
     expect(q.stdout).toMatch(/REVOKED/);
     expect(q.code).not.toBe(0);
     expect((await query(kept.certPath)).code).toBe(0);
 
     // A restore from backup: the same pair under a new issuer id, pasted untidily.
-    await ok("DELETE", `${MOUNT}/issuer/original`);
-    await ok("POST", `${MOUNT}/issuers/import/restored`, {
+    await vaultOk(keyway, "DELETE", `${MOUNT}/issuer/original`);
+    await vaultOk(keyway, "POST", `${MOUNT}/issuers/import/restored`, {
       private_key: CA_PRIVATE,
       public_key: ` ${CA_PUBLIC.trim()}\r\n`,
     });

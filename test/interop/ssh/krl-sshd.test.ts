@@ -10,6 +10,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vault, vaultOk } from "../../support/client";
 import { findBinary, OpensshSandbox, runCommand } from "../../support/openssh";
 import { loginUser, type RunningSshd, sshLogin, startSshd } from "../../support/sshd";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
@@ -23,26 +24,6 @@ let sshd: RunningSshd;
 let client: OpensshSandbox;
 let host: OpensshSandbox;
 let role: string;
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked field by field
-async function api(method: string, p: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(`${keyway.url}/v1/${p}`, {
-    method,
-    headers: {
-      "X-Vault-Token": keyway.rootToken,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null, text };
-}
-
-async function ok(method: string, p: string, body?: unknown) {
-  const res = await api(method, p, body);
-  if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${res.text}`);
-  return res;
-}
 
 const krlFile = () => host.path("keyway.krl");
 
@@ -59,7 +40,7 @@ async function certifiedKey(keyId?: string) {
   const gen = await client.sshKeygen(["-q", "-t", "ed25519", "-N", "", "-C", "krl-e2e", "-f", keyPath]);
   expect(gen.code, gen.stderr).toBe(0);
   const publicKey = await readFile(`${keyPath}.pub`, "utf8");
-  const signed = await ok("POST", `${MOUNT}/sign/${role}`, {
+  const signed = await vaultOk(keyway, "POST", `${MOUNT}/sign/${role}`, {
     public_key: publicKey,
     ...(keyId ? { key_id: keyId } : {}),
   });
@@ -77,9 +58,9 @@ beforeAll(async () => {
   keyway = await startKeyway({ SSH_MOUNTS: MOUNT });
   client = await OpensshSandbox.create("keyway-krl-client-");
   host = await OpensshSandbox.create("keyway-krl-host-");
-  await ok("POST", `${MOUNT}/config/ca`, { key_type: "ed25519" });
+  await vaultOk(keyway, "POST", `${MOUNT}/config/ca`, { key_type: "ed25519" });
   role = "krl-login";
-  await ok("POST", `${MOUNT}/roles/${role}`, {
+  await vaultOk(keyway, "POST", `${MOUNT}/roles/${role}`, {
     key_type: "ca",
     allow_user_certificates: true,
     allow_user_key_ids: true,
@@ -114,9 +95,9 @@ describe("RevokedKeys fed by keyway-krl-sync", () => {
       expect(res.code, res.stderr).toBe(0);
     }
 
-    const serialRevocation = await ok("POST", `${MOUNT}/revoke`, { serial_number: bySerial.serial });
-    await ok("POST", `${MOUNT}/revoke`, { key_id: "contractor-laptop 42" });
-    await ok("POST", `${MOUNT}/revoke`, { public_key: byKey.publicKey });
+    const serialRevocation = await vaultOk(keyway, "POST", `${MOUNT}/revoke`, { serial_number: bySerial.serial });
+    await vaultOk(keyway, "POST", `${MOUNT}/revoke`, { key_id: "contractor-laptop 42" });
+    await vaultOk(keyway, "POST", `${MOUNT}/revoke`, { public_key: byKey.publicKey });
     const before = await readFile(krlFile());
     await sync();
     expect(await readFile(krlFile())).not.toEqual(before);
@@ -135,7 +116,9 @@ describe("RevokedKeys fed by keyway-krl-sync", () => {
     expect((await login(fresh)).code).toBe(0);
 
     // Deleting the serial revocation: that certificate logs in again after the next sync.
-    expect((await api("DELETE", `${MOUNT}/revocation/${serialRevocation.json.data.revocation_id}`)).status).toBe(204);
+    expect(
+      (await vault(keyway, "DELETE", `${MOUNT}/revocation/${serialRevocation.json.data.revocation_id}`)).status,
+    ).toBe(204);
     expect((await login(bySerial)).code, "before the sync the host still has the old KRL").toBe(255);
     await sync();
     expect((await login(bySerial)).code).toBe(0);

@@ -14,6 +14,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vault, vaultOk } from "../../support/client";
 import { type RunningOidcProvider, startOidcProvider } from "../../support/oidc-provider";
 import { OpensshSandbox } from "../../support/openssh";
 import { loginUser, type RunningSshd, sshLogin, startSshd } from "../../support/sshd";
@@ -31,39 +32,6 @@ let sshd: RunningSshd;
 let client: OpensshSandbox;
 let accessor: string;
 
-interface Answer {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers are checked field by field
-  json: any;
-  text: string;
-  headers: Headers;
-}
-
-async function api(method: string, p: string, body?: unknown, token: string | null = keyway.rootToken) {
-  const res = await fetch(`${keyway.url}/v1/${p}`, {
-    method,
-    headers: {
-      ...(token ? { "X-Vault-Token": token } : {}),
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // HTML pages and empty bodies
-  }
-  return { status: res.status, json, text, headers: res.headers } as Answer;
-}
-
-async function ok(method: string, p: string, body?: unknown, token?: string | null) {
-  const res = await api(method, p, body, token);
-  if (res.status >= 300) throw new Error(`${method} ${p} → ${res.status} ${res.text}`);
-  return res;
-}
-
 /** The CLI's `client_nonce`: 20 base62 characters. */
 function clientNonce(): string {
   const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -73,7 +41,8 @@ function clientNonce(): string {
 /** Steps 1–3 of the CLI: auth_url, then the browser at the provider; returns what reached the CLI's listener. */
 async function startLogin(mount: string, options: { nonce?: string; redirectUri?: string; role?: string } = {}) {
   const nonce = options.nonce ?? clientNonce();
-  const started = await api(
+  const started = await vault(
+    keyway,
     "POST",
     `auth/${mount}/oidc/auth_url`,
     { role: options.role ?? "dev", redirect_uri: options.redirectUri ?? REDIRECT, client_nonce: nonce },
@@ -88,7 +57,7 @@ async function startLogin(mount: string, options: { nonce?: string; redirectUri?
 
 /** Step 4 of the CLI: `ReadWithData("auth/<m>/oidc/callback", {state, code, client_nonce})`. */
 function callback(mount: string, params: Record<string, string>) {
-  return api("GET", `auth/${mount}/oidc/callback?${new URLSearchParams(params)}`, undefined, null);
+  return vault(keyway, "GET", `auth/${mount}/oidc/callback?${new URLSearchParams(params)}`, undefined, null);
 }
 
 /** The CLI in form_post mode: `http.PostForm` of state, code, id_token and client_nonce to Keyway. */
@@ -110,24 +79,24 @@ beforeAll(async () => {
   client = await OpensshSandbox.create("keyway-oidc-client-");
 
   // An SSH CA whose role certifies exactly the signed-in user's alias name (S27 templates).
-  await ok("POST", "ssh/config/ca", { key_type: "ed25519" });
+  await vaultOk(keyway, "POST", "ssh/config/ca", { key_type: "ed25519" });
   for (const [path, type] of [
     [MOUNT, "oidc"],
     [FORM_POST_MOUNT, "oidc"],
   ]) {
-    expect((await api("POST", `sys/auth/${path}`, { type })).status).toBe(204);
+    expect((await vault(keyway, "POST", `sys/auth/${path}`, { type })).status).toBe(204);
   }
-  const mounts = await ok("GET", "sys/auth");
+  const mounts = await vaultOk(keyway, "GET", "sys/auth");
   accessor = mounts.json.data[`${MOUNT}/`].accessor;
   expect(accessor).toMatch(/^auth_oidc_[0-9a-f]{8}$/);
-  await ok("POST", `ssh/roles/${SSH_ROLE}`, {
+  await vaultOk(keyway, "POST", `ssh/roles/${SSH_ROLE}`, {
     key_type: "ca",
     allow_user_certificates: true,
     allowed_users_template: true,
     allowed_users: `{{identity.entity.aliases.${accessor}.name}}`,
     ttl: "10m",
   });
-  await ok("PUT", "sys/policies/acl/oidc-signers", {
+  await vaultOk(keyway, "PUT", "sys/policies/acl/oidc-signers", {
     policy: JSON.stringify({ path: { [`ssh/sign/${SSH_ROLE}`]: { capabilities: ["create", "update"] } } }),
   });
 
@@ -135,14 +104,14 @@ beforeAll(async () => {
     [MOUNT, "query"],
     [FORM_POST_MOUNT, "form_post"],
   ] as const) {
-    await ok("POST", `auth/${mount}/config`, {
+    await vaultOk(keyway, "POST", `auth/${mount}/config`, {
       oidc_discovery_url: op.issuer,
       oidc_client_id: op.clientId,
       oidc_client_secret: op.clientSecret,
       oidc_response_mode: mode,
       default_role: "dev",
     });
-    await ok("POST", `auth/${mount}/role/dev`, {
+    await vaultOk(keyway, "POST", `auth/${mount}/role/dev`, {
       role_type: "oidc",
       user_claim: "preferred_username",
       groups_claim: "groups",
@@ -153,7 +122,7 @@ beforeAll(async () => {
       token_ttl: "1h",
     });
   }
-  sshd = await startSshd({ trustedUserCaKeys: (await ok("GET", "ssh/public_key", undefined, null)).text });
+  sshd = await startSshd({ trustedUserCaKeys: (await vaultOk(keyway, "GET", "ssh/public_key", undefined, null)).text });
 }, 180_000);
 
 afterAll(async () => {
@@ -166,7 +135,8 @@ afterAll(async () => {
 describe("vault login -method=oidc against a real OpenID Provider", () => {
   it("auth_url carries state, nonce and PKCE S256 for the provider's authorization endpoint", async () => {
     const nonce = clientNonce();
-    const res = await api(
+    const res = await vault(
+      keyway,
       "POST",
       `auth/${MOUNT}/oidc/auth_url`,
       { role: "DEV", redirect_uri: REDIRECT, client_nonce: nonce },
@@ -208,9 +178,9 @@ describe("vault login -method=oidc against a real OpenID Provider", () => {
     expect(auth.token_type).toBe("service");
     expect(auth.orphan).toBe(true);
     expect(auth.entity_id).toBeTruthy();
-    const self = await ok("GET", "auth/token/lookup-self", undefined, auth.client_token);
+    const self = await vaultOk(keyway, "GET", "auth/token/lookup-self", undefined, auth.client_token);
     expect(self.json.data.display_name).toBe(`${MOUNT}-${USER}`);
-    const entity = await ok("GET", `identity/entity/id/${auth.entity_id}`);
+    const entity = await vaultOk(keyway, "GET", `identity/entity/id/${auth.entity_id}`);
     expect(entity.json.data.aliases).toEqual([
       expect.objectContaining({
         mount_accessor: accessor,
@@ -221,8 +191,12 @@ describe("vault login -method=oidc against a real OpenID Provider", () => {
   });
 
   it("groups from /userinfo set external group memberships (S27): the group's policy reaches the token", async () => {
-    const group = await ok("POST", "identity/group", { name: "oidc-ops", type: "external", policies: ["ops-extra"] });
-    await ok("POST", "identity/group-alias", {
+    const group = await vaultOk(keyway, "POST", "identity/group", {
+      name: "oidc-ops",
+      type: "external",
+      policies: ["ops-extra"],
+    });
+    await vaultOk(keyway, "POST", "identity/group-alias", {
       name: "ops",
       mount_accessor: accessor,
       canonical_id: group.json.data.id,
@@ -285,7 +259,7 @@ describe("vault login -method=oidc against a real OpenID Provider", () => {
 
   it("redirect URIs: loopback on any port gets an auth_url; any other URI an empty one (200)", async () => {
     const ask = (redirect_uri: string) =>
-      api("POST", `auth/${MOUNT}/oidc/auth_url`, { role: "dev", redirect_uri }, null);
+      vault(keyway, "POST", `auth/${MOUNT}/oidc/auth_url`, { role: "dev", redirect_uri }, null);
     const otherPort = await ask("http://localhost:51234/oidc/callback");
     expect(otherPort.status).toBe(200);
     expect(new URL(otherPort.json.data.auth_url).searchParams.get("redirect_uri")).toBe(
@@ -296,14 +270,15 @@ describe("vault login -method=oidc against a real OpenID Provider", () => {
       expect(res.status).toBe(200);
       expect(res.json.data).toEqual({ auth_url: "" });
     }
-    const unknownRole = await api(
+    const unknownRole = await vault(
+      keyway,
       "POST",
       `auth/${MOUNT}/oidc/auth_url`,
       { role: "nope", redirect_uri: REDIRECT },
       null,
     );
     expect(unknownRole.json).toEqual({ errors: ['role "nope" could not be found'] });
-    const noRedirect = await api("POST", `auth/${MOUNT}/oidc/auth_url`, { role: "dev" }, null);
+    const noRedirect = await vault(keyway, "POST", `auth/${MOUNT}/oidc/auth_url`, { role: "dev" }, null);
     expect(noRedirect.json).toEqual({ errors: ["missing redirect_uri"] });
   });
 
@@ -331,7 +306,8 @@ describe("form_post mode", () => {
   });
 
   it("the browser's way: the POST stores the code and its page re-issues the GET with code=no_code", async () => {
-    const started = await api(
+    const started = await vault(
+      keyway,
       "POST",
       `auth/${FORM_POST_MOUNT}/oidc/auth_url`,
       { role: "dev", redirect_uri: REDIRECT },
@@ -377,7 +353,8 @@ describe("sign in, then sign a key that logs in to a real sshd", () => {
     expect(generated.code, generated.stderr).toBe(0);
     const publicKey = await readFile(`${keyPath}.pub`, "utf8");
 
-    const refused = await api(
+    const refused = await vault(
+      keyway,
       "POST",
       `ssh/sign/${SSH_ROLE}`,
       { public_key: publicKey, valid_principals: "someone-else" },
@@ -385,7 +362,13 @@ describe("sign in, then sign a key that logs in to a real sshd", () => {
     );
     expect(refused.status).toBe(400);
 
-    const signed = await ok("POST", `ssh/sign/${SSH_ROLE}`, { public_key: publicKey, valid_principals: USER }, token);
+    const signed = await vaultOk(
+      keyway,
+      "POST",
+      `ssh/sign/${SSH_ROLE}`,
+      { public_key: publicKey, valid_principals: USER },
+      token,
+    );
     const certPath = `${keyPath}-cert.pub`;
     await client.write(path.basename(certPath), signed.json.data.signed_key, 0o644);
     const res = await sshLogin(client, {

@@ -8,6 +8,7 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vault } from "../../support/client";
 import { findBinary, OpensshSandbox, runCommand } from "../../support/openssh";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
 
@@ -17,18 +18,8 @@ const ROLE = "helper-otp";
 let keyway: RunningKeyway;
 let dir: OpensshSandbox;
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(`${keyway.url}/v1/${p}`, {
-    method,
-    headers: { "X-Vault-Token": keyway.rootToken, "Content-Type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null, text };
-}
-
 async function otpFor(ip: string, username = "deploy", role = ROLE): Promise<string> {
-  const res = await api("POST", `ssh/creds/${role}`, { ip, username });
+  const res = await vault(keyway, "POST", `ssh/creds/${role}`, { ip, username });
   expect(res.status, res.text).toBe(200);
   return res.json.data.key as string;
 }
@@ -47,7 +38,7 @@ beforeAll(async () => {
   findBinary("curl", "curl");
   keyway = await startKeyway();
   dir = await OpensshSandbox.create("keyway-otp-helper-");
-  const role = await api("POST", `ssh/roles/${ROLE}`, {
+  const role = await vault(keyway, "POST", `ssh/roles/${ROLE}`, {
     key_type: "otp",
     default_user: "deploy",
     allowed_users: "deploy,other",

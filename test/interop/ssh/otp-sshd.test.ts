@@ -9,6 +9,7 @@
 import { networkInterfaces } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vault } from "../../support/client";
 import { findBinary, OpensshSandbox, runCommand } from "../../support/openssh";
 import { ensureUser, type PamSshd, passwordLogin, removeUser, startPamSshd } from "../../support/sshd-pam";
 import { type RunningKeyway, startKeyway } from "../../support/worker";
@@ -27,18 +28,8 @@ let client: OpensshSandbox;
 let configPath: string;
 const createdUsers: string[] = [];
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(`${keyway.url}/v1/${p}`, {
-    method,
-    headers: { "X-Vault-Token": keyway.rootToken, ...(body ? { "Content-Type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null, text };
-}
-
 async function otpFor(role: string, username: string, ip: string): Promise<string> {
-  const res = await api("POST", `ssh/creds/${role}`, { username, ip });
+  const res = await vault(keyway, "POST", `ssh/creds/${role}`, { username, ip });
   expect(res.status, res.text).toBe(200);
   return res.json.data.key as string;
 }
@@ -81,14 +72,14 @@ beforeAll(async () => {
     ],
   });
   const host = hostAddress();
-  const role = await api("POST", `ssh/roles/${ROLE}`, {
+  const role = await vault(keyway, "POST", `ssh/roles/${ROLE}`, {
     key_type: "otp",
     default_user: USER_A,
     allowed_users: `${USER_A},${USER_B}`,
     cidr_list: ["127.0.0.0/8", `${FOREIGN_IP}/32`, ...(host ? [`${host}/32`] : [])].join(","),
   });
   expect(role.status, role.text).toBe(204);
-  const other = await api("POST", `ssh/roles/${OTHER_ROLE}`, {
+  const other = await vault(keyway, "POST", `ssh/roles/${OTHER_ROLE}`, {
     key_type: "otp",
     default_user: USER_A,
     cidr_list: "127.0.0.0/8",
@@ -146,8 +137,8 @@ describe("OTP login through sshd, PAM and keyway-ssh-helper (S19)", () => {
 
   it("a made-up OTP and a revoked one do not log in", async () => {
     expect((await passwordLogin(sshd.port, USER_A, crypto.randomUUID(), client)).code).not.toBe(0);
-    const creds = await api("POST", `ssh/creds/${ROLE}`, { username: USER_A, ip: "127.0.0.1" });
-    expect((await api("PUT", "sys/leases/revoke", { lease_id: creds.json.lease_id })).status).toBe(204);
+    const creds = await vault(keyway, "POST", `ssh/creds/${ROLE}`, { username: USER_A, ip: "127.0.0.1" });
+    expect((await vault(keyway, "PUT", "sys/leases/revoke", { lease_id: creds.json.lease_id })).status).toBe(204);
     expect((await passwordLogin(sshd.port, USER_A, creds.json.data.key, client)).code).not.toBe(0);
   });
 

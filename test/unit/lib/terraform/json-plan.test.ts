@@ -4,7 +4,25 @@
  * nothing), output-only changes, and a state's serial, lineage, addresses and outputs.
  */
 import { describe, expect, it } from "vitest";
-import { EngineDocumentError, summarizeJsonPlan, summarizeState } from "../../../../src/lib/terraform/json-plan";
+import {
+  EngineDocumentError,
+  JsonPlanSummaryScanner,
+  StateSummaryScanner,
+} from "../../../../src/lib/terraform/json-plan";
+
+/** A JSON plan's summary, its text written to the scanner in one piece. */
+function summarizeJsonPlan(plan: unknown) {
+  const scanner = new JsonPlanSummaryScanner();
+  scanner.write(JSON.stringify(plan));
+  return scanner.end();
+}
+
+/** A state's summary, its text written to the scanner in one piece. */
+function summarizeState(state: unknown) {
+  const scanner = new StateSummaryScanner();
+  scanner.write(JSON.stringify(state));
+  return scanner.end();
+}
 
 const change = (address: string, actions: string[], extra: Record<string, unknown> = {}) => ({
   address,
@@ -14,7 +32,7 @@ const change = (address: string, actions: string[], extra: Record<string, unknow
   change: { actions, ...extra },
 });
 
-describe("summarizeJsonPlan", () => {
+describe("JsonPlanSummaryScanner", () => {
   it("counts creates, updates, deletes, replacements and imports as HCP does", () => {
     const s = summarizeJsonPlan({
       format_version: "1.2",
@@ -51,7 +69,7 @@ describe("summarizeJsonPlan", () => {
   });
 });
 
-describe("summarizeState", () => {
+describe("StateSummaryScanner", () => {
   it("reads serial, lineage, managed resource addresses and outputs", () => {
     const s = summarizeState({
       version: 4,

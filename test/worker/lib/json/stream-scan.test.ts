@@ -1,7 +1,7 @@
 /**
  * The push JSON scanner (src/lib/json/stream-scan.ts) and the streaming state summary built
  * on it (src/lib/terraform/json-plan.ts StateSummaryScanner): every text is fed whole and
- * split at every position, and must agree with JSON.parse (and summarizeState) on what is
+ * split at every position, and must agree with JSON.parse (and the summaries of test/helpers/engine-document-oracle.ts) on what is
  * JSON and what it says.
  */
 import { describe, expect, it } from "vitest";
@@ -10,9 +10,8 @@ import {
   JsonPlanSummaryScanner,
   StateOutputsScanner,
   StateSummaryScanner,
-  summarizeJsonPlan,
-  summarizeState,
 } from "../../../../src/lib/terraform/json-plan";
+import { summarizeJsonPlan, summarizeState } from "../../../helpers/engine-document-oracle";
 
 /** Rebuild the value the scanner reports (every string taken whole). */
 function scanValue(pieces: string[]): unknown {

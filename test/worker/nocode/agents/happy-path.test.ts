@@ -7,15 +7,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   agentCall,
-  createAgentToken,
+  agentPoolOrg,
   createAgentWorkspace,
-  createPool,
   jsonPlanCreating,
   registerAgent,
   stateWith,
 } from "../../../helpers/agents";
 import { tfe } from "../../../helpers/nocode";
-import { type NoCodeOrg, noCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
+import { type NoCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
 import { workerRequest } from "../../../helpers/worker-request";
 
 let ctx: NoCodeOrg;
@@ -23,9 +22,7 @@ let poolId: string;
 let poolToken: string;
 
 beforeAll(async () => {
-  ctx = await noCodeOrg();
-  poolId = await createPool(ctx);
-  poolToken = (await createAgentToken(poolId, ctx.ownerToken)).token;
+  ({ ctx, poolId, poolToken } = await agentPoolOrg());
 });
 
 /** The workspace's engine version (E4 resolved the default). */

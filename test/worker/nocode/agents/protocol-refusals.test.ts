@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentSession,
   agentCall,
+  agentPoolOrg,
   createAgentToken,
   createAgentWorkspace,
   createPool,
@@ -17,7 +18,7 @@ import {
   stateWith,
 } from "../../../helpers/agents";
 import { createMember, createOrgToken, tfe, uniqueName } from "../../../helpers/nocode";
-import { type NoCodeOrg, noCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
+import { type NoCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
 import { workerRequest } from "../../../helpers/worker-request";
 
 let ctx: NoCodeOrg;
@@ -26,9 +27,7 @@ let poolToken: string;
 let engine: string;
 
 beforeAll(async () => {
-  ctx = await noCodeOrg();
-  poolId = await createPool(ctx);
-  poolToken = (await createAgentToken(poolId, ctx.ownerToken)).token;
+  ({ ctx, poolId, poolToken } = await agentPoolOrg());
   const releases = await tfe("GET", "admin/terraform-versions");
   engine = releases.json.data.find((r: { attributes: { enabled: boolean; beta: boolean } }) => r.attributes.enabled)
     .attributes.version;

@@ -4,45 +4,9 @@
  * a form without its CSRF token changes nothing.
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { ConsoleBrowser } from "../../../helpers/console-browser";
 import { createMember, tfe } from "../../../helpers/nocode";
-import { workerRequest } from "../../../helpers/worker-request";
 import { UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
-
-const ORIGIN = "https://keyway.test";
-
-/** A cookie jar talking to the Worker as a browser over HTTPS would. */
-class Browser {
-  cookies = new Map<string, string>();
-
-  async request(method: string, path: string, form?: Record<string, string>) {
-    const h: Record<string, string> = {};
-    if (this.cookies.size) h.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-    let body: string | undefined;
-    if (form) {
-      h["Content-Type"] = "application/x-www-form-urlencoded";
-      h.Origin = ORIGIN;
-      body = new URLSearchParams(form).toString();
-    }
-    const res = await workerRequest(`${ORIGIN}${path}`, { method, headers: h, body, redirect: "manual" });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const eq = pair!.indexOf("=");
-      this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
-    }
-    return res;
-  }
-
-  static csrf(text: string): string {
-    const m = /name="csrf" value="([^"]+)"/.exec(text);
-    if (!m) throw new Error("no csrf field on the page");
-    return m[1]!;
-  }
-
-  async signIn(token: string) {
-    const form = await this.request("GET", "/app/~/sign-in");
-    return this.request("POST", "/app/~/sign-in", { csrf: Browser.csrf(form.text), token });
-  }
-}
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 beforeAll(async () => {
@@ -51,14 +15,14 @@ beforeAll(async () => {
 
 describe("rollouts in the console (N15)", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   it("starts a rollout from the module page, shows its items, confirms the waiting batch, and refuses forms without CSRF", async () => {
-    const b = new Browser();
+    const b = new ConsoleBrowser();
     expect((await b.signIn(pool.ownerToken)).status).toBe(303);
     const modulePage = `/app/${pool.org}/modules/${pool.noCodeModuleId}`;
     const page = await b.request("GET", modulePage);
     expect(page.status).toBe(200);
     expect(page.text).toContain("<h2>Rollouts</h2>");
     expect(page.text).toContain('<label for="batch-size">');
-    const csrf = Browser.csrf(page.text);
+    const csrf = ConsoleBrowser.csrf(page.text);
 
     // Without the CSRF token: refused, nothing created.
     const refused = await b.request("POST", `${modulePage}/rollouts`, {
@@ -97,7 +61,7 @@ describe("rollouts in the console (N15)", { timeout: UPGRADE_TEST_TIMEOUT }, () 
     expect(waiting.text).toMatch(/\+1 ~1 −1/);
 
     // Pause and resume through the forms, then confirm.
-    const pageCsrf = Browser.csrf(waiting.text);
+    const pageCsrf = ConsoleBrowser.csrf(waiting.text);
     expect((await b.request("POST", `${location}/actions/pause`, { csrf: pageCsrf })).status).toBe(303);
     expect((await b.request("GET", location)).text).toContain("Resume");
     expect((await b.request("POST", `${location}/actions/confirm`, { csrf: pageCsrf })).status).toBe(409);
@@ -123,10 +87,10 @@ describe("rollouts in the console (N15)", { timeout: UPGRADE_TEST_TIMEOUT }, () 
 
     // N10: without manage-workspaces the rollout page and its forms are 404.
     const reader = await createMember(pool.org, { "read-workspaces": true });
-    const r = new Browser();
+    const r = new ConsoleBrowser();
     expect((await r.signIn(reader.token)).status).toBe(303);
     expect((await r.request("GET", location)).status).toBe(404);
-    const readerCsrf = Browser.csrf((await r.request("GET", "/app")).text);
+    const readerCsrf = ConsoleBrowser.csrf((await r.request("GET", "/app")).text);
     expect((await r.request("POST", `${location}/actions/cancel`, { csrf: readerCsrf })).status).toBe(404);
     expect((await r.request("POST", `${modulePage}/rollouts`, { csrf: readerCsrf, "batch-size": "1" })).status).toBe(
       404,

@@ -11,37 +11,12 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openSsoSession } from "../../../../src/nocode/console-session";
 import { signInStore } from "../../../../src/platform/sign-in";
-import { parseSetCookie, REFUSED_RETURNS } from "../../../helpers/console-browser";
-import { fixtureBase, serveDoc } from "../../../helpers/jwt-auth";
+import { CONSOLE_ORIGIN, ConsoleBrowser, parseSetCookie, REFUSED_RETURNS } from "../../../helpers/console-browser";
+import { serveProvider } from "../../../helpers/jwt-auth";
 import { bootstrapOrg, createMember, tfe, uniqueName } from "../../../helpers/nocode";
-import { workerRequest } from "../../../helpers/worker-request";
 
-const ORIGIN = "https://keyway.test";
-
-/** A cookie jar of one person, talking to the Worker as a browser over HTTPS would. */
-class Browser {
-  cookies = new Map<string, string>();
-
-  async request(method: string, path: string, form?: Record<string, string>) {
-    const h: Record<string, string> = {};
-    if (this.cookies.size) h.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-    let body: string | undefined;
-    if (form) {
-      h["Content-Type"] = "application/x-www-form-urlencoded";
-      h.Origin = ORIGIN;
-      body = new URLSearchParams(form).toString();
-    }
-    const res = await workerRequest(`${ORIGIN}${path}`, { method, headers: h, body, redirect: "manual" });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const eq = pair!.indexOf("=");
-      const value = pair!.slice(eq + 1);
-      if (value === "") this.cookies.delete(pair!.slice(0, eq));
-      else this.cookies.set(pair!.slice(0, eq), value);
-    }
-    return res;
-  }
-
+/** The console's cookie jar of one person, who can also start single sign-on. */
+class Browser extends ConsoleBrowser {
   /** Open the organization's sign-in page and press "Sign in with …"; returns the start's answer. */
   async start(org: string) {
     const signIn = await this.request("GET", `/app/~/sign-in?next=${encodeURIComponent(`/app/${org}`)}`);
@@ -50,26 +25,9 @@ class Browser {
   }
 }
 
-/** A provider's discovery document on the fixture server; returns its issuer. */
-async function provider(): Promise<string> {
-  const base = `/${uniqueName("idp")}`;
-  const issuer = `${fixtureBase()}${base}`;
-  const jwksUri = await serveDoc(`${base}/keys`, { body: { keys: [] } });
-  await serveDoc(`${base}/.well-known/openid-configuration`, {
-    body: {
-      issuer,
-      jwks_uri: jwksUri,
-      authorization_endpoint: `${issuer}/auth`,
-      token_endpoint: `${issuer}/token`,
-      userinfo_endpoint: `${issuer}/me`,
-    },
-  });
-  return issuer;
-}
-
 async function ssoOrg() {
   const world = await bootstrapOrg();
-  const issuer = await provider();
+  const issuer = await serveProvider();
   const patch = (attributes: Record<string, unknown>) =>
     tfe("PATCH", `organizations/${world.org}/sso-configuration`, {
       token: world.ownerToken,
@@ -112,7 +70,7 @@ describe("SSO start (N16)", () => {
     const url = providerUrl(res.text);
     expect(`${url.origin}${url.pathname}`).toBe(`${issuer}/auth`);
     expect(url.searchParams.get("client_id")).toBe("keyway");
-    expect(url.searchParams.get("redirect_uri")).toBe(`${ORIGIN}/app/~/sso/${org}/callback`);
+    expect(url.searchParams.get("redirect_uri")).toBe(`${CONSOLE_ORIGIN}/app/~/sso/${org}/callback`);
     expect(url.searchParams.get("code_challenge_method")).toBe("S256");
     expect(url.searchParams.get("state")).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(url.searchParams.get("nonce")).toBeTruthy();
@@ -252,7 +210,7 @@ describe("SSO by organization name, and the return path (N16)", () => {
     expect(b.cookies.has("__Host-keyway_sso")).toBe(true);
     const url = providerUrl(res.text);
     expect(`${url.origin}${url.pathname}`).toBe(`${issuer}/auth`);
-    expect(url.searchParams.get("redirect_uri")).toBe(`${ORIGIN}/app/~/sso/${org}/callback`);
+    expect(url.searchParams.get("redirect_uri")).toBe(`${CONSOLE_ORIGIN}/app/~/sso/${org}/callback`);
     expect((await storedRecord(org, res.text)).returnTo).toBe(TERRAFORM_LOGIN);
     // The organization's own button carries it too.
     const signIn = await b.request("GET", `/app/~/sign-in?return=/app/${org}/w`);

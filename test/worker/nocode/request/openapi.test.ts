@@ -110,7 +110,7 @@ describe("the document and the route tables", () => {
 });
 
 describe("the one pager on every list (docs/api-v2-errors.md)", () => {
-  it("refuses a page parameter that does not read with 400 naming it, on the registry list too (it used to fall back)", async () => {
+  it("refuses a page parameter that does not read with 400 naming it, on the registry list too", async () => {
     const { org, ownerToken } = await bootstrapOrg();
     for (const list of [
       `organizations/${org}/registry-modules`,

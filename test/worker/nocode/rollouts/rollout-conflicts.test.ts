@@ -9,16 +9,15 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { authenticateNocode } from "../../../../src/nocode/auth";
 import { findNoCodeModule } from "../../../../src/nocode/no-code-modules/repo";
 import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import { readRolloutDocument } from "../../../../src/nocode/rollouts/input";
-import { createRollout, rolloutAction, rolloutModule } from "../../../../src/nocode/rollouts/service";
+import { rolloutAction } from "../../../../src/nocode/rollouts/service";
 import { planUpgrade } from "../../../../src/nocode/upgrade/initiate";
 import { findWorkspace } from "../../../../src/nocode/workspaces/repo";
 import { createQueueHandler, defaultQueueDeps, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { tfe } from "../../../helpers/nocode";
 import { deliverBatch } from "../../../helpers/queue";
+import { itemStatuses, rolloutDriver, upgradeRunsOf } from "../../../helpers/rollouts";
 import { e5, e7, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
@@ -28,37 +27,6 @@ beforeAll(async () => {
 
 const take = (n: number) => Array.from({ length: n }, () => pool.take().workspaceId);
 const handler = createQueueHandler(defaultQueueDeps);
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-async function readRollout(id: string): Promise<any> {
-  const res = await tfe("GET", `upgrade-rollouts/${id}`, { token: pool.ownerToken });
-  expect(res.status, res.text).toBe(200);
-  return res.json.data;
-}
-
-/** Poll until the rollout is in one of `statuses` and `also` holds. */
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-async function waitRollout(id: string, statuses: string[], also: (data: any) => boolean = () => true): Promise<any> {
-  return vi.waitFor(
-    async () => {
-      const data = await readRollout(id);
-      if (!statuses.includes(data.attributes.status) || !also(data))
-        throw new Error(`rollout ${id} is ${data.attributes.status}: ${JSON.stringify(itemStatuses(data))}`);
-      return data;
-    },
-    { timeout: 60_000, interval: 100 },
-  );
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-const itemStatuses = (data: any): string[] => data.attributes.items.map((i: { status: string }) => i.status);
-
-const upgradeRunsOf = async (workspaceId: string) =>
-  (
-    await env.DB.prepare("SELECT id, status FROM runs WHERE workspace_id = ? AND kind = 'upgrade' ORDER BY created_at")
-      .bind(workspaceId)
-      .all<{ id: string; status: string }>()
-  ).results;
 
 const runStatus = async (runId: string) =>
   (await env.DB.prepare("SELECT status FROM runs WHERE id = ?").bind(runId).first<{ status: string }>())?.status;
@@ -73,36 +41,14 @@ async function waitRun(runId: string, status: string): Promise<void> {
   );
 }
 
-/** A rollout created through the service with its queue messages kept (delivered by hand). */
-async function startKept(workspaceIds: string[], attributes: Record<string, unknown> = {}) {
-  const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
-  const kept: ProvisionMessage[] = [];
-  const body = {
-    data: {
-      type: "upgrade-rollouts",
-      attributes,
-      relationships: { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } },
-    },
-  };
-  const db = createDb(env.DB);
-  const module = await rolloutModule(db, pool.noCodeModuleId);
-  const input = readRolloutDocument(body);
-  const rollout = await createRollout(db, caller!, module, input, {
-    now: Date.now,
-    send: async (m) => void kept.push(m),
-  });
-  return { id: rollout.id, step: kept[0]!, caller: caller! };
-}
-
-const action = (id: string, name: string) =>
-  tfe("POST", `upgrade-rollouts/${id}/actions/${name}`, { token: pool.ownerToken });
+const { readRollout, waitRollout, action, startKeptRollout } = rolloutDriver(() => pool);
 
 describe("upgrade rollouts and manual upgrades of the same workspace (N15)", {
   timeout: UPGRADE_TEST_TIMEOUT * 2,
 }, () => {
   it("a manual E5 is 409 while the item is pending, waiting for confirmation and applying, and touches nothing; once the item ended E5 finds nothing to upgrade", async () => {
     const [ws] = take(1) as [string];
-    const rollout = await startKept([ws]);
+    const rollout = await startKeptRollout([ws]);
     const refused = async () => {
       const res = await e5(pool.noCodeModuleId, ws, pool.ownerToken);
       expect(res.status, res.text).toBe(409);
@@ -143,7 +89,7 @@ describe("upgrade rollouts and manual upgrades of the same workspace (N15)", {
 
   it("a manual E5 that passed its check just before the rollout was created: the rollout skips the workspace with a reason, the manual plan stays, only it applies", async () => {
     const [raced, other] = take(2) as [string, string];
-    const rollout = await startKept([raced, other], { "batch-size": 2 });
+    const rollout = await startKeptRollout([raced, other], { "batch-size": 2 });
     // E5's work after its rollout check (which ran before the rollout existed).
     const db = createDb(env.DB);
     const module = (await findNoCodeModule(db, pool.noCodeModuleId))!;

@@ -6,22 +6,16 @@
  * its workspaces; one rollout at a time per module, so the tests run in order.
  */
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { authenticateNocode, type NocodeCaller } from "../../../../src/nocode/auth";
 import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import { readRolloutDocument } from "../../../../src/nocode/rollouts/input";
-import {
-  createRollout as createRolloutService,
-  rolloutAction,
-  rolloutModule,
-} from "../../../../src/nocode/rollouts/service";
-import type { UpgradeDeps } from "../../../../src/nocode/upgrade/deps";
+import { rolloutAction } from "../../../../src/nocode/rollouts/service";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";
 import { tfe } from "../../../helpers/nocode";
 import { optionEntry, publishVersion, varEntry } from "../../../helpers/nocode-modules";
 import { deliverBatch } from "../../../helpers/queue";
+import { itemStatuses, itemsDone, rolloutDriver, upgradeRunsOf } from "../../../helpers/rollouts";
 import {
   e5,
   e7,
@@ -31,7 +25,7 @@ import {
   workspaceAttributes,
 } from "../upgrade/upgrade-helpers";
 
-/** Workspaces in the pool (the issue asks for 25; the machine is shared, see the report). */
+/** Workspaces in the pool: enough for every test below, each taking its own. */
 const POOL = 25;
 let pool: Awaited<ReturnType<typeof upgradePool>>;
 let orgTokenForLater = "";
@@ -41,62 +35,7 @@ beforeAll(async () => {
 
 const take = (n: number) => Array.from({ length: n }, () => pool.take().workspaceId);
 
-function startRollout(attributes: Record<string, unknown>, workspaceIds?: string[], token = pool.ownerToken) {
-  const relationships = workspaceIds
-    ? { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } }
-    : undefined;
-  return tfe("POST", `no-code-modules/${pool.noCodeModuleId}/upgrade-rollouts`, {
-    token,
-    body: { data: { type: "upgrade-rollouts", attributes, relationships } },
-  });
-}
-
-/** Create a rollout through the service as the route does (module and caller checked, body read), with injected deps. */
-async function createRollout(caller: NocodeCaller, noCodeModuleId: string, body: unknown, deps: UpgradeDeps) {
-  const db = createDb(env.DB);
-  const module = await rolloutModule(db, noCodeModuleId);
-  return createRolloutService(db, caller, module, readRolloutDocument(body), deps);
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-async function readRollout(id: string): Promise<any> {
-  const res = await tfe("GET", `upgrade-rollouts/${id}`, { token: pool.ownerToken });
-  expect(res.status, res.text).toBe(200);
-  return res.json.data;
-}
-
-/** Poll until the rollout is in one of `statuses` (and `also` holds). */
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-async function waitRollout(id: string, statuses: string[], also: (data: any) => boolean = () => true): Promise<any> {
-  return vi.waitFor(
-    async () => {
-      const data = await readRollout(id);
-      if (!statuses.includes(data.attributes.status) || !also(data))
-        throw new Error(
-          `rollout ${id} is ${data.attributes.status}: ${JSON.stringify(data.attributes.items.map((i: { status: string }) => i.status))}`,
-        );
-      return data;
-    },
-    { timeout: 60_000, interval: 100 },
-  );
-}
-
-const action = (id: string, name: string, token = pool.ownerToken) =>
-  tfe("POST", `upgrade-rollouts/${id}/actions/${name}`, { token });
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-const itemStatuses = (data: any) => data.attributes.items.map((i: { status: string }) => i.status);
-// biome-ignore lint/suspicious/noExplicitAny: JSON
-const itemsDone = (data: any) =>
-  data.attributes.items.every((i: { status: string }) =>
-    ["applied", "skipped", "errored", "canceled"].includes(i.status),
-  );
-
-const upgradeRunsOf = async (workspaceId: string) =>
-  (
-    await env.DB.prepare("SELECT id, status FROM runs WHERE workspace_id = ? AND kind = 'upgrade' ORDER BY created_at")
-      .bind(workspaceId)
-      .all<{ id: string; status: string }>()
-  ).results;
+const { startRollout, newRollout, readRollout, waitRollout, action, startKeptRollout } = rolloutDriver(() => pool);
 
 describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => {
   it("validates input, refuses the organization token (404) and workspaces of other modules (422)", async () => {
@@ -144,7 +83,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
 
   it("a destruction stops a no-destructions batch; a plan confirmed by hand through E7 counts as confirmed", async () => {
     const ids = take(2);
-    const id = (await startRollout({ "batch-size": 1, "auto-confirm": "no-destructions" }, ids)).json.data.id as string;
+    const id = await newRollout({ "batch-size": 1, "auto-confirm": "no-destructions" }, ids);
     const waiting = await waitRollout(id, ["waiting-confirmation"]);
     expect(itemStatuses(waiting)).toEqual(["waiting-confirmation", "pending"]);
     const runId = waiting.attributes.items[0].run as string;
@@ -175,8 +114,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
       expect(added.status, added.text).toBe(201);
     }
     await patchModule(pool, {}, [optionEntry("region", ["eu-west-1", "eu-central-1"])]);
-    const id = (await startRollout({ "batch-size": 1, "max-failures": 1, "auto-confirm": "never" }, ids)).json.data
-      .id as string;
+    const id = await newRollout({ "batch-size": 1, "max-failures": 1, "auto-confirm": "never" }, ids);
     const failed = await waitRollout(id, ["failed"]);
     expect(failed.attributes.reason).toContain("max-failures (1)");
     expect(itemStatuses(failed)).toEqual(["errored", "errored", "canceled", "canceled"]);
@@ -187,7 +125,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
 
   it("a workspace whose variables change mid-rollout is skipped with a reason; pause and resume", async () => {
     const ids = take(2);
-    const id = (await startRollout({ "batch-size": 1 }, ids)).json.data.id as string;
+    const id = await newRollout({ "batch-size": 1 }, ids);
     await waitRollout(id, ["waiting-confirmation"]);
     expect((await action(id, "pause")).status).toBe(202);
     expect((await action(id, "pause")).status).toBe(409);
@@ -218,22 +156,10 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
     expect(v3.status).toBe("ok");
     await patchModule(pool, { "version-pin": "1.2.0" });
     const ids = take(4);
-    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
-    const kept: ProvisionMessage[] = [];
-    const body = {
-      data: {
-        type: "upgrade-rollouts",
-        attributes: { "batch-size": 2, "auto-confirm": "no-changes" },
-        relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } },
-      },
-    };
-    const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
-      now: Date.now,
-      send: async (m) => void kept.push(m),
-    });
+    const rollout = await startKeptRollout(ids, { "batch-size": 2, "auto-confirm": "no-changes" });
     // The first step delivered three times in one batch, then again later.
     const handler = createQueueHandler(defaultQueueDeps);
-    await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0], kept[0]]);
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [rollout.step, rollout.step, rollout.step]);
     const done = await waitRollout(rollout.id, ["completed"], itemsDone);
     expect(itemStatuses(done)).toEqual(["applied", "applied", "applied", "applied"]);
     expect(
@@ -242,7 +168,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
           i["resource-additions"] + i["resource-destructions"],
       ),
     ).toEqual([0, 0, 0, 0]);
-    await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0]]);
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [rollout.step, rollout.step]);
     for (const ws of ids) {
       expect((await upgradeRunsOf(ws)).map((r) => r.status)).toEqual(["applied"]);
       expect((await workspaceAttributes(ws, pool.ownerToken)).attributes["no-code-upgrade-available"]).toBe(false);
@@ -252,7 +178,7 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
 
   it("the pin moving during the rollout ends it failed with that reason and discards waiting plans", async () => {
     const ids = take(1);
-    const id = (await startRollout({}, ids)).json.data.id as string;
+    const id = await newRollout({}, ids);
     await waitRollout(id, ["waiting-confirmation"]);
     // E2 moves the pin: the rollout hears of it at once.
     await patchModule(pool, { "version-pin": "1.1.0" });
@@ -264,22 +190,8 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
   });
 
   it("cancel and pause before the first step: the step then plans nothing; resume plans; cancel discards the waiting plan", async () => {
-    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const handler = createQueueHandler(defaultQueueDeps);
-    const start = async (ids: string[]) => {
-      const kept: ProvisionMessage[] = [];
-      const body = {
-        data: {
-          type: "upgrade-rollouts",
-          relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } },
-        },
-      };
-      const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
-        now: Date.now,
-        send: async (m) => void kept.push(m),
-      });
-      return { id: rollout.id, step: kept[0]! };
-    };
+    const start = (ids: string[]) => startKeptRollout(ids);
     // Canceled while pending.
     const a = take(1);
     const first = await start(a);
@@ -311,41 +223,29 @@ describe("upgrade rollouts (N15)", { timeout: UPGRADE_TEST_TIMEOUT * 2 }, () => 
   });
 
   it("a step that finds an item mid-planning by another step retries later; after the lease it takes the item over and plans once", async () => {
-    const caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const ids = take(1);
-    const kept: ProvisionMessage[] = [];
-    const body = {
-      data: {
-        type: "upgrade-rollouts",
-        relationships: { workspaces: { data: ids.map((i) => ({ type: "workspaces", id: i })) } },
-      },
-    };
-    const rollout = await createRollout(caller!, pool.noCodeModuleId, body, {
-      now: Date.now,
-      send: async (m) => void kept.push(m),
-    });
+    const rollout = await startKeptRollout(ids);
     // As if another delivery had just taken the item.
     await env.DB.prepare("UPDATE upgrade_rollout_items SET status = 'planning', updated_at = ? WHERE rollout_id = ?")
       .bind(Date.now(), rollout.id)
       .run();
     const handler = createQueueHandler(defaultQueueDeps);
-    const busy = await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0]]);
+    const busy = await deliverBatch(handler, PROVISION_QUEUE_NAME, [rollout.step]);
     expect(busy.result.retryMessages.length).toBe(1);
     expect(await upgradeRunsOf(ids[0]!)).toEqual([]);
     // That delivery died: once the lease ran out, a redelivery plans the workspace, once.
     await env.DB.prepare("UPDATE upgrade_rollout_items SET updated_at = ? WHERE rollout_id = ?")
       .bind(Date.now() - 60_000, rollout.id)
       .run();
-    await deliverBatch(handler, PROVISION_QUEUE_NAME, [kept[0], kept[0]]);
+    await deliverBatch(handler, PROVISION_QUEUE_NAME, [rollout.step, rollout.step]);
     const waiting = await waitRollout(rollout.id, ["waiting-confirmation"]);
     expect((await upgradeRunsOf(ids[0]!)).map((r) => r.id)).toEqual([waiting.attributes.items[0].run]);
     expect((await action(rollout.id, "cancel")).status).toBe(202);
   });
 
   it("an apply that errors pushes the rollout over max-failures: failed; an apply already running still finishes", async () => {
-    const _caller = await authenticateNocode(env, new Headers({ Authorization: `Bearer ${pool.ownerToken}` }));
     const ids = take(2);
-    const id = (await startRollout({ "batch-size": 2 }, ids)).json.data.id as string;
+    const id = await newRollout({ "batch-size": 2 }, ids);
     const waiting = await waitRollout(id, ["waiting-confirmation"], (d) =>
       itemStatuses(d).every((x: string) => x === "waiting-confirmation"),
     );

@@ -9,20 +9,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentSession,
   agentCall,
-  createAgentToken,
+  agentPoolOrg,
   createAgentWorkspace,
-  createPool,
   jsonPlanCreating,
   registerAgent,
 } from "../../../helpers/agents";
 import { createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
-import {
-  createNoCodeWorkspace,
-  type NoCodeOrg,
-  noCodeOrg,
-  varEntry,
-  waitForRun,
-} from "../../../helpers/nocode-modules";
+import { createNoCodeWorkspace, type NoCodeOrg, varEntry, waitForRun } from "../../../helpers/nocode-modules";
 import { followLink } from "../state-versions/run-data-helpers";
 
 let ctx: NoCodeOrg;
@@ -33,9 +26,7 @@ let readTeam: string;
 let orgToken: string;
 
 beforeAll(async () => {
-  ctx = await noCodeOrg();
-  poolId = await createPool(ctx);
-  poolToken = (await createAgentToken(poolId, ctx.ownerToken)).token;
+  ({ ctx, poolId, poolToken } = await agentPoolOrg());
   manageTeam = await createTeamToken(await createTeam(ctx.org, { "manage-workspaces": true }));
   readTeam = await createTeamToken(await createTeam(ctx.org, { "read-workspaces": true }));
   orgToken = await createOrgToken(ctx.org);

@@ -25,21 +25,15 @@ import {
   registerAgent,
   stateWith,
 } from "../../../helpers/agents";
-import { createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
+import { tfe, type WorkspaceRightsTokens, workspaceRightsTokens } from "../../../helpers/nocode";
 import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, waitForRun } from "../../../helpers/nocode-modules";
 
 let ctx: NoCodeOrg;
-let manageTeam: string;
-let manageUser: string;
-let readTeam: string;
-let orgToken: string;
+let tokens: WorkspaceRightsTokens;
 
 beforeAll(async () => {
   ctx = await noCodeOrg();
-  manageTeam = await createTeamToken(await createTeam(ctx.org, { "manage-workspaces": true }));
-  manageUser = (await createMember(ctx.org, { "manage-workspaces": true })).token;
-  readTeam = await createTeamToken(await createTeam(ctx.org, { "read-workspaces": true }));
-  orgToken = await createOrgToken(ctx.org);
+  tokens = await workspaceRightsTokens(ctx.org);
 }, 60_000);
 
 const act = (runId: string, action: "cancel" | "force-cancel", token = ctx.ownerToken) =>
@@ -107,15 +101,15 @@ describe("cancel and force-cancel: statuses and rights (N19a)", () => {
 
   it("a read-only team and the organization token get 404; a manage-workspaces user or team may cancel", async () => {
     const { runId } = await queuedRun();
-    for (const token of [readTeam, orgToken]) {
+    for (const token of [tokens.readTeam, tokens.orgToken]) {
       for (const action of ["cancel", "force-cancel"] as const)
         expect((await act(runId, action, token)).status, `${action}`).toBe(404);
     }
     expect((await act("run-doesnotexist00", "cancel")).status).toBe(404);
     expect((await runOf(runId)).attributes.status).toBe("plan_queued");
-    expect((await act(runId, "cancel", manageTeam)).status).toBe(202);
+    expect((await act(runId, "cancel", tokens.manageTeam)).status).toBe(202);
     const { runId: second } = await queuedRun();
-    expect((await act(second, "cancel", manageUser)).status).toBe(202);
+    expect((await act(second, "cancel", tokens.manageUser)).status).toBe(202);
     expect((await runOf(second)).attributes.status).toBe("canceled");
   });
 
@@ -190,7 +184,7 @@ describe("cancel of a running job (N19a)", () => {
   it("mid-plan: the run stays planning, the next ping signals cancel, the agent finishes canceled, the lock is released", async () => {
     const { runId, workspaceId, session, jobId, jobToken } = await planningRun();
     expect((await ping(session)).json.signals).toEqual([]);
-    expect((await act(runId, "cancel", manageTeam)).status).toBe(202);
+    expect((await act(runId, "cancel", tokens.manageTeam)).status).toBe(202);
     const asked = await runOf(runId);
     expect(asked.attributes.status).toBe("planning");
     expect(Date.parse(asked.attributes["force-cancel-available-at"]) - Date.now()).toBeGreaterThan(55_000);
@@ -281,9 +275,9 @@ describe("force-cancel (N19a)", () => {
     expect((await runOf(runId)).attributes.actions["is-force-cancelable"]).toBe(false);
     await askedAgo(runId, 61_000);
     expect((await runOf(runId)).attributes.actions["is-force-cancelable"]).toBe(true);
-    expect((await act(runId, "force-cancel", readTeam)).status).toBe(404);
-    expect((await act(runId, "force-cancel", orgToken)).status).toBe(404);
-    expect((await act(runId, "force-cancel", manageUser)).status).toBe(202);
+    expect((await act(runId, "force-cancel", tokens.readTeam)).status).toBe(404);
+    expect((await act(runId, "force-cancel", tokens.orgToken)).status).toBe(404);
+    expect((await act(runId, "force-cancel", tokens.manageUser)).status).toBe(202);
 
     const run = await runOf(runId);
     expect(run.attributes.status).toBe("canceled");

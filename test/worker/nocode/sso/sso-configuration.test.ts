@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { decryptSecret } from "../../../../src/lib/crypto/kek";
-import { fixtureBase, serveDoc } from "../../../helpers/jwt-auth";
+import { fixtureBase, serveProvider } from "../../../helpers/jwt-auth";
 import {
   bootstrapOrg,
   createMember,
@@ -16,23 +16,6 @@ import {
   tfe,
   uniqueName,
 } from "../../../helpers/nocode";
-
-/** A discovery document on the fixture server; returns its issuer. */
-async function provider(): Promise<string> {
-  const base = `/${uniqueName("idp")}`;
-  const issuer = `${fixtureBase()}${base}`;
-  const jwksUri = await serveDoc(`${base}/keys`, { body: { keys: [] } });
-  await serveDoc(`${base}/.well-known/openid-configuration`, {
-    body: {
-      issuer,
-      jwks_uri: jwksUri,
-      authorization_endpoint: `${issuer}/auth`,
-      token_endpoint: `${issuer}/token`,
-      userinfo_endpoint: `${issuer}/me`,
-    },
-  });
-  return issuer;
-}
 
 const patch = (org: string, token: string, attributes: Record<string, unknown>) =>
   tfe("PATCH", `organizations/${org}/sso-configuration`, {
@@ -62,7 +45,7 @@ describe("sso-configuration (N16)", () => {
       "team-sync": false,
       "redirect-uri": `http://keyway.test/app/~/sso/${org}/callback`,
     });
-    const issuer = await provider();
+    const issuer = await serveProvider();
     const team = uniqueName("devs");
     await createTeam(org, {}, { name: team });
     const res = await patch(org, ownerToken, {
@@ -142,14 +125,14 @@ describe("sso-configuration (N16)", () => {
 
   it("bumps the generation when the issuer, the client id or enabled changes, not otherwise", async () => {
     const { org, ownerToken } = await bootstrapOrg();
-    const issuer = await provider();
+    const issuer = await serveProvider();
     await patch(org, ownerToken, { enabled: true, issuer, "client-id": "a", "client-secret": "s" });
     const g1 = (await stored(org))!.generation;
     await patch(org, ownerToken, { "groups-claim": "groups", "client-secret": "t" });
     expect((await stored(org))!.generation).toBe(g1);
     await patch(org, ownerToken, { "client-id": "b" });
     expect((await stored(org))!.generation).toBe(g1 + 1);
-    await patch(org, ownerToken, { issuer: await provider() });
+    await patch(org, ownerToken, { issuer: await serveProvider() });
     expect((await stored(org))!.generation).toBe(g1 + 2);
     await patch(org, ownerToken, { enabled: false });
     expect((await stored(org))!.generation).toBe(g1 + 3);

@@ -8,9 +8,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { signLink } from "../../../../src/lib/crypto/signed-link";
-import { createAgentToken, createAgentWorkspace, createPool } from "../../../helpers/agents";
-import { bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
-import { type NoCodeOrg, noCodeOrg } from "../../../helpers/nocode-modules";
+import { agentPoolOrg, createAgentWorkspace } from "../../../helpers/agents";
+import { bootstrapOrg, tfe, workspaceRightsTokens } from "../../../helpers/nocode";
+import type { NoCodeOrg } from "../../../helpers/nocode-modules";
 import { type AppliedAgentRun, appliedAgentRun, followLink, md5Hex } from "./run-data-helpers";
 
 let ctx: NoCodeOrg;
@@ -28,16 +28,11 @@ let tokens: {
 };
 
 beforeAll(async () => {
-  ctx = await noCodeOrg();
-  poolId = await createPool(ctx);
-  poolToken = (await createAgentToken(poolId, ctx.ownerToken)).token;
+  ({ ctx, poolId, poolToken } = await agentPoolOrg());
   applied = await appliedAgentRun(ctx, poolId, poolToken);
   tokens = {
     owner: ctx.ownerToken,
-    manageTeam: await createTeamToken(await createTeam(ctx.org, { "manage-workspaces": true })),
-    manageUser: (await createMember(ctx.org, { "manage-workspaces": true })).token,
-    readTeam: await createTeamToken(await createTeam(ctx.org, { "read-workspaces": true })),
-    orgToken: await createOrgToken(ctx.org),
+    ...(await workspaceRightsTokens(ctx.org)),
     otherOwner: (await bootstrapOrg()).ownerToken,
   };
 }, 60_000);

@@ -5,7 +5,7 @@
  * run and sends the apply job; `actions/discard` of a run still queued cancels it with its
  * job; N8's staleness counts from the moment the run reached `planned`.
  */
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   type AgentSession,
   agentCall,
@@ -17,6 +17,7 @@ import {
 } from "../../../helpers/agents";
 import { tfe } from "../../../helpers/nocode";
 import { createNoCodeWorkspace, varEntry, waitForRun } from "../../../helpers/nocode-modules";
+import { rolloutDriver } from "../../../helpers/rollouts";
 import { workerRequest } from "../../../helpers/worker-request";
 import { md5Hex } from "../state-versions/run-data-helpers";
 import {
@@ -356,42 +357,15 @@ async function consolePage(path: string): Promise<string> {
 }
 
 describe("rollouts of agent workspaces (N15, N19)", () => {
-  /** Start a rollout of `workspaceIds` with `attributes`. */
-  async function startRollout(attributes: Record<string, unknown>, workspaceIds: string[]) {
-    const res = await tfe("POST", `no-code-modules/${ctx.noCodeModuleId}/upgrade-rollouts`, {
-      token: ctx.ownerToken,
-      body: {
-        data: {
-          type: "upgrade-rollouts",
-          attributes,
-          relationships: { workspaces: { data: workspaceIds.map((id) => ({ type: "workspaces", id })) } },
-        },
-      },
-    });
-    expect(res.status, res.text).toBe(201);
-    return res.json.data.id as string;
-  }
-
-  /** The rollout once `check` holds of it. */
-  // biome-ignore lint/suspicious/noExplicitAny: JSON
-  async function waitRollout(id: string, check: (data: any) => boolean): Promise<any> {
-    return vi.waitFor(
-      async () => {
-        const res = await tfe("GET", `upgrade-rollouts/${id}`, { token: ctx.ownerToken });
-        if (!check(res.json.data)) throw new Error(`rollout ${id}: ${JSON.stringify(res.json.data.attributes)}`);
-        return res.json.data;
-      },
-      { timeout: 20_000, interval: 50 },
-    );
-  }
+  const { newRollout, waitRolloutUntil, action } = rolloutDriver(() => ctx);
 
   it(
     "a batch waits on the agents' plans, shows the runs waiting for an agent, and judges auto-confirm on the real counts",
     async () => {
       const [a, b] = [await appliedWorkspace(), await appliedWorkspace()];
-      const id = await startRollout({ "batch-size": 2, "auto-confirm": "no-changes" }, [a.workspaceId, b.workspaceId]);
+      const id = await newRollout({ "batch-size": 2, "auto-confirm": "no-changes" }, [a.workspaceId, b.workspaceId]);
       // Both runs queued for an agent: the items are still planning and say why.
-      const waiting = await waitRollout(id, (d) =>
+      const waiting = await waitRolloutUntil(id, (d) =>
         d.attributes.items.every((i: { run: string | null }) => i.run !== null),
       );
       expect(waiting.attributes.status).toBe("running");
@@ -415,7 +389,7 @@ describe("rollouts of agent workspaces (N15, N19)", () => {
       });
       await finishPlan(await startJob(runOf(b.workspaceId), "plan"), updatingPlan);
       await finishApply(await startJob(runOf(a.workspaceId), "apply"), stateWith(2, LINEAGE, ADDRESSES));
-      const settled = await waitRollout(
+      const settled = await waitRolloutUntil(
         id,
         (d) =>
           d.attributes.status === "waiting-confirmation" &&
@@ -425,7 +399,7 @@ describe("rollouts of agent workspaces (N15, N19)", () => {
       expect(byWs(a.workspaceId)).toMatchObject({ status: "applied", "resource-changes": 0 });
       expect(byWs(b.workspaceId)).toMatchObject({ status: "waiting-confirmation", "resource-changes": 1 });
       // Cancel discards the plan that waits.
-      expect((await tfe("POST", `upgrade-rollouts/${id}/actions/cancel`, { token: ctx.ownerToken })).status).toBe(202);
+      expect((await action(id, "cancel")).status).toBe(202);
       expect(
         (await tfe("GET", `runs/${runOf(b.workspaceId)}`, { token: ctx.ownerToken })).json.data.attributes.status,
       ).toBe("discarded");
@@ -437,14 +411,14 @@ describe("rollouts of agent workspaces (N15, N19)", () => {
     "canceling a rollout cancels its runs still queued for an agent (N19a), and their jobs never start",
     async () => {
       const c = await appliedWorkspace();
-      const id = await startRollout({ "batch-size": 1 }, [c.workspaceId]);
-      const queued = await waitRollout(id, (d) => d.attributes.items[0].run !== null);
+      const id = await newRollout({ "batch-size": 1 }, [c.workspaceId]);
+      const queued = await waitRolloutUntil(id, (d) => d.attributes.items[0].run !== null);
       const runId = queued.attributes.items[0].run as string;
-      expect((await tfe("POST", `upgrade-rollouts/${id}/actions/cancel`, { token: ctx.ownerToken })).status).toBe(202);
+      expect((await action(id, "cancel")).status).toBe(202);
       expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
         "canceled",
       );
-      const ended = await waitRollout(id, (d) => d.attributes.status === "canceled");
+      const ended = await waitRolloutUntil(id, (d) => d.attributes.status === "canceled");
       expect(ended.attributes.items[0]).toMatchObject({ status: "canceled", reason: "the rollout was canceled" });
       // The job lingering in the pool is refused to the agent.
       const polled = await agentCall("GET", "jobs/next?wait=1", { session });

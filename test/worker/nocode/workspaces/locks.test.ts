@@ -13,23 +13,17 @@ import {
   jsonPlanCreating,
   registerAgent,
 } from "../../../helpers/agents";
-import { createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
+import { tfe, type WorkspaceRightsTokens, workspaceRightsTokens } from "../../../helpers/nocode";
 import { createNoCodeWorkspace, type NoCodeOrg, noCodeOrg, waitForRun } from "../../../helpers/nocode-modules";
 
 let ctx: NoCodeOrg;
 let poolId: string;
 let poolToken: string;
-let manageTeam: string;
-let manageUser: string;
-let readTeam: string;
-let orgToken: string;
+let tokens: WorkspaceRightsTokens;
 
 beforeAll(async () => {
   ctx = await noCodeOrg();
-  manageTeam = await createTeamToken(await createTeam(ctx.org, { "manage-workspaces": true }));
-  manageUser = (await createMember(ctx.org, { "manage-workspaces": true })).token;
-  readTeam = await createTeamToken(await createTeam(ctx.org, { "read-workspaces": true }));
-  orgToken = await createOrgToken(ctx.org);
+  tokens = await workspaceRightsTokens(ctx.org);
 }, 60_000);
 
 const act = (workspaceId: string, action: string, token: string) =>
@@ -50,35 +44,35 @@ async function queuedAgentWorkspace() {
 describe("workspace locks (N20)", () => {
   it("lock, unlock and force-unlock answer HCP's codes; rights by token kind", async () => {
     const { workspaceId } = await queuedAgentWorkspace();
-    for (const token of [readTeam, orgToken]) {
+    for (const token of [tokens.readTeam, tokens.orgToken]) {
       for (const action of ["lock", "unlock", "force-unlock"])
         expect((await act(workspaceId, action, token)).status, `${action}`).toBe(404);
     }
-    const locked = await act(workspaceId, "lock", manageTeam);
+    const locked = await act(workspaceId, "lock", tokens.manageTeam);
     expect(locked.status).toBe(200);
     expect(locked.json.data.attributes.locked).toBe(true);
     expect(locked.json.data.relationships["locked-by"].data.type).toBe("teams");
-    expect((await act(workspaceId, "lock", manageTeam)).status).toBe(409);
-    expect((await act(workspaceId, "lock", manageUser)).status).toBe(409);
+    expect((await act(workspaceId, "lock", tokens.manageTeam)).status).toBe(409);
+    expect((await act(workspaceId, "lock", tokens.manageUser)).status).toBe(409);
     // Another holder may not unlock; force-unlock is for owners only.
-    const notMine = await act(workspaceId, "unlock", manageUser);
+    const notMine = await act(workspaceId, "unlock", tokens.manageUser);
     expect(notMine.status).toBe(409);
     expect(notMine.json.errors[0].detail).toContain("locked by a different user");
-    expect((await act(workspaceId, "force-unlock", manageTeam)).status).toBe(404);
-    const unlocked = await act(workspaceId, "unlock", manageTeam);
+    expect((await act(workspaceId, "force-unlock", tokens.manageTeam)).status).toBe(404);
+    const unlocked = await act(workspaceId, "unlock", tokens.manageTeam);
     expect(unlocked.status).toBe(200);
     expect(unlocked.json.data.attributes.locked).toBe(false);
-    expect((await act(workspaceId, "unlock", manageTeam)).status).toBe(409);
+    expect((await act(workspaceId, "unlock", tokens.manageTeam)).status).toBe(409);
     expect((await act(workspaceId, "force-unlock", ctx.ownerToken)).status).toBe(409);
 
-    expect((await act(workspaceId, "lock", manageUser)).status).toBe(200);
+    expect((await act(workspaceId, "lock", tokens.manageUser)).status).toBe(200);
     const forced = await act(workspaceId, "force-unlock", ctx.ownerToken);
     expect(forced.status).toBe(200);
     expect(forced.json.data.attributes.locked).toBe(false);
     expect(forced.json.data.relationships["locked-by"].data).toBeNull();
-    expect((await tfe("GET", `workspaces/${workspaceId}`, { token: readTeam })).json.data.attributes.locked).toBe(
-      false,
-    );
+    expect(
+      (await tfe("GET", `workspaces/${workspaceId}`, { token: tokens.readTeam })).json.data.attributes.locked,
+    ).toBe(false);
   });
 
   it("a user's lock keeps the queued run in plan_queued; unlocking hands its job out", async () => {
@@ -103,7 +97,7 @@ describe("workspace locks (N20)", () => {
     const jobId = polled.json.job.id;
     const jobToken = (await agentCall("POST", `jobs/${jobId}/start`, { session })).json["job-token"];
     // planning: the run holds the lock.
-    const shown = await tfe("GET", `workspaces/${workspaceId}`, { token: readTeam });
+    const shown = await tfe("GET", `workspaces/${workspaceId}`, { token: tokens.readTeam });
     expect(shown.json.data.attributes.locked).toBe(true);
     expect(shown.json.data.relationships["locked-by"].data).toEqual({ id: runId, type: "runs" });
     expect((await act(workspaceId, "lock", ctx.ownerToken)).status).toBe(409);
@@ -138,7 +132,7 @@ describe("workspace locks (N20)", () => {
     const jobId = (await agentCall("GET", "jobs/next?wait=2", { session })).json.job.id;
     const jobToken = (await agentCall("POST", `jobs/${jobId}/start`, { session })).json["job-token"];
     await waitForRun(runId, ctx.ownerToken, ["planning"]);
-    expect((await act(workspaceId, "force-unlock", manageTeam)).status).toBe(404);
+    expect((await act(workspaceId, "force-unlock", tokens.manageTeam)).status).toBe(404);
     const forced = await act(workspaceId, "force-unlock", ctx.ownerToken);
     expect(forced.status).toBe(200);
     expect(forced.json.data.attributes.locked).toBe(false);
@@ -150,7 +144,7 @@ describe("workspace locks (N20)", () => {
     const done = await agentCall("POST", `jobs/${jobId}/finish`, { token: jobToken, body: { status: "canceled" } });
     expect(done.status).toBe(200);
     expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe("canceled");
-    expect((await act(workspaceId, "lock", manageUser)).status).toBe(200);
+    expect((await act(workspaceId, "lock", tokens.manageUser)).status).toBe(200);
     expect((await act(workspaceId, "force-unlock", ctx.ownerToken)).status).toBe(200);
   });
 
@@ -191,13 +185,13 @@ describe("workspace locks (N20)", () => {
       "auto-apply": false,
     });
     await waitForRun(runId, ctx.ownerToken, ["planned"]);
-    expect((await act(workspace.id, "lock", manageTeam)).status).toBe(409);
+    expect((await act(workspace.id, "lock", tokens.manageTeam)).status).toBe(409);
     const forced = await act(workspace.id, "force-unlock", ctx.ownerToken);
     expect(forced.status).toBe(200);
     expect(forced.json.data.attributes.locked).toBe(false);
     expect((await tfe("GET", `runs/${runId}`, { token: ctx.ownerToken })).json.data.attributes.status).toBe(
       "discarded",
     );
-    expect((await act(workspace.id, "lock", manageTeam)).status).toBe(200);
+    expect((await act(workspace.id, "lock", tokens.manageTeam)).status).toBe(200);
   });
 });

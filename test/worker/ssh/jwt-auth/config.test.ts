@@ -9,28 +9,16 @@ import {
   login,
   mintJwt,
   serveDoc,
+  serveProvider,
   type TestKey,
   testKey,
   writeRole,
 } from "../../../helpers/jwt-auth";
 import { uniqueName, vault } from "../../../helpers/vault";
 
-/** Serve a discovery document (and its JWKS) under a fresh issuer path; returns the issuer URL. */
+/** A provider (discovery and JWKS) holding `key`, a new one unless given; returns the issuer URL. */
 async function provider(key?: TestKey): Promise<string> {
-  const base = `/${uniqueName("idp")}`;
-  const issuer = `${fixtureBase()}${base}`;
-  key ??= await testKey("RS256");
-  const jwksUri = await serveDoc(`${base}/keys`, { body: { keys: [key.jwk] } });
-  await serveDoc(`${base}/.well-known/openid-configuration`, {
-    body: {
-      issuer,
-      jwks_uri: jwksUri,
-      authorization_endpoint: `${issuer}/auth`,
-      token_endpoint: `${issuer}/token`,
-      userinfo_endpoint: `${issuer}/me`,
-    },
-  });
-  return issuer;
+  return serveProvider([(key ?? (await testKey("RS256"))).jwk]);
 }
 
 describe("auth/<mount>/config (S25)", () => {

@@ -1,9 +1,8 @@
 /**
- * The bodies of E1/E2, E4, workspace vars (POST, PATCH), E5 and the rollout
- * create, and E3's `include`, are read by the request kit. Each malformed spelling still
- * gets the answer the hand-written reader (`no-code-modules/document.ts`, deleted) gave:
- * the same status, detail and pointer (docs/api-v2-errors.md). And the OpenAPI document
- * now carries these request bodies.
+ * The bodies of E1/E2, E4, workspace vars (POST, PATCH), E5 and the rollout create, and
+ * E3's `include`, as the request kit reads them: each malformed spelling gets its status,
+ * detail and pointer (docs/api-v2-errors.md), and the OpenAPI document carries these
+ * request bodies.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { type TfeAnswer, tfe } from "../../../helpers/nocode";
@@ -127,7 +126,7 @@ describe("E1 and E2 (no-code modules)", () => {
       "/data/relationships/variable-options",
       "At most 500 variable-options sets are allowed",
     ],
-  ])("E1 and E2: %s → 422 as before", async (_what, body, pointer, detail) => {
+  ])("E1 and E2: %s → 422 at its pointer", async (_what, body, pointer, detail) => {
     const withModule = structuredClone(body) as { data: { relationships?: Record<string, unknown> } };
     // E1 needs the relationship; a malformed one (the case under test) stays as sent.
     if (withModule.data.relationships && !("registry-module" in withModule.data.relationships)) {
@@ -137,7 +136,7 @@ describe("E1 and E2 (no-code modules)", () => {
     expectOne(await update(body), pointer, detail);
   });
 
-  it("E2: null attributes and relationships read as absent (as before the kit): nothing changes", async () => {
+  it("E2: null attributes and relationships read as absent: nothing changes", async () => {
     const before = await tfe("GET", `no-code-modules/${ctx.noCodeModuleId}`, { token: ctx.ownerToken });
     const res = await update({ data: { type: "no-code-modules", attributes: null, relationships: null } });
     expect(res.status, res.text).toBe(200);
@@ -301,11 +300,11 @@ describe("E4 (workspaces)", () => {
       "/data/relationships/vars/data/1/attributes/key",
       "Key has already been taken",
     ],
-  ])("%s → 422 as before", async (_what, body, pointer, detail) => {
+  ])("%s → 422 at its pointer", async (_what, body, pointer, detail) => {
     expectOne(await provision(body), pointer, detail);
   });
 
-  it("a var without key and category reports both, in the order the reader reported them", async () => {
+  it("a var without key and category reports both, key first", async () => {
     const res = await provision({
       data: { attributes: named(), relationships: { vars: { data: [{ type: "vars" }] } } },
     });
@@ -316,7 +315,7 @@ describe("E4 (workspaces)", () => {
     ]);
   });
 
-  it("a malformed var member is reported at its own index (the reader skipped non-objects when counting)", async () => {
+  it("a malformed var member is reported at its own index, members that are not objects counted", async () => {
     const res = await provision({
       data: {
         attributes: named(),
@@ -373,7 +372,7 @@ describe("workspace vars (POST, PATCH)", () => {
       "/data/attributes/value",
       "Value nests more than 100 levels deep (the limit of HCL values)",
     ],
-  ])("POST: %s → 422 as before", async (_what, attributes, pointer, detail) => {
+  ])("POST: %s → 422 at its pointer", async (_what, attributes, pointer, detail) => {
     expectOne(await create(attributes), pointer, detail);
   });
 
@@ -433,7 +432,7 @@ describe("E5 and the rollout create", () => {
       "/data/relationships/vars/data/0/attributes/key",
       "Key can't be blank",
     ],
-  ])("E5: %s → 422 as before", async (_what, body, pointer, detail) => {
+  ])("E5: %s → 422 at its pointer", async (_what, body, pointer, detail) => {
     expectOne(await upgrade(body), pointer, detail);
   });
 
@@ -510,7 +509,7 @@ describe("E5 and the rollout create", () => {
       "/data/relationships/workspaces",
       "A rollout holds at most 1000 workspaces",
     ],
-  ])("rollout: %s → 422 as before", async (_what, body, pointer, detail) => {
+  ])("rollout: %s → 422 at its pointer", async (_what, body, pointer, detail) => {
     expectOne(await rollout(body), pointer, detail);
   });
 });

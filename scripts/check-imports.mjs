@@ -19,11 +19,13 @@
  *    neither wing, nor the files that mount Hono routes (src/index.ts, src/queue.ts).
  *    src/lib may not import src/platform (rule 4), so neither imports Hono routes.
  * 7. Queries live in repositories: no route file imports `drizzle-orm` (or a `drizzle-orm/…`
- *    entry point) or src/db/schema.ts. A route file is a .ts file under src/ that is named
+ *    entry point) or a schema file (src/db/schema/*.ts). A route file is a .ts file under src/ that is named
  *    `routes.ts` or `*-routes.ts`, or that registers routes itself: it constructs a Hono app
  *    (`new Hono`) or declares a Vault route table (`…: VaultRoute[] = [`). Its queries belong
- *    in the feature's `repo.ts`. ROUTE_FILES_WITH_QUERIES lists the route files that still
- *    break the rule; the list may only shrink (an entry that no longer breaks it is a problem).
+ *    in the feature's `repo.ts`. There is no exception.
+ * 8. Each wing owns its tables: src/db/schema/ssh.ts holds the secrets service's, and
+ *    src/db/schema/nocode.ts the no-code service's. A wing never imports the other wing's
+ *    schema file, and src/platform (B21: code both wings use) imports neither.
  *
  * Type-only imports count: a circle of types is still a circle a reader has to untangle.
  * Imports are read with the TypeScript scanner (ts.preProcessFile), so `import type`,
@@ -45,28 +47,16 @@ const WINGS = ["src/ssh", "src/nocode"];
 const FEATURE_PARENTS = ["src/ssh", "src/nocode", "src/lib", "src/platform"];
 /** Rule 6 (B21): what src/platform may import. */
 const PLATFORM_MAY_IMPORT = ["src/platform/", "src/lib/", "src/db/"];
-/**
- * Rule 7: the /api/v2 (no-code wing) route files that still run their own queries, recorded
- * when the rule was introduced. Their queries are still to move into each feature's repo.ts;
- * remove an entry when its file is refactored (the check fails while a stale entry remains).
- * Never add one: a new route file calls a repository instead.
- */
-const ROUTE_FILES_WITH_QUERIES = new Set([
-  "src/nocode/agent-pools/routes.ts",
-  "src/nocode/agents/protocol.ts",
-  "src/nocode/agents/routes.ts",
-  "src/nocode/console/routes.ts",
-  "src/nocode/no-code-modules/routes.ts",
-  "src/nocode/projects/routes.ts",
-  "src/nocode/registry/modules.ts",
-  "src/nocode/registry/protocol.ts",
-  "src/nocode/registry/uploads.ts",
-  "src/nocode/registry/versions.ts",
-  "src/nocode/releases/routes.ts",
-  "src/nocode/users/routes.ts",
-  "src/nocode/workspaces/locks.ts",
+/** Rule 8: the schema file of each wing's tables. */
+const WING_SCHEMAS = new Map([
+  ["src/ssh", "src/db/schema/ssh.ts"],
+  ["src/nocode", "src/db/schema/nocode.ts"],
 ]);
-const DB_SCHEMA = "src/db/schema.ts";
+
+/** Rule 7: whether `target` is a schema file (the tables of src/db/schema/). */
+function isSchemaFile(target) {
+  return target === "src/db/schema.ts" || target?.startsWith("src/db/schema/") === true;
+}
 
 /** Rule 7: whether `file` (with source `text`) is a route file. */
 function isRouteFile(file, text) {
@@ -130,7 +120,7 @@ function addEdge(into, from, to, example) {
   if (!edges.has(to)) edges.set(to, example);
 }
 
-/** Rule 7: route files that import drizzle-orm or src/db/schema.ts → the first such import. */
+/** Rule 7: route files that import drizzle-orm or a schema file → the first such import. */
 const routeFilesWithQueries = new Map();
 
 for (const file of tsFiles(src)) {
@@ -142,7 +132,7 @@ for (const file of tsFiles(src)) {
     const inLib = file.startsWith("src/lib/");
     if (routeFile && !routeFilesWithQueries.has(file)) {
       const target = specifier.startsWith(".") ? resolveRelative(file, specifier) : undefined;
-      if (isDrizzle(specifier) || target === DB_SCHEMA) routeFilesWithQueries.set(file, specifier);
+      if (isDrizzle(specifier) || isSchemaFile(target)) routeFilesWithQueries.set(file, specifier);
     }
     if (!specifier.startsWith(".")) {
       if (inLib && (specifier === "hono" || specifier.startsWith("hono/") || specifier.startsWith("cloudflare:"))) {
@@ -164,6 +154,13 @@ for (const file of tsFiles(src)) {
     const toWing = wingOf(target);
     if (fromWing && toWing && fromWing !== toWing)
       problems.push(`the wings never import each other: ${file} → ${target}`);
+    for (const [wing, schema] of WING_SCHEMAS) {
+      if (target !== schema) continue;
+      if (fromWing && fromWing !== wing)
+        problems.push(`a wing never imports the other wing's tables: ${file} → ${target}`);
+      if (file.startsWith("src/platform/"))
+        problems.push(`src/platform imports no wing's tables (B21): ${file} → ${target}`);
+    }
     if (inLib && !target.startsWith("src/lib/")) problems.push(`src/lib must stay pure: ${file} → ${target}`);
     if (file.startsWith("src/platform/") && !PLATFORM_MAY_IMPORT.some((allowed) => target.startsWith(allowed))) {
       problems.push(`src/platform imports only src/platform, src/lib and src/db (B21): ${file} → ${target}`);
@@ -177,18 +174,9 @@ for (const file of tsFiles(src)) {
 }
 
 for (const [file, specifier] of routeFilesWithQueries) {
-  if (ROUTE_FILES_WITH_QUERIES.has(file)) continue;
   problems.push(
-    `a route file imports no drizzle-orm or src/db/schema.ts (queries live in repo.ts): ${file} imports "${specifier}"`,
+    `a route file imports no drizzle-orm or schema file (queries live in repo.ts): ${file} imports "${specifier}"`,
   );
-}
-// The allow-list may only shrink; checked on the repository itself, not on a --root test tree.
-if (rootArg === -1) {
-  for (const file of ROUTE_FILES_WITH_QUERIES) {
-    if (!routeFilesWithQueries.has(file)) {
-      problems.push(`${file} no longer runs its own queries: remove it from ROUTE_FILES_WITH_QUERIES`);
-    }
-  }
 }
 
 /** Tarjan's strongly connected components: each component of more than one node is a circle. */
@@ -252,5 +240,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds; route files leave queries to repositories",
+  "check-imports: no import circle between feature folders or files; wings, src/lib and src/platform keep their bounds; each wing imports only its own tables; route files leave queries to repositories",
 );

@@ -20,7 +20,7 @@
  *   (decision N15) or as bare workspaces for the E3/E4 scale rows (docs/performance.md).
  */
 import { createDb } from "../../src/db/client";
-import { sshRoleCidrs, sshRoles } from "../../src/db/schema";
+import { sshRoleCidrs, sshRoles } from "../../src/db/schema/ssh";
 import { keyedHash, secretsEqual } from "../../src/lib/crypto/hmac";
 import { parseCidr } from "../../src/lib/net/ip";
 import type { AgentPool } from "../../src/nocode/agents/pool-object";

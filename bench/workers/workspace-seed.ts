@@ -19,7 +19,7 @@
 import { eq, getTableColumns } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createDb, type Db } from "../../src/db/client";
-import { runs, stateVersions, workspaces, workspaceVars } from "../../src/db/schema";
+import { runs, stateVersions, workspaces, workspaceVars } from "../../src/db/schema/nocode";
 import { newId } from "../../src/nocode/ids";
 
 /** What to copy and how many times. */

@@ -1,18 +1,20 @@
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle } from "drizzle-orm/d1";
-import * as schema from "./schema";
 
+// No `schema` option: every query uses drizzle's query builder over the tables each wing
+// imports from src/db/schema/, never the relational `db.query` API the option enables,
+// so the client needs no union of both wings' tables.
 function build(d1: D1Database) {
-  return drizzle(d1, { schema });
+  return drizzle(d1);
 }
 
 export type Db = ReturnType<typeof build>;
 
-// drizzle builds its schema maps on every call; the binding is the same object for the
-// life of an isolate, so one instance per binding keeps that work off every request.
+// drizzle builds a dialect and a session on every call; the binding is the same object for
+// the life of an isolate, so one instance per binding keeps that work off every request.
 const instances = new WeakMap<D1Database, Db>();
 
-/** The one way to reach D1: drizzle over the `DB` binding, with every table's schema. */
+/** The one way to reach D1: drizzle over the `DB` binding. */
 export function createDb(d1: D1Database): Db {
   let db = instances.get(d1);
   if (!db) {

@@ -4,13 +4,15 @@
  * stored (B2); the token itself appears once, in the create response. Each carries
  * `created-at`, `last-used-at` (written by ../auth.ts) and an optional `expired-at`.
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq } from "drizzle-orm";
 import * as v from "valibot";
 import type { Db } from "../db/client";
+import { type Page, type PageWindow, pageFrom } from "../db/page";
 import { nocodeTokens } from "../db/schema";
 import { generateNocodeToken, hashNocodeToken } from "./auth";
 import { newId } from "./ids";
 import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "./request/answers";
+import { nullableText } from "./request/document";
 import { isoTime } from "./respond";
 
 export type TokenRow = typeof nocodeTokens.$inferSelect;
@@ -95,6 +97,18 @@ export const expiredAtAttribute = v.optional(
 /** The attributes of an organization or team token create (a user token also takes a description). */
 export const tokenCreateAttributes = { "expired-at": expiredAtAttribute };
 
+/** Longest token description we store. */
+export const TOKEN_DESCRIPTION_MAX = 256;
+
+/** The optional `description` of a user or agent token create: a string of at most TOKEN_DESCRIPTION_MAX, or null. */
+export const tokenDescriptionAttribute = v.pipe(
+  nullableText("description"),
+  v.check(
+    (d) => typeof d !== "string" || d.length <= TOKEN_DESCRIPTION_MAX,
+    `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`,
+  ),
+);
+
 /** A token by its public id (`at-…`). */
 export function findTokenById(db: Db, id: string): Promise<TokenRow | undefined> {
   return db.select().from(nocodeTokens).where(eq(nocodeTokens.id, id)).get();
@@ -107,23 +121,19 @@ export async function revokeTokenById(db: Db, id: string): Promise<boolean> {
 }
 
 /** A user's tokens, newest first (one page). */
-export async function listUserTokens(
-  db: Db,
-  userId: string,
-  page: { offset: number; limit: number },
-): Promise<{ rows: TokenRow[]; total: number }> {
+export async function listUserTokens(db: Db, userId: string, page: PageWindow): Promise<Page<TokenRow>> {
   const where = and(eq(nocodeTokens.kind, "user"), eq(nocodeTokens.subjectId, userId));
-  const [rows, count] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(nocodeTokens)
       .where(where)
       .orderBy(desc(nocodeTokens.createdAt), desc(nocodeTokens.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: sql<number>`count(*)` }).from(nocodeTokens).where(where),
-  ]);
-  return { rows, total: count[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(nocodeTokens).where(where).all(),
+  );
 }
 
 /** The `authentication-tokens` resource (HCP's shape); `token` only on create. */

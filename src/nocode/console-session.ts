@@ -21,6 +21,10 @@
  *   with the attacker's token).
  */
 import { and, eq, gt, inArray, lte } from "drizzle-orm";
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { CookieOptions } from "hono/utils/cookie";
+import type { AppEnv } from "../app-env";
 import { createDb } from "../db/client";
 import { consoleSessions } from "../db/schema";
 import { randomBytes, toBase64Url } from "../lib/bytes";
@@ -32,6 +36,8 @@ import { ssoSessionFacts } from "./sso/repo";
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /** How long the sign-in form's pre-session cookie lives. */
 const SIGN_IN_TTL_SECONDS = 60 * 60;
+/** N16: the SSO cookie lives 10 minutes, as the state it is bound to. */
+const SSO_COOKIE_TTL_SECONDS = 10 * 60;
 
 const SESSION_PURPOSE = "console-session";
 const CSRF_PURPOSE = "console-csrf";
@@ -54,42 +60,61 @@ export interface ConsoleSession {
 }
 
 /** Whether the request reached us on a loopback host (no TLS there: cookies cannot be `Secure`). */
-export function isLoopback(url: URL): boolean {
+function isLoopback(url: URL): boolean {
   return url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]";
 }
 
-/** Cookie names: `__Host-` (Secure, no Domain, Path=/) wherever the cookie can be Secure. */
-export function cookieNames(url: URL): { session: string; signIn: string; sso: string } {
-  return isLoopback(url)
-    ? { session: "keyway_console", signIn: "keyway_console_sign_in", sso: "keyway_sso" }
-    : { session: "__Host-keyway_console", signIn: "__Host-keyway_console_sign_in", sso: "__Host-keyway_sso" };
+/**
+ * The console's cookies: the session, the sign-in form's pre-session cookie (CSRF double
+ * submit) and N16's SSO binding. Any Hono context of a request under /app can read and set them.
+ */
+type ConsoleCookie = "session" | "signIn" | "sso";
+const COOKIE_NAMES: Record<ConsoleCookie, string> = {
+  session: "keyway_console",
+  signIn: "keyway_console_sign_in",
+  sso: "keyway_sso",
+};
+
+/** A cookie's name: `__Host-` (Secure, no Domain, Path=/) wherever the cookie can be Secure. */
+function cookieName<E extends AppEnv>(c: Context<E>, cookie: ConsoleCookie): string {
+  return isLoopback(new URL(c.req.url)) ? COOKIE_NAMES[cookie] : `__Host-${COOKIE_NAMES[cookie]}`;
 }
 
 /**
- * A `Set-Cookie` value with N14's attributes. `Lax` only for N16's SSO cookie, which must
- * come back with the provider's cross-site redirect to the callback.
+ * N14's attributes: `HttpOnly`, `Path=/`, `Secure` except on loopback, `SameSite=Strict`;
+ * `Lax` only for N16's SSO cookie, which must come back with the provider's cross-site
+ * redirect to the callback.
  */
-export function cookieHeader(
-  url: URL,
-  name: string,
-  value: string,
-  maxAgeSeconds: number,
-  sameSite: "Strict" | "Lax" = "Strict",
-): string {
-  const secure = isLoopback(url) ? "" : "; Secure";
-  return `${name}=${value}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${maxAgeSeconds}${secure}`;
+function cookieOptions<E extends AppEnv>(c: Context<E>, cookie: ConsoleCookie): CookieOptions {
+  return {
+    path: "/",
+    httpOnly: true,
+    sameSite: cookie === "sso" ? "Lax" : "Strict",
+    secure: !isLoopback(new URL(c.req.url)),
+  };
 }
 
-/** The value of cookie `name`, or null. */
-export function readCookie(headers: Headers, name: string): string | null {
-  const raw = headers.get("cookie");
-  if (!raw) return null;
-  for (const part of raw.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
+/** How long each cookie lives, in seconds. */
+const COOKIE_MAX_AGE: Record<ConsoleCookie, number> = {
+  session: Math.floor(SESSION_TTL_MS / 1000),
+  signIn: SIGN_IN_TTL_SECONDS,
+  sso: SSO_COOKIE_TTL_SECONDS,
+};
+
+/** Set `cookie` to `value` on the answer, for its lifetime. */
+export function setConsoleCookie<E extends AppEnv>(c: Context<E>, cookie: ConsoleCookie, value: string): void {
+  setCookie(c, cookieName(c, cookie), value, { ...cookieOptions(c, cookie), maxAge: COOKIE_MAX_AGE[cookie] });
+}
+
+/** Clear `cookie` in the browser (an empty value with `Max-Age=0`, the same attributes). */
+export function clearConsoleCookie<E extends AppEnv>(c: Context<E>, cookie: ConsoleCookie): void {
+  deleteCookie(c, cookieName(c, cookie), cookieOptions(c, cookie));
+}
+
+/** The request's `cookie`, or null when it has none, or not one we could have set. */
+function readConsoleCookie<E extends AppEnv>(c: Context<E>, cookie: ConsoleCookie): string | null {
+  const value = getCookie(c, cookieName(c, cookie));
+  return value !== undefined && COOKIE_VALUE.test(value) ? value : null;
 }
 
 const newCookieValue = () => toBase64Url(randomBytes(32));
@@ -101,7 +126,7 @@ export function mayOpenSession(caller: NocodeCaller | null): caller is ConsoleSe
 
 /**
  * Open a session for `token` (already resolved to a user or team caller). Returns the
- * cookie value; the caller sets it. Expired sessions are swept here, a bounded number
+ * cookie value; the caller sets it ({@link setConsoleCookie}). Expired sessions are swept here, a bounded number
  * per sign-in.
  */
 export async function openSession(env: Env, token: string, now = Date.now()): Promise<string> {
@@ -149,9 +174,13 @@ async function insertSession(
  * The session of the request, or null: no cookie, an unknown or expired session, or a
  * token that no longer resolves to a user or team (then the session row is deleted).
  */
-export async function currentSession(env: Env, request: Request, now = Date.now()): Promise<ConsoleSession | null> {
-  const id = readCookie(request.headers, cookieNames(new URL(request.url)).session);
-  if (!id || !COOKIE_VALUE.test(id)) return null;
+export async function currentSession<E extends AppEnv>(
+  c: Context<E>,
+  now = Date.now(),
+): Promise<ConsoleSession | null> {
+  const env = c.env;
+  const id = readConsoleCookie(c, "session");
+  if (!id) return null;
   const db = createDb(env.DB);
   const idHash = await keyedHash(env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id);
   const row = await db
@@ -180,12 +209,17 @@ export async function currentSession(env: Env, request: Request, now = Date.now(
   return { caller, csrf: await keyedHash(env.KEYWAY_HASH_KEY, CSRF_PURPOSE, id), expiresAt: row.expiresAt, sso };
 }
 
-/** End the request's session (sign-out): its row is deleted, so the cookie opens nothing any more. */
-export async function endSession(env: Env, request: Request): Promise<void> {
-  const id = readCookie(request.headers, cookieNames(new URL(request.url)).session);
-  if (!id || !COOKIE_VALUE.test(id)) return;
-  const idHash = await keyedHash(env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id);
-  await createDb(env.DB).delete(consoleSessions).where(eq(consoleSessions.idHash, idHash)).run();
+/**
+ * End the request's session (sign-out): its row is deleted, so the cookie opens nothing any
+ * more, and the answer clears the cookie.
+ */
+export async function endSession<E extends AppEnv>(c: Context<E>): Promise<void> {
+  const id = readConsoleCookie(c, "session");
+  if (id) {
+    const idHash = await keyedHash(c.env.KEYWAY_HASH_KEY, SESSION_PURPOSE, id);
+    await createDb(c.env.DB).delete(consoleSessions).where(eq(consoleSessions.idHash, idHash)).run();
+  }
+  clearConsoleCookie(c, "session");
 }
 
 /** Whether `given` is the session's CSRF token (constant-time comparison). */
@@ -194,29 +228,26 @@ export async function csrfMatches(session: ConsoleSession, given: string | undef
   return presentedValuesEqual(given, session.csrf);
 }
 
-/** The sign-in form's pre-session cookie and the CSRF token the form carries for it. */
-export async function signInChallenge(env: Env, request: Request): Promise<{ cookie: string | null; csrf: string }> {
-  const names = cookieNames(new URL(request.url));
-  const existing = readCookie(request.headers, names.signIn);
-  const value = existing && COOKIE_VALUE.test(existing) ? existing : newCookieValue();
-  const csrf = await keyedHash(env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value);
-  return {
-    cookie: value === existing ? null : cookieHeader(new URL(request.url), names.signIn, value, SIGN_IN_TTL_SECONDS),
-    csrf,
-  };
+/**
+ * The CSRF token the sign-in form carries for its pre-session cookie; the answer sets that
+ * cookie when the request came without one.
+ */
+export async function signInChallenge<E extends AppEnv>(c: Context<E>): Promise<string> {
+  let value = readConsoleCookie(c, "signIn");
+  if (value === null) {
+    value = newCookieValue();
+    setConsoleCookie(c, "signIn", value);
+  }
+  return keyedHash(c.env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value);
 }
 
 /** Whether a sign-in POST carries the CSRF token of its pre-session cookie. */
-export async function signInCsrfMatches(env: Env, request: Request, given: string | undefined): Promise<boolean> {
-  const value = readCookie(request.headers, cookieNames(new URL(request.url)).signIn);
-  if (!value || !COOKIE_VALUE.test(value) || typeof given !== "string") return false;
-  return presentedValuesEqual(given, await keyedHash(env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value));
+export async function signInCsrfMatches<E extends AppEnv>(c: Context<E>, given: string | undefined): Promise<boolean> {
+  const value = readConsoleCookie(c, "signIn");
+  if (!value || typeof given !== "string") return false;
+  return presentedValuesEqual(given, await keyedHash(c.env.KEYWAY_HASH_KEY, SIGN_IN_CSRF_PURPOSE, value));
 }
 
-export { SIGN_IN_TTL_SECONDS };
-
-/** N16: the SSO cookie lives 10 minutes, as the state it is bound to. */
-export const SSO_COOKIE_TTL_SECONDS = 10 * 60;
 const SSO_COOKIE_PURPOSE = "console-sso";
 
 /**
@@ -229,8 +260,8 @@ export async function newSsoBinding(env: Env): Promise<{ value: string; hash: st
 }
 
 /** The HMAC of the request's SSO cookie, or null when it has none (or not one we could have set). */
-export async function ssoBindingOf(env: Env, request: Request): Promise<string | null> {
-  const value = readCookie(request.headers, cookieNames(new URL(request.url)).sso);
-  if (!value || !COOKIE_VALUE.test(value)) return null;
-  return keyedHash(env.KEYWAY_HASH_KEY, SSO_COOKIE_PURPOSE, value);
+export async function ssoBindingOf<E extends AppEnv>(c: Context<E>): Promise<string | null> {
+  const value = readConsoleCookie(c, "sso");
+  if (!value) return null;
+  return keyedHash(c.env.KEYWAY_HASH_KEY, SSO_COOKIE_PURPOSE, value);
 }

@@ -5,7 +5,7 @@
  */
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { sshMountTune } from "../db/schema";
+import { sshMountTune } from "../db/schema/ssh";
 
 /** Vault's system default and maximum lease TTL: 768h. */
 export const SYSTEM_LEASE_TTL_SECONDS = 768 * 3600;

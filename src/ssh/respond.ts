@@ -32,6 +32,17 @@ export function vaultEnvelope(req: RequestIdentity, options: VaultEnvelopeOption
   };
 }
 
+/**
+ * The `data` of a Vault list with `key_info` (`GET …?list=true`): `keys` in the rows' order
+ * and one `key_info` entry per key. An empty list is the caller's 404 (`notFound()`), as Vault
+ * answers one.
+ */
+export function keyedList<Row>(rows: readonly Row[], keyOf: (row: Row) => string, infoOf: (row: Row) => unknown) {
+  const keyInfo: Record<string, unknown> = {};
+  for (const row of rows) keyInfo[keyOf(row)] = infoOf(row);
+  return { keys: rows.map(keyOf), key_info: keyInfo };
+}
+
 /** A JSON answer with `status`; the one place /v1 serialises JSON. */
 export function jsonResponse(body: unknown, status: number): Response {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });

@@ -115,3 +115,13 @@ export const REFUSED_RETURNS: readonly string[] = [
   "/app/~",
   `/app/${"x".repeat(1100)}`,
 ];
+
+/**
+ * A `Set-Cookie` line as a browser reads it (RFC 6265 §5.2): the name, the value, and the
+ * attributes as a sorted list, since their order carries no meaning.
+ */
+export function parseSetCookie(line: string): { name: string; value: string; attributes: string[] } {
+  const [pair = "", ...attributes] = line.split(";").map((part) => part.trim());
+  const eq = pair.indexOf("=");
+  return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes: attributes.sort() };
+}

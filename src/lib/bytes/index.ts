@@ -103,6 +103,11 @@ export function fromHex(text: string): Uint8Array {
 
 /** Concatenate byte arrays. */
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  return joinBytes(parts);
+}
+
+/** Concatenate a list of byte arrays, such as the chunks of a stream (any number: never spread as arguments). */
+export function joinBytes(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
   let length = 0;
   for (const p of parts) length += p.length;
   const out = new Uint8Array(length);

@@ -56,13 +56,18 @@ export function importAlgorithm(material: PrivateKeyMaterial, hash: HashName = "
 }
 
 /** Imports a private key for signing (non-extractable). */
-export async function importPrivateKey(material: PrivateKeyMaterial, hash: HashName = "SHA-256"): Promise<CryptoKey> {
+export function importPrivateKey(material: PrivateKeyMaterial, hash: HashName = "SHA-256"): Promise<CryptoKey> {
+  return importPkcs8(material, hash, false);
+}
+
+/** A private key as WebCrypto's signing key; WebCrypto's refusal becomes `INVALID_KEY`. */
+async function importPkcs8(material: PrivateKeyMaterial, hash: HashName, extractable: boolean): Promise<CryptoKey> {
   try {
     return await crypto.subtle.importKey(
       "pkcs8",
       toArrayBuffer(encodePkcs8(material)),
       importAlgorithm(material, hash),
-      false,
+      extractable,
       ["sign"],
     );
   } catch (e) {
@@ -108,22 +113,7 @@ export async function publicKeyOf(material: PrivateKeyMaterial): Promise<SshPubl
 }
 
 async function exportJwk(material: PrivateKeyMaterial): Promise<JsonWebKey> {
-  let key: CryptoKey;
-  try {
-    key = await crypto.subtle.importKey(
-      "pkcs8",
-      toArrayBuffer(encodePkcs8(material)),
-      importAlgorithm(material),
-      true,
-      ["sign"],
-    );
-  } catch (e) {
-    throw new SshKeyError(
-      "INVALID_KEY",
-      `the private key was rejected by WebCrypto: ${e instanceof Error ? e.message : String(e)}`,
-      { cause: e },
-    );
-  }
+  const key = await importPkcs8(material, "SHA-256", true);
   return (await crypto.subtle.exportKey("jwk", key)) as JsonWebKey;
 }
 

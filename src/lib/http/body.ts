@@ -3,7 +3,7 @@
  * first the declared Content-Length, then the bytes actually streamed.
  */
 
-import { fromUtf8 } from "../bytes";
+import { fromUtf8, joinBytes } from "../bytes";
 
 /** B5: JSON request bodies on both APIs. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -52,13 +52,7 @@ export async function readLimitedBytes(request: Request, limit: number): Promise
     }
     chunks.push(value);
   }
-  const all = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return all;
+  return joinBytes(chunks);
 }
 
 /** Read the raw body as UTF-8 text within `limit` bytes. */

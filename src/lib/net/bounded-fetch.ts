@@ -5,6 +5,8 @@
  * (`https://`, plain `http://` only for loopback) are checked by `checkFetchableUrl`.
  */
 
+import { joinBytes } from "../bytes";
+
 export class BoundedFetchError extends Error {}
 
 export interface BoundedFetchOptions {
@@ -103,13 +105,7 @@ export async function readCappedBytes(
     throw fail(controller.signal.aborted ? "no complete answer in time" : `${err}`);
   }
   if (tooLarge) throw fail(`the answer is larger than ${maxBytes} bytes`);
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return joinBytes(chunks);
 }
 
 /**

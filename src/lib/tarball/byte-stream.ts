@@ -9,6 +9,7 @@
  * slice at a time and only while a read is waiting for output, so inflation stops when
  * the extractor stops reading.
  */
+import { joinBytes } from "../bytes";
 
 /** gzip member magic (RFC 1952 §2.3.1). */
 const GZIP_MAGIC_1 = 0x1f;
@@ -197,12 +198,7 @@ export async function openGunzip(input: Uint8Array | ReadableStream<Uint8Array>)
     parts.push(value);
     length += value.length;
   }
-  const first = new Uint8Array(length);
-  let offset = 0;
-  for (const p of parts) {
-    first.set(p, offset);
-    offset += p.length;
-  }
+  const first = joinBytes(parts);
   if (!isGzipMagic(first)) {
     await reader.cancel().catch(() => {});
     return { ok: false, error: "not a gzip archive" };

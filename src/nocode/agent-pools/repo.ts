@@ -2,6 +2,7 @@
 import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
 import { agentPools, agents } from "../../db/schema";
 
 export type AgentPoolRow = typeof agentPools.$inferSelect;
@@ -20,18 +21,18 @@ export function agentPoolInOrganizationQuery(db: Db, organization: string, id: s
     .limit(1);
 }
 
+/** Inserts an agent pool; its UNIQUE (organization, name) index refuses a taken name (see insertUnique). */
+export function insertAgentPool(db: Db, pool: AgentPoolRow) {
+  return db.insert(agentPools).values(pool);
+}
+
 /** A page of an organization's agent pools by name and the total count. */
-export async function listAgentPools(
-  db: Db,
-  organization: string,
-  page: { offset: number; size: number },
-): Promise<{ rows: AgentPoolRow[]; total: number }> {
+export async function listAgentPools(db: Db, organization: string, page: PageWindow): Promise<Page<AgentPoolRow>> {
   const where = eq(agentPools.organization, organization);
-  const [rows, totals] = await Promise.all([
+  return pageFrom(
     db.select().from(agentPools).where(where).orderBy(agentPools.name).limit(page.size).offset(page.offset).all(),
     db.select({ n: count() }).from(agentPools).where(where).all(),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+  );
 }
 
 /**

@@ -3,26 +3,23 @@
  * `GET /agent-pools/:id`. Creating needs `manage-agent-pools` (owners and the
  * organization token have it); any member reads.
  */
-import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { inJsonList } from "../../db/json-list";
-import { agentPools, projects } from "../../db/schema";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, NocodeError } from "../errors";
 import { isId, newId } from "../ids";
+import { projectIdsInOrganization } from "../projects/repo";
 import { pagedList, single } from "../request/answers";
-import { flag, members, requiredName, resourceDocument } from "../request/document";
+import { flag, members, requiredPlainName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageQuery } from "../request/query";
-import { jsonApi } from "../respond";
+import { pageOf, pageQuery } from "../request/query";
+import { jsonApi, jsonApiPage } from "../respond";
 import { rights, scope } from "../route-rights";
-import { type AgentPoolRow, agentCounts, findAgentPool, listAgentPools } from "./repo";
+import { type AgentPoolRow, agentCounts, findAgentPool, insertAgentPool, listAgentPools } from "./repo";
 import { agentPoolAnswer, serializeAgentPool } from "./serialize";
 
 /** Agent pool names: letters, digits, `-` and `_` (HCP Terraform's agent pools API), at most 90 characters (our choice). */
-export const AGENT_POOL_NAME = /^[A-Za-z0-9_-]+$/;
 export const AGENT_POOL_NAME_MAX = 90;
 
 export const agentPoolRoutes = new Hono<NocodeEnv>();
@@ -56,12 +53,7 @@ const agentPoolCreate = operation({
   body: resourceDocument({
     types: ["agent-pools", "agent-pool"],
     attributes: {
-      name: requiredName(
-        "name",
-        AGENT_POOL_NAME_MAX,
-        AGENT_POOL_NAME,
-        "Name may only contain letters, numbers, dashes (-), and underscores (_)",
-      ),
+      name: requiredPlainName("name", AGENT_POOL_NAME_MAX),
       "organization-scoped": flag("organization-scoped"),
     },
     relationships: {
@@ -85,11 +77,7 @@ agentPoolRoutes.post(
     const allowedProjects = idsOf(relationships["allowed-projects"]);
     const excludedWorkspaces = idsOf(relationships["excluded-workspaces"]);
     if (allowedProjects.length > 0) {
-      const found = await db
-        .select({ id: projects.id })
-        .from(projects)
-        .where(and(eq(projects.organization, organization), inJsonList(projects.id, allowedProjects)))
-        .all();
+      const found = await projectIdsInOrganization(db, organization, allowedProjects);
       if (found.length !== allowedProjects.length) {
         throw new NocodeError(
           "invalid_attribute",
@@ -109,12 +97,7 @@ agentPoolRoutes.post(
       excludedWorkspaces: JSON.stringify(excludedWorkspaces),
       createdAt: Date.now(),
     };
-    try {
-      await db.insert(agentPools).values(pool);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
-      throw err;
-    }
+    await insertUnique(insertAgentPool(db, pool), () => invalidAttribute("name", "Name has already been taken"));
     return jsonApi({ data: serializeAgentPool(pool, 0) }, 201);
   },
 );
@@ -129,17 +112,13 @@ const agentPoolList = operation({
 agentPoolRoutes.get("/organizations/:org/agent-pools", rights({ right: "member" }), agentPoolList, async (c) => {
   const db = c.var.db;
   const organization = c.req.param("org");
-  const url = new URL(c.req.url);
   const page = pageOf(agentPoolList.query(c));
-  const { rows, total } = await listAgentPools(db, organization, page);
+  const listed = await listAgentPools(db, organization, page);
   const counts = await agentCounts(
     db,
-    rows.map((r) => r.id),
+    listed.rows.map((r) => r.id),
   );
-  return jsonApi({
-    data: rows.map((row) => serializeAgentPool(row, counts.get(row.id) ?? 0)),
-    ...pageDocument(url, page, total),
-  });
+  return jsonApiPage(c.req.url, page, listed, (row) => serializeAgentPool(row, counts.get(row.id) ?? 0));
 });
 
 const agentPoolShow = operation({

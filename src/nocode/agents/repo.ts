@@ -1,7 +1,9 @@
 /** D1 access of the execution plane (decisions N17, N18): agent tokens, agents, jobs. */
-import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { agentJobLogChunks, agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
+import type { TokenRow } from "../api-tokens";
 
 export type AgentRow = typeof agents.$inferSelect;
 export type AgentJobRow = typeof agentJobs.$inferSelect;
@@ -37,19 +39,19 @@ export function poolTokens(db: Db, poolId: string): Promise<{ hash: string; id: 
 }
 
 /** A pool's agent tokens, newest first, and their total. */
-export async function listPoolTokens(db: Db, poolId: string, page: { offset: number; limit: number }) {
+export async function listPoolTokens(db: Db, poolId: string, page: PageWindow): Promise<Page<TokenRow>> {
   const where = and(eq(nocodeTokens.kind, "agent"), eq(nocodeTokens.subjectId, poolId));
-  const [rows, totals] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(nocodeTokens)
       .where(where)
       .orderBy(desc(nocodeTokens.createdAt))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: sql<number>`count(*)` }).from(nocodeTokens).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(nocodeTokens).where(where).all(),
+  );
 }
 
 /** An agent by id. */
@@ -61,22 +63,27 @@ export function findAgent(db: Db, id: string): Promise<AgentRow | undefined> {
 export async function listPoolAgents(
   db: Db,
   poolId: string,
-  page: { offset: number; limit: number },
+  page: PageWindow,
   since?: number,
-): Promise<{ rows: AgentRow[]; total: number }> {
+): Promise<Page<AgentRow>> {
   const where: SQL | undefined =
     since === undefined ? eq(agents.poolId, poolId) : and(eq(agents.poolId, poolId), gte(agents.lastPingAt, since));
-  const [rows, totals] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(agents)
       .where(where)
       .orderBy(desc(agents.createdAt), desc(agents.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: sql<number>`count(*)` }).from(agents).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(agents).where(where).all(),
+  );
+}
+
+/** Deletes an agent's row (its pool's Durable Object has ended its session first). */
+export async function deleteAgent(db: Db, id: string): Promise<void> {
+  await db.delete(agents).where(eq(agents.id, id)).run();
 }
 
 /** Set the status (and optionally the last ping) of agents. */
@@ -99,6 +106,52 @@ export function findLiveJobOfRun(db: Db, runId: string): Promise<AgentJobRow | u
     .from(agentJobs)
     .where(and(eq(agentJobs.runId, runId), inArray(agentJobs.status, ["queued", "running"])))
     .get();
+}
+
+/** The plan job of a run (an apply job reads what its plan uploaded). */
+export function findPlanJobOfRun(db: Db, runId: string): Promise<AgentJobRow | undefined> {
+  return db
+    .select()
+    .from(agentJobs)
+    .where(and(eq(agentJobs.runId, runId), eq(agentJobs.phase, "plan")))
+    .get();
+}
+
+/** Set `set` on a job while it is `running` (an upload of the agent that runs it). */
+export function updateRunningJobQuery(db: Db, jobId: string, set: Partial<AgentJobRow>, at: number) {
+  return db
+    .update(agentJobs)
+    .set({ ...set, updatedAt: at })
+    .where(and(eq(agentJobs.id, jobId), eq(agentJobs.status, "running")));
+}
+
+/**
+ * Record a log chunk of `length` bytes stored as `objectId` at byte `offset` of a job's log,
+ * only while the job's stored log length is still `offset` (batch it before
+ * advanceJobLogQuery: a concurrent append that moved the length first wins).
+ */
+export function insertLogChunkQuery(db: Db, jobId: string, offset: number, length: number, objectId: string) {
+  return db
+    .insert(agentJobLogChunks)
+    .select(
+      sql`SELECT ${jobId}, ${offset}, ${length}, ${objectId}
+        WHERE EXISTS (SELECT 1 FROM agent_jobs WHERE id = ${jobId} AND log_length = ${offset})`,
+    )
+    .onConflictDoNothing();
+}
+
+/** Move a job's stored log length from `from` to `to` (conditional); returns the new length when it moved. */
+export function advanceJobLogQuery(db: Db, jobId: string, from: number, to: number, at: number) {
+  return db
+    .update(agentJobs)
+    .set({ logLength: to, updatedAt: at })
+    .where(and(eq(agentJobs.id, jobId), eq(agentJobs.logLength, from)))
+    .returning({ length: agentJobs.logLength });
+}
+
+/** A job's stored log length (undefined when the job is gone). */
+export function findJobLogLength(db: Db, jobId: string): Promise<{ length: number } | undefined> {
+  return db.select({ length: agentJobs.logLength }).from(agentJobs).where(eq(agentJobs.id, jobId)).get();
 }
 
 /**

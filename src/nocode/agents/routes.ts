@@ -9,24 +9,21 @@
  *   call answers 401, its job is canceled) and it is no longer listed.
  * Not permitted → 404 (N10).
  */
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { agents } from "../../db/schema";
 import { agentPoolById } from "../agent-pools/routes";
-import { issueToken, serializeToken, tokenAnswer, tokenResourceAnswer } from "../api-tokens";
+import { issueToken, serializeToken, tokenAnswer, tokenDescriptionAttribute, tokenResourceAnswer } from "../api-tokens";
 import { hashNocodeToken } from "../auth";
 import type { NocodeEnv } from "../env";
 import { orNull, pagedList, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
-import { nullableText, optionalResourceDocument } from "../request/document";
+import { optionalResourceDocument } from "../request/document";
 import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageParameters, pageQuery } from "../request/query";
-import { isoTime, jsonApi, noContent } from "../respond";
+import { pageOf, pageParameters, pageQuery } from "../request/query";
+import { isoTime, jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
-import { TOKEN_DESCRIPTION_MAX } from "../users/routes";
 import type { AgentPool } from "./pool-object";
 import { poolStub } from "./pool-stub";
-import { type AgentRow, type AgentStatus, findAgent, listPoolAgents, listPoolTokens } from "./repo";
+import { type AgentRow, type AgentStatus, deleteAgent, findAgent, listPoolAgents, listPoolTokens } from "./repo";
 
 export const agentRoutes = new Hono<NocodeEnv>();
 
@@ -79,15 +76,7 @@ const poolTokenCreate = operation({
   summary: "Create an agent token of a pool (manage-agent-pools: N17); the token is shown only here",
   body: optionalResourceDocument({
     types: ["authentication-tokens", "authentication-token"],
-    attributes: {
-      description: v.pipe(
-        nullableText("description"),
-        v.check(
-          (d) => typeof d !== "string" || d.length <= TOKEN_DESCRIPTION_MAX,
-          `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`,
-        ),
-      ),
-    },
+    attributes: { description: tokenDescriptionAttribute },
   }),
   answers: { 201: { description: "The new agent token", schema: tokenAnswer } },
 });
@@ -129,11 +118,8 @@ agentRoutes.get(
     const db = c.var.db;
     const pool = agentPoolById.of(c);
     const page = pageOf(poolTokenList.query(c));
-    const { rows, total } = await listPoolTokens(db, pool.id, { offset: page.offset, limit: page.size });
-    return jsonApi({
-      data: rows.map((row) => serializeToken(row, null).data),
-      ...pageDocument(new URL(c.req.url), page, total),
-    });
+    const listed = await listPoolTokens(db, pool.id, page);
+    return jsonApiPage(c.req.url, page, listed, (row) => serializeToken(row, null).data);
   },
 );
 
@@ -165,14 +151,11 @@ agentRoutes.get(
     const query = agentList.query(c);
     const page = pageOf(query);
     const since = query["filter[last-ping-since]"];
-    const [{ rows, total }, live] = await Promise.all([
-      listPoolAgents(db, pool.id, { offset: page.offset, limit: page.size }, since),
+    const [listed, live] = await Promise.all([
+      listPoolAgents(db, pool.id, page, since),
       poolStub(c.env, pool.id).statuses(),
     ]);
-    return jsonApi({
-      data: rows.map((row) => serializeAgent(row, live)),
-      ...pageDocument(new URL(c.req.url), page, total),
-    });
+    return jsonApiPage(c.req.url, page, listed, (row) => serializeAgent(row, live));
   },
 );
 
@@ -202,7 +185,7 @@ agentRoutes.delete(
     const db = c.var.db;
     const agent = agentById.of(c);
     await poolStub(c.env, agent.poolId).removeAgent(agent.id);
-    await db.delete(agents).where(eq(agents.id, agent.id)).run();
+    await deleteAgent(db, agent.id);
     return noContent();
   },
 );

@@ -1,15 +1,19 @@
 /**
  * The console's two static assets (N14): one plain stylesheet and one small script,
- * served from `/app/~/` with long caching (their URLs carry a version). No build step:
- * they are kept here as text. The script only refreshes the runs of a page while a run
- * is in progress; every page works without it.
+ * served from `/app/~/` with long caching. No build step: they are kept here as text. The
+ * script only refreshes the runs of a page while a run is in progress; every page works
+ * without it.
+ *
+ * Each asset's URL carries a hash of its bytes (`/app/~/console.<hash>.css`), computed
+ * once per isolate, so a changed asset always has a new URL and a cached copy is never
+ * stale. Only the current URLs are served: any other `console.*` name (an older hash, the
+ * unhashed name) is 404 and never cached, so a browser holding a page of another version
+ * of the Worker retries later instead of caching these bytes under a URL that names others.
  */
+import { toHex, utf8 } from "../../lib/bytes";
 import { PLAN_CHANGES_CSS } from "../plan-page/render-changes";
 
-/** Bump when either asset changes (it is part of their URLs). */
-export const ASSET_VERSION = "4";
-
-export const CONSOLE_CSS = `
+const CONSOLE_CSS = `
 :root {
   --ink: #1b1f24; --muted: #4f5863; --line: #d5dae0; --bg: #f6f7f9; --card: #ffffff;
   --accent: #1d4ed8; --accent-ink: #ffffff; --danger: #b42318; --ok: #067647; --warn-bg: #fff6d6; --warn-line: #c9a227;
@@ -107,7 +111,7 @@ ${PLAN_CHANGES_CSS}`;
  * (`[data-live]` on the runs section), fetch the same page every 2 s and swap in the new
  * `main`. Stops as soon as no run is in progress, when the tab is hidden, or on any error.
  */
-export const CONSOLE_JS = `
+const CONSOLE_JS = `
 (function () {
   "use strict";
   var busy = false;
@@ -130,3 +134,41 @@ export const CONSOLE_JS = `
   var timer = setInterval(tick, 2000);
 })();
 `;
+
+/** A served asset: its file name under `/app/~/` (with the hash of its bytes), bytes and type. */
+export interface ConsoleAsset {
+  file: string;
+  body: string;
+  contentType: string;
+}
+
+/** How many hex digits of the SHA-256 a URL carries (64 bits: no two versions meet). */
+const HASH_DIGITS = 16;
+
+async function hashed(ext: "css" | "js", body: string, contentType: string): Promise<ConsoleAsset> {
+  const digest = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(body))));
+  return { file: `console.${digest.slice(0, HASH_DIGITS)}.${ext}`, body, contentType };
+}
+
+/** The hashed assets, once an isolate's first request computed them (a value, never a pending load). */
+let hashedAssets: { css: ConsoleAsset; js: ConsoleAsset } | undefined;
+
+/**
+ * The stylesheet and the script with their file names: hashed by the isolate's first
+ * request (two SHA-256 digests of a few kilobytes), then read from `hashedAssets`.
+ */
+export async function consoleAssets(): Promise<{ css: ConsoleAsset; js: ConsoleAsset }> {
+  if (hashedAssets) return hashedAssets;
+  const [css, js] = await Promise.all([
+    hashed("css", CONSOLE_CSS, "text/css; charset=utf-8"),
+    hashed("js", CONSOLE_JS, "text/javascript; charset=utf-8"),
+  ]);
+  hashedAssets ??= { css, js };
+  return hashedAssets;
+}
+
+/** The asset served as `file` (a current file name), or undefined. */
+export async function consoleAsset(file: string): Promise<ConsoleAsset | undefined> {
+  const { css, js } = await consoleAssets();
+  return [css, js].find((asset) => asset.file === file);
+}

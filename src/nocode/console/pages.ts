@@ -5,7 +5,9 @@
  * never reach this module: variables arrive with `value: null` when sensitive.
  */
 import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSession } from "../console-session";
+import type { MessageFrame } from "../message-page";
 import { type Markup, pageHead } from "../page-head";
 import type { EnginePlanView, PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
@@ -15,7 +17,7 @@ import type { RolloutItemRow, RolloutRow } from "../rollouts/repo";
 import { CANCELABLE_RUN_STATUSES, type RunRow } from "../runs/repo";
 import { planOf } from "../runs/serialize";
 import type { WorkspaceRow, WorkspaceVarRow } from "../workspaces/repo";
-import { ASSET_VERSION } from "./assets";
+import { consoleAssets } from "./assets";
 import type { FormErrors, FormField, FormValues } from "./form";
 import { type CatalogEntry, moduleAddress } from "./repo";
 
@@ -36,15 +38,30 @@ export const rolloutPath = (org: string, id: string) => `/app/${enc(org)}/rollou
 export const reviewPath = (org: string, name: string, runId: string) =>
   `${workspacePath(org, name)}/upgrade/${enc(runId)}`;
 
+/**
+ * The stylesheet's `<link>` and, with `script`, the script's `<script>`, at their current
+ * URLs (./assets.ts; their hashes are ready after the isolate's first page, so the markup
+ * is a Promise, which Hono's `html` and `c.html` resolve).
+ */
+export function assetTags(options: { script: boolean }): Promise<HtmlEscapedString> {
+  return consoleAssets().then(
+    ({ css, js }) =>
+      html`<link rel="stylesheet" href="/app/~/${css.file}">${
+        options.script
+          ? html`
+<script src="/app/~/${js.file}" defer></script>`
+          : ""
+      }`,
+  );
+}
+
 /** The page around `body`. */
 export function layout(title: string, body: Markup, viewer: Viewer | null, crumbs: Markup | "" = ""): Markup {
   const who = viewer
     ? html`<div class="who"><span>Signed in as <strong>${viewer.label}</strong></span>${viewer.session.caller.kind === "user" ? html`<a href="/app/settings/tokens">API tokens</a>` : ""}
 <form method="post" action="/app/~/sign-out"><input type="hidden" name="csrf" value="${viewer.session.csrf}"><button type="submit">Sign out</button></form></div>`
     : "";
-  const assets = html`<link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">
-<script src="/app/~/console.js?v=${ASSET_VERSION}" defer></script>`;
-  return html`${pageHead(`${title} · Keyway`, assets)}<body>
+  return html`${pageHead(`${title} · Keyway`, assetTags({ script: true }))}<body>
 <a class="skip" href="#content">Skip to content</a>
 <header class="top"><a href="/app">Keyway</a>${who}</header>
 <main id="content">
@@ -55,13 +72,10 @@ ${body}
 </html>`;
 }
 
-/** A short page: a refusal, a conflict, a missing page. */
-export function messagePage(title: string, text: string, viewer: Viewer | null): Markup {
-  return layout(
-    title,
-    html`<h1>${title}</h1><p>${text}</p><p><a href="/app">Back to your organizations</a></p>`,
-    viewer,
-  );
+/** The console's frame of a message page (../message-page.ts): the layout, and a way back. */
+export function consoleFrame(viewer: Viewer | null): MessageFrame {
+  return (title, message) =>
+    layout(title, html`${message}<p><a href="/app">Back to your organizations</a></p>`, viewer);
 }
 
 /** Sign in with a user or team token (or the organization's single sign-on), then go to `returnTo` (already checked: a console path). */

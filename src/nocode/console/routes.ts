@@ -4,7 +4,8 @@
  * run actions) and exactly N10's permissions (a page the caller may not see is 404).
  *
  * Paths (`~` cannot start an organization name, so the console's own pages never hide one):
- * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.css|js`;
+ * - `/app/~/sign-in` (GET form, POST), `/app/~/sign-out` (POST), `/app/~/console.<hash>.css|js`
+ *   (./assets.ts: the hash of the asset's bytes is part of its URL);
  * - `/app/~/sso/:org/start` (POST) and `/app/~/sso/:org/callback` (GET): an organization's
  *   single sign-on (N16, ./sso.ts), and `/app/~/sso/start` (POST), its start by organization name;
  * - `/app` the caller's organizations; `/app/:org` its no-code catalog and workspaces;
@@ -21,33 +22,32 @@
  * style; every POST needs the session's CSRF token (403 without it) and a same-origin
  * `Origin` when the browser sends one.
  */
-import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import { createDb, type Db } from "../../db/client";
-import { teams } from "../../db/schema";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import { findTokenById, issueToken, listUserTokens, revokeTokenById } from "../api-tokens";
+import { findTokenById, issueToken, listUserTokens, revokeTokenById, TOKEN_DESCRIPTION_MAX } from "../api-tokens";
 import { authenticateNocode } from "../auth";
 import { clearNocodeCacheAfterWrite } from "../cache";
 import {
   type ConsoleSession,
-  cookieHeader,
-  cookieNames,
+  clearConsoleCookie,
   csrfMatches,
   currentSession,
   endSession,
   mayOpenSession,
   openSession,
-  SESSION_TTL_MS,
+  setConsoleCookie,
   signInChallenge,
   signInCsrfMatches,
 } from "../console-session";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
+import { messageAnswer } from "../message-page";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
+import type { Markup } from "../page-head";
 import { loadEnginePlan } from "../plan-page/engine-plan";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
@@ -59,20 +59,20 @@ import { rights } from "../route-rights";
 import { cancelRun } from "../runs/cancel";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
+import { findTeam } from "../teams/repo";
 import { confirmUpgrade } from "../upgrade/confirm";
 import { defaultUpgradeDeps } from "../upgrade/deps";
 import { initiateUpgrade } from "../upgrade/initiate";
 import { NO_UPGRADE_INPUT } from "../upgrade/input";
 import { findUpgradeTarget } from "../upgrade/target";
-import { TOKEN_DESCRIPTION_MAX } from "../users/routes";
 import { provisionWorkspace } from "../workspaces/create";
 import { readWorkspaceDocument } from "../workspaces/input";
 import { noCodeUpgradeAvailable } from "../workspaces/load";
 import { findWorkspaceByName, listWorkspaceVars, type WorkspaceRow } from "../workspaces/repo";
-import { CONSOLE_CSS, CONSOLE_JS } from "./assets";
+import { consoleAsset } from "./assets";
 import { type FormValues, formErrors, formFields, provisionDocument } from "./form";
 import {
-  messagePage,
+  consoleFrame,
   modulePage,
   organizationPage,
   organizationsPage,
@@ -139,8 +139,9 @@ const MAX_FORM_BYTES = 256 * 1024;
 /** What a token can look like (B19): 1–512 printable ASCII characters, no space. */
 const SIGN_IN_TOKEN = /^[\x21-\x7e]{1,512}$/;
 
-/** Paths that need no session. */
-const PUBLIC_PATHS = new Set(["/app/~/sign-in", "/app/~/console.css", "/app/~/console.js"]);
+/** Paths that need no session: the sign-in page, and the assets (any `console.*`, so an unknown one is a plain 404). */
+const PUBLIC_PATHS = new Set(["/app/~/sign-in"]);
+const ASSET_PATH = /^\/app\/~\/console\.[^/]*$/;
 /** N16: an organization's SSO start and callback need no session either. */
 const SSO_PATH = /^\/app\/~\/sso\/(?:[^/]+\/(?:start|callback)|start)$/;
 
@@ -158,37 +159,38 @@ const NOTICES: Record<string, string> = {
 export const consoleApp = new Hono<ConsoleEnv>();
 
 consoleApp.onError((err, c) => {
-  const viewer = c.var.viewer ?? null;
   if (err instanceof NocodeError) {
-    if (err.code === "not_found")
-      return page(c, messagePage("Not found", "There is no such page, or you may not see it.", viewer), 404);
-    if (err.code === "conflict")
-      return page(c, messagePage("Not possible right now", err.detail ?? "Conflict.", viewer), 409);
+    if (err.code === "not_found") return notFoundPage(c);
+    if (err.code === "conflict") return message(c, 409, "Not possible right now", err.detail ?? "Conflict.");
     if (err.code === "unprocessable" || err.code === "invalid_attribute" || err.code === "bad_request") {
-      return page(
+      return message(
         c,
-        messagePage("Not possible", err.detail ?? "The request was refused.", viewer),
         err.code === "bad_request" ? 400 : 422,
+        "Not possible",
+        err.detail ?? "The request was refused.",
       );
     }
   }
   if (err instanceof BodyError)
-    return page(c, messagePage("Request too large", "The form was larger than this page accepts.", viewer), 413);
+    return message(c, 413, "Request too large", "The form was larger than this page accepts.");
   logError(String(c.var.requestId ?? ""), "internal error in the console", err);
-  return page(c, messagePage("Something went wrong", "Try again later.", viewer), 500);
+  return message(c, 500, "Something went wrong", "Try again later.");
 });
 
-function page(
-  c: Ctx,
-  markup: ReturnType<typeof messagePage>,
-  status: 200 | 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500 = 200,
-  headers: Record<string, string> = {},
-) {
-  return c.html(markup, status, { ...NO_STORE, ...headers });
+function page(c: Ctx, markup: Markup, status: 200 | 401 | 403 | 422 = 200) {
+  return c.html(markup, status, NO_STORE);
 }
 
-function seeOther(path: string, headers: Record<string, string> = {}): Response {
-  return new Response(null, { status: 303, headers: { ...NO_STORE, Location: path, ...headers } });
+/** A message page (../message-page.ts) in the console's layout, for the signed-in viewer when there is one. */
+function message(c: Ctx, status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 500, title: string, text: string) {
+  return messageAnswer(c, consoleFrame(c.var.viewer ?? null), status, title, text);
+}
+
+const notFoundPage = (c: Ctx) => message(c, 404, "Not found", "There is no such page, or you may not see it.");
+
+/** A 303 to `path`, with the cookies the request set (Hono's context carries them). */
+function seeOther(c: Ctx, path: string): Response {
+  return c.body(null, 303, { ...NO_STORE, Location: path });
 }
 
 /**
@@ -221,7 +223,7 @@ function sameOrigin(request: Request): boolean {
 
 async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
   if (session.caller.kind === "user") return session.caller.username;
-  const team = await db.select({ name: teams.name }).from(teams).where(eq(teams.id, session.caller.teamId)).get();
+  const team = await findTeam(db, session.caller.teamId);
   return `team ${team?.name ?? session.caller.teamId} of ${session.caller.organization}`;
 }
 
@@ -229,24 +231,21 @@ async function viewerLabel(db: Db, session: ConsoleSession): Promise<string> {
 // this runs).
 consoleApp.use("*", consoleSecurityHeaders);
 
-consoleApp.get("/~/console.css", (c) =>
-  c.body(CONSOLE_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=86400" }),
-);
-consoleApp.get("/~/console.js", (c) =>
-  c.body(CONSOLE_JS, 200, {
-    "Content-Type": "text/javascript; charset=utf-8",
-    "Cache-Control": "public, max-age=86400",
-  }),
-);
+// The assets, at the URLs that carry their hashes (./assets.ts): any other `console.*` is 404.
+consoleApp.get("/~/:file{console\\.[^/]*}", async (c) => {
+  const asset = await consoleAsset(c.req.param("file"));
+  if (!asset) return notFoundPage(c);
+  return c.body(asset.body, 200, { "Content-Type": asset.contentType, "Cache-Control": "public, max-age=86400" });
+});
 
 // Session and CSRF, before every other console route.
 consoleApp.use("*", async (c, next) => {
-  if (PUBLIC_PATHS.has(c.req.path) || SSO_PATH.test(c.req.path)) return next();
-  const session = await currentSession(c.env, c.req.raw);
+  if (PUBLIC_PATHS.has(c.req.path) || ASSET_PATH.test(c.req.path) || SSO_PATH.test(c.req.path)) return next();
+  const session = await currentSession(c);
   if (!session) {
     if (c.req.method === "GET" || c.req.method === "HEAD")
-      return seeOther(signInPath(consoleReturnPath(c.req.path + new URL(c.req.url).search)));
-    return page(c, messagePage("Signed out", "Your session has ended. Sign in again.", null), 401);
+      return seeOther(c, signInPath(consoleReturnPath(c.req.path + new URL(c.req.url).search)));
+    return message(c, 401, "Signed out", "Your session has ended. Sign in again.");
   }
   const db = createDb(c.env.DB);
   c.set("caller", session.caller);
@@ -255,14 +254,11 @@ consoleApp.use("*", async (c, next) => {
   if (c.req.method !== "GET" && c.req.method !== "HEAD") {
     const form = await readForm(c.req.raw);
     if (!sameOrigin(c.req.raw) || !(await csrfMatches(session, form.csrf))) {
-      return page(
+      return message(
         c,
-        messagePage(
-          "Refused",
-          "This form has expired or did not come from this site. Go back, reload the page and try again.",
-          c.var.viewer,
-        ),
         403,
+        "Refused",
+        "This form has expired or did not come from this site. Go back, reload the page and try again.",
       );
     }
     c.set("form", form);
@@ -292,28 +288,17 @@ async function ssoOffer(c: Ctx, next: string) {
 }
 
 consoleApp.get("/~/sign-in", async (c) => {
-  if (await currentSession(c.env, c.req.raw)) return seeOther(returnPath(c));
-  const challenge = await signInChallenge(c.env, c.req.raw);
+  if (await currentSession(c)) return seeOther(c, returnPath(c));
+  const csrf = await signInChallenge(c);
   const next = returnPath(c);
-  return page(
-    c,
-    signInPage(challenge.csrf, null, next, await ssoOffer(c, next)),
-    200,
-    challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
-  );
+  return page(c, signInPage(csrf, null, next, await ssoOffer(c, next)));
 });
 
 consoleApp.post("/~/sign-in", async (c) => {
   const form = await readForm(c.req.raw);
-  const challenge = await signInChallenge(c.env, c.req.raw);
-  const again = (status: 401 | 403, error: string) =>
-    page(
-      c,
-      signInPage(challenge.csrf, error, returnPath(c)),
-      status,
-      challenge.cookie ? { "Set-Cookie": challenge.cookie } : {},
-    );
-  if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
+  const csrf = await signInChallenge(c);
+  const again = (status: 401 | 403, error: string) => page(c, signInPage(csrf, error, returnPath(c)), status);
+  if (!sameOrigin(c.req.raw) || !(await signInCsrfMatches(c, form.csrf))) {
     return again(403, "This sign-in form has expired. Enter your token again.");
   }
   const token = (form.token ?? "").trim();
@@ -326,13 +311,9 @@ consoleApp.post("/~/sign-in", async (c) => {
   if (!caller) return again(401, "This token is not valid. It may be mistyped, revoked or expired.");
   if (!mayOpenSession(caller))
     return again(401, "Only user and team tokens can sign in. Organization tokens and the admin token cannot.");
-  const id = await openSession(c.env, token);
-  const url = new URL(c.req.url);
-  const names = cookieNames(url);
-  const res = seeOther(returnPath(c));
-  res.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
-  res.headers.append("Set-Cookie", cookieHeader(url, names.signIn, "", 0));
-  return res;
+  setConsoleCookie(c, "session", await openSession(c.env, token));
+  clearConsoleCookie(c, "signIn");
+  return seeOther(c, returnPath(c));
 });
 
 // N16: an organization's single sign-on (./sso.ts); neither needs a session.
@@ -352,14 +333,13 @@ consoleApp.get("/~/sso/:org/callback", async (c) => {
 
 // Sign-out may name where the next sign-in returns to ("sign in again" on the tokens page).
 consoleApp.post("/~/sign-out", async (c) => {
-  await endSession(c.env, c.req.raw);
-  const url = new URL(c.req.url);
-  return seeOther(signInPath(returnPath(c)), { "Set-Cookie": cookieHeader(url, cookieNames(url).session, "", 0) });
+  await endSession(c);
+  return seeOther(c, signInPath(returnPath(c)));
 });
 
 // N16 personal tokens: `/app/settings/tokens` (HCP's path, which `terraform login` opens).
 // `settings` is a reserved organization name, so these never hide an organization's pages.
-consoleApp.get("/settings", () => seeOther(TOKENS_PATH));
+consoleApp.get("/settings", (c) => seeOther(c, TOKENS_PATH));
 
 /** `terraform-login` when `terraform login` opened the page; any other value is ignored. */
 function tokenSource(value: string | undefined): "terraform-login" | null {
@@ -394,7 +374,7 @@ async function renderTokensPage(
   const pageNumber = /^[1-9]\d{0,5}$/.test(pageParam) ? Number(pageParam) : 1;
   const { rows, total } = await listUserTokens(c.var.db, rules.userId, {
     offset: (pageNumber - 1) * TOKENS_PAGE_SIZE,
-    limit: TOKENS_PAGE_SIZE,
+    size: TOKENS_PAGE_SIZE,
   });
   return page(
     c,
@@ -455,7 +435,7 @@ consoleApp.post("/settings/tokens/:id/revoke", async (c) => {
   const row = await findTokenById(c.var.db, c.req.param("id"));
   if (row?.kind !== "user" || row.subjectId !== rules.userId) throw notFound();
   if (!(await revokeTokenById(c.var.db, row.id))) throw notFound();
-  return seeOther(`${TOKENS_PATH}?notice=revoked`);
+  return seeOther(c, `${TOKENS_PATH}?notice=revoked`);
 });
 
 consoleApp.get("/", async (c) => {
@@ -529,7 +509,7 @@ consoleApp.post("/:org/modules/:id/rollouts", rights({ right: "run-workspaces" }
     readRolloutDocument(body),
     defaultUpgradeDeps(c.env),
   );
-  return seeOther(rolloutPath(entry.module.organization, rollout.id));
+  return seeOther(c, rolloutPath(entry.module.organization, rollout.id));
 });
 
 /** The rollout `:rid` of `:org` as the API reads it (404 otherwise). */
@@ -558,7 +538,7 @@ consoleApp.post(
   async (c) => {
     const { rollout } = await rolloutOf(c);
     await rolloutAction(c.var.db, rollout.id, c.req.param("action") as RolloutAction, defaultUpgradeDeps(c.env));
-    return seeOther(rolloutPath(rollout.organization, rollout.id));
+    return seeOther(c, rolloutPath(rollout.organization, rollout.id));
   },
 );
 
@@ -596,7 +576,7 @@ consoleApp.post("/:org/modules/:id/provision", rights({ right: "run-workspaces" 
     if (!module) throw notFound();
     const input = readWorkspaceDocument(document);
     const { workspace } = await provisionWorkspace(c.env, db, module, input, c.var.requestId);
-    return seeOther(`${workspacePath(org, workspace.name)}?notice=created`);
+    return seeOther(c, `${workspacePath(org, workspace.name)}?notice=created`);
   } catch (err) {
     if (!(err instanceof NocodeError) || (err.code !== "invalid_attribute" && err.code !== "unprocessable")) throw err;
     const sent = document.data.relationships.vars.data.map((v) => v.attributes.key);
@@ -650,20 +630,23 @@ consoleApp.post("/:org/workspaces/:name/upgrade", rights({ right: "run-workspace
   if (!target) throw notFound();
   const { module, workspace } = target;
   const result = await initiateUpgrade(c.env, db, module, workspace, NO_UPGRADE_INPUT);
-  if (result.kind === "no-upgrade") return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
-  return seeOther(reviewPath(ws.organization, ws.name, result.run.id));
+  if (result.kind === "no-upgrade") return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=no-upgrade`);
+  return seeOther(c, reviewPath(ws.organization, ws.name, result.run.id));
 });
 
-/** An upgrade run of the workspace; 404 for any other run (as E6/E7). */
-async function upgradeRun(c: Ctx, db: Db, ws: WorkspaceRow) {
+/**
+ * The run `:run_id` of the workspace `:name` (its route's rights checked the organization),
+ * an upgrade run when `upgrade` is set (as E6/E7); 404 for any other run.
+ */
+async function workspaceRun(c: Ctx, options: { upgrade: boolean }) {
+  const { db, ws } = await workspaceOf(c);
   const run = await findRun(db, c.req.param("run_id") ?? "");
-  if (!run || run.workspaceId !== ws.id || run.kind !== "upgrade") throw notFound();
-  return run;
+  if (!run || run.workspaceId !== ws.id || (options.upgrade && run.kind !== "upgrade")) throw notFound();
+  return { db, ws, run };
 }
 
 consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-workspaces" }), async (c) => {
-  const { db, ws } = await workspaceOf(c);
-  const run = await upgradeRun(c, db, ws);
+  const { db, ws, run } = await workspaceRun(c, { upgrade: true });
   const model = await loadPlanPageModel(db, { workspace: ws, run }, c.env);
   // N19: an agent plans the upgrade after E5 answered; until then the page says what it waits for.
   const canManage = c.var.orgRights.has("run-workspaces");
@@ -673,11 +656,10 @@ consoleApp.get("/:org/workspaces/:name/upgrade/:run_id", rights({ right: "read-w
 
 // E7 from the review page.
 consoleApp.post("/:org/workspaces/:name/upgrade/:run_id/confirm", rights({ right: "run-workspaces" }), async (c) => {
-  const { db, ws } = await workspaceOf(c);
-  const run = await upgradeRun(c, db, ws);
+  const { db, ws, run } = await workspaceRun(c, { upgrade: true });
   if (!run.noCodeModuleId) throw notFound();
   await confirmUpgrade(db, run.noCodeModuleId, ws.id, run.id, defaultUpgradeDeps(c.env));
-  return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
+  return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=upgraded`);
 });
 
 // N19a cancel (as `POST /runs/:id/actions/cancel`): a run not yet finished of this workspace.
@@ -685,9 +667,7 @@ consoleApp.post(
   "/:org/workspaces/:name/runs/:run_id/actions/cancel",
   rights({ right: "run-workspaces" }),
   async (c) => {
-    const { db, ws } = await workspaceOf(c);
-    const run = await findRun(db, c.req.param("run_id"));
-    if (!run || run.workspaceId !== ws.id) throw notFound();
+    const { db, ws, run } = await workspaceRun(c, { upgrade: false });
     const outcome = await cancelRun(c.env, db, run.id);
     if (outcome.kind === "refused") throw new NocodeError("conflict", `${outcome.detail}.`);
     if (outcome.kind === "canceled") {
@@ -696,7 +676,7 @@ consoleApp.post(
         await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });
       });
     }
-    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=${outcome.kind}`);
+    return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=${outcome.kind}`);
   },
 );
 
@@ -705,30 +685,26 @@ consoleApp.post(
   "/:org/workspaces/:name/runs/:run_id/actions/:action{apply|discard}",
   rights({ right: "run-workspaces" }),
   async (c) => {
-    const { db, ws } = await workspaceOf(c);
-    const run = await findRun(db, c.req.param("run_id"));
-    if (!run || run.workspaceId !== ws.id) throw notFound();
+    const { db, ws, run } = await workspaceRun(c, { upgrade: false });
     const action = c.req.param("action");
     if (action === "apply") {
       // N8: an upgrade run is confirmed by E7 (the review page), which also switches the version.
-      if (run.kind === "upgrade") return seeOther(reviewPath(ws.organization, ws.name, run.id));
+      if (run.kind === "upgrade") return seeOther(c, reviewPath(ws.organization, ws.name, run.id));
       if (!(await confirmRun(c.env, db, run.id)))
         throw new NocodeError(
           "conflict",
           `The run is ${run.status.replaceAll("_", " ")}; it is not waiting for confirmation.`,
         );
-      return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=applied`);
+      return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=applied`);
     }
     if (!(await discardRun(db, run.id)))
       throw new NocodeError(
         "conflict",
         `The run is ${run.status.replaceAll("_", " ")}; only a planned run can be discarded.`,
       );
-    return seeOther(`${workspacePath(ws.organization, ws.name)}?notice=discarded`);
+    return seeOther(c, `${workspacePath(ws.organization, ws.name)}?notice=discarded`);
   },
 );
 
 // Anything else under /app (the plan page's GET is matched before this, src/index.ts).
-consoleApp.all("*", (c) =>
-  page(c, messagePage("Not found", "There is no such page, or you may not see it.", c.var.viewer ?? null), 404),
-);
+consoleApp.all("*", notFoundPage);

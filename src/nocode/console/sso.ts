@@ -38,16 +38,15 @@ import { MAX_STATE_TTL_MS } from "../../platform/sign-in-store";
 import { waitUntilOf } from "../auth";
 import { clearNocodeCache } from "../cache";
 import {
-  cookieHeader,
-  cookieNames,
+  clearConsoleCookie,
   newSsoBinding,
   openSsoSession,
-  SESSION_TTL_MS,
-  SSO_COOKIE_TTL_SECONDS,
+  setConsoleCookie,
   signInCsrfMatches,
   ssoBindingOf,
 } from "../console-session";
 import type { NocodeEnv } from "../env";
+import { messageAnswer } from "../message-page";
 import { type Markup, pageHead } from "../page-head";
 import {
   clientSecretOf,
@@ -64,8 +63,7 @@ import {
   usersWithEmail,
 } from "../sso/repo";
 import { ssoRedirectUri } from "../sso/serialize";
-import { ASSET_VERSION } from "./assets";
-import { messagePage, orgPath } from "./pages";
+import { assetTags, consoleFrame, orgPath } from "./pages";
 import { consoleReturnPath } from "./return-path";
 
 /** Any console context: /api/v2's environment, with the D1 handle set. */
@@ -132,12 +130,8 @@ async function refusal<E extends NocodeEnv>(
   text: string,
   clearCookie: boolean,
 ): Promise<Response> {
-  const headers: Record<string, string> = { ...NO_STORE };
-  if (clearCookie) {
-    const url = new URL(c.req.url);
-    headers["Set-Cookie"] = cookieHeader(url, cookieNames(url).sso, "", 0, "Lax");
-  }
-  return c.html(messagePage(title, text, null), status, headers);
+  if (clearCookie) clearConsoleCookie(c, "sso");
+  return messageAnswer(c, consoleFrame(null), status, title, text, NO_STORE);
 }
 
 const startAgain = (org: string) => `Go to /app/${org} and sign in again.`;
@@ -166,7 +160,7 @@ export async function ssoStart<E extends NocodeEnv>(
 ): Promise<Response> {
   const origin = c.req.header("origin");
   const url = new URL(c.req.url);
-  if ((origin !== undefined && origin !== url.origin) || !(await signInCsrfMatches(c.env, c.req.raw, form.csrf))) {
+  if ((origin !== undefined && origin !== url.origin) || !(await signInCsrfMatches(c, form.csrf))) {
     return refusal(c, 403, "Refused", "This sign-in form has expired. Go back, reload the page and try again.", false);
   }
   const wellFormed = /^[A-Za-z0-9_-]{1,64}$/.test(org);
@@ -220,13 +214,11 @@ export async function ssoStart<E extends NocodeEnv>(
   }
   // The console's CSP allows forms to post only to this origin, redirects included, so the
   // browser moves on to the provider from a page rather than by a 303.
+  setConsoleCookie(c, "sso", binding.value);
   return c.html(
     movingOn(`Continue to ${providerLabel(config)}`, started.url, "Continuing to your identity provider…"),
     200,
-    {
-      ...NO_STORE,
-      "Set-Cookie": cookieHeader(url, cookieNames(url).sso, binding.value, SSO_COOKIE_TTL_SECONDS, "Lax"),
-    },
+    NO_STORE,
   );
 }
 
@@ -234,7 +226,7 @@ export async function ssoStart<E extends NocodeEnv>(
 function movingOn(linkText: string, target: string, message: string): Markup {
   const head = pageHead(
     "Signing in · Keyway",
-    html`<meta http-equiv="refresh" content="0;url=${target}"><link rel="stylesheet" href="/app/~/console.css?v=${ASSET_VERSION}">`,
+    html`<meta http-equiv="refresh" content="0;url=${target}">${assetTags({ script: false })}`,
   );
   return html`${head}<body><main id="content"><h1>Signing in</h1><p>${message}</p><p><a href="${target}">${linkText}</a></p></main></body></html>`;
 }
@@ -254,7 +246,7 @@ export async function ssoCallback<E extends NocodeEnv>(c: Ctx<E>): Promise<Respo
   if (limited) return limited;
 
   // N16: the callback must come back to the browser that started the sign-in.
-  const binding = await ssoBindingOf(c.env, c.req.raw);
+  const binding = await ssoBindingOf(c);
   if (binding === null) {
     return refusal(
       c,
@@ -349,18 +341,15 @@ export async function ssoCallback<E extends NocodeEnv>(c: Ctx<E>): Promise<Respo
   if ("refused" in outcome) return refusal(c, 403, outcome.refused.title, outcome.refused.text, true);
 
   const id = await openSsoSession(c.env, { userId: outcome.userId, organization: org, generation: config.generation });
-  const url = new URL(c.req.url);
-  const names = cookieNames(url);
   const target = landingPath(org, state.returnTo);
   const page = movingOn(
     target === orgPath(org) ? `Continue to ${org}` : "Continue",
     target,
     `You are signed in to ${org}.`,
   );
-  const answer = await c.html(page, 200, NO_STORE);
-  answer.headers.append("Set-Cookie", cookieHeader(url, names.session, id, Math.floor(SESSION_TTL_MS / 1000)));
-  answer.headers.append("Set-Cookie", cookieHeader(url, names.sso, "", 0, "Lax"));
-  return answer;
+  setConsoleCookie(c, "session", id);
+  clearConsoleCookie(c, "sso");
+  return c.html(page, 200, NO_STORE);
 }
 
 /**

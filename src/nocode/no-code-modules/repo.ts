@@ -5,6 +5,9 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { noCodeModules, variableOptions } from "../../db/schema";
+import { newId } from "../ids";
+import { setRegistryModuleNoCodeStatement } from "../registry/repo";
+import type { CheckedOptionSet } from "./options";
 
 /** A no-code module row. */
 export type NoCodeModuleRow = typeof noCodeModules.$inferSelect;
@@ -107,6 +110,81 @@ export async function findNoCodeModuleWithOptions(db: Db, id: string): Promise<N
   ]);
   const module = modules[0];
   return module ? { module, sets: rows.map(optionSetOf) } : undefined;
+}
+
+/** Statements that store `sets` as the module's complete option set (ids kept where given). */
+function replaceOptionStatements(db: Db, noCodeModuleId: string, sets: readonly CheckedOptionSet[], now: number) {
+  return [
+    db.delete(variableOptions).where(eq(variableOptions.noCodeModuleId, noCodeModuleId)),
+    // One statement per row: D1 caps bound parameters per statement at 100.
+    ...sets.map((s, position) =>
+      db.insert(variableOptions).values({
+        id: s.id ?? newId("ncvaropt"),
+        noCodeModuleId,
+        variableName: s.variableName,
+        variableType: s.variableType,
+        options: JSON.stringify(s.options),
+        position,
+        createdAt: now,
+      }),
+    ),
+  ];
+}
+
+/**
+ * Stores a new no-code module (E1) in one batch with its option sets and its registry
+ * module's legacy `no-code` flag (N9). Of two concurrent E1s for one registry module, the
+ * UNIQUE registry-module index keeps one (N3; see insertUnique).
+ */
+export function insertNoCodeModule(db: Db, module: NoCodeModuleRow, sets: readonly CheckedOptionSet[], now: number) {
+  return db.batch([
+    db.insert(noCodeModules).values(module),
+    ...replaceOptionStatements(db, module.id, sets, now),
+    setRegistryModuleNoCodeStatement(db, module.registryModuleId, module.enabled, now),
+  ]);
+}
+
+/** What one E2 writes; a part left out is left as it is. */
+export interface NoCodeModuleUpdate {
+  /** The module's new row, when its registry module, pin or `enabled` changed. */
+  row?: NoCodeModuleRow;
+  /** Its complete new option set, when the request sent one. */
+  sets?: readonly CheckedOptionSet[];
+  /** The legacy `no-code` flags to set (N9): of the registry module it leaves, of the one it is on. */
+  legacyFlags: { registryModuleId: string; noCode: boolean }[];
+  now: number;
+}
+
+/**
+ * Writes an E2 in one batch (nothing when it changes nothing). Moving to a registry module
+ * that meanwhile got a no-code module violates the UNIQUE registry-module index (N3).
+ */
+export async function updateNoCodeModule(db: Db, id: string, update: NoCodeModuleUpdate): Promise<void> {
+  const { row, sets, now } = update;
+  const statements = [];
+  if (row) {
+    const { registryModuleId, versionPin, enabled, updatedAt } = row;
+    statements.push(
+      db
+        .update(noCodeModules)
+        .set({ registryModuleId, versionPin, enabled, updatedAt })
+        .where(eq(noCodeModules.id, id)),
+    );
+  }
+  if (sets !== undefined) statements.push(...replaceOptionStatements(db, id, sets, now));
+  for (const flag of update.legacyFlags) {
+    statements.push(setRegistryModuleNoCodeStatement(db, flag.registryModuleId, flag.noCode, now));
+  }
+  const [first, ...rest] = statements;
+  if (first) await db.batch([first, ...rest]);
+}
+
+/** Deletes a no-code module and its variable options, and clears its registry module's legacy flag, in one batch. */
+export async function deleteNoCodeModule(db: Db, module: NoCodeModuleRow): Promise<void> {
+  await db.batch([
+    ...deleteNoCodeModuleStatements(db, module.id),
+    setRegistryModuleNoCodeStatement(db, module.registryModuleId, false),
+  ]);
 }
 
 /** Delete a no-code module and its variable options (statements to batch). */

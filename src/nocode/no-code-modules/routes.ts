@@ -5,12 +5,10 @@
  * variables of a version (N9). E1, E2 need `manage-no-code-modules`, DELETE `manage-registry-modules`; the first refuse the
  * organization token (N10); E3 is open to any member. Not permitted → 404.
  */
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
-import { noCodeModules, variableOptions } from "../../db/schema";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
@@ -21,7 +19,6 @@ import {
   latestOkVersion,
   type RegistryModuleRow,
   type RegistryModuleVersionRow,
-  setRegistryModuleNoCodeStatement,
   versionSummary,
 } from "../registry/repo";
 import { nullableFlag, relatedId, resourceDocument, toOne } from "../request/document";
@@ -32,19 +29,16 @@ import { notifyRolloutOfModule } from "../rollout-hooks";
 import { rights, scope } from "../route-rights";
 import { cachedNoCodeModuleWithOptions } from "./cached";
 import { designError } from "./design";
+import { checkOptionSets, type OptionInput, optionInputsOf, variableOptionsRelationship } from "./options";
 import {
-  type CheckedOptionSet,
-  checkOptionSets,
-  type OptionInput,
-  optionInputsOf,
-  variableOptionsRelationship,
-} from "./options";
-import {
-  deleteNoCodeModuleStatements,
+  deleteNoCodeModule,
   findNoCodeModule,
   findNoCodeModuleOfRegistryModule,
+  insertNoCodeModule,
   listVariableOptions,
   type NoCodeModuleRow,
+  type NoCodeModuleUpdate,
+  updateNoCodeModule,
   type VariableOptionSet,
 } from "./repo";
 import {
@@ -128,25 +122,6 @@ async function registryModuleIn(db: Db, organization: string, id: string): Promi
   return module;
 }
 
-/** Statements that store `sets` as the module's complete option set (ids kept where given). */
-function replaceOptionStatements(db: Db, noCodeModuleId: string, sets: readonly CheckedOptionSet[], now: number) {
-  return [
-    db.delete(variableOptions).where(eq(variableOptions.noCodeModuleId, noCodeModuleId)),
-    // One statement per row: D1 caps bound parameters per statement at 100.
-    ...sets.map((s, position) =>
-      db.insert(variableOptions).values({
-        id: s.id ?? newId("ncvaropt"),
-        noCodeModuleId,
-        variableName: s.variableName,
-        variableType: s.variableType,
-        options: JSON.stringify(s.options),
-        position,
-        createdAt: now,
-      }),
-    ),
-  ];
-}
-
 /** 422 of N3 for a second no-code module of one registry module. */
 const alreadyEnabled = () => unprocessable("Validation failed: Registry module already has a no-code module.");
 
@@ -218,19 +193,8 @@ noCodeModuleRoutes.post(
       createdAt: now,
       updatedAt: now,
     };
-    try {
-      // One batch: the module, its options and the registry module's legacy flag.
-      await db.batch([
-        db.insert(noCodeModules).values(module),
-        ...replaceOptionStatements(db, module.id, sets, now),
-        setRegistryModuleNoCodeStatement(db, registryModule.id, module.enabled, now),
-      ]);
-    } catch (err) {
-      // Two concurrent E1s for one registry module: the UNIQUE index keeps one (N3).
-      if (isUniqueViolation(err) && (await findNoCodeModuleOfRegistryModule(db, registryModule.id)))
-        throw alreadyEnabled();
-      throw err;
-    }
+    // Two concurrent E1s for one registry module: the UNIQUE index keeps one (N3).
+    await insertUnique(insertNoCodeModule(db, module, sets, now), alreadyEnabled);
     return jsonApi(await render(db, module, false));
   },
 );
@@ -318,27 +282,18 @@ noCodeModuleRoutes.patch(
       updated.registryModuleId !== current.registryModuleId ||
       updated.versionPin !== current.versionPin ||
       updated.enabled !== current.enabled;
-    const statements = [];
-    if (changed) {
-      statements.push(
-        db
-          .update(noCodeModules)
-          .set({ registryModuleId, versionPin, enabled, updatedAt: now })
-          .where(eq(noCodeModules.id, current.id)),
-      );
-    }
-    if (input.options !== undefined) statements.push(...replaceOptionStatements(db, current.id, sets, now));
     // The registry modules' legacy flags change in the same batch.
-    if (moduleChanged) statements.push(setRegistryModuleNoCodeStatement(db, current.registryModuleId, false, now));
-    if (moduleChanged || updated.enabled !== current.enabled)
-      statements.push(setRegistryModuleNoCodeStatement(db, registryModuleId, enabled, now));
-    try {
-      const [first, ...rest] = statements;
-      if (first) await db.batch([first, ...rest]);
-    } catch (err) {
-      if (isUniqueViolation(err) && moduleChanged) throw alreadyEnabled();
-      throw err;
-    }
+    const legacyFlags: NoCodeModuleUpdate["legacyFlags"] = [];
+    if (moduleChanged) legacyFlags.push({ registryModuleId: current.registryModuleId, noCode: false });
+    if (moduleChanged || updated.enabled !== current.enabled) legacyFlags.push({ registryModuleId, noCode: enabled });
+    const write = updateNoCodeModule(db, current.id, {
+      row: changed ? updated : undefined,
+      sets: input.options !== undefined ? sets : undefined,
+      legacyFlags,
+      now,
+    });
+    // Moving to a registry module that meanwhile got a no-code module loses on the UNIQUE index (N3).
+    await (moduleChanged ? insertUnique(write, alreadyEnabled) : write);
     // N15: a rollout of this module ends `failed` when its pin moves (or the module is disabled).
     if (changed) await notifyRolloutOfModule(db, current.id, (message) => sendProvisionMessage(c.env, message));
     // A PATCH that changes nothing answers exactly what E1 answered (HCP Terraform's no-code provisioning API (E2)).
@@ -362,10 +317,7 @@ noCodeModuleRoutes.delete(
   async (c) => {
     const db = c.var.db;
     const module = noCodeModuleById.of(c);
-    await db.batch([
-      ...deleteNoCodeModuleStatements(db, module.id),
-      setRegistryModuleNoCodeStatement(db, module.registryModuleId, false),
-    ]);
+    await deleteNoCodeModule(db, module);
     await notifyRolloutOfModule(db, module.id, (message) => sendProvisionMessage(c.env, message));
     return noContent();
   },

@@ -5,11 +5,11 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
-import { optionalResourceDocument, requiredName, requiredText, resourceDocument } from "../request/document";
+import { optionalResourceDocument, requiredPlainName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
@@ -17,7 +17,6 @@ import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { organizationAnswer, serializeOrganization } from "./serialize";
 
 /** Organization names: letters, digits, `-` and `_`, at most 64 characters (our choice; HCP does not publish its rule). */
-export const ORGANIZATION_NAME = /^[A-Za-z0-9_-]+$/;
 export const ORGANIZATION_NAME_MAX = 64;
 /**
  * Names the console's own pages use as the first segment under `/app` (N16:
@@ -36,12 +35,7 @@ const organizationCreate = operation({
     types: ["organizations", "organization"],
     attributes: {
       name: v.pipe(
-        requiredName(
-          "name",
-          ORGANIZATION_NAME_MAX,
-          ORGANIZATION_NAME,
-          "Name may only contain letters, numbers, dashes (-), and underscores (_)",
-        ),
+        requiredPlainName("name", ORGANIZATION_NAME_MAX),
         v.check((name) => !RESERVED_ORGANIZATION_NAMES.has(name.toLowerCase()), "Name is reserved"),
       ),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
@@ -57,13 +51,8 @@ organizationRoutes.post("/organizations", rights({ caller: "admin" }), organizat
   const db = c.var.db;
   const taken = () => invalidAttribute("name", "Name has already been taken");
   if (await findOrganization(db, name)) throw taken();
-  let created: Awaited<ReturnType<typeof createOrganization>>;
-  try {
-    created = await createOrganization(db, { name, email });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw taken();
-    throw err;
-  }
+  // Two creates of one name at once: the name's PRIMARY KEY keeps one.
+  const created = await insertUnique(createOrganization(db, { name, email }), taken);
   // The admin has no organization rights (N10); the owners team id lets it bootstrap.
   return jsonApi(
     serializeOrganization(created.organization, { ownersTeamId: created.ownersTeamId, permissions: new Set() }),

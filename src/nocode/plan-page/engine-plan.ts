@@ -39,7 +39,7 @@ export async function loadEnginePlan(
   if (row.size > SHOWN_JSON_PLAN_BYTES) return { kind: "too-large", size: row.size };
   const bytes = await readRunData(env, row);
   if (!bytes) return { kind: "unavailable" };
-  // The upload checked it is JSON with resource changes (src/nocode/agents/protocol.ts); a
+  // The upload checked it is JSON with resource changes (src/nocode/agents/protocol-routes.ts); a
   // plan this reader cannot describe (an action it does not know) leaves the pages with the
   // addresses and actions recorded at upload rather than failing them.
   try {

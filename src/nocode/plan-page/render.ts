@@ -7,6 +7,7 @@
  * Sensitive values never reach this module (see ChangedVariable in ./model.ts).
  */
 import { html, raw } from "hono/html";
+import type { MessageFrame } from "../message-page";
 import { type Markup, pageHead } from "../page-head";
 import type { ChangedVariable, PlanPageModel, ShownResourceChange, ShownValue } from "./model";
 import { enginePlanNote, PLAN_CHANGES_CSS, planChangesMarkup } from "./render-changes";
@@ -199,18 +200,13 @@ function planPageHead(title: string): Markup {
 }
 
 /**
- * A short page for a refusal or a plan that is not ready (same style, escaped).
- *
- * @example
- * return new Response(renderMessagePage("Not found", "There is no such run."), { status: 404 });
+ * The plan page's frame of a message page (../message-page.ts): a refusal or a plan that is
+ * not ready, in the same self-contained document (inline style, no referrer).
  */
-export function renderMessagePage(title: string, text: string): string {
-  return textOf(html`${planPageHead(title)}<body>
+export const planMessageFrame: MessageFrame = (title, message) => html`${planPageHead(title)}<body>
 <main>
-<h1>${title}</h1>
-<p>${text}</p>
+${message}
 </main>
 </body>
 </html>
-`);
-}
+`;

@@ -17,7 +17,7 @@
  * `Cache-Control: no-store` and `Referrer-Policy: no-referrer` (B23). Sensitive values
  * are never shown.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
@@ -25,10 +25,11 @@ import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
 import { logError } from "../../lib/log";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../auth";
 import { currentSession } from "../console-session";
+import { messageAnswer } from "../message-page";
 import { hasOrgPermission } from "../permissions";
 import { planJson } from "./json";
 import { findPlanPageTarget, loadPlanPageModel } from "./load";
-import { renderMessagePage, renderPlanPage } from "./render";
+import { planMessageFrame, renderPlanPage } from "./render";
 import { verifyViewToken } from "./view-token";
 
 /**
@@ -58,12 +59,13 @@ const NO_STORE = { "Cache-Control": SIGNED_LINK_HEADERS["Cache-Control"] };
 type Format = "html" | "json";
 
 function answer(
+  c: Context<AppEnv>,
   format: Format,
   status: 200 | 401 | 404 | 409 | 500,
   title: string,
   text: string,
   extra: Record<string, string> = {},
-): Response {
+): Response | Promise<Response> {
   if (format === "json") {
     const body =
       status === 200
@@ -74,14 +76,16 @@ function answer(
       headers: { ...NO_STORE, "Content-Type": "application/json; charset=utf-8", ...extra },
     });
   }
-  return new Response(renderMessagePage(title, text), {
-    status,
-    headers: { ...NO_STORE, "Content-Type": "text/html; charset=utf-8", ...extra },
+  return messageAnswer(c, planMessageFrame, status, title, text, {
+    ...NO_STORE,
+    "Content-Type": "text/html; charset=utf-8",
+    ...extra,
   });
 }
 
-const unauthorizedAnswer = (format: Format) =>
+const unauthorizedAnswer = (c: Context<AppEnv>, format: Format) =>
   answer(
+    c,
     format,
     401,
     "Unauthorized",
@@ -90,15 +94,16 @@ const unauthorizedAnswer = (format: Format) =>
       "WWW-Authenticate": 'Bearer realm="keyway"',
     },
   );
-const linkRefusedAnswer = (format: Format) =>
+const linkRefusedAnswer = (c: Context<AppEnv>, format: Format) =>
   answer(
+    c,
     format,
     404,
     "Not found",
     "This plan link is invalid or has expired. Ask for a new link, or sign in with an API token.",
   );
-const notFoundAnswer = (format: Format) =>
-  answer(format, 404, "Not found", "There is no such run, or you may not read it.");
+const notFoundAnswer = (c: Context<AppEnv>, format: Format) =>
+  answer(c, format, 404, "Not found", "There is no such run, or you may not read it.");
 
 /** The plan page app, mounted at `/app` on the root app (src/index.ts). */
 export const planPageApp = new Hono<AppEnv>();
@@ -116,30 +121,31 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
     if (!viewValid) {
       if (bearerToken(c.req.raw.headers) !== null)
         caller = await authenticateNocode(c.env, c.req.raw.headers, waitUntilOf(c));
-      else caller = (await currentSession(c.env, c.req.raw))?.caller ?? null; // N14: the console's session
+      else caller = (await currentSession(c))?.caller ?? null; // N14: the console's session
       // B23: a signed link with a bad or expired signature is 404 (before any lookup, so
       // it tells nothing about the run); no credential at all is N2's 401.
-      if (!caller) return view === undefined ? unauthorizedAnswer(format) : linkRefusedAnswer(format);
+      if (!caller) return view === undefined ? unauthorizedAnswer(c, format) : linkRefusedAnswer(c, format);
     }
     // 2. The run, and the Bearer caller's right to read it.
     const db = createDb(c.env.DB);
     const target = await findPlanPageTarget(db, c.req.param("org"), c.req.param("name"), runId);
-    if (!target) return notFoundAnswer(format);
+    if (!target) return notFoundAnswer(c, format);
     if (caller && !(await hasOrgPermission(db, caller, target.workspace.organization, "read-workspaces")))
-      return notFoundAnswer(format);
+      return notFoundAnswer(c, format);
     // 3. The page.
     const model = await loadPlanPageModel(db, target, c.env);
     if (!model) {
       // N19: a run waiting for an agent says so (`waiting for an agent of pool <name>`).
       const waiting = target.run.statusReason ? ` (${target.run.statusReason})` : "";
       return answer(
+        c,
         format,
         409,
         "Plan not ready",
         `The run is ${target.run.status.replaceAll("_", " ")}${waiting}; its plan is not ready yet. Reload this page in a moment.`,
       );
     }
-    if (format === "json") return answer("json", 200, "", JSON.stringify(planJson(model)));
+    if (format === "json") return answer(c, "json", 200, "", JSON.stringify(planJson(model)));
     model.jsonHref = viewValid ? `?view=${encodeURIComponent(view ?? "")}&format=json` : "?format=json";
     return new Response(renderPlanPage(model), {
       status: 200,
@@ -148,6 +154,6 @@ planPageApp.get("/:org/workspaces/:name/runs/:run_id", pageSecurityHeaders, asyn
   } catch (err) {
     // B3: a generic body; the detail goes to the log with the request id.
     logError(String(c.var.requestId ?? ""), "internal error on the plan page", err);
-    return answer(format, 500, "Internal error", "Something went wrong. Try again later.");
+    return answer(c, format, 500, "Internal error", "Something went wrong. Try again later.");
   }
 });

@@ -1,6 +1,8 @@
 /** Projects (N9, HCP Terraform's projects API). */
 import { and, count, eq, like, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { inJsonList } from "../../db/json-list";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
 import { projects } from "../../db/schema";
 
 export type ProjectRow = typeof projects.$inferSelect;
@@ -19,6 +21,20 @@ export function projectIdInOrganizationQuery(db: Db, organization: string, id: s
     .limit(1);
 }
 
+/** Which of the projects `ids` belong to `organization` (their ids). */
+export function projectIdsInOrganization(db: Db, organization: string, ids: string[]): Promise<{ id: string }[]> {
+  return db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.organization, organization), inJsonList(projects.id, ids)))
+    .all();
+}
+
+/** Inserts a project; its UNIQUE (organization, name) index refuses a taken name (see insertUnique). */
+export function insertProject(db: Db, project: ProjectRow) {
+  return db.insert(projects).values(project);
+}
+
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 }
@@ -27,14 +43,13 @@ function escapeLike(text: string): string {
 export async function listProjects(
   db: Db,
   organization: string,
-  page: { offset: number; size: number },
+  page: PageWindow,
   q?: string,
-): Promise<{ rows: ProjectRow[]; total: number }> {
+): Promise<Page<ProjectRow>> {
   let where: SQL | undefined = eq(projects.organization, organization);
   if (q) where = and(where, like(projects.name, `%${escapeLike(q)}%`));
-  const [rows, totals] = await Promise.all([
+  return pageFrom(
     db.select().from(projects).where(where).orderBy(projects.name).limit(page.size).offset(page.offset).all(),
     db.select({ n: count() }).from(projects).where(where).all(),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+  );
 }

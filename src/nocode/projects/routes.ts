@@ -5,8 +5,7 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import { projects } from "../../db/schema";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute } from "../errors";
 import { newId } from "../ids";
@@ -14,10 +13,10 @@ import { defaultProjectId } from "../organizations/repo";
 import { pagedList, single } from "../request/answers";
 import { nullableText, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageParameters } from "../request/query";
-import { jsonApi } from "../respond";
+import { pageOf, pageParameters } from "../request/query";
+import { jsonApi, jsonApiPage } from "../respond";
 import { rights, scope } from "../route-rights";
-import { findProject, listProjects, type ProjectRow } from "./repo";
+import { findProject, insertProject, listProjects, type ProjectRow } from "./repo";
 import { projectAnswer, serializeProject } from "./serialize";
 
 /** HCP Terraform's projects API: 3–40 characters of letters, digits, spaces, `-`, `_`; no leading or trailing space. */
@@ -68,12 +67,7 @@ projectRoutes.post("/organizations/:org/projects", rights({ right: "manage-proje
     description: description || null,
     createdAt: Date.now(),
   };
-  try {
-    await db.insert(projects).values(project);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw invalidAttribute("name", "Name has already been taken");
-    throw err;
-  }
+  await insertUnique(insertProject(db, project), () => invalidAttribute("name", "Name has already been taken"));
   return jsonApi({ data: serializeProject(project, rights, false) }, 201);
 });
 
@@ -88,18 +82,14 @@ projectRoutes.get("/organizations/:org/projects", rights({ right: "member" }), p
   const db = c.var.db;
   const organization = c.req.param("org");
   const rights = c.var.orgRights;
-  const url = new URL(c.req.url);
   const query = projectList.query(c);
   const page = pageOf(query);
   const q = query.q;
-  const [{ rows, total }, defaultId] = await Promise.all([
+  const [listed, defaultId] = await Promise.all([
     listProjects(db, organization, page, q),
     defaultProjectId(db, organization),
   ]);
-  return jsonApi({
-    data: rows.map((p) => serializeProject(p, rights, p.id === defaultId)),
-    ...pageDocument(url, page, total),
-  });
+  return jsonApiPage(c.req.url, page, listed, (p) => serializeProject(p, rights, p.id === defaultId));
 });
 
 const projectShow = operation({

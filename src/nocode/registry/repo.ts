@@ -2,10 +2,11 @@
  * D1 access for private registry modules and their versions (decisions N3, N4, N9).
  * Multi-row writes use `db.batch` (never `db.transaction()` on D1).
  */
-import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, eq, exists, gt, inArray, isNull, lt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
-import { registryModules, registryModuleVersions, registryUploadLinks } from "../../db/schema";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { registryModules, registryModuleVersions, registryUploadAttempts, registryUploadLinks } from "../../db/schema";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { compareVersionStrings, pickLatestRelease } from "./semver";
 
@@ -68,8 +69,8 @@ export async function listRegistryModules(
   db: Db,
   organization: string,
   filter: RegistryModuleFilter,
-  page: { offset: number; limit: number },
-): Promise<{ rows: RegistryModuleRow[]; total: number }> {
+  page: PageWindow,
+): Promise<Page<RegistryModuleRow>> {
   const conditions: SQL[] = [eq(registryModules.organization, organization)];
   if (filter.provider !== undefined) conditions.push(eq(registryModules.provider, filter.provider));
   if (filter.registryName !== undefined) conditions.push(eq(registryModules.registryName, filter.registryName));
@@ -78,17 +79,25 @@ export async function listRegistryModules(
     conditions.push(sql`instr(lower(${registryModules.name}), ${filter.q.toLowerCase()}) > 0`);
   }
   const where = and(...conditions);
-  const [rows, totals] = await db.batch([
+  return pageFrom(
     db
       .select()
       .from(registryModules)
       .where(where)
       .orderBy(asc(registryModules.name), asc(registryModules.provider), asc(registryModules.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: count() }).from(registryModules).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+      .limit(page.size)
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(registryModules).where(where).all(),
+  );
+}
+
+/**
+ * Inserts a module; its UNIQUE address index refuses a taken address (a concurrent create
+ * of the same address; see insertUnique).
+ */
+export function insertRegistryModule(db: Db, row: RegistryModuleRow) {
+  return db.insert(registryModules).values(row);
 }
 
 /** Status of one version as `version-statuses` shows it. */
@@ -136,6 +145,33 @@ export function moduleVersionQuery(db: Db, moduleId: string, version: string) {
     .from(registryModuleVersions)
     .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.version, version)))
     .limit(1);
+}
+
+/**
+ * Inserts a version in one batch with the statement that stores its upload link
+ * ({@link uploadLinkInsert}); the UNIQUE (module, version) index refuses a taken version.
+ */
+export function insertModuleVersion(
+  db: Db,
+  row: RegistryModuleVersionRow,
+  uploadLink: ReturnType<typeof uploadLinkInsert>,
+) {
+  return db.batch([db.insert(registryModuleVersions).values(row), uploadLink]);
+}
+
+/** The statement that stores an upload link (only its token's keyed hash), to batch with its version. */
+export function uploadLinkInsert(db: Db, link: typeof registryUploadLinks.$inferInsert) {
+  return db.insert(registryUploadLinks).values(link);
+}
+
+/** The versions of a module that can be downloaded (ingested: `ok`), lowest first. */
+export async function downloadableVersions(db: Db, moduleId: string): Promise<string[]> {
+  const rows = await db
+    .select({ version: registryModuleVersions.version })
+    .from(registryModuleVersions)
+    .where(and(eq(registryModuleVersions.moduleId, moduleId), eq(registryModuleVersions.status, "ok")))
+    .all();
+  return rows.map((r) => r.version).sort(compareVersionStrings);
 }
 
 /** A version by id (`modver-…`), or undefined. */
@@ -208,4 +244,137 @@ export async function deleteRegistryModuleRows(db: Db, moduleId: string): Promis
     db.delete(registryModules).where(eq(registryModules.id, moduleId)),
   ]);
   return versions.flatMap((v) => (v.tarballKey ? [v.tarballKey] : []));
+}
+
+/** One use of an upload link (./uploads.ts): its token's keyed hash, the version it opens, the time of the PUT. */
+export interface UploadLinkUse {
+  tokenHash: string;
+  versionId: string;
+  now: number;
+}
+
+/** The link is unspent and unexpired at `now`. */
+function uploadLinkUsable(tokenHash: string, now: number) {
+  return and(
+    eq(registryUploadLinks.tokenHash, tokenHash),
+    isNull(registryUploadLinks.usedAt),
+    gt(registryUploadLinks.expiresAt, now),
+  );
+}
+
+/** The version an upload link opens, while the link is unspent and unexpired at `now`. */
+export function usableUploadLink(db: Db, tokenHash: string, now: number): Promise<{ versionId: string } | undefined> {
+  return db
+    .select({ versionId: registryUploadLinks.versionId })
+    .from(registryUploadLinks)
+    .where(uploadLinkUsable(tokenHash, now))
+    .get();
+}
+
+/** Spends the link: of concurrent PUTs, only the one whose batch finds it unspent does. */
+function spendUploadLinkStatement(db: Db, use: UploadLinkUse) {
+  return db
+    .update(registryUploadLinks)
+    .set({ usedAt: use.now })
+    .where(and(eq(registryUploadLinks.tokenHash, use.tokenHash), isNull(registryUploadLinks.usedAt)));
+}
+
+/** The version is still `pending` and its link still usable: only then may an upload change it. */
+function pendingWithUsableLink(db: Db, use: UploadLinkUse) {
+  return and(
+    eq(registryModuleVersions.id, use.versionId),
+    eq(registryModuleVersions.status, "pending"),
+    exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(uploadLinkUsable(use.tokenHash, use.now))),
+  );
+}
+
+/** B5: an upload over the limit fails its version with `error` and spends the link, in one batch. */
+export async function failOversizedUpload(db: Db, use: UploadLinkUse, error: string): Promise<void> {
+  const { now } = use;
+  await db.batch([
+    db
+      .update(registryModuleVersions)
+      .set({ status: "reg_ingress_failed", error, summary: null, tarballKey: null, updatedAt: now, ingestedAt: now })
+      .where(pendingWithUsableLink(db, use)),
+    spendUploadLinkStatement(db, use),
+  ]);
+}
+
+/** B16: records an upload attempt's own object key before the object is written. */
+export async function recordUploadAttempt(db: Db, objectKey: string, versionId: string, now: number): Promise<void> {
+  await db.insert(registryUploadAttempts).values({ objectKey, versionId, createdAt: now }).run();
+}
+
+/**
+ * B16: ONE batch records the attempt's key on the version, spends the link and forgets the
+ * attempt, so either all happen or none. Returns whether this attempt won (false when
+ * another PUT of the link won, the link expired, or the module was deleted meanwhile).
+ */
+export async function recordUploadedTarball(db: Db, use: UploadLinkUse, key: string, bytes: number): Promise<boolean> {
+  const { now } = use;
+  const [stored] = await db.batch([
+    db
+      .update(registryModuleVersions)
+      .set({ status: "reg_ingressing", tarballKey: key, tarballBytes: bytes, uploadedAt: now, updatedAt: now })
+      .where(pendingWithUsableLink(db, use))
+      .returning({ id: registryModuleVersions.id }),
+    spendUploadLinkStatement(db, use),
+    db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)),
+  ]);
+  return stored.length > 0;
+}
+
+/**
+ * Undoes {@link recordUploadedTarball} in one batch, so the same link can be used again:
+ * the version `pending` without a tarball, the link unspent, the attempt unfinished again.
+ */
+export async function undoUploadedTarball(db: Db, use: UploadLinkUse, key: string): Promise<void> {
+  const { now } = use;
+  await db.batch([
+    db
+      .update(registryModuleVersions)
+      .set({ status: "pending", tarballKey: null, tarballBytes: null, uploadedAt: null, updatedAt: Date.now() })
+      .where(
+        and(
+          eq(registryModuleVersions.id, use.versionId),
+          eq(registryModuleVersions.status, "reg_ingressing"),
+          eq(registryModuleVersions.tarballKey, key),
+        ),
+      ),
+    db
+      .update(registryUploadLinks)
+      .set({ usedAt: null })
+      .where(and(eq(registryUploadLinks.tokenHash, use.tokenHash), eq(registryUploadLinks.usedAt, now))),
+    db.insert(registryUploadAttempts).values({ objectKey: key, versionId: use.versionId, createdAt: now }),
+  ]);
+}
+
+/** Forgets the attempt of `key` (its object is deleted). */
+export async function forgetUploadAttempt(db: Db, key: string): Promise<void> {
+  await db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)).run();
+}
+
+/** Forgets the attempts of `keys` (B16's sweep). */
+export async function forgetUploadAttempts(db: Db, keys: string[]): Promise<void> {
+  await db.delete(registryUploadAttempts).where(inArray(registryUploadAttempts.objectKey, keys)).run();
+}
+
+/** Up to `limit` upload attempts begun before `before` (B16's sweep). */
+export function staleUploadAttempts(db: Db, before: number, limit: number) {
+  return db
+    .select({ key: registryUploadAttempts.objectKey, versionId: registryUploadAttempts.versionId })
+    .from(registryUploadAttempts)
+    .where(lt(registryUploadAttempts.createdAt, before))
+    .limit(limit)
+    .all();
+}
+
+/** The tarball keys the given versions record (null for a version without one). */
+export async function recordedTarballKeys(db: Db, versionIds: string[]): Promise<(string | null)[]> {
+  const rows = await db
+    .select({ key: registryModuleVersions.tarballKey })
+    .from(registryModuleVersions)
+    .where(inArray(registryModuleVersions.id, versionIds))
+    .all();
+  return rows.map((row) => row.key);
 }

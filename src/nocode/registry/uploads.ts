@@ -17,20 +17,28 @@
  * An interrupted body (400) or a failed write (500) leaves the link usable and the version
  * `pending`, so the upload can be retried.
  */
-import { and, eq, exists, gt, inArray, isNull, lt, sql } from "drizzle-orm";
-import { Hono } from "hono";
 import { createDb, type Db } from "../../db/client";
-import { registryModuleVersions, registryUploadAttempts, registryUploadLinks } from "../../db/schema";
 import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import type { NocodeEnv } from "../env";
 import { badRequest, NocodeError, notFound } from "../errors";
 import { ingestModuleVersionMessage, sendProvisionMessage } from "../queue/messages";
-import { operation } from "../request/operation";
-import { rights } from "../route-rights";
-import { findModuleVersionById, type RegistryModuleVersionRow } from "./repo";
+import {
+  failOversizedUpload,
+  findModuleVersionById,
+  forgetUploadAttempt,
+  forgetUploadAttempts,
+  type RegistryModuleVersionRow,
+  recordedTarballKeys,
+  recordUploadAttempt,
+  recordUploadedTarball,
+  staleUploadAttempts,
+  type UploadLinkUse,
+  undoUploadedTarball,
+  uploadLinkInsert,
+  usableUploadLink,
+} from "./repo";
 
 /** N9: an upload link is valid for one hour. */
 export const UPLOAD_LINK_TTL_MS = 60 * 60 * 1000;
@@ -73,9 +81,7 @@ export async function newUploadLink(
 ) {
   const token = toBase64Url(randomBytes(32));
   const tokenHash = await hashUploadToken(env, token);
-  const insert = db
-    .insert(registryUploadLinks)
-    .values({ tokenHash, versionId, expiresAt: now + UPLOAD_LINK_TTL_MS, createdAt: now });
+  const insert = uploadLinkInsert(db, { tokenHash, versionId, expiresAt: now + UPLOAD_LINK_TTL_MS, createdAt: now });
   return { insert, link: `${origin}${UPLOAD_PATH_PREFIX}${token}` };
 }
 
@@ -89,69 +95,45 @@ async function readTarball(request: Request, limit: number): Promise<Uint8Array 
   }
 }
 
-/** Routes of the upload link (tokenless, N2a). */
-export const uploadRoutes = new Hono<NocodeEnv>();
+/** What receiving an upload needs besides D1: the token hash key, the tarballs' bucket, the ingestion queue. */
+type UploadEnv = Pick<Env, "KEYWAY_HASH_KEY" | "MODULES" | "PROVISION_QUEUE">;
 
-const upload = operation({
-  tag: "registry",
-  summary: "Upload a version's tarball through its single-use link (N9; the link is the credential)",
-  description: "The body is the gzip tarball (at most 10 MiB, B5). Ingestion follows on the queue (N4).",
-  answers: { 200: { description: "Received; the version is now being ingested" } },
-  errors: [400, 404, 413],
-});
-
-uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async (c) => {
-  const token = c.req.param("token");
+/**
+ * Receive the tarball PUT to the upload link `token` (the link is the credential). Returns
+ * once the tarball is stored and ingestion queued; throws 404 for an unknown, spent or
+ * expired link, 400 for an interrupted body, 413 over B5's limit.
+ */
+export async function receiveUpload(
+  db: Db,
+  env: UploadEnv,
+  requestId: string,
+  token: string,
+  request: Request,
+): Promise<void> {
   // An unknown, spent or expired link is simply not there: 404 (N2).
   if (!TOKEN_RE.test(token)) throw notFound();
-  const db = c.var.db;
   const now = Date.now();
-  const tokenHash = await hashUploadToken(c.env, token);
-  const linkUsable = and(
-    eq(registryUploadLinks.tokenHash, tokenHash),
-    isNull(registryUploadLinks.usedAt),
-    gt(registryUploadLinks.expiresAt, now),
-  );
-  const link = await db
-    .select({ versionId: registryUploadLinks.versionId })
-    .from(registryUploadLinks)
-    .where(linkUsable)
-    .get();
+  const tokenHash = await hashUploadToken(env, token);
+  const link = await usableUploadLink(db, tokenHash, now);
   if (!link) throw notFound();
   const version = await findModuleVersionById(db, link.versionId);
   if (version?.status !== "pending") throw notFound();
-  // Spends the link (a statement of the batches below; one winner among concurrent PUTs).
-  const spendLink = db
-    .update(registryUploadLinks)
-    .set({ usedAt: now })
-    .where(and(eq(registryUploadLinks.tokenHash, tokenHash), isNull(registryUploadLinks.usedAt)));
+  const use: UploadLinkUse = { tokenHash, versionId: version.id, now };
 
   // Nothing is written before the body is complete and stored. An interrupted
   // upload or a failed write leaves the link unspent and the version `pending`: the same
   // PUT can simply be retried.
   let bytes: Uint8Array | null;
   try {
-    bytes = await readTarball(c.req.raw, MAX_TARBALL_BYTES);
+    bytes = await readTarball(request, MAX_TARBALL_BYTES);
   } catch (err) {
-    logError(c.var.requestId, "module tarball upload interrupted", err);
+    logError(requestId, "module tarball upload interrupted", err);
     throw badRequest("the tarball upload was interrupted before it completed; retry the upload");
   }
   if (bytes === null) {
     // B5: over 10 MiB → 413, and the version becomes reg_ingress_failed (link spent with it).
     const error = "module tarball is larger than the limit of 10 MiB (compressed)";
-    await db.batch([
-      db
-        .update(registryModuleVersions)
-        .set({ status: "reg_ingress_failed", error, summary: null, tarballKey: null, updatedAt: now, ingestedAt: now })
-        .where(
-          and(
-            eq(registryModuleVersions.id, version.id),
-            eq(registryModuleVersions.status, "pending"),
-            exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable)),
-          ),
-        ),
-      spendLink,
-    ]);
+    await failOversizedUpload(db, use, error);
     throw new NocodeError("payload_too_large", error);
   }
 
@@ -159,70 +141,33 @@ uploadRoutes.put("/uploads/:token", rights({ caller: "public" }), upload, async 
   // key on the version and spends the link: either both happen or neither (a D1 failure
   // leaves an unspent link and a pending version), and only the winner's key is ever read.
   const key = attemptKeyOf(version);
-  await db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }).run();
-  await c.env.MODULES.put(key, bytes, { httpMetadata: { contentType: "application/gzip" } });
-  let stored: unknown[];
+  await recordUploadAttempt(db, key, version.id, now);
+  await env.MODULES.put(key, bytes, { httpMetadata: { contentType: "application/gzip" } });
+  let won: boolean;
   try {
-    [stored] = await db.batch([
-      db
-        .update(registryModuleVersions)
-        .set({
-          status: "reg_ingressing",
-          tarballKey: key,
-          tarballBytes: bytes.byteLength,
-          uploadedAt: now,
-          updatedAt: now,
-        })
-        .where(
-          and(
-            eq(registryModuleVersions.id, version.id),
-            eq(registryModuleVersions.status, "pending"),
-            exists(db.select({ one: sql`1` }).from(registryUploadLinks).where(linkUsable)),
-          ),
-        )
-        .returning({ id: registryModuleVersions.id }),
-      spendLink,
-      db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)),
-    ]);
+    won = await recordUploadedTarball(db, use, key, bytes.byteLength);
   } catch (err) {
-    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, env, version.id, key, requestId);
     throw err;
   }
-  if (stored.length === 0) {
+  if (!won) {
     // Another PUT of this link won, the link expired, or the module was deleted meanwhile:
     // this attempt's object belongs to nobody.
-    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
+    await discardAttempt(db, env, version.id, key, requestId);
     throw notFound();
   }
   try {
     // N4, N11: ingestion happens on the Queue; the message carries the version id only.
-    await sendProvisionMessage(c.env, ingestModuleVersionMessage(version.id));
+    await sendProvisionMessage(env, ingestModuleVersionMessage(version.id));
   } catch (err) {
-    logError(c.var.requestId, "could not queue module ingestion", err);
+    logError(requestId, "could not queue module ingestion", err);
     // Undo the upload in one batch, so the same link can be used again; the object becomes
     // an unfinished attempt again (swept by the cron if the delete below fails).
-    await db.batch([
-      db
-        .update(registryModuleVersions)
-        .set({ status: "pending", tarballKey: null, tarballBytes: null, uploadedAt: null, updatedAt: Date.now() })
-        .where(
-          and(
-            eq(registryModuleVersions.id, version.id),
-            eq(registryModuleVersions.status, "reg_ingressing"),
-            eq(registryModuleVersions.tarballKey, key),
-          ),
-        ),
-      db
-        .update(registryUploadLinks)
-        .set({ usedAt: null })
-        .where(and(eq(registryUploadLinks.tokenHash, tokenHash), eq(registryUploadLinks.usedAt, now))),
-      db.insert(registryUploadAttempts).values({ objectKey: key, versionId: version.id, createdAt: now }),
-    ]);
-    await discardAttempt(db, c.env, version.id, key, c.var.requestId);
+    await undoUploadedTarball(db, use, key);
+    await discardAttempt(db, env, version.id, key, requestId);
     throw err;
   }
-  return c.body(null, 200);
-});
+}
 
 /**
  * Delete the object of an attempt that no version recorded, then its attempt row. Best
@@ -240,7 +185,7 @@ async function discardAttempt(
   try {
     if ((await findModuleVersionById(db, versionId))?.tarballKey === key) return;
     await env.MODULES.delete(key);
-    await db.delete(registryUploadAttempts).where(eq(registryUploadAttempts.objectKey, key)).run();
+    await forgetUploadAttempt(db, key);
   } catch (err) {
     logError(requestId, "could not remove the object of an unrecorded module upload", err);
   }
@@ -265,23 +210,13 @@ export async function sweepAbandonedUploads(env: Pick<Env, "DB" | "MODULES">, no
   const db = createDb(env.DB);
   let swept = 0;
   for (let page = 0; page < SWEEP_PAGES; page++) {
-    const stale = await db
-      .select({ key: registryUploadAttempts.objectKey, versionId: registryUploadAttempts.versionId })
-      .from(registryUploadAttempts)
-      .where(lt(registryUploadAttempts.createdAt, now - ABANDONED_UPLOAD_AFTER_MS))
-      .limit(SWEEP_PAGE)
-      .all();
+    const stale = await staleUploadAttempts(db, now - ABANDONED_UPLOAD_AFTER_MS, SWEEP_PAGE);
     if (stale.length === 0) break;
     const keys = stale.map((row) => row.key);
-    const recorded = await db
-      .select({ key: registryModuleVersions.tarballKey })
-      .from(registryModuleVersions)
-      .where(inArray(registryModuleVersions.id, [...new Set(stale.map((row) => row.versionId))]))
-      .all();
-    const keep = new Set(recorded.map((row) => row.key));
+    const keep = new Set(await recordedTarballKeys(db, [...new Set(stale.map((row) => row.versionId))]));
     const unrecorded = keys.filter((key) => !keep.has(key));
     if (unrecorded.length > 0) await env.MODULES.delete(unrecorded);
-    await db.delete(registryUploadAttempts).where(inArray(registryUploadAttempts.objectKey, keys)).run();
+    await forgetUploadAttempts(db, keys);
     swept += keys.length;
     if (stale.length < SWEEP_PAGE) break;
   }

@@ -11,8 +11,8 @@
  * - anything else → a typed failure the caller turns into 422 (`engineVersionError`).
  */
 import type { Db } from "../../db/client";
-import { terraformVersions } from "../../db/schema";
 import { invalidAttribute, type NocodeError } from "../errors";
+import { releaseCandidates } from "./repo";
 import {
   compareVersions,
   EXACT_VERSION,
@@ -128,19 +128,7 @@ export function pickEngineVersion(
 
 /** Every release of the list, for the resolver. */
 export async function loadReleases(db: Db): Promise<ReleaseCandidate[]> {
-  return releasesQuery(db);
-}
-
-/** The select behind loadReleases, for a `db.batch` with other reads. */
-export function releasesQuery(db: Db) {
-  return db
-    .select({
-      version: terraformVersions.version,
-      enabled: terraformVersions.enabled,
-      beta: terraformVersions.beta,
-      deprecated: terraformVersions.deprecated,
-    })
-    .from(terraformVersions);
+  return releaseCandidates(db);
 }
 
 /** Resolve an engine version against the stored release list (N6). */

@@ -3,23 +3,22 @@
  * `GET|PATCH|DELETE /admin/terraform-versions/:id`, ADMIN_TOKEN only (N10; everyone
  * else gets 404). The list is seeded by migration 0002 with every stable 1.x release.
  */
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
-import { terraformVersions } from "../../db/schema";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { pagedList, single } from "../request/answers";
 import { attributeLabel, flag, nullableText, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageParameters } from "../request/query";
-import { jsonApi, noContent } from "../respond";
+import { pageOf, pageParameters } from "../request/query";
+import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights } from "../route-rights";
+import { deleteRelease, findRelease, insertRelease, listReleases, updateRelease, versionInUse } from "./repo";
 import { type ReleaseRow, releaseAnswer, serializeRelease } from "./serialize";
-import { compareVersions, EXACT_VERSION, parseVersion } from "./version-constraints";
+import { EXACT_VERSION } from "./version-constraints";
 
 export const releaseRoutes = new Hono<NocodeEnv>();
 
@@ -87,19 +86,11 @@ const releaseUpdate = operation({
 
 const versionTaken = () => invalidAttribute("version", "Version has already been taken");
 
-async function findRelease(db: Db, id: string): Promise<ReleaseRow> {
-  const row = await db.select().from(terraformVersions).where(eq(terraformVersions.id, id)).get();
+/** The release `id`, or 404. */
+async function requireRelease(db: Db, id: string): Promise<ReleaseRow> {
+  const row = await findRelease(db, id);
   if (!row) throw notFound();
   return row;
-}
-
-async function versionInUse(db: Db, version: string, exceptId?: string): Promise<boolean> {
-  const row = await db
-    .select({ id: terraformVersions.id })
-    .from(terraformVersions)
-    .where(eq(terraformVersions.version, version))
-    .get();
-  return row !== undefined && row.id !== exceptId;
 }
 
 const releaseList = operation({
@@ -114,23 +105,11 @@ const releaseList = operation({
 });
 
 releaseRoutes.get("/admin/terraform-versions", rights({ caller: "admin" }), releaseList, async (c) => {
-  const db = c.var.db;
-  const url = new URL(c.req.url);
   const query = releaseList.query(c);
   const page = pageOf(query);
-  const exact = query["filter[version]"];
-  const search = query["search[version]"];
-  let rows = await db.select().from(terraformVersions).all();
-  if (exact) rows = rows.filter((r) => exact.split(",").includes(r.version));
-  if (search) rows = rows.filter((r) => r.version.includes(search));
-  // Newest first, by version precedence (not by string).
-  rows.sort((a, b) => {
-    const va = parseVersion(a.version);
-    const vb = parseVersion(b.version);
-    return va && vb ? compareVersions(vb, va) : b.version.localeCompare(a.version);
-  });
-  const slice = rows.slice(page.offset, page.offset + page.size);
-  return jsonApi({ data: slice.map(serializeRelease), ...pageDocument(url, page, rows.length) });
+  const filter = { exact: query["filter[version]"], search: query["search[version]"] };
+  const listed = await listReleases(c.var.db, filter, page);
+  return jsonApiPage(c.req.url, page, listed, serializeRelease);
 });
 
 releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), releaseCreate, async (c) => {
@@ -153,12 +132,7 @@ releaseRoutes.post("/admin/terraform-versions", rights({ caller: "admin" }), rel
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    await db.insert(terraformVersions).values(row);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw versionTaken();
-    throw err;
-  }
+  await insertUnique(insertRelease(db, row), versionTaken);
   return jsonApi({ data: serializeRelease(row) }, 201);
 });
 
@@ -169,13 +143,13 @@ const releaseShow = operation({
 });
 
 releaseRoutes.get("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseShow, async (c) => {
-  const row = await findRelease(c.var.db, c.req.param("id"));
+  const row = await requireRelease(c.var.db, c.req.param("id"));
   return jsonApi({ data: serializeRelease(row) });
 });
 
 releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseUpdate, async (c) => {
   const db = c.var.db;
-  const existing = await findRelease(db, c.req.param("id"));
+  const existing = await requireRelease(db, c.req.param("id"));
   const attributes = (await releaseUpdate.body(c)).data.attributes;
   const a = { ...attributes, deprecatedReason: attributes["deprecated-reason"] };
   if (typeof a.version === "string" && (await versionInUse(db, a.version, existing.id))) throw versionTaken();
@@ -191,12 +165,7 @@ releaseRoutes.patch("/admin/terraform-versions/:id", rights({ caller: "admin" })
     deprecatedReason: a.deprecatedReason === undefined ? existing.deprecatedReason : a.deprecatedReason,
     updatedAt: Date.now(),
   };
-  try {
-    await db.update(terraformVersions).set(updated).where(eq(terraformVersions.id, existing.id));
-  } catch (err) {
-    if (isUniqueViolation(err)) throw versionTaken();
-    throw err;
-  }
+  await insertUnique(updateRelease(db, updated), versionTaken);
   return jsonApi({ data: serializeRelease(updated) });
 });
 
@@ -208,7 +177,7 @@ const releaseDelete = operation({
 
 releaseRoutes.delete("/admin/terraform-versions/:id", rights({ caller: "admin" }), releaseDelete, async (c) => {
   const db = c.var.db;
-  const existing = await findRelease(db, c.req.param("id"));
-  await db.delete(terraformVersions).where(eq(terraformVersions.id, existing.id));
+  const existing = await requireRelease(db, c.req.param("id"));
+  await deleteRelease(db, existing.id);
   return noContent();
 });

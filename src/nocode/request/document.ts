@@ -73,6 +73,19 @@ export function requiredName(attribute: string, max: number, pattern: RegExp, ru
   );
 }
 
+/** Names of letters, digits, `-` and `_` (organizations, users, agent pools, as HCP Terraform allows). */
+const PLAIN_NAME = /^[A-Za-z0-9_-]+$/;
+
+/** A required name of letters, digits, `-` and `_`, at most `max` characters, refused in HCP's words. */
+export function requiredPlainName(attribute: string, max: number) {
+  return requiredName(
+    attribute,
+    max,
+    PLAIN_NAME,
+    `${attributeLabel(attribute)} may only contain letters, numbers, dashes (-), and underscores (_)`,
+  );
+}
+
 /** An optional string attribute. */
 export function text(attribute: string) {
   return v.optional(v.string(`${attributeLabel(attribute)} must be a string`));

@@ -7,6 +7,7 @@
  */
 import { and, count, desc, eq, exists, inArray, isNotNull, lte, not, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { type Page, type PageWindow, pageFrom } from "../../db/page";
 import { agentJobs, runs, stateVersions, workspaces } from "../../db/schema";
 import { isoTime } from "../respond";
 
@@ -87,21 +88,20 @@ export function insertLatestRunStatements(db: Db, row: RunRow) {
   ] as const;
 }
 
-/**
- * One page of a workspace's runs, newest first, and their total count (for a `db.batch`).
- */
-export function workspaceRunsPageQueries(db: Db, workspaceId: string, page: { size: number; offset: number }) {
+/** One page of a workspace's runs, newest first, and their total count. */
+export async function workspaceRunsPage(db: Db, workspaceId: string, page: PageWindow): Promise<Page<RunRow>> {
   const where = eq(runs.workspaceId, workspaceId);
-  return [
+  return pageFrom(
     db
       .select()
       .from(runs)
       .where(where)
       .orderBy(desc(runs.createdAt), desc(runs.id))
       .limit(page.size)
-      .offset(page.offset),
-    db.select({ n: count() }).from(runs).where(where),
-  ] as const;
+      .offset(page.offset)
+      .all(),
+    db.select({ n: count() }).from(runs).where(where).all(),
+  );
 }
 
 /**
@@ -487,4 +487,12 @@ export function forceCancelRunStatements(db: Db, runId: string, at: number, aske
       and(isNotNull(runs.cancelRequestedAt), lte(runs.cancelRequestedAt, askedBy)),
     ).returning({ id: runs.id }),
   ] as const;
+}
+
+/** Record the plan of a run that is still `planning` (the JSON plan its agent uploaded: N18, N20). */
+export function recordPlanningRunPlanQuery(db: Db, runId: string, plan: string, at: number) {
+  return db
+    .update(runs)
+    .set({ plan, updatedAt: at })
+    .where(and(eq(runs.id, runId), eq(runs.status, "planning")));
 }

@@ -14,7 +14,7 @@ import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { notifyRolloutOfRun } from "../rollout-hooks";
 import { rights, scope } from "../route-rights";
-import { type CancelEnv, cancelRun, forceCancelAfterMs, forceCancelRun } from "./cancel";
+import { type CancelEnv, type CancelOutcome, cancelRun, forceCancelAfterMs, forceCancelRun } from "./cancel";
 import { confirmRun } from "./create";
 import { discardOrCancelRun } from "./discard";
 import { findRun, type RunRow } from "./repo";
@@ -82,9 +82,7 @@ runRoutes.post(
     if (!(await discardOrCancelRun(db, run.id, Date.now(), c.env)))
       throw conflict(`The run is ${run.status}: only a planned run can be discarded, or a queued one canceled`);
     // N15: a rollout's plan discarded by hand — the rollout's next step skips that workspace.
-    await notifyRolloutOfRun(db, run.id, async (message) => {
-      await c.env.PROVISION_QUEUE.send(message, { contentType: "json" });
-    });
+    await tellRollout(c, run.id);
     return c.body(null, 202);
   },
 );
@@ -100,12 +98,7 @@ runRoutes.post(
     answers: { 202: { description: "Canceled, or the cancel was signalled to the agent running the job" } },
     errors: [409],
   }),
-  async (c) => {
-    const outcome = await cancelRun(c.env, c.var.db, runById.of(c).id);
-    if (outcome.kind === "refused") throw conflict(outcome.detail);
-    if (outcome.kind === "canceled") await tellRollout(c, runById.of(c).id);
-    return c.body(null, 202);
-  },
+  async (c) => cancelAnswer(c, runById.of(c).id, await cancelRun(c.env, c.var.db, runById.of(c).id)),
 );
 
 // N19a run action: force-cancel a run whose cancel the agent has not completed.
@@ -119,13 +112,18 @@ runRoutes.post(
     answers: { 202: { description: "Canceled" } },
     errors: [409],
   }),
-  async (c) => {
-    const outcome = await forceCancelRun(c.env, c.var.db, runById.of(c).id);
-    if (outcome.kind === "refused") throw conflict(outcome.detail);
-    await tellRollout(c, runById.of(c).id);
-    return c.body(null, 202);
-  },
+  async (c) => cancelAnswer(c, runById.of(c).id, await forceCancelRun(c.env, c.var.db, runById.of(c).id)),
 );
+
+/**
+ * The answer to a cancel or force-cancel: 409 when refused, else 202; a run that ended
+ * (a force-cancel always ends it) lets its rollout go on (N15).
+ */
+async function cancelAnswer(c: Context<NocodeEnv>, runId: string, outcome: CancelOutcome): Promise<Response> {
+  if (outcome.kind === "refused") throw conflict(outcome.detail);
+  if (outcome.kind === "canceled") await tellRollout(c, runId);
+  return c.body(null, 202);
+}
 
 /** N15: a rollout's run ended by hand — the rollout's next step goes on without it. */
 async function tellRollout(c: Context<NocodeEnv>, runId: string): Promise<void> {

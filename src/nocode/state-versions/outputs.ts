@@ -9,6 +9,7 @@
  * state version id>-<position>`, so outputs need no table of their own and stay stable.
  */
 import type { Db } from "../../db/client";
+import type { Page, PageWindow } from "../../db/page";
 import { StateOutputsScanner } from "../../lib/terraform/json-plan";
 import { findRunData } from "../agents/repo";
 import { openRunData } from "../agents/run-data";
@@ -95,4 +96,15 @@ export async function stateOutputs(
       value,
     };
   });
+}
+
+/** One page of a state version's outputs, in their recorded order, and their count. */
+export async function stateOutputsPage(
+  env: Pick<Env, "RUN_DATA" | "KEYWAY_KEK">,
+  db: Db,
+  sv: Pick<StateVersionRow, "id" | "outputs" | "objectId">,
+  page: PageWindow,
+): Promise<Page<StateOutput>> {
+  const outputs = await stateOutputs(env, db, sv);
+  return { rows: outputs.slice(page.offset, page.offset + page.size), total: outputs.length };
 }

@@ -22,14 +22,14 @@ import { conflict, invalidAttribute, notFound } from "../errors";
 import type { OrgPermission } from "../permissions";
 import { requiredText, resourceDocument } from "../request/document";
 import { operation, validDocument } from "../request/operation";
-import { pageDocument, pageOf, pageQuery } from "../request/query";
-import { jsonApi } from "../respond";
+import { type PageRequest, pageOf, pageQuery } from "../request/query";
+import { jsonApi, jsonApiPage } from "../respond";
 import { rights, scope } from "../route-rights";
 import { runDataLink, runDataLinkValid, signedLinkRefused } from "../run-data/links";
 import { findStateVersion, findStateVersionWithOrganization, type StateVersionRow } from "../runs/repo";
-import { lockHolderOf } from "../workspaces/locks";
-import { findWorkspace } from "../workspaces/repo";
-import { parseOutputId, recordedOutputs, stateOutputs } from "./outputs";
+import { lockHolderOf } from "../workspaces/lock-routes";
+import { findWorkspace, type WorkspaceRow } from "../workspaces/repo";
+import { parseOutputId, recordedOutputs, stateOutputs, stateOutputsPage } from "./outputs";
 import { readRecoveryUpload } from "./recovery";
 import {
   stateOutputDocumentAnswer,
@@ -83,6 +83,19 @@ async function renderStateVersion(c: Context<NocodeEnv>, sv: StateVersionRow) {
   return stateVersionResource(sv, url);
 }
 
+/** The workspace's current state version; 404 when it has none. */
+async function currentStateVersion(c: Context<NocodeEnv>, ws: WorkspaceRow): Promise<StateVersionRow> {
+  const sv = ws.currentStateVersionId ? await findStateVersion(c.var.db, ws.currentStateVersionId) : undefined;
+  if (!sv) throw notFound();
+  return sv;
+}
+
+/** One page of a state version's outputs, sensitive values null (N20). */
+async function outputListPage(c: Context<NocodeEnv>, sv: StateVersionRow, page: PageRequest): Promise<Response> {
+  const listed = await stateOutputsPage(c.env, c.var.db, sv, page);
+  return jsonApiPage(c.req.url, page, listed, (o) => stateOutputResource(o, false));
+}
+
 /** Routes of state versions and outputs. */
 export const stateVersionRoutes = new Hono<NocodeEnv>();
 
@@ -94,12 +107,7 @@ stateVersionRoutes.get(
     summary: "The workspace's current state version (N20; read-workspaces); 404 when it has none",
     answers: { 200: { description: "The current state version", schema: stateVersionDocumentAnswer } },
   }),
-  async (c) => {
-    const ws = workspaceById.of(c);
-    const sv = ws.currentStateVersionId ? await findStateVersion(c.var.db, ws.currentStateVersionId) : undefined;
-    if (!sv) throw notFound();
-    return jsonApi({ data: await renderStateVersion(c, sv) });
-  },
+  async (c) => jsonApi({ data: await renderStateVersion(c, await currentStateVersion(c, workspaceById.of(c))) }),
 );
 
 stateVersionRoutes.get(
@@ -125,14 +133,7 @@ stateVersionRoutes.get(
   "/state-versions/:id/outputs",
   rights({ right: "read-workspaces" }, { scope: stateVersionById }),
   outputList,
-  async (c) => {
-    const page = pageOf(outputList.query(c));
-    const outputs = await stateOutputs(c.env, c.var.db, stateVersionById.of(c));
-    return jsonApi({
-      data: outputs.slice(page.offset, page.offset + page.size).map((o) => stateOutputResource(o, false)),
-      ...pageDocument(new URL(c.req.url), page, outputs.length),
-    });
-  },
+  async (c) => outputListPage(c, stateVersionById.of(c), pageOf(outputList.query(c))),
 );
 
 const currentOutputList = operation({
@@ -148,14 +149,7 @@ stateVersionRoutes.get(
   currentOutputList,
   async (c) => {
     const page = pageOf(currentOutputList.query(c));
-    const ws = workspaceById.of(c);
-    const sv = ws.currentStateVersionId ? await findStateVersion(c.var.db, ws.currentStateVersionId) : undefined;
-    if (!sv) throw notFound();
-    const outputs = await stateOutputs(c.env, c.var.db, sv);
-    return jsonApi({
-      data: outputs.slice(page.offset, page.offset + page.size).map((o) => stateOutputResource(o, false)),
-      ...pageDocument(new URL(c.req.url), page, outputs.length),
-    });
+    return outputListPage(c, await currentStateVersion(c, workspaceById.of(c)), page);
   },
 );
 

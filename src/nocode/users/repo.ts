@@ -14,3 +14,14 @@ export async function findUser(db: Db, idOrUsername: string): Promise<UserRow | 
   }
   return db.select().from(nocodeUsers).where(eq(nocodeUsers.username, idOrUsername)).get();
 }
+
+/** Whether a user already has `username` (exactly; an id-shaped name is not read as an id). */
+export async function usernameTaken(db: Db, username: string): Promise<boolean> {
+  const row = await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get();
+  return row !== undefined;
+}
+
+/** Inserts a user; its UNIQUE username index refuses a taken name (see insertUnique). */
+export function insertUser(db: Db, user: UserRow) {
+  return db.insert(nocodeUsers).values(user);
+}

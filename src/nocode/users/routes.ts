@@ -3,11 +3,9 @@
  * (a user token), `POST|GET /users/:id/authentication-tokens` (ADMIN_TOKEN or that user),
  * `GET|DELETE /authentication-tokens/:id` (N13; HCP's shapes) — decisions N9, N10, N13.
  */
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
-import { nocodeUsers } from "../../db/schema";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import { tellPoolTokenRevoked } from "../agent-queue";
 import {
   findTokenById,
@@ -18,6 +16,7 @@ import {
   type TokenRow,
   tokenAnswer,
   tokenCreateAttributes,
+  tokenDescriptionAttribute,
   tokenResourceAnswer,
 } from "../api-tokens";
 import type { NocodeEnv } from "../env";
@@ -25,26 +24,17 @@ import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { EMAIL } from "../organizations/routes";
 import { pagedList } from "../request/answers";
-import {
-  nullableText,
-  optionalResourceDocument,
-  requiredName,
-  requiredText,
-  resourceDocument,
-} from "../request/document";
+import { optionalResourceDocument, requiredPlainName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
-import { pageDocument, pageOf, pageQuery } from "../request/query";
-import { jsonApi, noContent } from "../respond";
+import { pageOf, pageQuery } from "../request/query";
+import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
 import { findTeam } from "../teams/repo";
-import { findUser, type UserRow } from "./repo";
+import { findUser, insertUser, type UserRow, usernameTaken } from "./repo";
 import { serializeUser, userAnswer } from "./serialize";
 
 /** Usernames: letters, digits, `-` and `_`, at most 64 characters (our choice). */
-export const USERNAME = /^[A-Za-z0-9_-]+$/;
 export const USERNAME_MAX = 64;
-/** Longest token description we store. */
-export const TOKEN_DESCRIPTION_MAX = 256;
 
 export const userRoutes = new Hono<NocodeEnv>();
 
@@ -54,12 +44,7 @@ const userCreate = operation({
   body: resourceDocument({
     types: ["users", "user"],
     attributes: {
-      username: requiredName(
-        "username",
-        USERNAME_MAX,
-        USERNAME,
-        "Username may only contain letters, numbers, dashes (-), and underscores (_)",
-      ),
+      username: requiredPlainName("username", USERNAME_MAX),
       email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
     },
   }),
@@ -71,15 +56,9 @@ userRoutes.post("/admin/users", rights({ caller: "admin" }), userCreate, async (
 
   const db = c.var.db;
   const taken = () => invalidAttribute("username", "Username has already been taken");
-  if (await db.select({ id: nocodeUsers.id }).from(nocodeUsers).where(eq(nocodeUsers.username, username)).get())
-    throw taken();
+  if (await usernameTaken(db, username)) throw taken();
   const user: UserRow = { id: newId("user"), username: username, email, createdAt: Date.now() };
-  try {
-    await db.insert(nocodeUsers).values(user);
-  } catch (err) {
-    if (isUniqueViolation(err)) throw taken();
-    throw err;
-  }
+  await insertUnique(insertUser(db, user), taken);
   return jsonApi(serializeUser(user, { showEmail: true, self: false }), 201);
 });
 
@@ -110,13 +89,7 @@ const userTokenCreate = operation({
     types: ["authentication-tokens", "authentication-token"],
     attributes: {
       ...tokenCreateAttributes,
-      description: v.pipe(
-        nullableText("description"),
-        v.check(
-          (d) => typeof d !== "string" || d.length <= TOKEN_DESCRIPTION_MAX,
-          `Description is too long (maximum is ${TOKEN_DESCRIPTION_MAX} characters)`,
-        ),
-      ),
+      description: tokenDescriptionAttribute,
     },
   }),
   answers: { 201: { description: "The new token; `token` is shown only here", schema: tokenAnswer } },
@@ -157,13 +130,9 @@ userRoutes.get(
   async (c) => {
     const db = c.var.db;
     const user = userById.of(c);
-    const url = new URL(c.req.url);
     const page = pageOf(userTokenList.query(c));
-    const { rows, total } = await listUserTokens(db, user.id, {
-      offset: (page.number - 1) * page.size,
-      limit: page.size,
-    });
-    return jsonApi({ data: rows.map((row) => serializeToken(row, null).data), ...pageDocument(url, page, total) });
+    const listed = await listUserTokens(db, user.id, page);
+    return jsonApiPage(c.req.url, page, listed, (row) => serializeToken(row, null).data);
   },
 );
 

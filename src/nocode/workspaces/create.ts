@@ -14,7 +14,7 @@
  * N11). With a warm per-isolate cache that batch is E4's only D1 call (docs/performance.md).
  */
 import type { Db } from "../../db/client";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import { type AgentPoolRow, agentPoolInOrganizationQuery, storedIds } from "../agent-pools/repo";
 import { sealAgentInputs } from "../agents/inputs";
 import { invalidAttribute, NocodeError, notFound, unprocessable } from "../errors";
@@ -196,14 +196,14 @@ export async function provisionWorkspace(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    // The workspace already names the run as latest and current: no UPDATE after the insert.
-    await db.batch([...insertWorkspaceStatements(db, workspace, varRows), insertRunQuery(db, run)]);
-  } catch (err) {
-    // N6: a taken name, or concurrent creates of one name: the UNIQUE index keeps exactly one.
-    if (isUniqueViolation(err) && (await findWorkspaceByName(db, organization, input.name))) throw nameTaken();
-    throw err;
-  }
+  // The workspace already names the run as latest and current: no UPDATE after the insert.
+  // N6: a taken name, or concurrent creates of one name: the UNIQUE (organization, name)
+  // index keeps exactly one. It is the only unique index this batch can meet: the ids are
+  // new, and two vars of one key were refused when the body was read (./input.ts).
+  await insertUnique(
+    db.batch([...insertWorkspaceStatements(db, workspace, varRows), insertRunQuery(db, run)]),
+    nameTaken,
+  );
   // The run was written `pending` in the batch above; its plan is queued by id (N11)
   // with nothing read back.
   await enqueueRunPlan(env, db, run, requestId);

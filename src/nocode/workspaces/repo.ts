@@ -1,5 +1,5 @@
 /** D1 access for workspaces and their variables (decisions N5, N6, N9). */
-import { and, asc, eq, exists, isNull, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, exists, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { workspaces, workspaceVars } from "../../db/schema";
 import { LOCK_HOLDING_STATUSES } from "../runs/repo";
@@ -146,7 +146,7 @@ export function listModuleWorkspaceVarStamps(
  * N20: set (`holder`) or clear (null) a workspace's user lock where `condition` holds;
  * true when it moved.
  */
-export async function writeLockQuery(db: Db, id: string, holder: string | null, condition: SQL | undefined) {
+async function writeLock(db: Db, id: string, holder: string | null, condition: SQL | undefined) {
   const now = Date.now();
   const moved = await db
     .update(workspaces)
@@ -157,7 +157,7 @@ export async function writeLockQuery(db: Db, id: string, holder: string | null, 
 }
 
 /** N20: a lock may be taken when nobody holds it and no run of the workspace holds it (from planning to its end). */
-export function lockIsFree(workspaceId: string): SQL | undefined {
+function lockIsFree(workspaceId: string): SQL | undefined {
   return and(
     isNull(workspaces.lockedBy),
     sql`NOT EXISTS (SELECT 1 FROM runs WHERE runs.workspace_id = ${workspaceId} AND runs.status IN (${sql.join(
@@ -165,4 +165,19 @@ export function lockIsFree(workspaceId: string): SQL | undefined {
       sql`, `,
     )}))`,
   );
+}
+
+/** N20: `holder` takes the workspace's lock if it is free; true when it did. */
+export function takeLock(db: Db, id: string, holder: string): Promise<boolean> {
+  return writeLock(db, id, holder, lockIsFree(id));
+}
+
+/** N20: `holder` releases the workspace's lock if it still holds it; true when it did. */
+export function releaseLock(db: Db, id: string, holder: string): Promise<boolean> {
+  return writeLock(db, id, null, eq(workspaces.lockedBy, holder));
+}
+
+/** N20: force-unlock releases the workspace's user lock whoever holds it; true when one was held. */
+export function forceReleaseLock(db: Db, id: string): Promise<boolean> {
+  return writeLock(db, id, null, isNotNull(workspaces.lockedBy));
 }

@@ -10,18 +10,18 @@
  */
 import { Hono } from "hono";
 import type { Db } from "../../db/client";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { findNoCodeModule, listVariableOptions, type VariableOptionSet } from "../no-code-modules/repo";
 import { findModuleVersionById, versionSummary } from "../registry/repo";
 import { operation } from "../request/operation";
-import { pageDocument, pageQuery, pageRequest } from "../request/query";
-import { jsonApi, noContent } from "../respond";
+import { pageQuery, pageRequest } from "../request/query";
+import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
 import { forceCancelAfterMs } from "../runs/cancel";
-import { workspaceRunsPageQueries } from "../runs/repo";
+import { workspaceRunsPage } from "../runs/repo";
 import { runResource } from "../runs/serialize";
 import { provisionableModule, provisionWorkspace } from "./create";
 import { workspaceDocument, workspaceInputOf } from "./input";
@@ -177,12 +177,7 @@ workspaceRoutes.post(
     if (existing.some((v) => sameSlot(v, input))) throw keyTaken();
     checkVarOptions([input], (await moduleRules(db, ws)).options);
     const row = await newVarRow(c.env, ws.id, input, Date.now());
-    try {
-      await insertWorkspaceVarQuery(db, row).run();
-    } catch (err) {
-      if (isUniqueViolation(err)) throw keyTaken();
-      throw err;
-    }
+    await insertUnique(insertWorkspaceVarQuery(db, row).run(), keyTaken);
     return jsonApi({ data: varResource(row, ws) }, 201);
   },
 );
@@ -257,8 +252,8 @@ workspaceRoutes.patch(
       versionId: newVarVersionId(),
       updatedAt: now,
     };
-    try {
-      await updateWorkspaceVarQuery(db, ws.id, current.id, {
+    await insertUnique(
+      updateWorkspaceVarQuery(db, ws.id, current.id, {
         key: updated.key,
         category: updated.category,
         hcl: updated.hcl,
@@ -269,11 +264,9 @@ workspaceRoutes.patch(
         sensitiveHash: updated.sensitiveHash,
         versionId: updated.versionId,
         updatedAt: now,
-      }).run();
-    } catch (err) {
-      if (isUniqueViolation(err)) throw keyTaken();
-      throw err;
-    }
+      }).run(),
+      keyTaken,
+    );
     return jsonApi({ data: varResource(updated, ws) });
   },
 );
@@ -319,13 +312,11 @@ workspaceRoutes.get(
   async (c) => {
     const db = c.var.db;
     const workspace = workspaceById.of(c);
-    const url = new URL(c.req.url);
-    const page = pageRequest(url);
-    const [rows, totals] = await db.batch(workspaceRunsPageQueries(db, workspace.id, page));
+    const page = pageRequest(new URL(c.req.url));
+    const listed = await workspaceRunsPage(db, workspace.id, page);
     const canAct = c.var.orgRights.has("run-workspaces");
-    return jsonApi({
-      data: rows.map((r) => runResource(r, { canAct, forceCancelAfterMs: forceCancelAfterMs(c.env) })),
-      ...pageDocument(url, page, totals[0]?.n ?? 0),
-    });
+    return jsonApiPage(c.req.url, page, listed, (r) =>
+      runResource(r, { canAct, forceCancelAfterMs: forceCancelAfterMs(c.env) }),
+    );
   },
 );

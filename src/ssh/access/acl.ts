@@ -4,7 +4,13 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
-import { identityEntities, identityGroupMembers, identityGroups, vaultPolicies, vaultTokens } from "../../db/schema";
+import {
+  identityEntities,
+  identityGroupMembers,
+  identityGroups,
+  vaultPolicies,
+  vaultTokens,
+} from "../../db/schema/ssh";
 import { Acl, DEFAULT_POLICY_TEXT, type PolicyRules, parsePolicy } from "./acl-policy";
 import type { TokenContext } from "./token-context";
 

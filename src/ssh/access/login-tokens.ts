@@ -4,7 +4,7 @@
  * mount that made them so disabling it revokes them (S24).
  */
 import { sql } from "drizzle-orm";
-import { identityEntities, identityEntityAliases } from "../../db/schema";
+import { identityEntities, identityEntityAliases } from "../../db/schema/ssh";
 import { TOKEN_MAX_TTL_SECONDS } from "./durations";
 import { compiledPolicyCache, loginIdentityCache, policySetKey, tokenContextCache } from "./token-cache";
 import type { TokenContext, TokenIdentity } from "./token-context";

@@ -4,7 +4,7 @@
  */
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema";
+import { identityEntities, vaultSettings, vaultTokens } from "../../db/schema/ssh";
 import { randomBytes, toHex } from "../../lib/bytes";
 
 export type TokenRow = typeof vaultTokens.$inferSelect;

@@ -5,7 +5,7 @@
 
 import { and, eq, gt, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { vaultTokens } from "../../db/schema";
+import { vaultTokens } from "../../db/schema/ssh";
 import { randomBytes, toBase64Url, trimTrailing } from "../../lib/bytes";
 import { keyedHash, keyedHashesEqual, secretsEqual } from "../../lib/crypto/hmac";
 import { bearerCredential } from "../../lib/http/bearer";

@@ -5,7 +5,7 @@
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema";
+import { authMounts, identityEntities, identityEntityAliases, identityGroupMembers } from "../../db/schema/ssh";
 import { MAX_GROUP_DEPTH } from "../access/acl";
 
 /** An entity with its aliases, as identity templates see it. */

@@ -20,7 +20,7 @@ import {
   strings,
   written,
 } from "../openapi/schemas";
-import { vaultJson, vaultNoContent } from "../respond";
+import { keyedList, vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import {
   authMountExists,
@@ -195,9 +195,13 @@ export const identityRoutes: VaultRoute[] = [
       list: async (req) => {
         const rows = await listEntityRows(req.db);
         if (rows.length === 0) throw notFound();
-        const keyInfo: Record<string, unknown> = {};
-        for (const row of rows) keyInfo[row.id] = { name: row.name, aliases: [] };
-        return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+        return vaultJson(req, {
+          data: keyedList(
+            rows,
+            (r) => r.id,
+            (r) => ({ name: r.name, aliases: [] }),
+          ),
+        });
       },
     },
   },

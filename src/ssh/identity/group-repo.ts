@@ -13,7 +13,7 @@ import {
   identityGroupAliases,
   identityGroupMembers,
   identityGroups,
-} from "../../db/schema";
+} from "../../db/schema/ssh";
 import { MAX_GROUP_DEPTH } from "../access/acl";
 import type { TemplateGroup } from "../templates";
 

@@ -24,7 +24,7 @@ import {
   strings,
   written,
 } from "../openapi/schemas";
-import { vaultJson, vaultNoContent } from "../respond";
+import { keyedList, vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import {
   authMountByAccessor,
@@ -341,15 +341,16 @@ export const groupRoutes: VaultRoute[] = [
         const rows = await listGroupRows(req.db);
         if (rows.length === 0) throw notFound();
         const members = await listGroupMemberRows(req.db);
-        const keyInfo: Record<string, unknown> = {};
-        for (const row of rows) {
-          keyInfo[row.id] = {
+        const data = keyedList(
+          rows,
+          (row) => row.id,
+          (row) => ({
             name: row.name,
             num_member_entities: members.filter((m) => m.groupId === row.id && m.memberType === "entity").length,
             num_parent_groups: members.filter((m) => m.memberType === "group" && m.memberId === row.id).length,
-          };
-        }
-        return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+          }),
+        );
+        return vaultJson(req, { data });
       },
     },
   },
@@ -441,10 +442,12 @@ export const groupRoutes: VaultRoute[] = [
       list: async (req) => {
         const rows = await listGroupAliasRows(req.db);
         if (rows.length === 0) throw notFound();
-        const keyInfo: Record<string, unknown> = {};
-        for (const r of rows)
-          keyInfo[r.id] = { name: r.name, canonical_id: r.canonicalId, mount_accessor: r.mountAccessor };
-        return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+        const data = keyedList(
+          rows,
+          (r) => r.id,
+          (r) => ({ name: r.name, canonical_id: r.canonicalId, mount_accessor: r.mountAccessor }),
+        );
+        return vaultJson(req, { data });
       },
     },
   },

@@ -13,7 +13,7 @@ import {
   identityGroupAliases,
   identityGroupMembers,
   identityGroups,
-} from "../../db/schema";
+} from "../../db/schema/ssh";
 import { randomBytes, toHex } from "../../lib/bytes";
 import { invalidateTokenContexts } from "../access/token-cache";
 

@@ -12,7 +12,7 @@
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshIssuerConfig, sshIssuers, sshRoles } from "../../db/schema";
+import { sshIssuerConfig, sshIssuers, sshRoles } from "../../db/schema/ssh";
 import { encryptSecret } from "../../lib/crypto/kek";
 import { parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { invalidateMountContexts } from "../context-cache";

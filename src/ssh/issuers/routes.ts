@@ -10,7 +10,7 @@ import { isKnownHostsDomain, knownHostsFile, trustedUserCaKeysFile } from "../..
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { bool, cacheableFile, envelope, listData, object, plainText, str, written } from "../openapi/schemas";
-import { vaultJson, vaultNoContent } from "../respond";
+import { keyedList, vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { KEY_MATERIAL_FIELDS, keyMaterialFrom } from "./key-material";
 import {
@@ -73,17 +73,20 @@ async function listIssuers(req: VaultRequest): Promise<Response> {
   if (after !== "") ids = ids.filter((id) => id > after);
   if (limit > 0) ids = ids.slice(0, limit);
   if (ids.length === 0) throw notFound();
-  const keyInfo: Record<string, unknown> = {};
-  for (const id of ids) {
-    const issuer = set.issuers.find((i) => i.id === id)!;
-    keyInfo[id] = {
-      issuer_name: issuer.name ?? "",
-      is_default: id === set.defaultId,
-      public_key: issuer.publicKey,
-      trusted: issuer.trusted,
-    };
-  }
-  return vaultJson(req, { data: { keys: ids, key_info: keyInfo } });
+  const data = keyedList(
+    ids,
+    (id) => id,
+    (id) => {
+      const issuer = set.issuers.find((i) => i.id === id)!;
+      return {
+        issuer_name: issuer.name ?? "",
+        is_default: id === set.defaultId,
+        public_key: issuer.publicKey,
+        trusted: issuer.trusted,
+      };
+    },
+  );
+  return vaultJson(req, { data });
 }
 
 const IMPORT_FIELDS = {

@@ -13,7 +13,7 @@ import {
 } from "../../lib/oidc/keys";
 import { addressInCidrs } from "../access/bound-cidrs";
 import { createLoginToken, createLoginTokenForAlias } from "../access/login-tokens";
-import { badRequest, permissionDenied, unsupportedPath } from "../errors";
+import { badRequest, permissionDenied } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { entityForLogin, metadataText, setExternalMemberships } from "../identity/login-identity";
 import { vaultJson } from "../respond";
@@ -28,8 +28,7 @@ import {
   validateRegisteredClaims,
 } from "./claims";
 import type { AuthMount, JwtConfig, JwtRole } from "./model";
-import { loadLoginContext } from "./repo";
-import { enforceSignInRate } from "./sign-in-limits";
+import { signInContext } from "./sign-in-limits";
 
 export const LOGIN_FIELDS = {
   role: { type: "string" },
@@ -92,11 +91,32 @@ export async function verifyToken(mount: AuthMount, config: JwtConfig, role: Jwt
       "error validating token: invalid algorithm (alg) header parameter: token signed with unexpected algorithm",
     );
   }
+  checkRegisteredClaims(
+    verified.claims,
+    role,
+    // A discovery mount expects the provider's issuer unless bound_issuer says otherwise.
+    { issuer: config.bound_issuer || config.discovered?.issuer || "", subject: role.bound_subject },
+    "error validating token:",
+  );
+  return verified.claims;
+}
+
+/**
+ * hashicorp/cap's checks of `iss`, `sub`, `aud` and the time claims, with the role's bound
+ * audiences and leeways. A failure is 400 `<errorPrefix> <reason>`: the JWT login and the
+ * OIDC callback word it as Vault does for each.
+ * @throws VaultError 400
+ */
+export function checkRegisteredClaims(
+  claims: Claims,
+  role: JwtRole,
+  expected: { issuer: string; subject: string },
+  errorPrefix: string,
+): void {
   try {
-    validateRegisteredClaims(verified.claims, {
-      // A discovery mount expects the provider's issuer unless bound_issuer says otherwise.
-      issuer: config.bound_issuer || config.discovered?.issuer || "",
-      subject: role.bound_subject,
+    validateRegisteredClaims(claims, {
+      issuer: expected.issuer,
+      subject: expected.subject,
       audiences: role.bound_audiences,
       leeways: {
         expiration: role.expiration_leeway,
@@ -106,20 +126,16 @@ export async function verifyToken(mount: AuthMount, config: JwtConfig, role: Jwt
       now: Date.now() / 1000,
     });
   } catch (err) {
-    if (err instanceof ClaimError) throw badRequest(`error validating token: ${err.message}`);
+    if (err instanceof ClaimError) throw badRequest(`${errorPrefix} ${err.message}`);
     throw err;
   }
-  return verified.claims;
 }
 
 async function login(req: VaultRequest): Promise<Response> {
   const f = parseFields(req.body, LOGIN_FIELDS);
   // S25: the role named in a login is lower-cased (Vault's TypeLowerCaseString).
   const requested = String(f.values.role).toLowerCase();
-  const context = await loadLoginContext(req.db, req.params.mount ?? "", requested);
-  if (!context) throw unsupportedPath();
-  await enforceSignInRate(req, context.mount);
-  const { mount, config, role } = context;
+  const { mount, config, role } = await signInContext(req, requested);
   if (!config) throw badRequest("could not load configuration");
   const roleName = requested || config.default_role;
   if (!roleName) throw badRequest("missing role");

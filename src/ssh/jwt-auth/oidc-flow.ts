@@ -27,17 +27,17 @@ import {
 } from "../../lib/oidc/relying-party";
 import { newSignInState } from "../../platform/sign-in";
 import { MAX_STATE_TTL_MS } from "../../platform/sign-in-store";
-import { badRequest, unsupportedOperation, unsupportedPath } from "../errors";
+import { badRequest, unsupportedOperation } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";
 import { authEnvelope, envelope, html, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
-import { ClaimError, type Claims, validateRegisteredClaims } from "./claims";
-import { assertClientAllowed, completeLogin } from "./login";
+import type { Claims } from "./claims";
+import { assertClientAllowed, checkRegisteredClaims, completeLogin } from "./login";
 import type { JwtConfig } from "./model";
 import { AUTH_MOUNT_PATTERN } from "./mount";
 import { loadLoginContext, loadOidcClientSecret } from "./repo";
-import { enforceSignInRate, mountSignInStore } from "./sign-in-limits";
+import { mountSignInStore, signInContext } from "./sign-in-limits";
 
 const AUTH_URL_FIELDS = {
   role: { type: "string" },
@@ -86,10 +86,7 @@ async function authUrl(req: VaultRequest): Promise<Response> {
   const warnings = unknownFieldWarnings(f.unknown);
   // S25: the role named is lower-cased (Vault's TypeLowerCaseString).
   const requested = String(f.values.role).toLowerCase();
-  const context = await loadLoginContext(req.db, req.params.mount ?? "", requested);
-  if (!context) throw unsupportedPath();
-  await enforceSignInRate(req, context.mount);
-  const { mount, config, role } = context;
+  const { mount, config, role } = await signInContext(req, requested);
   if (!config) throw badRequest("could not load configuration");
   const provider = flowProvider(config);
   if (!provider) throw badRequest("OIDC login is not configured for this mount");
@@ -133,10 +130,7 @@ async function authUrl(req: VaultRequest): Promise<Response> {
 }
 
 async function callback(req: VaultRequest): Promise<Response> {
-  const context = await loadLoginContext(req.db, req.params.mount ?? "", "");
-  if (!context) throw unsupportedPath();
-  await enforceSignInRate(req, context.mount);
-  const { mount, config } = context;
+  const { mount, config } = await signInContext(req, "");
   if (!config) throw badRequest(`${LOGIN_FAILED} Could not load configuration`);
 
   const consumed = await mountSignInStore(req.env, mount).consume(req.query.get("state") ?? "");
@@ -193,22 +187,7 @@ async function callback(req: VaultRequest): Promise<Response> {
   if (role.bound_subject !== "" && claims.sub !== role.bound_subject) {
     throw badRequest(`${TOKEN_VERIFICATION} sub claim does not match bound subject`);
   }
-  try {
-    validateRegisteredClaims(claims, {
-      issuer: config.discovered.issuer,
-      subject: "",
-      audiences: role.bound_audiences,
-      leeways: {
-        expiration: role.expiration_leeway,
-        notBefore: role.not_before_leeway,
-        clockSkew: role.clock_skew_leeway,
-      },
-      now: Date.now() / 1000,
-    });
-  } catch (err) {
-    if (err instanceof ClaimError) throw badRequest(`${TOKEN_VERIFICATION} ${err.message}`);
-    throw err;
-  }
+  checkRegisteredClaims(claims, role, { issuer: config.discovered.issuer, subject: "" }, TOKEN_VERIFICATION);
   delete claims.nonce;
   // Vault merges /userinfo into the claims; a failure is logged and the sign-in goes on.
   const merged = await mergeUserinfo(provider, config.oidc_client_id, accessToken, claims);
@@ -219,10 +198,7 @@ async function callback(req: VaultRequest): Promise<Response> {
 }
 
 async function callbackPost(req: VaultRequest): Promise<Response> {
-  const context = await loadLoginContext(req.db, req.params.mount ?? "", "");
-  if (!context) throw unsupportedPath();
-  await enforceSignInRate(req, context.mount);
-  const { mount, config } = context;
+  const { mount, config } = await signInContext(req, "");
   if (!config) throw badRequest(`${LOGIN_FAILED} Could not load configuration.`);
   // Vault answers 405 unless the mount is configured for form_post.
   if (config.oidc_response_mode !== "form_post") throw unsupportedOperation();

@@ -16,7 +16,7 @@ import {
   identityGroupAliases,
   identityGroupMembers,
   vaultTokens,
-} from "../../db/schema";
+} from "../../db/schema/ssh";
 import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
 import { IsolateCache, MAX_CACHE_BYTES } from "../../lib/isolate-cache";
 import { invalidateTokenContexts } from "../access/token-cache";

@@ -5,8 +5,10 @@
  */
 import { clientAddressKey, type SignInScope, signInStore } from "../../platform/sign-in";
 import type { SignInStore } from "../../platform/sign-in-store";
-import { tooManyRequests } from "../errors";
+import { tooManyRequests, unsupportedPath } from "../errors";
+import type { VaultRequest } from "../router";
 import type { AuthMount } from "./model";
+import { type LoginContext, loadLoginContext } from "./repo";
 
 /** The B21 store of an auth mount: keyed by its accessor, so a re-enabled mount starts afresh. */
 export function mountSignInStore(env: Env, mount: Pick<AuthMount, "accessor">): DurableObjectStub<SignInStore> {
@@ -25,4 +27,16 @@ export async function enforceSignInRate(
 ): Promise<void> {
   const result = await mountSignInStore(req.env, mount).hit(clientAddressKey(req.headers));
   if (!result.ok && result.error === "limited") throw tooManyRequests(req.path, result.retryAfterSeconds);
+}
+
+/**
+ * The mount a sign-in path names (`req.params.mount`), its config and the role `roleName` (or
+ * the config's `default_role` when empty), once the request has counted against S28's limit.
+ * @throws VaultError 404 `unsupported path` when no mount is there; 429 past the limit
+ */
+export async function signInContext(req: VaultRequest, roleName: string): Promise<LoginContext> {
+  const context = await loadLoginContext(req.db, req.params.mount ?? "", roleName);
+  if (!context) throw unsupportedPath();
+  await enforceSignInRate(req, context.mount);
+  return context;
 }

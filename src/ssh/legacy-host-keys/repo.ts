@@ -4,7 +4,7 @@
  */
 import { count, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshLegacyHostKeys } from "../../db/schema";
+import { sshLegacyHostKeys } from "../../db/schema/ssh";
 
 /** Deletes every legacy host key of `mount`; how many there were and how many went. */
 export async function deleteLegacyHostKeys(db: Db, mount: string): Promise<{ present: number; removed: number }> {

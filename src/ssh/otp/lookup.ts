@@ -25,7 +25,7 @@
  */
 import { and, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshRoleCidrs } from "../../db/schema";
+import { sshRoleCidrs } from "../../db/schema/ssh";
 import { ipKey, isIpv4Mapped, parseIp } from "../../lib/net/ip";
 import { mountContextCache } from "../context-cache";
 import { badRequest } from "../errors";

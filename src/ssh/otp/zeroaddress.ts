@@ -9,7 +9,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshRoles, sshZeroAddress } from "../../db/schema";
+import { sshRoles, sshZeroAddress } from "../../db/schema/ssh";
 import { invalidateMountContexts, mountContextCache } from "../context-cache";
 import { badRequest, notFound } from "../errors";
 import { parseFields, unknownFieldWarnings } from "../fields";

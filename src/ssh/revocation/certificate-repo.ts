@@ -1,7 +1,7 @@
 /** The queries of the opt-in certificate inventory (decision S22). */
 import { and, asc, count, eq, gt, lt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshCertificates } from "../../db/schema";
+import { sshCertificates } from "../../db/schema/ssh";
 
 export type CertificateRow = typeof sshCertificates.$inferSelect;
 

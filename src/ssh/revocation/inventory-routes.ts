@@ -10,7 +10,7 @@ import { logInfo } from "../../lib/log";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, int, listData, object, str, strings } from "../openapi/schemas";
-import { vaultJson } from "../respond";
+import { keyedList, vaultJson } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import {
   type CertificateRow,
@@ -131,16 +131,17 @@ async function listCertificates(req: VaultRequest): Promise<Response> {
     limit,
   });
   if (rows.length === 0) throw notFound();
-  const keyInfo: Record<string, unknown> = {};
-  for (const row of rows) {
-    keyInfo[row.serial] = {
+  const data = keyedList(
+    rows,
+    (row) => row.serial,
+    (row) => ({
       issuer_id: row.issuerId,
       role: row.role,
       key_id: row.keyId,
       valid_before: new Date(row.validBefore * 1000).toISOString(),
-    };
-  }
-  return vaultJson(req, { data: { keys: rows.map((r) => r.serial), key_info: keyInfo } });
+    }),
+  );
+  return vaultJson(req, { data });
 }
 
 /** `GET cert/:serial` (S22); `issuer_ref` picks one when serials collide across issuers. */

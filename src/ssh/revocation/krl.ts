@@ -16,7 +16,7 @@
  */
 import { and, asc, eq, inArray, isNotNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshIssuers, sshKrlState, sshRevocations } from "../../db/schema";
+import { sshIssuers, sshKrlState, sshRevocations } from "../../db/schema/ssh";
 import { fromBase64 } from "../../lib/bytes";
 import { logError } from "../../lib/log";
 import { encodeKrl, type KrlCertificateSection } from "../../lib/sshwire/krl";

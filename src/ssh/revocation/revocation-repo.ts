@@ -4,7 +4,7 @@
  */
 import { and, asc, eq, lte } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { sshRevocations } from "../../db/schema";
+import { sshRevocations } from "../../db/schema/ssh";
 import { krlChangeIfDeletedStatement, krlChangeStatement } from "./krl";
 
 export type RevocationRow = typeof sshRevocations.$inferSelect;

@@ -14,7 +14,7 @@ import { formatPublicKeyText, parseCanonicalPublicKey } from "../../lib/sshwire/
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { dateTime, envelope, listData, object, str, written } from "../openapi/schemas";
-import { vaultJson, vaultNoContent } from "../respond";
+import { keyedList, vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest, VaultRoute } from "../router";
 import { certificateValidBefore } from "./certificate-repo";
 import { parseSerialText, sha256Fingerprint } from "./inventory-routes";
@@ -223,20 +223,23 @@ async function revoke(req: VaultRequest): Promise<Response> {
 async function listRevocations(req: VaultRequest): Promise<Response> {
   const rows = await listRevocationRows(req.db, req.mount);
   if (rows.length === 0) throw notFound();
-  const keyInfo: Record<string, unknown> = {};
-  for (const row of rows) {
-    const d = revocationData(row);
-    keyInfo[row.id] = {
-      kind: d.kind,
-      issuer_id: d.issuer_id,
-      serial_number: d.serial_number,
-      key_id: d.key_id,
-      public_key_fingerprint: d.public_key_fingerprint,
-      ca_key_fingerprint: d.ca_key_fingerprint,
-      expires_at: d.expires_at,
-    };
-  }
-  return vaultJson(req, { data: { keys: rows.map((r) => r.id), key_info: keyInfo } });
+  const data = keyedList(
+    rows,
+    (row) => row.id,
+    (row) => {
+      const d = revocationData(row);
+      return {
+        kind: d.kind,
+        issuer_id: d.issuer_id,
+        serial_number: d.serial_number,
+        key_id: d.key_id,
+        public_key_fingerprint: d.public_key_fingerprint,
+        ca_key_fingerprint: d.ca_key_fingerprint,
+        expires_at: d.expires_at,
+      };
+    },
+  );
+  return vaultJson(req, { data });
 }
 
 async function findRevocation(req: VaultRequest): Promise<RevocationRow> {

@@ -4,7 +4,7 @@
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import { type Db, nonEmptyBatch } from "../../db/client";
-import { sshRoleCidrs, sshRoles, sshZeroAddress } from "../../db/schema";
+import { sshRoleCidrs, sshRoles, sshZeroAddress } from "../../db/schema/ssh";
 import { parseCidr } from "../../lib/net/ip";
 import { invalidateMountContexts } from "../context-cache";
 import { defaultRole, type Role } from "./model";

@@ -7,7 +7,7 @@ import { notFound } from "../errors";
 import { DEFAULT_ISSUER_REF, issuerByRef, issuersOfMount } from "../issuers/repo";
 import { unknownIssuer } from "../issuers/service";
 import { envelope, listData, object, str, written } from "../openapi/schemas";
-import { vaultJson, vaultNoContent } from "../respond";
+import { keyedList, vaultJson, vaultNoContent } from "../respond";
 import type { VaultRoute } from "../router";
 import type { Role } from "./model";
 import { roleData, roleDataSchema } from "./output";
@@ -36,11 +36,12 @@ export const roleRoutes: VaultRoute[] = [
         const roles = await listRoles(req.db, req.mount);
         if (roles.length === 0) throw notFound();
         // S20: CA roles show the issuer they sign with.
-        const keyInfo: Record<string, { key_type: string; issuer_ref?: string }> = {};
-        for (const r of roles)
-          keyInfo[r.name] =
-            r.keyType === "ca" ? { key_type: r.keyType, issuer_ref: r.issuerRef } : { key_type: r.keyType };
-        return vaultJson(req, { data: { keys: roles.map((r) => r.name), key_info: keyInfo } });
+        const data = keyedList(
+          roles,
+          (r) => r.name,
+          (r) => (r.keyType === "ca" ? { key_type: r.keyType, issuer_ref: r.issuerRef } : { key_type: r.keyType }),
+        );
+        return vaultJson(req, { data });
       },
     },
     docs: {

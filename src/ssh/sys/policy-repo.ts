@@ -4,7 +4,7 @@
  */
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { vaultPolicies } from "../../db/schema";
+import { vaultPolicies } from "../../db/schema/ssh";
 
 export interface PolicyRow {
   name: string;

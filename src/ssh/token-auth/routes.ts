@@ -119,6 +119,13 @@ const createSchema = {
   no_parent: { type: "bool" },
 } as const;
 
+/** The token a body names in `token` (lookup, renew, revoke); Vault's text when it is empty. */
+function tokenNamedIn(values: { token?: unknown }, action: string): string {
+  const token = String(values.token).trim();
+  if (!token) throw badRequest(`missing token to ${action}`);
+  return token;
+}
+
 async function presentedTokenContext(req: VaultRequest, token: string): Promise<TokenContext> {
   const ctx = await resolveToken(req.env, req.db, token);
   if (!ctx) throw badRequest("bad token");
@@ -188,8 +195,7 @@ export const tokenRoutes: VaultRoute[] = [
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, TOKEN_FIELDS);
-        const token = String(f.values.token).trim();
-        if (!token) throw badRequest("missing token to look up");
+        const token = tokenNamedIn(f.values, "look up");
         return vaultJson(req, { data: lookupData(await presentedTokenContext(req, token), token) });
       },
     },
@@ -230,8 +236,7 @@ export const tokenRoutes: VaultRoute[] = [
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, RENEW_FIELDS);
-        const token = String(f.values.token).trim();
-        if (!token) throw badRequest("missing token to renew");
+        const token = tokenNamedIn(f.values, "renew");
         const ctx = await resolveToken(req.env, req.db, token);
         if (!ctx) throw badRequest("token not found");
         const renewed = await renewToken(req.db, await tokenForRenewal(req.db, ctx), f.values.increment as number);
@@ -270,8 +275,7 @@ export const tokenRoutes: VaultRoute[] = [
     operations: {
       update: async (req) => {
         const f = parseFields(req.body, TOKEN_FIELDS);
-        const token = String(f.values.token).trim();
-        if (!token) throw badRequest("missing token to revoke");
+        const token = tokenNamedIn(f.values, "revoke");
         const ctx = await resolveToken(req.env, req.db, token);
         if (ctx?.isRoot && ctx.id === "") throw badRequest("the configured root token cannot be revoked");
         // Vault answers 204 for an unknown token too: revocation is idempotent.

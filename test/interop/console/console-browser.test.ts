@@ -58,9 +58,24 @@ describe("the console in Chromium (N14)", () => {
   });
 
   it("signs in with a user token and shows the organization's catalog", async () => {
+    const assets: Response[] = [];
+    page.on("response", (res) => {
+      if (new URL(res.url()).pathname.startsWith("/app/~/console.")) assets.push(res);
+    });
     await goto("/app");
     expect(new URL(page.url()).pathname).toBe("/app/~/sign-in");
     await checkPage("01-sign-in");
+    // The stylesheet and script load from their hashed URLs under the CSP, and the style applies.
+    await expect.poll(() => assets.length).toBe(2);
+    expect(assets.map((res) => [new URL(res.url()).pathname, res.status()])).toEqual(
+      expect.arrayContaining([
+        [expect.stringMatching(/^\/app\/~\/console\.[0-9a-f]{16}\.css$/), 200],
+        [expect.stringMatching(/^\/app\/~\/console\.[0-9a-f]{16}\.js$/), 200],
+      ]),
+    );
+    expect(await page.evaluate(() => getComputedStyle(document.querySelector("header.top")!).backgroundColor)).toBe(
+      "rgb(17, 24, 39)",
+    );
 
     await page.getByLabel("API token").fill("not-a-token.atlasv1.nope");
     await page.getByRole("button", { name: "Sign in" }).click();

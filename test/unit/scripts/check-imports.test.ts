@@ -2,7 +2,9 @@
  * scripts/check-imports.mjs on tiny trees of its own (`--root`): a circle between two files
  * of one folder, type-only, fails the check; the same files without the circle pass; and
  * src/platform importing a wing breaks decision B21's rule; a route file that runs its own
- * queries (imports drizzle-orm or src/db/schema.ts) breaks the repository rule.
+ * queries (imports drizzle-orm or a schema file of src/db/schema/) breaks the repository rule;
+ * a wing importing the other wing's schema file, or src/platform importing either, breaks the
+ * rule that each wing owns its tables.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -59,18 +61,18 @@ describe("check-imports", () => {
     expect(result.output).toContain("every file of src/lib lives in a folder: src/lib/loose.ts");
   });
 
-  it("fails on a route file that imports drizzle-orm or src/db/schema.ts, and passes its repository", () => {
+  it("fails on a route file that imports drizzle-orm or a schema file, and passes its repository", () => {
     const result = check({
-      "src/db/schema.ts": "export const things = {};\n",
+      "src/db/schema/ssh.ts": "export const things = {};\n",
       "src/ssh/things/routes.ts": 'import { eq } from "drizzle-orm";\nexport const r = eq;\n',
-      "src/ssh/things/admin-routes.ts": 'import { things } from "../../db/schema";\nexport const t = things;\n',
+      "src/ssh/things/admin-routes.ts": 'import { things } from "../../db/schema/ssh";\nexport const t = things;\n',
       "src/ssh/things/table.ts":
-        'import type { VaultRoute } from "../router";\nimport { things } from "../../db/schema";\nexport const thingRoutes: VaultRoute[] = [things];\n',
+        'import type { VaultRoute } from "../router";\nimport { things } from "../../db/schema/ssh";\nexport const thingRoutes: VaultRoute[] = [things];\n',
       "src/ssh/router.ts": "export type VaultRoute = object;\n",
       "src/nocode/things/app.ts":
         'import { sql } from "drizzle-orm/sql";\nconst app = new Hono();\nexport { app, sql };\n',
       "src/ssh/things/repo.ts":
-        'import { eq } from "drizzle-orm";\nimport { things } from "../../db/schema";\nexport const q = [eq, things];\n',
+        'import { eq } from "drizzle-orm";\nimport { things } from "../../db/schema/ssh";\nexport const q = [eq, things];\n',
     });
     expect(result.status).toBe(1);
     for (const file of [
@@ -83,5 +85,35 @@ describe("check-imports", () => {
     }
     expect(result.output).not.toContain("src/ssh/things/repo.ts imports");
     expect(result.output).toContain("check-imports: 4 problem(s)");
+  });
+
+  it("fails on a wing importing the other wing's tables or src/platform importing either, and passes each wing its own", () => {
+    const tables = {
+      "src/db/schema/ssh.ts": "export const roles = {};\n",
+      "src/db/schema/nocode.ts": "export const teams = {};\n",
+    };
+    const crossed = check({
+      ...tables,
+      "src/ssh/roles/repo.ts": 'import { teams } from "../../db/schema/nocode";\nexport const q = teams;\n',
+      "src/nocode/teams/repo.ts": 'import { roles } from "../../db/schema/ssh";\nexport const q = roles;\n',
+      "src/platform/store.ts": 'import { teams } from "../db/schema/nocode";\nexport const q = teams;\n',
+    });
+    expect(crossed.status).toBe(1);
+    expect(crossed.output).toContain(
+      "a wing never imports the other wing's tables: src/ssh/roles/repo.ts → src/db/schema/nocode.ts",
+    );
+    expect(crossed.output).toContain(
+      "a wing never imports the other wing's tables: src/nocode/teams/repo.ts → src/db/schema/ssh.ts",
+    );
+    expect(crossed.output).toContain("src/platform imports no wing's tables (B21): src/platform/store.ts");
+    expect(crossed.output).toContain("check-imports: 3 problem(s)");
+
+    const own = check({
+      ...tables,
+      "src/ssh/roles/repo.ts": 'import { roles } from "../../db/schema/ssh";\nexport const q = roles;\n',
+      "src/nocode/teams/repo.ts": 'import { teams } from "../../db/schema/nocode";\nexport const q = teams;\n',
+    });
+    expect(own.output).not.toContain("problem");
+    expect(own.status).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
-import { registryModules, registryModuleVersions } from "../../../src/db/schema";
+import { registryModules, registryModuleVersions } from "../../../src/db/schema/nocode";
 import type { ModuleSummary } from "../../../src/lib/terraform/types";
 import { newId } from "../../../src/nocode/ids";
 import { ingestModuleVersionMessage, parseProvisionMessage } from "../../../src/nocode/queue/messages";

@@ -3,9 +3,12 @@
  * by the real N7 planner on summaries read by the real Terraform reader. Expectations are
  * written by hand from test/fixtures/terraform-upgrade.
  */
+
+import type { HtmlEscapedString } from "hono/utils/html";
 import { beforeAll, describe, expect, it } from "vitest";
 import { summarizeModule } from "../../../../src/lib/terraform/summarize-module";
 import type { ModuleSummary } from "../../../../src/lib/terraform/types";
+import { messageMarkup } from "../../../../src/nocode/message-page";
 import { addressParts, planJson } from "../../../../src/nocode/plan-page/json";
 import {
   changedVariablesFromReasons,
@@ -14,8 +17,8 @@ import {
 } from "../../../../src/nocode/plan-page/model";
 import {
   formatValue,
+  planMessageFrame,
   planSummaryLine,
-  renderMessagePage,
   renderPlanPage,
 } from "../../../../src/nocode/plan-page/render";
 import { type EffectiveValue, planRun } from "../../../../src/nocode/planner";
@@ -245,7 +248,7 @@ describe("renderPlanPage (N8)", () => {
 
 describe("helpers", () => {
   it("pages escape the five characters and nothing else (Hono's html helper)", () => {
-    const page = renderMessagePage(`t<i>`, `a&b<c>d"e'f → g`);
+    const page = (messageMarkup(planMessageFrame, `t<i>`, `a&b<c>d"e'f → g`) as HtmlEscapedString).toString();
     expect(page).toContain("<title>t&lt;i&gt;</title>");
     expect(page).toContain("<p>a&amp;b&lt;c&gt;d&quot;e&#39;f → g</p>");
   });

@@ -8,9 +8,10 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ConsoleBrowser } from "../../../helpers/console-browser";
+import { ConsoleBrowser, parseSetCookie } from "../../../helpers/console-browser";
 import { bootstrapOrg, createMember, createOrgToken, createTeam, createTeamToken, tfe } from "../../../helpers/nocode";
 import { waitForRun } from "../../../helpers/nocode-modules";
+import { workerRequest } from "../../../helpers/worker-request";
 import { FIRST_PASSWORD, UPGRADE_TEST_TIMEOUT, upgradePool } from "../upgrade/upgrade-helpers";
 
 let pool: Awaited<ReturnType<typeof upgradePool>>;
@@ -25,7 +26,19 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/app");
     const set = res.headers.getSetCookie().find((c) => c.startsWith("__Host-keyway_console="))!;
-    expect(set).toMatch(/; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    expect(parseSetCookie(set).attributes).toEqual([
+      "HttpOnly",
+      "Max-Age=43200",
+      "Path=/",
+      "SameSite=Strict",
+      "Secure",
+    ]);
+    // The sign-in form's pre-session cookie is cleared with the same attributes.
+    expect(res.headers.getSetCookie().map(parseSetCookie)).toContainEqual({
+      name: "__Host-keyway_console_sign_in",
+      value: "",
+      attributes: ["HttpOnly", "Max-Age=0", "Path=/", "SameSite=Strict", "Secure"],
+    });
     const id = b.cookies.get("__Host-keyway_console")!;
     const rows = await env.DB.prepare("SELECT * FROM console_sessions").all<Record<string, unknown>>();
     const dump = JSON.stringify(rows.results);
@@ -117,10 +130,14 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
   });
 
   it("ends the session when its team token is replaced, expires or is signed out", async () => {
-    const teamId = await createTeam(pool.org, { "read-workspaces": true });
+    const teamName = `console-team-${crypto.randomUUID().slice(0, 8)}`;
+    const teamId = await createTeam(pool.org, { "read-workspaces": true }, { name: teamName });
     const b = new ConsoleBrowser();
     expect((await b.signIn(await createTeamToken(teamId))).status).toBe(303);
-    expect((await b.get(`/app/${pool.org}`)).status).toBe(200);
+    const signedIn = await b.get(`/app/${pool.org}`);
+    expect(signedIn.status).toBe(200);
+    // The header names a team session by its team (read from D1) and organization.
+    expect(signedIn.text).toContain(`Signed in as <strong>team ${teamName} of ${pool.org}</strong>`);
     await createTeamToken(teamId); // a new team token replaces (revokes) the old one
     expect((await b.get(`/app/${pool.org}`)).status).toBe(303);
     expect(
@@ -140,9 +157,31 @@ describe("console sessions", { timeout: UPGRADE_TEST_TIMEOUT }, () => {
     const d = new ConsoleBrowser();
     await d.signIn(pool.ownerToken);
     const id = d.cookies.get("__Host-keyway_console")!;
-    expect((await d.request("POST", "/app/~/sign-out", { csrf: await d.csrf() })).status).toBe(303);
+    const signOut = await d.request("POST", "/app/~/sign-out", { csrf: await d.csrf() });
+    expect(signOut.status).toBe(303);
+    expect(signOut.headers.getSetCookie().map(parseSetCookie)).toEqual([
+      {
+        name: "__Host-keyway_console",
+        value: "",
+        attributes: ["HttpOnly", "Max-Age=0", "Path=/", "SameSite=Strict", "Secure"],
+      },
+    ]);
     d.cookies.set("__Host-keyway_console", id); // replaying the old cookie opens nothing
     expect((await d.get("/app")).status).toBe(303);
+  });
+});
+
+describe("console cookies on loopback", () => {
+  it("drop `Secure` and the `__Host-` prefix (the browser talks plain HTTP there), and keep the rest", async () => {
+    const res = await workerRequest("http://127.0.0.1/app/~/sign-in", { redirect: "manual" });
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie().map(parseSetCookie)).toEqual([
+      {
+        name: "keyway_console_sign_in",
+        value: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        attributes: ["HttpOnly", "Max-Age=3600", "Path=/", "SameSite=Strict"],
+      },
+    ]);
   });
 });
 

@@ -11,7 +11,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { openSsoSession } from "../../../../src/nocode/console-session";
 import { signInStore } from "../../../../src/platform/sign-in";
-import { CONSOLE_ORIGIN, ConsoleBrowser, REFUSED_RETURNS } from "../../../helpers/console-browser";
+import { CONSOLE_ORIGIN, ConsoleBrowser, parseSetCookie, REFUSED_RETURNS } from "../../../helpers/console-browser";
 import { serveProvider } from "../../../helpers/jwt-auth";
 import { bootstrapOrg, createMember, tfe, uniqueName } from "../../../helpers/nocode";
 
@@ -59,7 +59,14 @@ describe("SSO start (N16)", () => {
     const res = await b.start(org);
     expect(res.status).toBe(200);
     const set = res.headers.getSetCookie().find((c) => c.startsWith("__Host-keyway_sso="))!;
-    expect(set).toMatch(/^__Host-keyway_sso=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=600; Secure$/);
+    expect(parseSetCookie(set)).toEqual({
+      name: "__Host-keyway_sso",
+      value: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      attributes: ["HttpOnly", "Max-Age=600", "Path=/", "SameSite=Lax", "Secure"],
+    });
+    // The page moving on to the provider has the console's stylesheet (at its hashed URL) and no script.
+    expect(res.text).toMatch(/<link rel="stylesheet" href="\/app\/~\/console\.[0-9a-f]{16}\.css">/);
+    expect(res.text).not.toContain("<script");
     const url = providerUrl(res.text);
     expect(`${url.origin}${url.pathname}`).toBe(`${issuer}/auth`);
     expect(url.searchParams.get("client_id")).toBe("keyway");
@@ -105,7 +112,11 @@ describe("SSO callback refusals (N16)", () => {
     expect(denied.status).toBe(400);
     expect(denied.text).toContain("The identity provider refused the sign-in");
     expect(denied.text).toContain("access_denied: nope");
-    expect(denied.headers.getSetCookie().some((c) => /^__Host-keyway_sso=;.*Max-Age=0/.test(c))).toBe(true);
+    expect(denied.headers.getSetCookie().map(parseSetCookie)).toContainEqual({
+      name: "__Host-keyway_sso",
+      value: "",
+      attributes: ["HttpOnly", "Max-Age=0", "Path=/", "SameSite=Lax", "Secure"],
+    });
     expect(b.cookies.has("__Host-keyway_sso")).toBe(false);
 
     const b2 = new Browser();

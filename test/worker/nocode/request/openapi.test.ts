@@ -6,10 +6,10 @@
  * validator compiles schemas, which workerd refuses).
  */
 import { describe, expect, it } from "vitest";
-import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "../../../../src/nocode/agents/protocol";
+import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "../../../../src/nocode/agents/protocol-routes";
 import { nocodeApp } from "../../../../src/nocode/app";
 import { discoveryApp } from "../../../../src/nocode/discovery";
-import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol";
+import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol-routes";
 import { openApiPath } from "../../../../src/nocode/request/openapi";
 import { UNAUTHENTICATED_ROUTES } from "../../../../src/nocode/unauthenticated";
 import { bootstrapOrg, tfe } from "../../../helpers/nocode";

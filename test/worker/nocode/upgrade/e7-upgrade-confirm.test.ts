@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { workspaceVars } from "../../../../src/db/schema";
+import { workspaceVars } from "../../../../src/db/schema/nocode";
 import { NocodeError } from "../../../../src/nocode/errors";
 import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";

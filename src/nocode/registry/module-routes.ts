@@ -8,7 +8,7 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
-import { registryModules } from "../../db/schema";
+import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
@@ -16,14 +16,15 @@ import type { OrgPermission } from "../permissions";
 import { single } from "../request/answers";
 import { requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
-import { includeParameter, pageDocument, pageOf, pageParameters } from "../request/query";
-import { jsonApi, noContent } from "../respond";
+import { includeParameter, pageOf, pageParameters } from "../request/query";
+import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
 import type { RegistryNoCodeHooks } from "./no-code-hooks";
 import {
   deleteRegistryModuleRows,
   findRegistryModule,
   findRegistryModuleById,
+  insertRegistryModule,
   listRegistryModules,
   PRIVATE_REGISTRY,
   type RegistryModuleRow,
@@ -195,13 +196,8 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
         createdAt: now,
         updatedAt: now,
       };
-      try {
-        await db.insert(registryModules).values(row).run();
-      } catch (err) {
-        // A concurrent create of the same address loses on the unique index.
-        if (await findRegistryModule(db, address)) throw taken();
-        throw err;
-      }
+      // A concurrent create of the same address loses on the unique index.
+      await insertUnique(insertRegistryModule(db, row), taken);
       // N9: the legacy `no-code: true` also creates an enabled no-code module.
       if (input.noCode) await noCodeHooks.createLegacyNoCodeModule(db, row, caller);
       return jsonApi({ data: await renderModule(db, noCodeHooks, c.var.orgRights, row) }, 201);
@@ -211,28 +207,28 @@ export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<Noc
   routes.get("/organizations/:org/registry-modules", rights({ right: "member" }), moduleList, async (c) => {
     const org = c.req.param("org");
     const db = c.var.db;
-    const url = new URL(c.req.url);
     const query = moduleList.query(c);
     const includes = query.include ?? [];
     const page = pageOf(query);
     const filter = { q: query.q, provider: query["filter[provider]"], registryName: query["filter[registry_name]"] };
-    const { rows, total } = await listRegistryModules(db, org, filter, {
-      offset: (page.number - 1) * page.size,
-      limit: page.size,
-    });
-    const ids = rows.map((r) => r.id);
+    const listed = await listRegistryModules(db, org, filter, page);
+    const ids = listed.rows.map((r) => r.id);
     const canManage = c.var.orgRights.has("manage-registry-modules");
     const [statuses, noCode] = await Promise.all([versionStatusesOf(db, ids), noCodeHooks.noCodeModulesOf(db, ids)]);
-    const data = rows.map((m) =>
-      registryModuleResource(m, {
-        versionStatuses: statuses.get(m.id) ?? [],
-        noCodeModules: noCode.get(m.id) ?? [],
-        canManage,
-      }),
+    const included =
+      includes.length > 0 ? { included: await noCodeHooks.includedNoCodeModules(db, [...noCode.values()].flat()) } : {};
+    return jsonApiPage(
+      c.req.url,
+      page,
+      listed,
+      (m) =>
+        registryModuleResource(m, {
+          versionStatuses: statuses.get(m.id) ?? [],
+          noCodeModules: noCode.get(m.id) ?? [],
+          canManage,
+        }),
+      included,
     );
-    const doc: Record<string, unknown> = { data, ...pageDocument(url, page, total) };
-    if (includes.length > 0) doc.included = await noCodeHooks.includedNoCodeModules(db, [...noCode.values()].flat());
-    return jsonApi(doc);
   });
 
   routes.get(

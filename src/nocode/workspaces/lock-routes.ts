@@ -16,9 +16,7 @@
  * Rights: lock and unlock need manage-workspaces as a user or team (`run-workspaces`, as the
  * other run actions); force-unlock needs the owners team.
  */
-import { eq, isNotNull } from "drizzle-orm";
 import { type Context, Hono } from "hono";
-import { workspaces } from "../../db/schema";
 import { logError } from "../../lib/log";
 import { tellPoolJobCanceled, tellPoolWorkspaceLock } from "../agent-queue";
 import { cancelJobOfCanceledRunQuery, findLiveJobOfRun, type JobStatus } from "../agents/repo";
@@ -37,7 +35,7 @@ import {
   transitionRunReturningQuery,
 } from "../runs/repo";
 import { loadWorkspaceResource } from "./load";
-import { findWorkspace, lockIsFree, type WorkspaceRow, writeLockQuery } from "./repo";
+import { findWorkspace, forceReleaseLock, releaseLock, takeLock, type WorkspaceRow } from "./repo";
 import { workspaceDocumentAnswer } from "./serialize";
 
 /** The workspace `:id`. */
@@ -73,22 +71,29 @@ async function tellPool(c: Context<NocodeEnv>, ws: WorkspaceRow, locked: boolean
     await c.env.PROVISION_QUEUE.send(planRunMessage(run.id), { contentType: "json" });
 }
 
-const lockAnswer = { 200: { description: "The workspace", schema: workspaceDocumentAnswer } };
+/** A lock action's description: it answers the workspace, or 409. */
+const lockAction = (summary: string) =>
+  operation({
+    tag: "workspaces",
+    summary,
+    answers: { 200: { description: "The workspace", schema: workspaceDocumentAnswer } },
+    errors: [409],
+  });
+
+/** The answer of a lock action: the workspace as it is now (`ws` if it is gone meanwhile). */
+async function workspaceNow(c: Context<NocodeEnv>, ws: WorkspaceRow): Promise<Response> {
+  const db = c.var.db;
+  const now = await findWorkspace(db, ws.id);
+  return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, now ?? ws) });
+}
 
 /** Routes of workspace locks. */
 export const workspaceLockRoutes = new Hono<NocodeEnv>();
 
-const lockOp = operation({
-  tag: "workspaces",
-  summary: "Lock a workspace (N20; manage-workspaces, user or team tokens): 409 when already locked",
-  answers: lockAnswer,
-  errors: [409],
-});
-
 workspaceLockRoutes.post(
   "/workspaces/:id/actions/lock",
   rights({ right: "run-workspaces" }, { cache: "unchanged", scope: workspaceById }),
-  lockOp,
+  lockAction("Lock a workspace (N20; manage-workspaces, user or team tokens): 409 when already locked"),
   async (c) => {
     const db = c.var.db;
     const ws = workspaceById.of(c);
@@ -97,28 +102,23 @@ workspaceLockRoutes.post(
     if (ws.lockedBy !== null) throw conflict("Unable to lock workspace. The workspace is already locked.");
     // The pool first: from here no plan job of this workspace is handed out (N20).
     await tellPool(c, ws, true);
-    const moved = await writeLockQuery(db, ws.id, holder, lockIsFree(ws.id));
+    const moved = await takeLock(db, ws.id, holder);
 
     if (!moved) {
       const now = await findWorkspace(db, ws.id);
       if (!now?.lockedBy) await tellPool(c, ws, false);
       throw conflict("Unable to lock workspace. The workspace is already locked.");
     }
-    const locked = await findWorkspace(db, ws.id);
-    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, locked ?? ws) });
+    return workspaceNow(c, ws);
   },
 );
 
 workspaceLockRoutes.post(
   "/workspaces/:id/actions/unlock",
   rights({ right: "run-workspaces" }, { cache: "unchanged", scope: workspaceById }),
-  operation({
-    tag: "workspaces",
-    summary:
-      "Unlock a workspace the caller locked (N20; manage-workspaces, user or team tokens): 409 when not locked, locked by a run or by someone else",
-    answers: lockAnswer,
-    errors: [409],
-  }),
+  lockAction(
+    "Unlock a workspace the caller locked (N20; manage-workspaces, user or team tokens): 409 when not locked, locked by a run or by someone else",
+  ),
   async (c) => {
     const db = c.var.db;
     const ws = workspaceById.of(c);
@@ -130,11 +130,10 @@ workspaceLockRoutes.post(
     }
     if (ws.lockedBy !== holder)
       throw conflict("Unable to unlock workspace. The workspace is locked by a different user; use force-unlock.");
-    if (!(await writeLockQuery(db, ws.id, null, eq(workspaces.lockedBy, holder))))
+    if (!(await releaseLock(db, ws.id, holder)))
       throw conflict("Unable to unlock workspace. The workspace is not locked.");
     await tellPool(c, ws, false);
-    const unlocked = await findWorkspace(db, ws.id);
-    return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, unlocked ?? ws) });
+    return workspaceNow(c, ws);
   },
 );
 
@@ -180,13 +179,9 @@ async function endLockingRun(c: Context<NocodeEnv>, runId: string, status: strin
 workspaceLockRoutes.post(
   "/workspaces/:id/actions/force-unlock",
   rights({ right: "owner" }, { cache: "unchanged", scope: workspaceById }),
-  operation({
-    tag: "workspaces",
-    summary:
-      "Release a workspace's lock whoever holds it (N20; owners): a run holding it is discarded (planned) or canceled; 409 while a run is applying or when the workspace is not locked",
-    answers: lockAnswer,
-    errors: [409],
-  }),
+  lockAction(
+    "Release a workspace's lock whoever holds it (N20; owners): a run holding it is discarded (planned) or canceled; 409 while a run is applying or when the workspace is not locked",
+  ),
   async (c) => {
     const db = c.var.db;
     const ws = workspaceById.of(c);
@@ -199,10 +194,9 @@ workspaceLockRoutes.post(
       }
       const now = await findWorkspace(db, ws.id);
       if (now?.lockedBy) {
-        if (await writeLockQuery(db, ws.id, null, isNotNull(workspaces.lockedBy))) await tellPool(c, ws, false);
+        if (await forceReleaseLock(db, ws.id)) await tellPool(c, ws, false);
       } else if (!run) throw conflict("Unable to force-unlock workspace. The workspace is not locked.");
-      const unlocked = await findWorkspace(db, ws.id);
-      return jsonApi({ data: await loadWorkspaceResource(db, c.var.orgRights, unlocked ?? ws) });
+      return workspaceNow(c, ws);
     }
     throw conflict("Unable to force-unlock workspace: the run holding its lock is changing; try again.");
   },

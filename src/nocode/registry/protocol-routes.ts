@@ -20,11 +20,9 @@
  * organization as namespace (N9), so `:org` is both.
  */
 
-import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as v from "valibot";
 import { createDb } from "../../db/client";
-import { registryModuleVersions } from "../../db/schema";
 import { SIGNED_LINK_HEADERS, signLink, verifySignedLink } from "../../lib/crypto/signed-link";
 import { registryTokenCaller } from "../agent-queue";
 import { authenticateNocode, bearerToken, type NocodeCaller } from "../auth";
@@ -32,8 +30,14 @@ import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, renderNocodeError, unauthorized } from "../errors";
 import { operation } from "../request/operation";
 import { rights } from "../route-rights";
-import { findModuleVersion, findRegistryModule, PRIVATE_REGISTRY, type RegistryModuleRow } from "./repo";
-import { compareVersionStrings, MAX_VERSION_LENGTH } from "./semver";
+import {
+  downloadableVersions,
+  findModuleVersion,
+  findRegistryModule,
+  PRIVATE_REGISTRY,
+  type RegistryModuleRow,
+} from "./repo";
+import { MAX_VERSION_LENGTH } from "./semver";
 
 /** B13: download links are short-lived. */
 export const DOWNLOAD_LINK_TTL_S = 300;
@@ -106,12 +110,7 @@ registryProtocolApp.get(
     const params = c.req.param();
     const db = c.var.db;
     const module = await findModule(db, params);
-    const rows = await db
-      .select({ version: registryModuleVersions.version })
-      .from(registryModuleVersions)
-      .where(and(eq(registryModuleVersions.moduleId, module.id), eq(registryModuleVersions.status, "ok")))
-      .all();
-    const versions = rows.map((r) => r.version).sort(compareVersionStrings);
+    const versions = await downloadableVersions(db, module.id);
     return c.json({ modules: [{ versions: versions.map((version) => ({ version })) }] });
   },
 );

@@ -6,13 +6,11 @@
  * read and write D1 and R2 (run data encrypted at rest, N20). Errors are JSON:API error
  * documents, as in /api/v2. Agent tokens authenticate here and nowhere else (N17).
  */
-import { and, eq, sql } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import agentProgram from "../../../agent/keyway-agent";
 import type { AppEnv } from "../../app-env";
 import { createDb, type Db } from "../../db/client";
-import { agentJobLogChunks, agentJobs, registryModuleVersions, runs } from "../../db/schema";
 import { fromUtf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
@@ -22,9 +20,11 @@ import { bearerToken, hashNocodeToken } from "../auth";
 import { JSONAPI_MEDIA_TYPE, NocodeError } from "../errors";
 import { isId } from "../ids";
 import type { Plan } from "../planner";
+import { findModuleVersionById } from "../registry/repo";
 import { errorObject } from "../request/answers";
 import { operation } from "../request/operation";
 import { errorRun } from "../runs/lifecycle";
+import { findRun, recordPlanningRunPlanQuery } from "../runs/repo";
 import { openAgentInputs } from "./inputs";
 import { finishJob, jobDocument } from "./jobs";
 import {
@@ -36,7 +36,17 @@ import {
   sha256Hex,
 } from "./pool-object";
 import { poolStub } from "./pool-stub";
-import { type AgentJobRow, findAgentToken, findJobByTokenHash, findRunData } from "./repo";
+import {
+  type AgentJobRow,
+  advanceJobLogQuery,
+  findAgentToken,
+  findJobByTokenHash,
+  findJobLogLength,
+  findPlanJobOfRun,
+  findRunData,
+  insertLogChunkQuery,
+  updateRunningJobQuery,
+} from "./repo";
 import {
   insertRunDataQuery,
   openRunData,
@@ -499,7 +509,7 @@ async function jobOf(c: Context<ProtocolEnv>, db: Db, use: JobUse): Promise<{ jo
 
 /** The run of a job. */
 async function runOf(db: Db, job: AgentJobRow) {
-  const run = await db.select().from(runs).where(eq(runs.id, job.runId)).get();
+  const run = await findRun(db, job.runId);
   if (!run) throw fail(404, "the job's run no longer exists");
   return run;
 }
@@ -509,11 +519,7 @@ agentProtocolApp.get("/jobs/:id/configuration", configurationOp, async (c) => {
   const { job } = await jobOf(c, db, "read");
   const run = await runOf(db, job);
   // N18: the version recorded on the run, never the module's current pin.
-  const version = await db
-    .select({ tarballKey: registryModuleVersions.tarballKey })
-    .from(registryModuleVersions)
-    .where(eq(registryModuleVersions.id, run.moduleVersionId))
-    .get();
+  const version = await findModuleVersionById(db, run.moduleVersionId);
   const object = version?.tarballKey ? await c.env.MODULES.get(version.tarballKey) : null;
   if (!object) throw fail(404, `module version ${run.moduleVersion} of the run is no longer available`);
   return c.body(object.body, 200, { "Content-Type": "application/gzip" });
@@ -551,11 +557,7 @@ agentProtocolApp.get("/jobs/:id/state", stateGetOp, async (c) => {
 /** The plan job of a job's run (an apply job reads what its plan uploaded). */
 async function planJobOf(db: Db, job: AgentJobRow): Promise<AgentJobRow | undefined> {
   if (job.phase === "plan") return job;
-  return db
-    .select()
-    .from(agentJobs)
-    .where(and(eq(agentJobs.runId, job.runId), eq(agentJobs.phase, "plan")))
-    .get();
+  return findPlanJobOfRun(db, job.runId);
 }
 
 agentProtocolApp.get("/jobs/:id/plan-file", planFileGetOp, async (c) => {
@@ -615,23 +617,13 @@ agentProtocolApp.put("/jobs/:id/logs", logsOp, async (c) => {
   const object = await storeRunDataBytes(c.env, "log", tail);
   const [, , moved] = await db.batch([
     insertRunDataQuery(db, object),
-    db
-      .insert(agentJobLogChunks)
-      .select(
-        sql`SELECT ${job.id}, ${stored}, ${tail.length}, ${object.id}
-        WHERE EXISTS (SELECT 1 FROM agent_jobs WHERE id = ${job.id} AND log_length = ${stored})`,
-      )
-      .onConflictDoNothing(),
-    db
-      .update(agentJobs)
-      .set({ logLength: end, updatedAt: Date.now() })
-      .where(and(eq(agentJobs.id, job.id), eq(agentJobs.logLength, stored)))
-      .returning({ length: agentJobs.logLength }),
+    insertLogChunkQuery(db, job.id, stored, tail.length, object.id),
+    advanceJobLogQuery(db, job.id, stored, end, Date.now()),
   ]);
   if (moved.length === 0) {
     // A concurrent append won: this chunk's object is not referenced.
     await c.env.RUN_DATA.delete(object.r2Key);
-    const now = await db.select({ length: agentJobs.logLength }).from(agentJobs).where(eq(agentJobs.id, job.id)).get();
+    const now = await findJobLogLength(db, job.id);
     const length = now?.length ?? stored;
     if (end <= length) return json(c, { length });
     throw fail(409, `the log has ${length} bytes; send from offset ${length}`, { meta: { length } });
@@ -655,13 +647,7 @@ async function storePlanArtifact(
       ? await storeRunDataBytes(c.env, kind, await uploadBytes(c, kind, limit))
       : await storeRunData(c.env, kind, c.req.raw.body ?? new Blob([]).stream(), length);
   const column = kind === "plan-file" ? { planFileObjectId: object.id } : { lockFileObjectId: object.id };
-  await db.batch([
-    insertRunDataQuery(db, object),
-    db
-      .update(agentJobs)
-      .set({ ...column, updatedAt: Date.now() })
-      .where(and(eq(agentJobs.id, job.id), eq(agentJobs.status, "running"))),
-  ]);
+  await db.batch([insertRunDataQuery(db, object), updateRunningJobQuery(db, job.id, column, Date.now())]);
   return c.body(null, 204);
 }
 
@@ -714,14 +700,8 @@ agentProtocolApp.put("/jobs/:id/json-plan", uploadOp("JSON plan", "64 MiB"), asy
   const now = Date.now();
   await db.batch([
     insertRunDataQuery(db, object),
-    db
-      .update(agentJobs)
-      .set({ jsonPlanObjectId: object.id, updatedAt: now })
-      .where(and(eq(agentJobs.id, job.id), eq(agentJobs.status, "running"))),
-    db
-      .update(runs)
-      .set({ plan: JSON.stringify(plan), updatedAt: now })
-      .where(and(eq(runs.id, job.runId), eq(runs.status, "planning"))),
+    updateRunningJobQuery(db, job.id, { jsonPlanObjectId: object.id }, now),
+    recordPlanningRunPlanQuery(db, job.runId, JSON.stringify(plan), now),
   ]);
   return c.body(null, 204);
 });

@@ -6,7 +6,7 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
-import { registryModuleVersions } from "../../db/schema";
+import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
@@ -15,8 +15,8 @@ import { members, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { organizationParam, rights } from "../route-rights";
-import { type ModuleAddressParams, resolveModule } from "./modules";
-import { findModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
+import { type ModuleAddressParams, resolveModule } from "./module-routes";
+import { findModuleVersion, insertModuleVersion, PRIVATE_REGISTRY, type RegistryModuleVersionRow } from "./repo";
 import { MAX_VERSION_LENGTH, parseSemver } from "./semver";
 import { registryModuleVersionAnswer, registryModuleVersionResource } from "./serialize";
 import { newUploadLink } from "./uploads";
@@ -83,12 +83,7 @@ async function createVersion(c: Context<NocodeEnv>, db: Db, env: Env, params: Mo
     ingestedAt: null,
   };
   const upload = await newUploadLink(db, env, new URL(request.url).origin, row.id, now);
-  try {
-    await db.batch([db.insert(registryModuleVersions).values(row), upload.insert]);
-  } catch (err) {
-    if (await findModuleVersion(db, module.id, input.version)) throw taken();
-    throw err;
-  }
+  await insertUnique(insertModuleVersion(db, row, upload.insert), taken);
   return jsonApi({ data: registryModuleVersionResource(module, row, upload.link) }, 201);
 }
 

@@ -4,10 +4,10 @@
  * stored (B2); the token itself appears once, in the create response. Each carries
  * `created-at`, `last-used-at` (written by ../auth.ts) and an optional `expired-at`.
  */
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import * as v from "valibot";
 import type { Db } from "../db/client";
-import { type Page, type PageWindow, pageFrom } from "../db/page";
+import { type Page, type PageWindow, tablePage } from "../db/page";
 import { nocodeTokens } from "../db/schema";
 import { generateNocodeToken, hashNocodeToken } from "./auth";
 import { newId } from "./ids";
@@ -123,17 +123,7 @@ export async function revokeTokenById(db: Db, id: string): Promise<boolean> {
 /** A user's tokens, newest first (one page). */
 export async function listUserTokens(db: Db, userId: string, page: PageWindow): Promise<Page<TokenRow>> {
   const where = and(eq(nocodeTokens.kind, "user"), eq(nocodeTokens.subjectId, userId));
-  return pageFrom(
-    db
-      .select()
-      .from(nocodeTokens)
-      .where(where)
-      .orderBy(desc(nocodeTokens.createdAt), desc(nocodeTokens.id))
-      .limit(page.size)
-      .offset(page.offset)
-      .all(),
-    db.select({ n: count() }).from(nocodeTokens).where(where).all(),
-  );
+  return tablePage(db, nocodeTokens, where, [desc(nocodeTokens.createdAt), desc(nocodeTokens.id)], page);
 }
 
 /** The `authentication-tokens` resource (HCP's shape); `token` only on create. */

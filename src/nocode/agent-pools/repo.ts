@@ -2,7 +2,7 @@
 import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
-import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
 import { agentPools, agents } from "../../db/schema";
 
 export type AgentPoolRow = typeof agentPools.$inferSelect;
@@ -29,10 +29,7 @@ export function insertAgentPool(db: Db, pool: AgentPoolRow) {
 /** A page of an organization's agent pools by name and the total count. */
 export async function listAgentPools(db: Db, organization: string, page: PageWindow): Promise<Page<AgentPoolRow>> {
   const where = eq(agentPools.organization, organization);
-  return pageFrom(
-    db.select().from(agentPools).where(where).orderBy(agentPools.name).limit(page.size).offset(page.offset).all(),
-    db.select({ n: count() }).from(agentPools).where(where).all(),
-  );
+  return tablePage(db, agentPools, where, [agentPools.name], page);
 }
 
 /**

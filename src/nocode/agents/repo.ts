@@ -1,7 +1,7 @@
 /** D1 access of the execution plane (decisions N17, N18): agent tokens, agents, jobs. */
-import { and, count, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
 import { agentJobLogChunks, agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
 import type { TokenRow } from "../api-tokens";
 
@@ -41,17 +41,7 @@ export function poolTokens(db: Db, poolId: string): Promise<{ hash: string; id: 
 /** A pool's agent tokens, newest first, and their total. */
 export async function listPoolTokens(db: Db, poolId: string, page: PageWindow): Promise<Page<TokenRow>> {
   const where = and(eq(nocodeTokens.kind, "agent"), eq(nocodeTokens.subjectId, poolId));
-  return pageFrom(
-    db
-      .select()
-      .from(nocodeTokens)
-      .where(where)
-      .orderBy(desc(nocodeTokens.createdAt))
-      .limit(page.size)
-      .offset(page.offset)
-      .all(),
-    db.select({ n: count() }).from(nocodeTokens).where(where).all(),
-  );
+  return tablePage(db, nocodeTokens, where, [desc(nocodeTokens.createdAt)], page);
 }
 
 /** An agent by id. */
@@ -68,17 +58,7 @@ export async function listPoolAgents(
 ): Promise<Page<AgentRow>> {
   const where: SQL | undefined =
     since === undefined ? eq(agents.poolId, poolId) : and(eq(agents.poolId, poolId), gte(agents.lastPingAt, since));
-  return pageFrom(
-    db
-      .select()
-      .from(agents)
-      .where(where)
-      .orderBy(desc(agents.createdAt), desc(agents.id))
-      .limit(page.size)
-      .offset(page.offset)
-      .all(),
-    db.select({ n: count() }).from(agents).where(where).all(),
-  );
+  return tablePage(db, agents, where, [desc(agents.createdAt), desc(agents.id)], page);
 }
 
 /** Deletes an agent's row (its pool's Durable Object has ended its session first). */

@@ -24,7 +24,10 @@ export const ORGANIZATION_NAME_MAX = 64;
  */
 const RESERVED_ORGANIZATION_NAMES = new Set(["settings"]);
 /** A plain `local@domain` address; enough to refuse obvious mistakes. */
-export const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** The required `email` of an organization or a user. */
+export const emailAttribute = v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid"));
 
 export const organizationRoutes = new Hono<NocodeEnv>();
 
@@ -38,7 +41,7 @@ const organizationCreate = operation({
         requiredPlainName("name", ORGANIZATION_NAME_MAX),
         v.check((name) => !RESERVED_ORGANIZATION_NAMES.has(name.toLowerCase()), "Name is reserved"),
       ),
-      email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
+      email: emailAttribute,
     },
   }),
   answers: { 201: { description: "The organization, with its owners team", schema: organizationAnswer } },

@@ -1,8 +1,8 @@
 /** Projects (N9, HCP Terraform's projects API). */
-import { and, count, eq, like, type SQL } from "drizzle-orm";
+import { and, eq, like, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
-import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
 import { projects } from "../../db/schema";
 
 export type ProjectRow = typeof projects.$inferSelect;
@@ -48,8 +48,5 @@ export async function listProjects(
 ): Promise<Page<ProjectRow>> {
   let where: SQL | undefined = eq(projects.organization, organization);
   if (q) where = and(where, like(projects.name, `%${escapeLike(q)}%`));
-  return pageFrom(
-    db.select().from(projects).where(where).orderBy(projects.name).limit(page.size).offset(page.offset).all(),
-    db.select({ n: count() }).from(projects).where(where).all(),
-  );
+  return tablePage(db, projects, where, [projects.name], page);
 }

@@ -147,17 +147,17 @@ const moduleDelete = operation({
   answers: { 204: { description: "Deleted" } },
 });
 
-/**
- * Routes of registry modules. `noCodeHooks` answers for the no-code modules built on them
- * (the `no-code-modules` relationship and include, the legacy `no-code: true`, the cascade
- * on delete): the no-code modules feature provides it, since it imports the registry.
- */
 /** The registry module `:id`. */
 const registryModuleById = scope(async (c) => {
   const module = await findRegistryModuleById(c.var.db, c.req.param("id") ?? "");
   return module && { resource: module, organization: module.organization };
 });
 
+/**
+ * Routes of registry modules. `noCodeHooks` answers for the no-code modules built on them
+ * (the `no-code-modules` relationship and include, the legacy `no-code: true`, the cascade
+ * on delete): the no-code modules feature provides it, since it imports the registry.
+ */
 export function registryModuleRoutes(noCodeHooks: RegistryNoCodeHooks): Hono<NocodeEnv> {
   const routes = new Hono<NocodeEnv>();
 

@@ -2,10 +2,10 @@
  * D1 access for private registry modules and their versions (decisions N3, N4, N9).
  * Multi-row writes use `db.batch` (never `db.transaction()` on D1).
  */
-import { and, asc, count, eq, exists, gt, inArray, isNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, exists, gt, inArray, isNull, lt, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
-import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
 import { registryModules, registryModuleVersions, registryUploadAttempts, registryUploadLinks } from "../../db/schema";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { compareVersionStrings, pickLatestRelease } from "./semver";
@@ -79,16 +79,12 @@ export async function listRegistryModules(
     conditions.push(sql`instr(lower(${registryModules.name}), ${filter.q.toLowerCase()}) > 0`);
   }
   const where = and(...conditions);
-  return pageFrom(
-    db
-      .select()
-      .from(registryModules)
-      .where(where)
-      .orderBy(asc(registryModules.name), asc(registryModules.provider), asc(registryModules.id))
-      .limit(page.size)
-      .offset(page.offset)
-      .all(),
-    db.select({ n: count() }).from(registryModules).where(where).all(),
+  return tablePage(
+    db,
+    registryModules,
+    where,
+    [asc(registryModules.name), asc(registryModules.provider), asc(registryModules.id)],
+    page,
   );
 }
 

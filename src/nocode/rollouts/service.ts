@@ -25,7 +25,7 @@
  * Permissions (N10): `manage-workspaces`; the organization token → 404.
  */
 import { createDb, type Db } from "../../db/client";
-import { isUniqueViolation } from "../../db/unique";
+import { insertUnique } from "../../db/unique";
 import { logInfo } from "../../lib/log";
 import type { NocodeCaller } from "../auth";
 import { conflict, NocodeError, notFound, unprocessable } from "../errors";
@@ -188,14 +188,10 @@ export async function createRollout(
       updatedAt: now,
     });
   }
-  try {
-    // One batch (a transaction): the partial unique index decides between concurrent creates.
-    await db.batch(insertRolloutStatements(db, rollout, items));
-  } catch (err) {
-    if (isUniqueViolation(err))
-      throw conflict("The no-code module already has an active upgrade rollout; wait for it to end or cancel it");
-    throw err;
-  }
+  // One batch (a transaction): the partial unique index decides between concurrent creates.
+  await insertUnique(db.batch(insertRolloutStatements(db, rollout, items)), () =>
+    conflict("The no-code module already has an active upgrade rollout; wait for it to end or cancel it"),
+  );
   try {
     await deps.send(rolloutStepMessage(rollout.id));
   } catch (err) {

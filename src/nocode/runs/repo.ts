@@ -5,9 +5,9 @@
  * the Queue handlers idempotent by run id (N11): a redelivered message finds the run
  * already moved on and does nothing.
  */
-import { and, count, desc, eq, exists, inArray, isNotNull, lte, not, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, exists, inArray, isNotNull, lte, not, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
 import { agentJobs, runs, stateVersions, workspaces } from "../../db/schema";
 import { isoTime } from "../respond";
 
@@ -91,17 +91,7 @@ export function insertLatestRunStatements(db: Db, row: RunRow) {
 /** One page of a workspace's runs, newest first, and their total count. */
 export async function workspaceRunsPage(db: Db, workspaceId: string, page: PageWindow): Promise<Page<RunRow>> {
   const where = eq(runs.workspaceId, workspaceId);
-  return pageFrom(
-    db
-      .select()
-      .from(runs)
-      .where(where)
-      .orderBy(desc(runs.createdAt), desc(runs.id))
-      .limit(page.size)
-      .offset(page.offset)
-      .all(),
-    db.select({ n: count() }).from(runs).where(where).all(),
-  );
+  return tablePage(db, runs, where, [desc(runs.createdAt), desc(runs.id)], page);
 }
 
 /**

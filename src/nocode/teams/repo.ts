@@ -1,8 +1,8 @@
 /** Teams, their organization access and membership (N9, N10). */
-import { and, count, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
-import { type Page, type PageWindow, pageFrom } from "../../db/page";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
 import { nocodeUsers, teamMemberships, teams } from "../../db/schema";
 
 export type TeamRow = typeof teams.$inferSelect;
@@ -43,17 +43,7 @@ export function insertTeam(db: Db, team: TeamRow) {
 
 /** A page of an organization's teams, by name, and the total count. */
 export async function listTeams(db: Db, organization: string, page: PageWindow): Promise<Page<TeamRow>> {
-  return pageFrom(
-    db
-      .select()
-      .from(teams)
-      .where(eq(teams.organization, organization))
-      .orderBy(teams.name)
-      .limit(page.size)
-      .offset(page.offset)
-      .all(),
-    db.select({ n: count() }).from(teams).where(eq(teams.organization, organization)).all(),
-  );
+  return tablePage(db, teams, eq(teams.organization, organization), [teams.name], page);
 }
 
 /** Resolve usernames (or user ids) to user ids; the ones not found are returned apart. */

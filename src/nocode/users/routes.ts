@@ -4,7 +4,6 @@
  * `GET|DELETE /authentication-tokens/:id` (N13; HCP's shapes) — decisions N9, N10, N13.
  */
 import { Hono } from "hono";
-import * as v from "valibot";
 import { insertUnique } from "../../db/unique";
 import { tellPoolTokenRevoked } from "../agent-queue";
 import {
@@ -22,9 +21,9 @@ import {
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
-import { EMAIL } from "../organizations/routes";
+import { emailAttribute } from "../organizations/routes";
 import { pagedList } from "../request/answers";
-import { optionalResourceDocument, requiredPlainName, requiredText, resourceDocument } from "../request/document";
+import { optionalResourceDocument, requiredPlainName, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { pageOf, pageQuery } from "../request/query";
 import { jsonApi, jsonApiPage, noContent } from "../respond";
@@ -45,7 +44,7 @@ const userCreate = operation({
     types: ["users", "user"],
     attributes: {
       username: requiredPlainName("username", USERNAME_MAX),
-      email: v.pipe(requiredText("email"), v.regex(EMAIL, "Email is invalid")),
+      email: emailAttribute,
     },
   }),
   answers: { 201: { description: "The user", schema: userAnswer } },

@@ -6,7 +6,9 @@
  * https://developer.hashicorp.com/terraform/cli/commands/login) the pages say to paste
  * the token into the terminal.
  */
+
 import { html } from "hono/html";
+import type { Page } from "../../db/page";
 import type { TokenRow } from "../api-tokens";
 import type { Markup } from "../page-head";
 import { layout, type Viewer } from "./pages";
@@ -17,10 +19,8 @@ export const TOKENS_PATH = "/app/settings/tokens";
 /** The description the form suggests when `terraform login` opened it. */
 export const TERRAFORM_LOGIN_DESCRIPTION = "terraform login";
 
-/** What the list shows: one page of the user's tokens, newest first. */
-interface TokenListing {
-  rows: readonly TokenRow[];
-  total: number;
+/** What the list shows: one page of the user's tokens, newest first, and which page it is. */
+interface TokenListing extends Page<TokenRow> {
   page: number;
   pageSize: number;
 }

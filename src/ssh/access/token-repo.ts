@@ -83,3 +83,12 @@ export async function entityExists(db: Db, id: string): Promise<boolean> {
 export async function deleteTokenRow(db: Db, id: string): Promise<void> {
   await db.delete(vaultTokens).where(eq(vaultTokens.id, id));
 }
+
+/**
+ * Reads one row of the token store, a table every request of the service needs: it fails
+ * when D1 is unreachable and when the database lacks Keyway's schema (migrations not
+ * applied), either of which leaves the service unable to answer (sys/health's probe).
+ */
+export async function probeTokenStore(db: Db): Promise<void> {
+  await db.select({ one: sql`1` }).from(vaultTokens).limit(1).get();
+}

@@ -5,6 +5,8 @@
  * initialized, unsealed and active, and its only dependency that can be down is D1, which
  * every answer probes (200 when it answers, 503 `storage unavailable` when it does not).
  */
+import type { Db } from "../../db/client";
+import { probeTokenStore } from "../access/token-repo";
 import { badRequest, storageUnavailable } from "../errors";
 import { bool, int, object, rawJson, str } from "../openapi/schemas";
 import { jsonResponse } from "../respond";
@@ -15,14 +17,10 @@ import { KEYWAY_VERSION } from "../version";
 /** Vault's `cluster_name`: one Worker is one cluster. */
 export const CLUSTER_NAME = "keyway";
 
-/**
- * One statement on a table every request of the service needs: it fails when D1 is
- * unreachable and when the database lacks Keyway's schema (migrations not applied),
- * either of which leaves the service unable to answer.
- */
-async function probeStorage(db: D1Database): Promise<boolean> {
+/** Whether D1 answers with Keyway's schema (see probeTokenStore). */
+async function storageAnswers(db: Db): Promise<boolean> {
   try {
-    await db.prepare("SELECT 1 FROM vault_tokens LIMIT 1").first();
+    await probeTokenStore(db);
     return true;
   } catch {
     return false;
@@ -30,7 +28,7 @@ async function probeStorage(db: D1Database): Promise<boolean> {
 }
 
 async function requireStorage(req: VaultRequest): Promise<void> {
-  if (!(await probeStorage(req.env.DB))) throw storageUnavailable();
+  if (!(await storageAnswers(req.db))) throw storageUnavailable();
 }
 
 /** Vault's status-code parameters of `sys/health` (vault/http/sys_health.go). */

@@ -146,7 +146,10 @@ describe("E5–E7 on an agent workspace, with the stand-in engine (N19)", () => 
     });
 
     const confirmed = await e7(workspace.workspaceId, runId);
-    expect(confirmed).toEqual({ status: 200, text: "Workspace update completed" });
+    expect({ status: confirmed.status, text: confirmed.text }).toEqual({
+      status: 200,
+      text: "Workspace update completed",
+    });
     const applied = await followE6(workspace.workspaceId, runId, "applied");
     expect(applied[applied.length - 1]).toBe("applied");
     const after = await currentState(keyway, ctx.token, workspace.workspaceId);

@@ -118,7 +118,10 @@ describe("cancel (N19a) with the real agent and the stand-in engine", () => {
     expect(agent.stderr()).toContain("canceled; interrupting the engine");
     // No show, no upload of a plan: the engine was interrupted.
     expect(record.read().filter((r) => r.argv?.[0] === "show")).toEqual([]);
-    expect(readdirSync(agent.workdir).filter((f) => f.startsWith("job-"))).toEqual([]);
+    // The agent removes the job's directory after it has finished the job, so after the run reads canceled.
+    await until("the job directory to be removed", () =>
+      readdirSync(agent.workdir).every((f) => !f.startsWith("job-")),
+    );
     await until("the agent to read idle", async () => (await agentStatus(pool, agent.name)) === "idle");
     expect(agent.child.exitCode).toBeNull();
     const ws = await tfe(keyway, "GET", `workspaces/${workspace.workspaceId}`, ctx.token);
@@ -141,7 +144,10 @@ describe("cancel (N19a) with the real agent and the stand-in engine", () => {
     expect(uploads.map((s) => s.status)).toEqual([200]);
     expect(JSON.parse(uploads[0]!.body).serial).toBe(state.attributes.serial);
     expect(keyway.proxy.allLogs()).toContain("Interrupt received");
-    expect(readdirSync(agent.workdir).filter((f) => f.startsWith("job-"))).toEqual([]);
+    // The agent removes the job's directory after it has finished the job, so after the run reads canceled.
+    await until("the job directory to be removed", () =>
+      readdirSync(agent.workdir).every((f) => !f.startsWith("job-")),
+    );
   });
 });
 

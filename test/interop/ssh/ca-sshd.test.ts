@@ -29,10 +29,10 @@ let client: OpensshSandbox;
 
 /** The CA public key a mount serves, unauthenticated (S16). */
 async function caPublicKey(mount: string): Promise<string> {
-  const res = await fetch(`${keyway.url}/v1/${mount}/public_key`);
+  const res = await vault(keyway, "GET", `${mount}/public_key`, undefined, null);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toBe("text/plain");
-  return res.text();
+  return res.text;
 }
 
 async function trustedKeysFor(mounts: readonly string[]): Promise<string> {

@@ -30,11 +30,11 @@ const servers: RunningSshd[] = [];
 
 /** An unauthenticated text/plain trust file (S21). */
 async function trustFile(p: string): Promise<string> {
-  const res = await fetch(`${keyway.url}/v1/${p}`);
+  const res = await vault(keyway, "GET", p, undefined, null);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toBe("text/plain");
   expect(res.headers.get("cache-control")).toBe("public, max-age=60");
-  return res.text();
+  return res.text;
 }
 
 /** The key fields of an issuer's public key, as trust files list them. */

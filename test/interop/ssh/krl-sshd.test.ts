@@ -71,7 +71,7 @@ beforeAll(async () => {
   });
   // The operator's order (host/README.md): install the (empty) KRL, then enable RevokedKeys.
   await sync();
-  const caKey = await (await fetch(`${keyway.url}/v1/${MOUNT}/public_key`)).text();
+  const caKey = (await vault(keyway, "GET", `${MOUNT}/public_key`, undefined, null)).text;
   sshd = await startSshd({
     trustedUserCaKeys: caKey.endsWith("\n") ? caKey : `${caKey}\n`,
     extraConfig: [`RevokedKeys ${krlFile()}`],

@@ -15,10 +15,10 @@ import {
   registerAgent,
   stateWith,
 } from "../../../helpers/agents";
+import { ConsoleBrowser } from "../../../helpers/console-browser";
 import { tfe } from "../../../helpers/nocode";
 import { createNoCodeWorkspace, varEntry, waitForRun } from "../../../helpers/nocode-modules";
 import { rolloutDriver } from "../../../helpers/rollouts";
-import { workerRequest } from "../../../helpers/worker-request";
 import { md5Hex } from "../state-versions/run-data-helpers";
 import {
   e5,
@@ -334,24 +334,9 @@ describe("E5–E7 on an agent workspace (N19)", () => {
 
 /** A console page as the owner sees it (signed in with a session, N14). */
 async function consolePage(path: string): Promise<string> {
-  const origin = "https://keyway.test";
-  const cookies: string[] = [];
-  const call = async (method: string, at: string, form?: Record<string, string>) => {
-    const headers: Record<string, string> = cookies.length ? { Cookie: cookies.join("; ") } : {};
-    if (form) Object.assign(headers, { "Content-Type": "application/x-www-form-urlencoded", Origin: origin });
-    const res = await workerRequest(`${origin}${at}`, {
-      method,
-      headers,
-      body: form ? new URLSearchParams(form).toString() : undefined,
-      redirect: "manual",
-    });
-    for (const line of res.headers.getSetCookie()) cookies.push(line.split(";")[0]!);
-    return res;
-  };
-  const form = await call("GET", "/app/~/sign-in");
-  const csrf = /name="csrf" value="([^"]+)"/.exec(form.text)?.[1] ?? "";
-  expect((await call("POST", "/app/~/sign-in", { csrf, token: ctx.ownerToken })).status).toBe(303);
-  const page = await call("GET", path);
+  const browser = new ConsoleBrowser();
+  expect((await browser.signIn(ctx.ownerToken)).status).toBe(303);
+  const page = await browser.get(path);
   expect(page.status).toBe(200);
   return page.text;
 }

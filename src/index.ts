@@ -15,7 +15,7 @@ import { logError } from "./lib/log";
 import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./nocode/agents/protocol-routes";
 import { nocodeApp } from "./nocode/app";
 import { consoleApp } from "./nocode/console/routes";
-import { discoveryApp } from "./nocode/discovery";
+import { discoveryApp } from "./nocode/discovery/routes";
 import { JSONAPI_MEDIA_TYPE, nocodeMisconfigured } from "./nocode/errors";
 import { planPageApp } from "./nocode/plan-page/routes";
 import { stampRequestId } from "./nocode/queue/request-id";

@@ -5,7 +5,7 @@ import { createDb } from "./db/client";
 import { guardEnv } from "./db/d1-guard";
 import { logError } from "./lib/log";
 import { ingestModule } from "./lib/terraform";
-import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue-consumer";
+import { handleProvisionBatch, handleProvisionDeadLetters, type ProvisionConsumerDeps } from "./nocode/queue/consumer";
 import { handleKrlRebuildBatch, KRL_REBUILD_QUEUE_NAME } from "./ssh/revocation/krl";
 
 export const PROVISION_QUEUE_NAME = "keyway-provision";

@@ -4,12 +4,13 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { createDb } from "../db/client";
+import { authenticateNocode, bearerToken, waitUntilOf } from "./access/auth";
+import { unauthenticatedRouteOf } from "./access/unauthenticated";
 import { agentPoolRoutes } from "./agent-pools/routes";
 import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "./agents/protocol-routes";
 import { agentRoutes } from "./agents/routes";
-import { authenticateNocode, bearerToken, waitUntilOf } from "./auth";
 import { clearNocodeCacheAfterWrite } from "./cache";
-import { discoveryApp } from "./discovery";
+import { discoveryApp } from "./discovery/routes";
 import type { NocodeEnv } from "./env";
 import { renderNocodeError, unauthorized } from "./errors";
 import { registryNoCodeHooks } from "./no-code-modules/registry-hooks";
@@ -30,7 +31,6 @@ import { runRoutes } from "./runs/routes";
 import { ssoConfigurationRoutes } from "./sso/routes";
 import { stateVersionRoutes } from "./state-versions/routes";
 import { teamRoutes } from "./teams/routes";
-import { unauthenticatedRouteOf } from "./unauthenticated";
 import { upgradeRoutes } from "./upgrade/routes";
 import { userRoutes } from "./users/routes";
 import { workspaceLockRoutes } from "./workspaces/lock-routes";
@@ -58,7 +58,7 @@ export const TFP_API_VERSION = "2.6";
 // N2b: only after the token check — an unauthenticated request (and the tokenless upload
 // link, which changes nothing cached) never clears it.
 nocodeApp.use("*", async (c, next) => {
-  // The exemptions are data (./unauthenticated.ts): the module upload link (N9) and ping
+  // The exemptions are data (./access/unauthenticated.ts): the module upload link (N9) and ping
   // (B12; a token sent with it is still checked); the plan page of N8 lives under /app.
   const exempt = unauthenticatedRouteOf(c.req.method, c.req.path);
   if (exempt && !(exempt.checksTokenWhenSent && bearerToken(c.req.raw.headers) !== null)) return next();

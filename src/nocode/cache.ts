@@ -1,6 +1,6 @@
 /**
  * Per-isolate short cache of what the /api/v2 hot paths read from D1: token hash → caller
- * (auth.ts), (caller, organization) → effective rights (permissions.ts), a no-code
+ * (access/auth.ts), (caller, organization) → effective rights (access/permissions.ts), a no-code
  * module with its variable options (E3 and E4, no-code-modules/cached.ts), its pinned
  * `ok` version (E4, same file), a workspace's project (E4, projects/cached.ts), the
  * engine release list (E4, releases/cached.ts) and an `ok` version's summary (the plan
@@ -58,9 +58,9 @@ export function clearNocodeCacheAfterWrite(status: number): void {
  * listed for it (and a key's prefix must be one of these kinds: see cachedNocode).
  */
 export const NOCODE_CACHE_ENTRIES = {
-  /** auth.ts resolveTokenHash: the token row with its user or team. */
+  /** access/auth.ts resolveTokenHash: the token row with its user or team. */
   token: ["nocode_tokens", "nocode_users", "teams"],
-  /** permissions.ts teamRights and userRights: a team's flags, a user's memberships. */
+  /** access/permissions.ts teamRights and userRights: a team's flags, a user's memberships. */
   perm: ["teams", "team_memberships"],
   /** no-code-modules/repo.ts findNoCodeModuleWithOptions: the module and its option sets. */
   module: ["no_code_modules", "variable_options"],

@@ -6,8 +6,8 @@
  */
 import type { AppEnv } from "../app-env";
 import type { Db } from "../db/client";
-import type { NocodeCaller } from "./auth";
-import type { OrgPermission } from "./permissions";
+import type { NocodeCaller } from "./access/auth";
+import type { OrgPermission } from "./access/permissions";
 
 export type NocodeEnv = AppEnv & {
   Variables: AppEnv["Variables"] & {

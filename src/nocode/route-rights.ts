@@ -17,14 +17,14 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { COMPOSED_HANDLER } from "hono/utils/constants";
-import type { NocodeCaller } from "./auth";
+import type { NocodeCaller } from "./access/auth";
+import { mayDelegateTeam, type OrgPermission, orgCallerPermissions, type teamPermissions } from "./access/permissions";
 import type { NocodeEnv } from "./env";
 import { notFound } from "./errors";
-import { mayDelegateTeam, type OrgPermission, orgCallerPermissions, type teamPermissions } from "./permissions";
 
 /** Who may call a route. */
 export type RouteRule =
-  /** No token needed: the route carries its own credential; it must be in UNAUTHENTICATED_ROUTES (./unauthenticated.ts). */
+  /** No token needed: the route carries its own credential; it must be in UNAUTHENTICATED_ROUTES (./access/unauthenticated.ts). */
   | { caller: "public" }
   /** Any valid token. */
   | { caller: "any" }
@@ -54,7 +54,7 @@ export type RouteRule =
  */
 export type CacheEffect = "clears" | "unchanged";
 
-/** A team as N10a's no-escalation rule reads it (./permissions.ts mayDelegateTeam). */
+/** A team as N10a's no-escalation rule reads it (./access/permissions.ts mayDelegateTeam). */
 type DelegatedTeam = Parameters<typeof teamPermissions>[0] & { organization: string };
 
 /**

@@ -7,8 +7,8 @@
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { createDb } from "../../src/db/client";
-import { authenticateNocode } from "../../src/nocode/auth";
-import type { ProvisionMessage } from "../../src/nocode/queue/messages";
+import { authenticateNocode } from "../../src/nocode/access/auth";
+import type { ProvisionMessage } from "../../src/nocode/messages/provision";
 import { readRolloutDocument } from "../../src/nocode/rollouts/input";
 import { createRollout, rolloutModule } from "../../src/nocode/rollouts/service";
 import { type TfeAnswer, tfe } from "./nocode";

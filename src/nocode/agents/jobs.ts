@@ -1,6 +1,6 @@
 /**
  * Jobs of agent runs (decisions N18, N19): the run transitions a job's start, finish or
- * loss makes (queueing is ../agent-queue.ts). Every change is a
+ * loss makes (queueing is ../agent-pools/job-queue.ts). Every change is a
  * conditional UPDATE (as src/nocode/runs/repo.ts), so a retried call or a redelivered
  * message never moves a run twice, and an apply is never queued twice (one job per run and
  * phase, a unique index).
@@ -9,7 +9,13 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
 import { logError } from "../../lib/log";
-import { describeJob, type JobDescription, type QueueJobEnv, queueAgentJob, stampRunStatuses } from "../agent-queue";
+import {
+  describeJob,
+  type JobDescription,
+  type QueueJobEnv,
+  queueAgentJob,
+  stampRunStatuses,
+} from "../agent-pools/job-queue";
 import type { Plan } from "../planner";
 import { notifyRolloutOfRun } from "../rollout-hooks";
 import { type RunStatus, transitionRunReturningQuery } from "../runs/repo";
@@ -204,7 +210,7 @@ export async function tellRolloutOfRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db
 /** A pool's queued jobs as its Durable Object keeps them (reconciliation with D1, oldest first). */
 export async function queuedJobsOfPool(db: Db, poolId: string): Promise<JobDescription[]> {
   const rows = await db
-    // Aliased: workspaces.name and agent_pools.name share the column name "name" (see agent-queue.ts).
+    // Aliased: workspaces.name and agent_pools.name share the column name "name" (see ../agent-pools/job-queue.ts).
     .select({
       job: agentJobs,
       workspaceName: sql<string>`${workspaces.name}`.as("workspace_name"),

@@ -25,7 +25,7 @@ import { countD1Calls, guardEnv } from "../../db/d1-guard";
 import { agents, runs } from "../../db/schema";
 import { toHex, utf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
-import { type JobDescription, type JobSignal, REGISTRY_TOKEN_PURPOSE } from "../agent-queue";
+import { type JobDescription, type JobSignal, REGISTRY_TOKEN_PURPOSE } from "../agent-pools/job-queue";
 import { newId, randomAlphanumeric } from "../ids";
 import { EXACT_VERSION, parseConstraint, parseVersion, satisfies } from "../releases/version-constraints";
 import { endJobWithoutAgent, queuedJobsOfPool, startJobStatements, tellRolloutOfRun } from "./jobs";

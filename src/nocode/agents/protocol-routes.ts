@@ -16,7 +16,7 @@ import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import { type JsonPlanSummary, JsonPlanSummaryScanner } from "../../lib/terraform/json-plan";
-import { bearerToken, hashNocodeToken } from "../auth";
+import { bearerToken, hashNocodeToken } from "../access/auth";
 import { JSONAPI_MEDIA_TYPE, NocodeError } from "../errors";
 import { isId } from "../ids";
 import type { Plan } from "../planner";

@@ -11,9 +11,8 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
+import { hashNocodeToken } from "../access/auth";
 import { agentPoolById } from "../agent-pools/routes";
-import { issueToken, serializeToken, tokenAnswer, tokenDescriptionAttribute, tokenResourceAnswer } from "../api-tokens";
-import { hashNocodeToken } from "../auth";
 import type { NocodeEnv } from "../env";
 import { orNull, pagedList, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { optionalResourceDocument } from "../request/document";
@@ -21,6 +20,13 @@ import { operation } from "../request/operation";
 import { pageOf, pageParameters, pageQuery } from "../request/query";
 import { isoTime, jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
+import {
+  issueToken,
+  serializeToken,
+  tokenAnswer,
+  tokenDescriptionAttribute,
+  tokenResourceAnswer,
+} from "../tokens/api-tokens";
 import type { AgentPool } from "./pool-object";
 import { poolStub } from "./pool-stub";
 import { type AgentRow, type AgentStatus, deleteAgent, findAgent, listPoolAgents, listPoolTokens } from "./repo";

@@ -13,7 +13,7 @@ import {
   teams,
   workspaces,
 } from "../../db/schema";
-import type { ConsoleSession } from "../console-session";
+import type { ConsoleSession } from "../browser/console-session";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
 import type { RegistryModuleRow } from "../registry/repo";
 import type { WorkspaceRow } from "../workspaces/repo";

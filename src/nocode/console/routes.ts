@@ -27,9 +27,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { createDb, type Db } from "../../db/client";
 import { BodyError, readLimitedText } from "../../lib/http/body";
 import { logError } from "../../lib/log";
-import { findTokenById, issueToken, listUserTokens, revokeTokenById, TOKEN_DESCRIPTION_MAX } from "../api-tokens";
-import { authenticateNocode } from "../auth";
-import { clearNocodeCacheAfterWrite } from "../cache";
+import { authenticateNocode } from "../access/auth";
 import {
   type ConsoleSession,
   clearConsoleCookie,
@@ -41,13 +39,14 @@ import {
   setConsoleCookie,
   signInChallenge,
   signInCsrfMatches,
-} from "../console-session";
+} from "../browser/console-session";
+import type { Markup } from "../browser/page-head";
+import { clearNocodeCacheAfterWrite } from "../cache";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
 import { messageAnswer } from "../message-page";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
-import type { Markup } from "../page-head";
 import { loadEnginePlan } from "../plan-page/engine-plan";
 import { loadPlanPageModel } from "../plan-page/load";
 import { findModuleVersion, versionStatusesOf, versionSummary } from "../registry/repo";
@@ -60,6 +59,13 @@ import { cancelRun } from "../runs/cancel";
 import { confirmRun, discardRun } from "../runs/create";
 import { findRun, listWorkspaceRuns } from "../runs/repo";
 import { findTeam } from "../teams/repo";
+import {
+  findTokenById,
+  issueToken,
+  listUserTokens,
+  revokeTokenById,
+  TOKEN_DESCRIPTION_MAX,
+} from "../tokens/api-tokens";
 import { confirmUpgrade } from "../upgrade/confirm";
 import { defaultUpgradeDeps } from "../upgrade/deps";
 import { initiateUpgrade } from "../upgrade/initiate";

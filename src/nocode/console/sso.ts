@@ -35,8 +35,7 @@ import {
 } from "../../lib/oidc/relying-party";
 import { clientAddressKey, newSignInState, signInStore } from "../../platform/sign-in";
 import { MAX_STATE_TTL_MS } from "../../platform/sign-in-store";
-import { waitUntilOf } from "../auth";
-import { clearNocodeCache } from "../cache";
+import { waitUntilOf } from "../access/auth";
 import {
   clearConsoleCookie,
   newSsoBinding,
@@ -44,10 +43,11 @@ import {
   setConsoleCookie,
   signInCsrfMatches,
   ssoBindingOf,
-} from "../console-session";
+} from "../browser/console-session";
+import { type Markup, pageHead } from "../browser/page-head";
+import { clearNocodeCache } from "../cache";
 import type { NocodeEnv } from "../env";
 import { messageAnswer } from "../message-page";
-import { type Markup, pageHead } from "../page-head";
 import {
   clientSecretOf,
   discoveredOf,

@@ -9,8 +9,8 @@
 
 import { html } from "hono/html";
 import type { Page } from "../../db/page";
-import type { TokenRow } from "../api-tokens";
-import type { Markup } from "../page-head";
+import type { Markup } from "../browser/page-head";
+import type { TokenRow } from "../tokens/api-tokens";
 import { layout, type Viewer } from "./pages";
 import type { ExpiryChoice } from "./tokens";
 

@@ -15,7 +15,7 @@
  *   needs a recent proof of who is at the keyboard.
  */
 
-/** What the rules read of a console session (`ConsoleSession` of ../console-session.ts has these fields). */
+/** What the rules read of a console session (`ConsoleSession` of ../browser/console-session.ts has these fields). */
 export interface TokenSession {
   caller: { kind: "user"; userId: string } | { kind: "team" };
   sso: null | { signedInAt: number };

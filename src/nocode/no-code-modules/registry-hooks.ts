@@ -6,7 +6,7 @@
  */
 import type { Db } from "../../db/client";
 import { noCodeModules } from "../../db/schema";
-import type { NocodeCaller } from "../auth";
+import type { NocodeCaller } from "../access/auth";
 import { newId } from "../ids";
 import type { NoCodeModuleRef, RegistryNoCodeHooks } from "../registry/no-code-hooks";
 import { latestOkVersion, type RegistryModuleRow } from "../registry/repo";

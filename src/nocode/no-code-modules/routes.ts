@@ -12,7 +12,7 @@ import { insertUnique } from "../../db/unique";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
-import { sendProvisionMessage } from "../queue/messages";
+import { sendProvisionMessage } from "../messages/provision";
 import {
   findModuleVersion,
   findRegistryModuleById,

@@ -5,8 +5,8 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { organizations, projects, teams } from "../../db/schema";
+import { OWNERS_TEAM } from "../access/permissions";
 import { newId } from "../ids";
-import { OWNERS_TEAM } from "../permissions";
 
 export type OrganizationRow = typeof organizations.$inferSelect;
 

@@ -6,13 +6,13 @@
 import { Hono } from "hono";
 import * as v from "valibot";
 import { insertUnique } from "../../db/unique";
-import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { optionalResourceDocument, requiredPlainName, requiredText, resourceDocument } from "../request/document";
 import { operation } from "../request/operation";
 import { jsonApi, noContent } from "../respond";
 import { rights } from "../route-rights";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../tokens/api-tokens";
 import { createOrganization, findOrganization, ownersTeamId } from "./repo";
 import { organizationAnswer, serializeOrganization } from "./serialize";
 

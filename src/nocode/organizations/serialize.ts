@@ -1,6 +1,6 @@
 /** The `organizations` resource (HCP's shape, HCP Terraform's id formats: the name is the id). */
 import * as v from "valibot";
-import type { OrgPermission } from "../permissions";
+import type { OrgPermission } from "../access/permissions";
 import { linkAnswer, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import type { OrganizationRow } from "./repo";

@@ -18,7 +18,7 @@ import type {
   ResourceChangeView,
   ShownPlanValue,
 } from "../../lib/terraform/plan-changes";
-import type { Markup } from "../page-head";
+import type { Markup } from "../browser/page-head";
 import type { EnginePlanView } from "./model";
 
 /** Terraform's words for what happens to a resource, its symbol and CSS class. */

@@ -1,6 +1,6 @@
 /** The `projects` resource (HCP's shape). */
 import * as v from "valibot";
-import type { OrgPermission } from "../permissions";
+import type { OrgPermission } from "../access/permissions";
 import { orNull, resourceAnswer, timestamp, toOneAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import type { ProjectRow } from "./repo";

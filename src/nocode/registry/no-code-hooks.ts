@@ -5,7 +5,7 @@
  * (no-code-modules/registry-hooks.ts) and app.ts hands them to {@link registryModuleRoutes}.
  */
 import type { Db } from "../../db/client";
-import type { NocodeCaller } from "../auth";
+import type { NocodeCaller } from "../access/auth";
 import type { RegistryModuleRow } from "./repo";
 
 /** A `no-code-modules` resource identifier for the registry module's relationship. */

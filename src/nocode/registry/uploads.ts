@@ -23,7 +23,7 @@ import { keyedHash } from "../../lib/crypto/hmac";
 import { BodyError, readLimitedBytes } from "../../lib/http/body";
 import { logError } from "../../lib/log";
 import { badRequest, NocodeError, notFound } from "../errors";
-import { ingestModuleVersionMessage, sendProvisionMessage } from "../queue/messages";
+import { ingestModuleVersionMessage, sendProvisionMessage } from "../messages/provision";
 import {
   failOversizedUpload,
   findModuleVersionById,

@@ -27,13 +27,13 @@
 import { createDb, type Db } from "../../db/client";
 import { insertUnique } from "../../db/unique";
 import { logInfo } from "../../lib/log";
-import type { NocodeCaller } from "../auth";
+import type { NocodeCaller } from "../access/auth";
 import { conflict, NocodeError, notFound, unprocessable } from "../errors";
 import { newId } from "../ids";
+import { rolloutStepMessage } from "../messages/provision";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { provisionableVersion } from "../no-code-modules/provisionable";
 import { findNoCodeModule, listVariableOptions, type NoCodeModuleRow } from "../no-code-modules/repo";
-import { rolloutStepMessage } from "../queue/messages";
 import { ACTIVE_ROLLOUT_STATUSES } from "../rollout-hooks";
 import { discardOrCancelRun } from "../runs/discard";
 import { discardPlannedRunStatements, findActiveRun, findRun, type RunRow } from "../runs/repo";

@@ -21,7 +21,7 @@
  */
 import type { Db } from "../../db/client";
 import { logError } from "../../lib/log";
-import { type JobSignal, tellPoolJobCanceled } from "../agent-queue";
+import { type JobSignal, tellPoolJobCanceled } from "../agent-pools/job-queue";
 import {
   CANCELABLE_RUN_STATUSES,
   cancelRunNowQuery,

@@ -5,10 +5,10 @@
  */
 import type { Db } from "../../db/client";
 import { logError } from "../../lib/log";
-import { queueAgentJob } from "../agent-queue";
+import { queueAgentJob } from "../agent-pools/job-queue";
 import { newId } from "../ids";
+import { applyRunMessage, planRunMessage } from "../messages/provision";
 import type { Plan } from "../planner";
-import { applyRunMessage, planRunMessage } from "../queue/messages";
 import { requireEngineVersion } from "../releases/resolve";
 import { isoTime } from "../respond";
 import type { RunConfiguration } from "./configuration";

@@ -15,7 +15,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, runs } from "../../db/schema";
 import { logError } from "../../lib/log";
-import { type QueueJobEnv, tellPoolJobCanceled } from "../agent-queue";
+import { type QueueJobEnv, tellPoolJobCanceled } from "../agent-pools/job-queue";
 import { cancelRun } from "./cancel";
 import { discardPlannedRunStatements, dropVarChangesQuery, findRun, type RunStatus, transitionRunQuery } from "./repo";
 

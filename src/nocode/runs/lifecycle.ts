@@ -21,10 +21,10 @@
  */
 import type { BatchItem } from "drizzle-orm/batch";
 import { createDb, type Db, nonEmptyBatch } from "../../db/client";
-import { queueAgentJob } from "../agent-queue";
+import { queueAgentJob } from "../agent-pools/job-queue";
 import { newId } from "../ids";
+import { applyRunMessage, type ProvisionMessage } from "../messages/provision";
 import { type Plan, planRun } from "../planner";
-import { applyRunMessage, type ProvisionMessage } from "../queue/messages";
 import {
   parseRunConfiguration,
   planConfiguration,

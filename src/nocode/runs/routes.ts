@@ -7,9 +7,9 @@
  * token may not act (N10). Not permitted → 404.
  */
 import { type Context, Hono } from "hono";
+import type { OrgPermission } from "../access/permissions";
 import type { NocodeEnv } from "../env";
 import { conflict } from "../errors";
-import type { OrgPermission } from "../permissions";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { notifyRolloutOfRun } from "../rollout-hooks";

@@ -8,8 +8,8 @@
 import type { Db } from "../../db/client";
 import { checkFetchableUrl } from "../../lib/net/bounded-fetch";
 import { type DiscoveredProvider, discoverProvider } from "../../lib/oidc/discovery";
+import { OWNERS_TEAM } from "../access/permissions";
 import { invalidAttribute, unprocessable } from "../errors";
-import { OWNERS_TEAM } from "../permissions";
 import {
   encryptClientSecret,
   findSsoConfiguration,

@@ -9,8 +9,8 @@ import { nocodeUsers, ssoConfigurations, ssoIdentities, teamMemberships, teams }
 import { rewrapStoredSecret } from "../../db/secrets-at-rest";
 import { decryptSecret, encryptSecret, needsRewrap } from "../../lib/crypto/kek";
 import type { DiscoveredProvider } from "../../lib/oidc/discovery";
+import { OWNERS_TEAM } from "../access/permissions";
 import { newId } from "../ids";
-import { OWNERS_TEAM } from "../permissions";
 
 export type SsoConfigurationRow = typeof ssoConfigurations.$inferSelect;
 

@@ -14,12 +14,12 @@
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import { SIGNED_LINK_HEADERS } from "../../lib/crypto/signed-link";
+import type { OrgPermission } from "../access/permissions";
 import { findRunData } from "../agents/repo";
 import { openRunData } from "../agents/run-data";
 import { recordStoredEngineState } from "../agents/state-upload";
 import type { NocodeEnv } from "../env";
 import { conflict, invalidAttribute, notFound } from "../errors";
-import type { OrgPermission } from "../permissions";
 import { requiredText, resourceDocument } from "../request/document";
 import { operation, validDocument } from "../request/operation";
 import { type PageRequest, pageOf, pageQuery } from "../request/query";

@@ -3,18 +3,17 @@
  * `POST|DELETE /teams/:id/authentication-token`, `POST|DELETE /teams/:id/relationships/users`.
  * Creating teams, team tokens and memberships: ADMIN_TOKEN, owners, or the organization
  * token (`manage-teams`); a team's tokens and membership only when the caller holds every
- * right the team grants (N10a, permissions.ts mayDelegateTeam). Reading: any member.
+ * right the team grants (N10a, access/permissions.ts mayDelegateTeam). Reading: any member.
  */
 import { type Context, Hono } from "hono";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
 import { insertUnique } from "../../db/unique";
-import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../api-tokens";
+import { mayDelegateTeam } from "../access/permissions";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
 import { findOrganization } from "../organizations/repo";
-import { mayDelegateTeam } from "../permissions";
 import { pagedList, single } from "../request/answers";
 import {
   identifierListDocument,
@@ -27,6 +26,7 @@ import { operation } from "../request/operation";
 import { pageOf, pageQuery } from "../request/query";
 import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
+import { issueToken, revokeToken, serializeToken, tokenAnswer, tokenCreateAttributes } from "../tokens/api-tokens";
 import {
   addMembers,
   findTeam,

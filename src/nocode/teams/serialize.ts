@@ -1,6 +1,6 @@
 /** The `teams` resource (HCP's shape). */
 import * as v from "valibot";
-import { OWNERS_TEAM } from "../permissions";
+import { OWNERS_TEAM } from "../access/permissions";
 import { linkAnswer, resourceAnswer, toManyAnswer, toOneAnswer } from "../request/answers";
 import { ORGANIZATION_ACCESS, type TeamRow } from "./repo";
 

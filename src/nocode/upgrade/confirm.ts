@@ -8,10 +8,10 @@
 import type { Db } from "../../db/client";
 import { isUniqueViolation } from "../../db/unique";
 import { conflict, notFound } from "../errors";
+import { applyRunMessage } from "../messages/provision";
 import { noCodeModuleVersionId } from "../no-code-modules/fingerprint";
 import { sourceModuleIdOf } from "../no-code-modules/provisionable";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
-import { applyRunMessage } from "../queue/messages";
 import { findModuleVersionById, findRegistryModuleById } from "../registry/repo";
 import { notifyRolloutOfRun } from "../rollout-hooks";
 import { parseRunConfiguration } from "../runs/configuration";

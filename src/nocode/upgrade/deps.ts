@@ -1,5 +1,5 @@
 /** The clock and queue the upgrade steps use, injectable so tests can make them fail (N11). */
-import type { ProvisionMessage } from "../queue/messages";
+import type { ProvisionMessage } from "../messages/provision";
 
 /** Injectable clock and queue of the upgrade steps (N11: tests inject failures). */
 export interface UpgradeDeps {

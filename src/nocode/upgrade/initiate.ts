@@ -17,7 +17,7 @@
  * (N19a) rather than discarded.
  */
 import type { Db } from "../../db/client";
-import { queueAgentJob } from "../agent-queue";
+import { queueAgentJob } from "../agent-pools/job-queue";
 import { sealAgentInputs } from "../agents/inputs";
 import { conflict, unprocessable } from "../errors";
 import { newId } from "../ids";

@@ -5,19 +5,7 @@
  */
 import { Hono } from "hono";
 import { insertUnique } from "../../db/unique";
-import { tellPoolTokenRevoked } from "../agent-queue";
-import {
-  findTokenById,
-  issueToken,
-  listUserTokens,
-  revokeTokenById,
-  serializeToken,
-  type TokenRow,
-  tokenAnswer,
-  tokenCreateAttributes,
-  tokenDescriptionAttribute,
-  tokenResourceAnswer,
-} from "../api-tokens";
+import { tellPoolTokenRevoked } from "../agent-pools/job-queue";
 import type { NocodeEnv } from "../env";
 import { invalidAttribute, notFound } from "../errors";
 import { newId } from "../ids";
@@ -29,6 +17,18 @@ import { pageOf, pageQuery } from "../request/query";
 import { jsonApi, jsonApiPage, noContent } from "../respond";
 import { rights, scope } from "../route-rights";
 import { findTeam } from "../teams/repo";
+import {
+  findTokenById,
+  issueToken,
+  listUserTokens,
+  revokeTokenById,
+  serializeToken,
+  type TokenRow,
+  tokenAnswer,
+  tokenCreateAttributes,
+  tokenDescriptionAttribute,
+  tokenResourceAnswer,
+} from "../tokens/api-tokens";
 import { findUser, insertUser, type UserRow, usernameTaken } from "./repo";
 import { serializeUser, userAnswer } from "./serialize";
 

@@ -3,9 +3,9 @@
  * its vars, and whether a no-code upgrade is available (N8).
  */
 import type { Db } from "../../db/client";
+import type { OrgPermission } from "../access/permissions";
 import { optionSetFingerprint } from "../no-code-modules/fingerprint";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
-import type { OrgPermission } from "../permissions";
 import { findLockingRun } from "../runs/repo";
 import type { ProvisionedWorkspace } from "./create";
 import { listWorkspaceVars, type WorkspaceRow } from "./repo";

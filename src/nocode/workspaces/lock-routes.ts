@@ -18,12 +18,12 @@
  */
 import { type Context, Hono } from "hono";
 import { logError } from "../../lib/log";
-import { tellPoolJobCanceled, tellPoolWorkspaceLock } from "../agent-queue";
+import type { NocodeCaller } from "../access/auth";
+import { tellPoolJobCanceled, tellPoolWorkspaceLock } from "../agent-pools/job-queue";
 import { cancelJobOfCanceledRunQuery, findLiveJobOfRun, type JobStatus } from "../agents/repo";
-import type { NocodeCaller } from "../auth";
 import type { NocodeEnv } from "../env";
 import { conflict } from "../errors";
-import { planRunMessage } from "../queue/messages";
+import { planRunMessage } from "../messages/provision";
 import { operation } from "../request/operation";
 import { jsonApi } from "../respond";
 import { rights, scope } from "../route-rights";

@@ -5,7 +5,7 @@
  * `permissions` (N10).
  */
 import * as v from "valibot";
-import type { OrgPermission } from "../permissions";
+import type { OrgPermission } from "../access/permissions";
 import {
   identifierOf,
   linkAnswer,

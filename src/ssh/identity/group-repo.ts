@@ -15,7 +15,7 @@ import {
   identityGroups,
 } from "../../db/schema/ssh";
 import { MAX_GROUP_DEPTH } from "../access/acl";
-import type { TemplateGroup } from "../templates";
+import type { TemplateGroup } from "./templates";
 
 export type GroupRow = typeof identityGroups.$inferSelect;
 export type GroupAliasRow = typeof identityGroupAliases.$inferSelect;

@@ -14,7 +14,7 @@ import {
 import { WireError } from "../../lib/sshwire/errors";
 import { parseCanonicalPublicKey } from "../../lib/sshwire/public-key";
 import { badRequest } from "../errors";
-import { caKeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
+import { caKeySpec, KeySpecError, sshKeyTypeOf } from "./key-specs";
 
 /** The key fields shared by config/ca and issuers/import (OpenBao's common issuer fields). */
 export const KEY_MATERIAL_FIELDS = {

@@ -6,8 +6,8 @@
 import { parseCidr } from "../../lib/net/ip";
 import { badRequest } from "../errors";
 import { type FieldSchema, goFormat, parseFields, unknownFieldWarnings } from "../fields";
+import { templateSyntaxError } from "../identity/templates";
 import { isWellFormedIssuerRef, normaliseIssuerRef } from "../issuers/service";
-import { templateSyntaxError } from "../templates";
 import { KeyLengthError, NotAMapError, parseAllowedUserKeyLengths } from "./key-lengths";
 import { defaultRole, type Role } from "./model";
 

@@ -4,8 +4,15 @@
  * TTL and validity window, critical options and extensions. Pure: every function takes the
  * role and request values and returns a value or throws PolicyError with the 400 text.
  */
+
+import {
+  containsTemplate,
+  renderFailure,
+  renderTemplate,
+  type TemplateEntity,
+  TemplateError,
+} from "../identity/templates";
 import type { Role } from "../roles/model";
-import { containsTemplate, renderFailure, renderTemplate, type TemplateEntity, TemplateError } from "../templates";
 
 /** A request the role refuses; `message` is the text of the 400. */
 export class PolicyError extends Error {}

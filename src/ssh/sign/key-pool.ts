@@ -24,7 +24,7 @@
  * the steady rate stays the raw generation rate; docs/performance.md has the figures.
  */
 import { type GeneratedSshKeyPair, generateSshKeyPair } from "../../lib/crypto/ssh-keys-and-certificates";
-import type { KeySpec } from "../key-specs";
+import type { KeySpec } from "../issuers/key-specs";
 
 export class PregeneratedKeys {
   private readonly ready: GeneratedSshKeyPair[] = [];

@@ -23,10 +23,11 @@ import { badRequest } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { loadEntity } from "../identity/entity-repo";
 import { templateGroupsOf } from "../identity/group-repo";
+import { containsTemplate, type TemplateEntity, usesGroupTemplates } from "../identity/templates";
+import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../issuers/key-specs";
 import { signingKeyFor } from "../issuers/keys";
 import { issuerConfigQuery, issuersOfMountQuery, type MountIssuers, mountIssuersFromRows } from "../issuers/repo";
 import { signingIssuer } from "../issuers/service";
-import { issueKeySpec, type KeySpec, KeySpecError, sshKeyTypeOf } from "../key-specs";
 import { mountTtlsFromRows, mountTuneQuery } from "../mount-ttls";
 import { envelope, object, str } from "../openapi/schemas";
 import { vaultJson } from "../respond";
@@ -35,7 +36,6 @@ import { checkIssueKey, checkSubjectKey, KeyLengthError } from "../roles/key-len
 import type { Role } from "../roles/model";
 import { roleFromRows, roleQuery } from "../roles/repo";
 import type { VaultRequest, VaultRoute } from "../router";
-import { containsTemplate, type TemplateEntity, usesGroupTemplates } from "../templates";
 import {
   certTypeFor,
   criticalOptionsFor,

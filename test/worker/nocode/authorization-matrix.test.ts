@@ -13,7 +13,7 @@
  * target made for it (and must answer 2xx).
  *
  * The expected rights of each caller are written here from the decisions, not read from
- * src/nocode/permissions.ts, so a change of the permission model has to change this too.
+ * src/nocode/access/permissions.ts, so a change of the permission model has to change this too.
  *
  * N20's rights, which narrow inside routes (sensitive outputs, the state download, the
  * workspace's permissions) and whose permitted POSTs change things, have their own rows at
@@ -21,10 +21,10 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { isUnauthenticatedRoute, UNAUTHENTICATED_ROUTES } from "../../../src/nocode/access/unauthenticated";
 import { nocodeApp } from "../../../src/nocode/app";
 import { clearNocodeCache } from "../../../src/nocode/cache";
 import { type RouteRule, ruleOf } from "../../../src/nocode/route-rights";
-import { isUnauthenticatedRoute, UNAUTHENTICATED_ROUTES } from "../../../src/nocode/unauthenticated";
 import { createAgentToken, createAgentWorkspace, createPool, stateWith } from "../../helpers/agents";
 import {
   ADMIN,

@@ -17,8 +17,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../src/db/client";
 import { guardEnv, recordD1Statements } from "../../../src/db/d1-guard";
+import { hashNocodeToken, resolveStoredToken } from "../../../src/nocode/access/auth";
+import { orgCallerPermissions } from "../../../src/nocode/access/permissions";
 import { nocodeApp } from "../../../src/nocode/app";
-import { hashNocodeToken, resolveStoredToken } from "../../../src/nocode/auth";
 import {
   cachedNocode,
   clearNocodeCache,
@@ -27,7 +28,6 @@ import {
   type NocodeCacheKind,
 } from "../../../src/nocode/cache";
 import { cachedNoCodeModuleWithOptions, cachedPinnedVersion } from "../../../src/nocode/no-code-modules/cached";
-import { orgCallerPermissions } from "../../../src/nocode/permissions";
 import { cachedWorkspaceProjectId } from "../../../src/nocode/projects/cached";
 import { cachedReleases } from "../../../src/nocode/releases/cached";
 import { cacheEffectOf } from "../../../src/nocode/route-rights";
@@ -79,7 +79,7 @@ function tableWritten(sql: string): string | null {
  * N13's last-used-at record: the token check of EVERY request (GETs too, which never
  * clear) updates it in `waitUntil`, at most once a minute per token. It is no part of a
  * route's writes, and the one cached field it changes (`lastUsedAt`) is kept right by
- * auth.ts's own memory of the writes it made (recordUse). Exactly this statement is allowed.
+ * access/auth.ts's own memory of the writes it made (recordUse). Exactly this statement is allowed.
  */
 const LAST_USED_WRITE =
   /^update "nocode_tokens" set "last_used_at" = \? where \("nocode_tokens"\."id" = \? and \("nocode_tokens"\."last_used_at" is null or "nocode_tokens"\."last_used_at" <= \?\)\)$/;

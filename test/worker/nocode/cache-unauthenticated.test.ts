@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { hashNocodeToken } from "../../../src/nocode/auth";
+import { hashNocodeToken } from "../../../src/nocode/access/auth";
 import { cachedNocode } from "../../../src/nocode/cache";
 import { bootstrapOrg, createMember, createTeam, createTeamToken, tfe } from "../../helpers/nocode";
 import { workerRequest } from "../../helpers/worker-request";

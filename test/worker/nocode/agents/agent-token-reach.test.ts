@@ -5,10 +5,10 @@
  * (UNAUTHENTICATED_ROUTES), where the agent token is simply not a credential.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { unauthenticatedRouteOf } from "../../../../src/nocode/access/unauthenticated";
 import { AGENT_PROTOCOL_PREFIX } from "../../../../src/nocode/agents/protocol-routes";
 import { nocodeApp } from "../../../../src/nocode/app";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol-routes";
-import { unauthenticatedRouteOf } from "../../../../src/nocode/unauthenticated";
 import { createAgentToken, createPool } from "../../../helpers/agents";
 import { bootstrapOrg } from "../../../helpers/nocode";
 import { workerRequest } from "../../../helpers/worker-request";

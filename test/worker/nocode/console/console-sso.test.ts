@@ -9,7 +9,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { openSsoSession } from "../../../../src/nocode/console-session";
+import { openSsoSession } from "../../../../src/nocode/browser/console-session";
 import { signInStore } from "../../../../src/platform/sign-in";
 import { CONSOLE_ORIGIN, ConsoleBrowser, parseSetCookie, REFUSED_RETURNS } from "../../../helpers/console-browser";
 import { serveProvider } from "../../../helpers/jwt-auth";

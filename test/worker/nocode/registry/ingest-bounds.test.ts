@@ -8,7 +8,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { ingestModuleVersionMessage } from "../../../../src/nocode/queue/messages";
+import { ingestModuleVersionMessage } from "../../../../src/nocode/messages/provision";
 import { handleQueue, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { buildTarball, type TarEntrySpec } from "../../../support/tarball";
 import { createModule, createVersion, type RegistryOrg, readVersion, registryOrg, upload } from "./registry-fixtures";

@@ -7,7 +7,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { ingestModuleVersionMessage } from "../../../../src/nocode/queue/messages";
+import { ingestModuleVersionMessage } from "../../../../src/nocode/messages/provision";
 import { latestOkVersion, versionSummary } from "../../../../src/nocode/registry/repo";
 import { handleQueue, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { fixtureFiles } from "../../../fixtures/terraform";

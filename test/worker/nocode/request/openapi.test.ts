@@ -1,17 +1,17 @@
 /**
  * B14: `GET /api/v2/openapi.json` is served by the Worker without a token (N2a's list of
- * exemptions, src/nocode/unauthenticated.ts), whatever token is sent, and describes the
+ * exemptions, src/nocode/access/unauthenticated.ts), whatever token is sent, and describes the
  * routes the Worker answers: every route of the route tables, no other. Its validity as
  * OpenAPI 3.1 is checked in Node (test/interop/nocode/openapi-document.test.ts: the
  * validator compiles schemas, which workerd refuses).
  */
 import { describe, expect, it } from "vitest";
+import { UNAUTHENTICATED_ROUTES } from "../../../../src/nocode/access/unauthenticated";
 import { AGENT_PROTOCOL_PREFIX, agentProtocolApp } from "../../../../src/nocode/agents/protocol-routes";
 import { nocodeApp } from "../../../../src/nocode/app";
-import { discoveryApp } from "../../../../src/nocode/discovery";
+import { discoveryApp } from "../../../../src/nocode/discovery/routes";
 import { REGISTRY_PROTOCOL_PREFIX, registryProtocolApp } from "../../../../src/nocode/registry/protocol-routes";
 import { openApiPath } from "../../../../src/nocode/request/openapi";
-import { UNAUTHENTICATED_ROUTES } from "../../../../src/nocode/unauthenticated";
 import { bootstrapOrg, tfe } from "../../../helpers/nocode";
 import { workerRequest } from "../../../helpers/worker-request";
 

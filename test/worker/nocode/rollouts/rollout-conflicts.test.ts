@@ -9,8 +9,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb } from "../../../../src/db/client";
+import type { ProvisionMessage } from "../../../../src/nocode/messages/provision";
 import { findNoCodeModule } from "../../../../src/nocode/no-code-modules/repo";
-import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
 import { rolloutAction } from "../../../../src/nocode/rollouts/service";
 import { planUpgrade } from "../../../../src/nocode/upgrade/initiate";
 import { findWorkspace } from "../../../../src/nocode/workspaces/repo";

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
+import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/messages/provision";
 import { rolloutAction } from "../../../../src/nocode/rollouts/service";
 import { createQueueHandler, defaultQueueDeps, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
 import { upgradeFixtureFiles } from "../../../fixtures/terraform-upgrade";

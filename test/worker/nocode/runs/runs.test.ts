@@ -12,10 +12,10 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { recordD1Statements } from "../../../../src/db/d1-guard";
+import { applyRunMessage, planRunMessage } from "../../../../src/nocode/messages/provision";
 import { findNoCodeModule, listVariableOptions } from "../../../../src/nocode/no-code-modules/repo";
 import { planRun } from "../../../../src/nocode/planner";
-import { applyRunMessage, planRunMessage } from "../../../../src/nocode/queue/messages";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
 import { findModuleVersionById, versionSummary } from "../../../../src/nocode/registry/repo";
 import {
   buildRunConfiguration,

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
 import { workspaceVars } from "../../../../src/db/schema/nocode";
 import { NocodeError } from "../../../../src/nocode/errors";
-import type { ProvisionMessage } from "../../../../src/nocode/queue/messages";
+import type { ProvisionMessage } from "../../../../src/nocode/messages/provision";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";
 import { V2_ADDRESSES } from "../../../fixtures/terraform-upgrade";
 import { createMember, createOrgToken, tfe } from "../../../helpers/nocode";

@@ -10,8 +10,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../../../src/db/client";
-import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/queue/messages";
-import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue-consumer";
+import { applyRunMessage, type ProvisionMessage } from "../../../../src/nocode/messages/provision";
+import type { ProvisionConsumerDeps } from "../../../../src/nocode/queue/consumer";
 import type { RunStepDeps } from "../../../../src/nocode/runs/lifecycle";
 import { RUN_GAVE_UP } from "../../../../src/nocode/runs/lifecycle";
 import { confirmUpgrade } from "../../../../src/nocode/upgrade/confirm";

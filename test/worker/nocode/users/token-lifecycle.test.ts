@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { LAST_USED_WRITE_INTERVAL_MS } from "../../../../src/nocode/auth";
+import { LAST_USED_WRITE_INTERVAL_MS } from "../../../../src/nocode/access/auth";
 import { clearNocodeCache } from "../../../../src/nocode/cache";
 import { ADMIN, bootstrapOrg, createOrgToken, createTeam, createUser, tfe } from "../../../helpers/nocode";
 

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { keyedHash } from "../../../../src/lib/crypto/hmac";
-import { authenticateNocode } from "../../../../src/nocode/auth";
+import { authenticateNocode } from "../../../../src/nocode/access/auth";
 import {
   addTeamMembers,
   bootstrapOrg,

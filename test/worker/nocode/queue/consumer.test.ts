@@ -7,16 +7,16 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../../../src/db/client";
-import { registryModules, registryModuleVersions } from "../../../src/db/schema/nocode";
-import type { ModuleSummary } from "../../../src/lib/terraform/types";
-import { newId } from "../../../src/nocode/ids";
-import { ingestModuleVersionMessage, parseProvisionMessage } from "../../../src/nocode/queue/messages";
-import { retryDelaySeconds } from "../../../src/nocode/queue-consumer";
-import type { IngestFn } from "../../../src/nocode/registry/ingestion";
-import { INGESTION_GAVE_UP } from "../../../src/nocode/registry/ingestion";
-import { createQueueHandler, handleQueue, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../src/queue";
-import { deliverBatch } from "../../helpers/queue";
+import { createDb } from "../../../../src/db/client";
+import { registryModules, registryModuleVersions } from "../../../../src/db/schema/nocode";
+import type { ModuleSummary } from "../../../../src/lib/terraform/types";
+import { newId } from "../../../../src/nocode/ids";
+import { ingestModuleVersionMessage, parseProvisionMessage } from "../../../../src/nocode/messages/provision";
+import { retryDelaySeconds } from "../../../../src/nocode/queue/consumer";
+import type { IngestFn } from "../../../../src/nocode/registry/ingestion";
+import { INGESTION_GAVE_UP } from "../../../../src/nocode/registry/ingestion";
+import { createQueueHandler, handleQueue, PROVISION_DLQ_NAME, PROVISION_QUEUE_NAME } from "../../../../src/queue";
+import { deliverBatch } from "../../../helpers/queue";
 
 const db = createDb(env.DB);
 

@@ -5,9 +5,9 @@
  */
 import { Hono } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "../app-env";
-import { operation } from "./request/operation";
-import { rights } from "./route-rights";
+import type { AppEnv } from "../../app-env";
+import { operation } from "../request/operation";
+import { rights } from "../route-rights";
 
 /** The discovery document (the paths are relative to the host). */
 export const DISCOVERY = {

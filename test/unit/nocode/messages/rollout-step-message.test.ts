@@ -3,7 +3,7 @@
  * every other kind (a malformed one is poison, acknowledged and logged by the consumer).
  */
 import { describe, expect, it } from "vitest";
-import { parseProvisionMessage, rolloutStepMessage } from "../../../../src/nocode/queue/messages";
+import { parseProvisionMessage, rolloutStepMessage } from "../../../../src/nocode/messages/provision";
 
 describe("rollout-step messages (N15)", () => {
   it("round-trips a rollout id", () => {

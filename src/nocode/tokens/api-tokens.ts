@@ -2,18 +2,18 @@
  * API tokens of the no-code service (N9, N13): user tokens (many per user), team tokens
  * and organization tokens (one each; a new one replaces the old). Only the keyed hash is
  * stored (B2); the token itself appears once, in the create response. Each carries
- * `created-at`, `last-used-at` (written by ../auth.ts) and an optional `expired-at`.
+ * `created-at`, `last-used-at` (written by ../access/auth.ts) and an optional `expired-at`.
  */
 import { and, desc, eq } from "drizzle-orm";
 import * as v from "valibot";
-import type { Db } from "../db/client";
-import { type Page, type PageWindow, tablePage } from "../db/page";
-import { nocodeTokens } from "../db/schema";
-import { generateNocodeToken, hashNocodeToken } from "./auth";
-import { newId } from "./ids";
-import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "./request/answers";
-import { nullableText } from "./request/document";
-import { isoTime } from "./respond";
+import type { Db } from "../../db/client";
+import { type Page, type PageWindow, tablePage } from "../../db/page";
+import { nocodeTokens } from "../../db/schema";
+import { generateNocodeToken, hashNocodeToken } from "../access/auth";
+import { newId } from "../ids";
+import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";
+import { nullableText } from "../request/document";
+import { isoTime } from "../respond";
 
 export type TokenRow = typeof nocodeTokens.$inferSelect;
 

@@ -3,10 +3,10 @@
  * a versioned, validated union. Messages carry ids only,
  * never values (decision N11): the consumer re-reads everything else from D1/R2. A message
  * sent while serving a request also carries that request's id as `requestId` (stamped by
- * ./request-id.ts, logged by the consumer; not part of any kind's validated fields).
+ * ../queue/request-id.ts, logged by the consumer; not part of any kind's validated fields).
  *
  * To add a kind: add its interface to {@link ProvisionMessage}, a parser to
- * {@link PARSERS} and a case to the consumer's dispatch (src/nocode/queue-consumer.ts).
+ * {@link PARSERS} and a case to the consumer's dispatch (src/nocode/queue/consumer.ts).
  */
 
 /** Ingest the uploaded tarball of a registry module version (decision N4). */

@@ -11,20 +11,20 @@
  * Dependencies come in as a parameter so tests can inject failures (N11).
  */
 
-import { createDb } from "../db/client";
-import { logError, logInfo } from "../lib/log";
-import { type ProvisionMessage, parseProvisionMessage } from "./queue/messages";
-import { messageRequestId, stampRequestId } from "./queue/request-id";
-import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "./registry/ingestion";
-import { notifyRolloutOfRun } from "./rollout-hooks";
-import { advanceRollout } from "./rollouts/service";
+import { createDb } from "../../db/client";
+import { logError, logInfo } from "../../lib/log";
+import { type ProvisionMessage, parseProvisionMessage } from "../messages/provision";
+import { failVersionAfterRetries, type IngestFn, ingestModuleVersion } from "../registry/ingestion";
+import { notifyRolloutOfRun } from "../rollout-hooks";
+import { advanceRollout } from "../rollouts/service";
 import {
   defaultRunStepDeps,
   failRunAfterRetries,
   processApplyRun,
   processPlanRuns,
   type RunStepDeps,
-} from "./runs/lifecycle";
+} from "../runs/lifecycle";
+import { messageRequestId, stampRequestId } from "./request-id";
 
 /** What the consumers need besides the bindings. */
 export interface ProvisionConsumerDeps {

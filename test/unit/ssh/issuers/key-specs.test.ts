@@ -1,6 +1,6 @@
 /** Key generation parameters: config/ca (Vault's path_config_ca.go) and issue (decision S10). */
 import { describe, expect, it } from "vitest";
-import { caKeySpec, issueKeySpec, sshKeyTypeOf } from "../../../src/ssh/key-specs";
+import { caKeySpec, issueKeySpec, sshKeyTypeOf } from "../../../../src/ssh/issuers/key-specs";
 
 describe("caKeySpec", () => {
   it.each([

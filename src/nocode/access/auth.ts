@@ -7,13 +7,13 @@
  */
 
 import { and, eq, isNull, lte, or } from "drizzle-orm";
-import { createDb, type Db } from "../db/client";
-import { nocodeTokens, nocodeUsers, teams } from "../db/schema";
-import { keyedHash, secretsEqual } from "../lib/crypto/hmac";
-import { bearerCredential } from "../lib/http/bearer";
-import { IsolateCache } from "../lib/isolate-cache";
-import { cachedNocode } from "./cache";
-import { randomAlphanumeric } from "./ids";
+import { createDb, type Db } from "../../db/client";
+import { nocodeTokens, nocodeUsers, teams } from "../../db/schema";
+import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
+import { bearerCredential } from "../../lib/http/bearer";
+import { IsolateCache } from "../../lib/isolate-cache";
+import { cachedNocode } from "../cache";
+import { randomAlphanumeric } from "../ids";
 
 /**
  * The authenticated caller: the site admin (ADMIN_TOKEN, N9/N10: bootstrap endpoints and
@@ -158,7 +158,7 @@ async function recordUse(db: Db, token: ResolvedToken, now: number): Promise<voi
 /**
  * Resolve a caller from the request, or null when the token is missing, unknown or
  * expired (→ 401). The only place a no-code token is looked up (the API, the plan page,
- * the console). Lookups are served from the per-isolate cache (./cache.ts) for at most
+ * the console). Lookups are served from the per-isolate cache (../cache.ts) for at most
  * NOCODE_CACHE_TTL_MS, so a revoked token stops working at once on an isolate that has
  * not cached it and within that TTL everywhere; expiry is checked on every request.
  * With `waitUntil`, a use is recorded in last-used-at after the answer (N13).

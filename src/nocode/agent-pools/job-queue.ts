@@ -10,12 +10,12 @@
  * ({@link PoolNotices}), typed here so that this file does not import agents/.
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { agentJobs, agentPools, runs, workspaces } from "../db/schema";
-import { keyedHash } from "../lib/crypto/hmac";
-import { logError } from "../lib/log";
-import type { NocodeCaller } from "./auth";
-import { newId } from "./ids";
+import type { Db } from "../../db/client";
+import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
+import { keyedHash } from "../../lib/crypto/hmac";
+import { logError } from "../../lib/log";
+import type { NocodeCaller } from "../access/auth";
+import { newId } from "../ids";
 
 /** A job of an agent run as its pool keeps it and hands it to an agent. */
 export interface JobDescription {

@@ -25,11 +25,11 @@
  * - Not permitted → 404 `not found` (N2, N10), never 403.
  */
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { teamMemberships, teams } from "../db/schema";
+import type { Db } from "../../db/client";
+import { teamMemberships, teams } from "../../db/schema";
+import { cachedNocode } from "../cache";
+import { notFound } from "../errors";
 import type { NocodeCaller } from "./auth";
-import { cachedNocode } from "./cache";
-import { notFound } from "./errors";
 
 /** A right within one organization. */
 export type OrgPermission =

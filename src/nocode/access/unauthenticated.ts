@@ -1,6 +1,6 @@
 /**
  * N2a: the /api/v2 routes that skip the token check, as data. It is the only exemption:
- * the token check in ./app.ts and the authorization matrix test
+ * the token check in ../app.ts and the authorization matrix test
  * (test/worker/nocode/authorization-matrix.test.ts) both read this list, so a route
  * made public here is public in both, and nowhere else.
  */

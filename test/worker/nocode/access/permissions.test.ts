@@ -5,9 +5,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createDb } from "../../../src/db/client";
-import type { NocodeCaller } from "../../../src/nocode/auth";
-import { NocodeError } from "../../../src/nocode/errors";
+import { createDb } from "../../../../src/db/client";
+import type { NocodeCaller } from "../../../../src/nocode/access/auth";
 import {
   ADMIN_BOOTSTRAP_RIGHTS,
   ALL_ORG_PERMISSIONS,
@@ -15,7 +14,8 @@ import {
   ORGANIZATION_TOKEN_RIGHTS,
   orgCallerPermissions,
   requireOrgPermission,
-} from "../../../src/nocode/permissions";
+} from "../../../../src/nocode/access/permissions";
+import { NocodeError } from "../../../../src/nocode/errors";
 import {
   ADMIN,
   addTeamMembers,
@@ -27,7 +27,7 @@ import {
   createUser,
   tfe,
   uniqueName,
-} from "../../helpers/nocode";
+} from "../../../helpers/nocode";
 
 const db = () => createDb(env.DB);
 const sorted = (set: Set<string>) => [...set].sort();

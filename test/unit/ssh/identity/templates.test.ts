@@ -9,7 +9,7 @@ import {
   renderTemplate,
   type TemplateEntity,
   templateSyntaxError,
-} from "../../../src/ssh/templates";
+} from "../../../../src/ssh/identity/templates";
 
 const entity: TemplateEntity = {
   id: "0b4c-entity",

@@ -24,13 +24,13 @@ import { and, eq, gt, inArray, lte } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { CookieOptions } from "hono/utils/cookie";
-import type { AppEnv } from "../app-env";
-import { createDb } from "../db/client";
-import { consoleSessions } from "../db/schema";
-import { randomBytes, toBase64Url } from "../lib/bytes";
-import { keyedHash, presentedValuesEqual } from "../lib/crypto/hmac";
-import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "./auth";
-import { ssoSessionFacts } from "./sso/repo";
+import type { AppEnv } from "../../app-env";
+import { createDb } from "../../db/client";
+import { consoleSessions } from "../../db/schema";
+import { randomBytes, toBase64Url } from "../../lib/bytes";
+import { keyedHash, presentedValuesEqual } from "../../lib/crypto/hmac";
+import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "../access/auth";
+import { ssoSessionFacts } from "../sso/repo";
 
 /** N14: a session lasts 12 hours at most. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;

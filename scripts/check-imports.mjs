@@ -55,7 +55,7 @@ const WING_SCHEMAS = new Map([
 
 /** Rule 7: whether `target` is a schema file (the tables of src/db/schema/). */
 function isSchemaFile(target) {
-  return target === "src/db/schema.ts" || target?.startsWith("src/db/schema/") === true;
+  return target?.startsWith("src/db/schema/") === true;
 }
 
 /** Rule 7: whether `file` (with source `text`) is a route file. */

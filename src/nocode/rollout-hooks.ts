@@ -7,7 +7,12 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { type ROLLOUT_ITEM_STATUSES, type ROLLOUT_STATUSES, upgradeRolloutItems, upgradeRollouts } from "../db/schema";
+import {
+  type ROLLOUT_ITEM_STATUSES,
+  type ROLLOUT_STATUSES,
+  upgradeRolloutItems,
+  upgradeRollouts,
+} from "../db/schema/nocode";
 import { type ProvisionMessage, rolloutStepMessage } from "./messages/provision";
 
 /** N15: the statuses in which a rollout holds its module (a second one → 409). */

@@ -8,7 +8,7 @@
 
 import { and, eq, isNull, lte, or } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
-import { nocodeTokens, nocodeUsers, teams } from "../../db/schema";
+import { nocodeTokens, nocodeUsers, teams } from "../../db/schema/nocode";
 import { keyedHash, secretsEqual } from "../../lib/crypto/hmac";
 import { bearerCredential } from "../../lib/http/bearer";
 import { IsolateCache } from "../../lib/isolate-cache";

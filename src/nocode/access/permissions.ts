@@ -26,7 +26,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { teamMemberships, teams } from "../../db/schema";
+import { teamMemberships, teams } from "../../db/schema/nocode";
 import { cachedNocode } from "../cache";
 import { notFound } from "../errors";
 import type { NocodeCaller } from "./auth";

@@ -11,7 +11,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
+import { agentJobs, agentPools, runs, workspaces } from "../../db/schema/nocode";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { logError } from "../../lib/log";
 import type { NocodeCaller } from "../access/auth";
@@ -112,7 +112,7 @@ export async function queueAgentJob(
           .set({ status: "plan_queued", statusTimestamps: stampRunStatuses(["plan_queued"], now), updatedAt: now })
           .where(and(eq(runs.id, runId), eq(runs.status, "pending")))
       : db.select({ id: runs.id }).from(runs).where(eq(runs.id, runId)),
-    // Columns in the table's declared order (src/db/schema.ts agentJobs).
+    // Columns in the table's declared order (src/db/schema/nocode.ts agentJobs).
     db
       .insert(agentJobs)
       .select(

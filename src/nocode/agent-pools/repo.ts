@@ -3,7 +3,7 @@ import { and, count, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { agentPools, agents } from "../../db/schema";
+import { agentPools, agents } from "../../db/schema/nocode";
 
 export type AgentPoolRow = typeof agentPools.$inferSelect;
 

@@ -7,7 +7,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentJobs, agentPools, runs, workspaces } from "../../db/schema";
+import { agentJobs, agentPools, runs, workspaces } from "../../db/schema/nocode";
 import { logError } from "../../lib/log";
 import {
   describeJob,

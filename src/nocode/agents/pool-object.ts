@@ -22,7 +22,7 @@ import { DurableObject } from "cloudflare:workers";
 import { and, eq, inArray } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
 import { countD1Calls, guardEnv } from "../../db/d1-guard";
-import { agents, runs } from "../../db/schema";
+import { agents, runs } from "../../db/schema/nocode";
 import { toHex, utf8 } from "../../lib/bytes";
 import { keyedHash } from "../../lib/crypto/hmac";
 import { type JobDescription, type JobSignal, REGISTRY_TOKEN_PURPOSE } from "../agent-pools/job-queue";

@@ -2,7 +2,7 @@
 import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { agentJobLogChunks, agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema";
+import { agentJobLogChunks, agentJobs, agentPools, agents, nocodeTokens, runDataObjects } from "../../db/schema/nocode";
 import type { TokenRow } from "../tokens/api-tokens";
 
 export type AgentRow = typeof agents.$inferSelect;

@@ -7,7 +7,7 @@
  * so a rewrap touches D1 only, never R2.
  */
 import type { Db } from "../../db/client";
-import { runDataObjects } from "../../db/schema";
+import { runDataObjects } from "../../db/schema/nocode";
 import { fromBase64, toBase64 } from "../../lib/bytes";
 import { decryptSecret, encryptSecret } from "../../lib/crypto/kek";
 import {

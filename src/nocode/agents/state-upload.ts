@@ -9,7 +9,7 @@
  */
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { stateVersions, workspaces } from "../../db/schema";
+import { stateVersions, workspaces } from "../../db/schema/nocode";
 import { type StateSummary, StateSummaryScanner } from "../../lib/terraform/json-plan";
 import { newId } from "../ids";
 import { insertRunDataQuery, type RunDataRow, type ScannedUpload, storeScannedStream } from "./run-data";
@@ -102,7 +102,7 @@ async function commitEngineState(
   const now = Date.now();
   const [, inserted] = await db.batch([
     insertRunDataQuery(db, object),
-    // Columns in the table's declared order (src/db/schema.ts stateVersions). A recovery
+    // Columns in the table's declared order (src/db/schema/nocode.ts stateVersions). A recovery
     // upload has no run: its run_id is '' (the column predates N20 and is NOT NULL).
     db
       .insert(stateVersions)

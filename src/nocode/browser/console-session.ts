@@ -26,7 +26,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { CookieOptions } from "hono/utils/cookie";
 import type { AppEnv } from "../../app-env";
 import { createDb } from "../../db/client";
-import { consoleSessions } from "../../db/schema";
+import { consoleSessions } from "../../db/schema/nocode";
 import { randomBytes, toBase64Url } from "../../lib/bytes";
 import { keyedHash, presentedValuesEqual } from "../../lib/crypto/hmac";
 import { hashNocodeToken, type NocodeCaller, resolveStoredToken } from "../access/auth";

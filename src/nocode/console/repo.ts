@@ -12,7 +12,7 @@ import {
   teamMemberships,
   teams,
   workspaces,
-} from "../../db/schema";
+} from "../../db/schema/nocode";
 import type { ConsoleSession } from "../browser/console-session";
 import type { NoCodeModuleRow } from "../no-code-modules/repo";
 import type { RegistryModuleRow } from "../registry/repo";

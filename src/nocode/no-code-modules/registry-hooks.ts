@@ -5,7 +5,7 @@
  * to its routes.
  */
 import type { Db } from "../../db/client";
-import { noCodeModules } from "../../db/schema";
+import { noCodeModules } from "../../db/schema/nocode";
 import type { NocodeCaller } from "../access/auth";
 import { newId } from "../ids";
 import type { NoCodeModuleRef, RegistryNoCodeHooks } from "../registry/no-code-hooks";

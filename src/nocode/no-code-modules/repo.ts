@@ -4,7 +4,7 @@
  */
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { noCodeModules, variableOptions } from "../../db/schema";
+import { noCodeModules, variableOptions } from "../../db/schema/nocode";
 import { newId } from "../ids";
 import { setRegistryModuleNoCodeStatement } from "../registry/repo";
 import type { CheckedOptionSet } from "./options";

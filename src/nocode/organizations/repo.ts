@@ -4,7 +4,7 @@
  */
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { organizations, projects, teams } from "../../db/schema";
+import { organizations, projects, teams } from "../../db/schema/nocode";
 import { OWNERS_TEAM } from "../access/permissions";
 import { newId } from "../ids";
 

@@ -9,7 +9,7 @@
  */
 import { and, desc, eq, lte, ne } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { stateVersions } from "../../db/schema";
+import { stateVersions } from "../../db/schema/nocode";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import type { Plan } from "../planner";
 import { findModuleVersionById, findRegistryModuleById, versionSummary } from "../registry/repo";

@@ -3,7 +3,7 @@ import { and, eq, like, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { projects } from "../../db/schema";
+import { projects } from "../../db/schema/nocode";
 
 export type ProjectRow = typeof projects.$inferSelect;
 

@@ -8,7 +8,7 @@
  */
 import { and, eq, inArray } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";
-import { registryModuleVersions } from "../../db/schema";
+import { registryModuleVersions } from "../../db/schema/nocode";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import type { RegistryModuleVersionStatus } from "./repo";
 import { findModuleVersionById } from "./repo";

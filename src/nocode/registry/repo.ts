@@ -6,7 +6,12 @@ import { and, asc, eq, exists, gt, inArray, isNull, lt, type SQL, sql } from "dr
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { registryModules, registryModuleVersions, registryUploadAttempts, registryUploadLinks } from "../../db/schema";
+import {
+  registryModules,
+  registryModuleVersions,
+  registryUploadAttempts,
+  registryUploadLinks,
+} from "../../db/schema/nocode";
 import type { ModuleSummary } from "../../lib/terraform/types";
 import { compareVersionStrings, pickLatestRelease } from "./semver";
 

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import type { Page, PageWindow } from "../../db/page";
-import { terraformVersions } from "../../db/schema";
+import { terraformVersions } from "../../db/schema/nocode";
 import type { ReleaseRow } from "./serialize";
 import { compareVersions, parseVersion } from "./version-constraints";
 

@@ -1,7 +1,7 @@
 /** The `terraform-versions` resource (HCP Terraform Enterprise admin API shape). */
 
 import * as v from "valibot";
-import type { terraformVersions } from "../../db/schema";
+import type { terraformVersions } from "../../db/schema/nocode";
 import { orNull, resourceAnswer, timestamp } from "../request/answers";
 import { isoTime } from "../respond";
 

@@ -11,7 +11,7 @@ import {
   runs,
   upgradeRolloutItems,
   upgradeRollouts,
-} from "../../db/schema";
+} from "../../db/schema/nocode";
 import { type RunRow, TERMINAL_RUN_STATUSES } from "../runs/repo";
 
 /** A rollout row. */

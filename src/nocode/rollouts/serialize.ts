@@ -4,7 +4,7 @@
  * `items`, in rollout order with their batch number (1-based, as the console shows them).
  */
 import * as v from "valibot";
-import { ROLLOUT_ITEM_STATUSES, ROLLOUT_STATUSES } from "../../db/schema";
+import { ROLLOUT_ITEM_STATUSES, ROLLOUT_STATUSES } from "../../db/schema/nocode";
 import { identifierOf, orNull, resourceAnswer, single, timestamp, toManyAnswer } from "../request/answers";
 import { isoTime } from "../respond";
 import { AUTO_CONFIRM } from "./input";

@@ -1,7 +1,7 @@
 /** D1 reads of run data (decision N20): a run's agent jobs and their log chunks. */
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentJobLogChunks, agentJobs } from "../../db/schema";
+import { agentJobLogChunks, agentJobs } from "../../db/schema/nocode";
 import type { AgentJobRow } from "../agents/repo";
 
 /** A run's agent job of `phase`, if an agent executes it. */

@@ -10,7 +10,7 @@
  *   workspace's current state version), or empty.
  */
 import type { Db } from "../../db/client";
-import type { workspaceVars } from "../../db/schema";
+import type { workspaceVars } from "../../db/schema/nocode";
 import type { ModuleSummary, VariableSummary } from "../../lib/terraform/types";
 import { cachedNocode } from "../cache";
 import { optionSetFingerprint, workspaceVarsFingerprint } from "../no-code-modules/fingerprint";

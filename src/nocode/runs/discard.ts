@@ -13,7 +13,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentJobs, runs } from "../../db/schema";
+import { agentJobs, runs } from "../../db/schema/nocode";
 import { logError } from "../../lib/log";
 import { type QueueJobEnv, tellPoolJobCanceled } from "../agent-pools/job-queue";
 import { cancelRun } from "./cancel";

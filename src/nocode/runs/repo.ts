@@ -8,7 +8,7 @@
 import { and, desc, eq, exists, inArray, isNotNull, lte, not, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { agentJobs, runs, stateVersions, workspaces } from "../../db/schema";
+import { agentJobs, runs, stateVersions, workspaces } from "../../db/schema/nocode";
 import { isoTime } from "../respond";
 
 /** A run row. */

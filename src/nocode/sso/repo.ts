@@ -5,7 +5,7 @@
  */
 import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { nocodeUsers, ssoConfigurations, ssoIdentities, teamMemberships, teams } from "../../db/schema";
+import { nocodeUsers, ssoConfigurations, ssoIdentities, teamMemberships, teams } from "../../db/schema/nocode";
 import { rewrapStoredSecret } from "../../db/secrets-at-rest";
 import { decryptSecret, encryptSecret, needsRewrap } from "../../lib/crypto/kek";
 import type { DiscoveredProvider } from "../../lib/oidc/discovery";

@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { inJsonList } from "../../db/json-list";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { nocodeUsers, teamMemberships, teams } from "../../db/schema";
+import { nocodeUsers, teamMemberships, teams } from "../../db/schema/nocode";
 
 export type TeamRow = typeof teams.$inferSelect;
 

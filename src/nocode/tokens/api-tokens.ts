@@ -8,7 +8,7 @@ import { and, desc, eq } from "drizzle-orm";
 import * as v from "valibot";
 import type { Db } from "../../db/client";
 import { type Page, type PageWindow, tablePage } from "../../db/page";
-import { nocodeTokens } from "../../db/schema";
+import { nocodeTokens } from "../../db/schema/nocode";
 import { generateNocodeToken, hashNocodeToken } from "../access/auth";
 import { newId } from "../ids";
 import { orNull, resourceAnswer, single, timestamp, toOneAnswer } from "../request/answers";

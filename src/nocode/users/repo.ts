@@ -1,7 +1,7 @@
 /** Users of the no-code service (N9). */
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { nocodeUsers } from "../../db/schema";
+import { nocodeUsers } from "../../db/schema/nocode";
 import { isId } from "../ids";
 
 export type UserRow = typeof nocodeUsers.$inferSelect;

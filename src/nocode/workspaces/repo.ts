@@ -1,7 +1,7 @@
 /** D1 access for workspaces and their variables (decisions N5, N6, N9). */
 import { and, asc, eq, exists, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { workspaces, workspaceVars } from "../../db/schema";
+import { workspaces, workspaceVars } from "../../db/schema/nocode";
 import { LOCK_HOLDING_STATUSES } from "../runs/repo";
 
 /** A workspace row. */

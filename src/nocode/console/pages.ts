@@ -7,8 +7,8 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { ConsoleSession } from "../browser/console-session";
+import type { MessageFrame } from "../browser/message-page";
 import { type Markup, pageHead } from "../browser/page-head";
-import type { MessageFrame } from "../message-page";
 import type { EnginePlanView, PlanPageModel } from "../plan-page/model";
 import { formatValue, planSummaryLine } from "../plan-page/render";
 import { enginePlanNote, planChangesMarkup } from "../plan-page/render-changes";

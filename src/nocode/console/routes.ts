@@ -40,11 +40,11 @@ import {
   signInChallenge,
   signInCsrfMatches,
 } from "../browser/console-session";
+import { messageAnswer } from "../browser/message-page";
 import type { Markup } from "../browser/page-head";
 import { clearNocodeCacheAfterWrite } from "../cache";
 import type { NocodeEnv } from "../env";
 import { NocodeError, notFound } from "../errors";
-import { messageAnswer } from "../message-page";
 import { cachedNoCodeModuleWithOptions } from "../no-code-modules/cached";
 import { findNoCodeModule, listVariableOptions } from "../no-code-modules/repo";
 import { loadEnginePlan } from "../plan-page/engine-plan";

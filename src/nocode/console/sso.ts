@@ -44,10 +44,10 @@ import {
   signInCsrfMatches,
   ssoBindingOf,
 } from "../browser/console-session";
+import { messageAnswer } from "../browser/message-page";
 import { type Markup, pageHead } from "../browser/page-head";
 import { clearNocodeCache } from "../cache";
 import type { NocodeEnv } from "../env";
-import { messageAnswer } from "../message-page";
 import {
   clientSecretOf,
   discoveredOf,

@@ -7,8 +7,8 @@
  * Sensitive values never reach this module (see ChangedVariable in ./model.ts).
  */
 import { html, raw } from "hono/html";
+import type { MessageFrame } from "../browser/message-page";
 import { type Markup, pageHead } from "../browser/page-head";
-import type { MessageFrame } from "../message-page";
 import type { ChangedVariable, PlanPageModel, ShownResourceChange, ShownValue } from "./model";
 import { enginePlanNote, PLAN_CHANGES_CSS, planChangesMarkup } from "./render-changes";
 

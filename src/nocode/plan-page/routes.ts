@@ -26,7 +26,7 @@ import { logError } from "../../lib/log";
 import { authenticateNocode, bearerToken, type NocodeCaller, waitUntilOf } from "../access/auth";
 import { hasOrgPermission } from "../access/permissions";
 import { currentSession } from "../browser/console-session";
-import { messageAnswer } from "../message-page";
+import { messageAnswer } from "../browser/message-page";
 import { planJson } from "./json";
 import { findPlanPageTarget, loadPlanPageModel } from "./load";
 import { planMessageFrame, renderPlanPage } from "./render";

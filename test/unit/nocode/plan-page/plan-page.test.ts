@@ -8,7 +8,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import { beforeAll, describe, expect, it } from "vitest";
 import { summarizeModule } from "../../../../src/lib/terraform/summarize-module";
 import type { ModuleSummary } from "../../../../src/lib/terraform/types";
-import { messageMarkup } from "../../../../src/nocode/message-page";
+import { messageMarkup } from "../../../../src/nocode/browser/message-page";
 import { addressParts, planJson } from "../../../../src/nocode/plan-page/json";
 import {
   changedVariablesFromReasons,

@@ -10,7 +10,7 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { Markup } from "./browser/page-head";
+import type { Markup } from "./page-head";
 
 /** Puts a message (its `<h1>` and sentence) in a surface's page; `title` is the page's title. */
 export type MessageFrame = (title: string, message: Markup) => Markup;

@@ -7,13 +7,14 @@
 
 import { randomBytes, toHex } from "../../lib/bytes";
 import { checkFetchableUrl } from "../../lib/net/bounded-fetch";
+import type { DiscoveredProvider } from "../../lib/oidc/discovery";
 import { discoverProvider as discover } from "../../lib/oidc/discovery";
 import { DEFAULT_SUPPORTED_ALGS, fetchJwks, pemToJwk } from "../../lib/oidc/keys";
 import { badRequest, notFound } from "../errors";
 import { type FieldSchema, parseFields, unknownFieldWarnings } from "../fields";
 import { vaultJson, vaultNoContent } from "../respond";
 import type { VaultRequest } from "../router";
-import { configReadData, type DiscoveredProvider, type JwtConfig } from "./model";
+import { configReadData, type JwtConfig } from "./model";
 import { requireAuthMount } from "./mount";
 import { loadJwtConfig, saveJwtConfig } from "./repo";
 

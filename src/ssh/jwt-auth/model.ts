@@ -2,6 +2,7 @@
  * The JWT/OIDC auth method's stored configuration and roles (decision S25), in the field
  * names of Vault's JWT plugin (https://developer.hashicorp.com/vault/api-docs/auth/jwt).
  */
+import type { DiscoveredProvider } from "../../lib/oidc/discovery";
 
 /** A mount enabled through sys/auth (S24). */
 export interface AuthMount {
@@ -11,15 +12,6 @@ export interface AuthMount {
   accessor: string;
   description: string;
   createdAt: number;
-}
-
-/** What the OpenID Provider's discovery document said when the config was written. */
-export interface DiscoveredProvider {
-  issuer: string;
-  jwksUri: string;
-  authorizationEndpoint: string;
-  tokenEndpoint: string;
-  userinfoEndpoint: string;
 }
 
 /** `auth/<m>/config` as stored, without the client secret (kept encrypted beside it). */

@@ -9,7 +9,7 @@
  * The pool's Durable Object is reached through the few methods these callers need
  * ({@link PoolNotices}), typed here so that this file does not import agents/.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { agentJobs, agentPools, runs, workspaces } from "../../db/schema/nocode";
 import { keyedHash } from "../../lib/crypto/hmac";
@@ -77,6 +77,25 @@ export function describeJob(
   };
 }
 
+/**
+ * The jobs matching `where` with the names a {@link JobDescription} carries. workspaces.name
+ * and agent_pools.name are both "name": inside a D1 batch rows come back as objects keyed by
+ * column name, so the second would overwrite the first and shift every later value.
+ * Distinct aliases keep both.
+ */
+export function jobsWithNamesQuery(db: Db, where: SQL | undefined) {
+  return db
+    .select({
+      job: agentJobs,
+      workspaceName: sql<string>`${workspaces.name}`.as("workspace_name"),
+      poolName: sql<string>`${agentPools.name}`.as("pool_name"),
+    })
+    .from(agentJobs)
+    .innerJoin(workspaces, eq(workspaces.id, agentJobs.workspaceId))
+    .innerJoin(agentPools, eq(agentPools.id, agentJobs.poolId))
+    .where(where);
+}
+
 /** SQL that stamps `<status>-at` in a run's `status_timestamps` (HCP's names, as runs/repo.ts). */
 export function stampRunStatuses(statuses: readonly string[], at: number) {
   let expr = sql`${runs.statusTimestamps}`;
@@ -122,19 +141,7 @@ export async function queueAgentJob(
         WHERE r.id = ${runId} AND r.status = ${status} AND w.agent_pool_id IS NOT NULL`,
       )
       .onConflictDoNothing(),
-    // workspaces.name and agent_pools.name are both "name": inside a D1 batch rows come back
-    // as objects keyed by column name, so the second would overwrite the first and shift
-    // every later value. Distinct aliases keep both.
-    db
-      .select({
-        job: agentJobs,
-        workspaceName: sql<string>`${workspaces.name}`.as("workspace_name"),
-        poolName: sql<string>`${agentPools.name}`.as("pool_name"),
-      })
-      .from(agentJobs)
-      .innerJoin(workspaces, eq(workspaces.id, agentJobs.workspaceId))
-      .innerJoin(agentPools, eq(agentPools.id, agentJobs.poolId))
-      .where(and(eq(agentJobs.runId, runId), eq(agentJobs.phase, phase))),
+    jobsWithNamesQuery(db, and(eq(agentJobs.runId, runId), eq(agentJobs.phase, phase))),
   ]);
   const found = rows[0];
   if (!found) {

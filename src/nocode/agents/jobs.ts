@@ -7,11 +7,12 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { agentJobs, agentPools, runs, workspaces } from "../../db/schema/nocode";
+import { agentJobs, runs } from "../../db/schema/nocode";
 import { logError } from "../../lib/log";
 import {
   describeJob,
   type JobDescription,
+  jobsWithNamesQuery,
   type QueueJobEnv,
   queueAgentJob,
   stampRunStatuses,
@@ -209,17 +210,7 @@ export async function tellRolloutOfRun(env: Pick<Env, "PROVISION_QUEUE">, db: Db
 
 /** A pool's queued jobs as its Durable Object keeps them (reconciliation with D1, oldest first). */
 export async function queuedJobsOfPool(db: Db, poolId: string): Promise<JobDescription[]> {
-  const rows = await db
-    // Aliased: workspaces.name and agent_pools.name share the column name "name" (see ../agent-pools/job-queue.ts).
-    .select({
-      job: agentJobs,
-      workspaceName: sql<string>`${workspaces.name}`.as("workspace_name"),
-      poolName: sql<string>`${agentPools.name}`.as("pool_name"),
-    })
-    .from(agentJobs)
-    .innerJoin(workspaces, eq(workspaces.id, agentJobs.workspaceId))
-    .innerJoin(agentPools, eq(agentPools.id, agentJobs.poolId))
-    .where(and(eq(agentJobs.poolId, poolId), eq(agentJobs.status, "queued")))
+  const rows = await jobsWithNamesQuery(db, and(eq(agentJobs.poolId, poolId), eq(agentJobs.status, "queued")))
     .orderBy(agentJobs.createdAt)
     .limit(1000)
     .all();
